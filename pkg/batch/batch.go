@@ -1,0 +1,247 @@
+// Package batch reads and writes the batch file (batch.tsv), the manager's
+// order to the harvester: which URLs to fetch, in which order of value.
+//
+// The format, documented in docs/format/batch.md, is plain tab-separated
+// text with a commented header, so that less, grep and awk read it:
+//
+//	# wire-batch 1
+//	# batch: 000001
+//	# created: 2026-11-22T01:50:00Z
+//	# strategy: pagerank
+//	# params: alpha=1 beta=1 gamma=1
+//	# counts: urls=2 sites=1 new=2 revisits=0
+//	# columns: docid site score depth kind url
+//	1	http://www.uchile.cl	0.5	0	new	http://www.uchile.cl/
+//	7	http://www.uchile.cl	0.25	1	new	http://www.uchile.cl/a.html
+package batch
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Version is the batch file format version this code writes and reads.
+const Version = 1
+
+// Magic is the first line of every batch file, without the version.
+const Magic = "# wire-batch"
+
+// Columns are the names of the tab-separated fields of an entry line.
+var Columns = []string{"docid", "site", "score", "depth", "kind", "url"}
+
+// Kinds of entry.
+const (
+	KindNew     = "new"     // never fetched
+	KindRevisit = "revisit" // fetched before; the harvester may use a conditional GET
+)
+
+// ErrFormat marks a batch file that cannot be read.
+var ErrFormat = errors.New("malformed batch file")
+
+// Header is the commented header of a batch file.
+type Header struct {
+	Batch    int               // batch id
+	Created  time.Time         // when the manager wrote it
+	Strategy string            // intrinsic-quality estimator
+	Params   map[string]string // the settings that shaped the batch
+	Counts   map[string]int    // urls, sites, new, revisits
+}
+
+// Entry is one URL to fetch.
+type Entry struct {
+	DocID uint64  // the URL's id in the link graph
+	Site  string  // scheme://host[:port] of the URL
+	Score float64 // profit that put it in the batch; higher first
+	Depth int     // links from the site's entry page
+	Kind  string  // KindNew or KindRevisit
+	URL   string  // normalised URL
+}
+
+// Write writes a batch file.
+func Write(w io.Writer, h Header, entries []Entry) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%s %d\n", Magic, Version)
+	fmt.Fprintf(bw, "# batch: %06d\n", h.Batch)
+	fmt.Fprintf(bw, "# created: %s\n", h.Created.UTC().Format(time.RFC3339))
+	fmt.Fprintf(bw, "# strategy: %s\n", h.Strategy)
+	fmt.Fprintf(bw, "# params: %s\n", joinSorted(h.Params, func(v string) string { return v }))
+	fmt.Fprintf(bw, "# counts: %s\n", joinSorted(h.Counts, strconv.Itoa))
+	fmt.Fprintf(bw, "# columns: %s\n", strings.Join(Columns, " "))
+	for _, e := range entries {
+		if strings.ContainsAny(e.URL, "\t\n\r") || strings.ContainsAny(e.Site, "\t\n\r") {
+			return fmt.Errorf("write batch: url %q contains a tab or newline", e.URL)
+		}
+		fmt.Fprintf(bw, "%d\t%s\t%s\t%d\t%s\t%s\n", e.DocID, e.Site, strconv.FormatFloat(e.Score, 'g', 6, 64), e.Depth, e.Kind, e.URL)
+	}
+	return bw.Flush()
+}
+
+func joinSorted[V any](m map[string]V, format func(V) string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + format(m[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// ReadFile reads the batch file at path.
+func ReadFile(path string) (Header, []Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, nil, fmt.Errorf("open batch %s: %w", path, err)
+	}
+	defer f.Close()
+	h, entries, err := Read(f)
+	if err != nil {
+		return Header{}, nil, fmt.Errorf("read batch %s: %w", path, err)
+	}
+	return h, entries, nil
+}
+
+// Read parses a batch file. Every problem is reported with its line
+// number; a file whose counts do not match its entries (for example one cut
+// short) is rejected.
+func Read(r io.Reader) (Header, []Entry, error) {
+	h := Header{Params: map[string]string{}, Counts: map[string]int{}}
+	var entries []Entry
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	line := 0
+	sawColumns := false
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if line == 1 {
+			v, ok := strings.CutPrefix(text, Magic+" ")
+			if !ok {
+				return h, nil, fmt.Errorf("%w: line 1: want %q, got %q", ErrFormat, Magic+" 1", truncate(text))
+			}
+			if n, err := strconv.Atoi(v); err != nil || n != Version {
+				return h, nil, fmt.Errorf("%w: line 1: unsupported version %q (this program reads %d)", ErrFormat, v, Version)
+			}
+			continue
+		}
+		if strings.HasPrefix(text, "#") {
+			key, val, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(text, "#")), ":")
+			if !ok {
+				continue
+			}
+			val = strings.TrimSpace(val)
+			if err := h.set(strings.TrimSpace(key), val); err != nil {
+				return h, nil, fmt.Errorf("%w: line %d: %w", ErrFormat, line, err)
+			}
+			if strings.TrimSpace(key) == "columns" {
+				if val != strings.Join(Columns, " ") {
+					return h, nil, fmt.Errorf("%w: line %d: columns %q, want %q", ErrFormat, line, val, strings.Join(Columns, " "))
+				}
+				sawColumns = true
+			}
+			continue
+		}
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		e, err := parseEntry(text)
+		if err != nil {
+			return h, nil, fmt.Errorf("%w: line %d: %w", ErrFormat, line, err)
+		}
+		entries = append(entries, e)
+	}
+	if err := sc.Err(); err != nil {
+		return h, nil, fmt.Errorf("%w: line %d: %w", ErrFormat, line+1, err)
+	}
+	if line == 0 {
+		return h, nil, fmt.Errorf("%w: empty file", ErrFormat)
+	}
+	if !sawColumns {
+		return h, nil, fmt.Errorf("%w: no '# columns:' header line", ErrFormat)
+	}
+	if n, ok := h.Counts["urls"]; ok && n != len(entries) {
+		return h, nil, fmt.Errorf("%w: header says %d urls, file has %d (truncated?)", ErrFormat, n, len(entries))
+	}
+	return h, entries, nil
+}
+
+func (h *Header) set(key, val string) error {
+	switch key {
+	case "batch":
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 1 {
+			return fmt.Errorf("batch id %q is not a positive number", val)
+		}
+		h.Batch = n
+	case "created":
+		t, err := time.Parse(time.RFC3339, val)
+		if err != nil {
+			return fmt.Errorf("created %q is not an RFC 3339 time", val)
+		}
+		h.Created = t
+	case "strategy":
+		h.Strategy = val
+	case "params":
+		for _, kv := range strings.Fields(val) {
+			k, v, _ := strings.Cut(kv, "=")
+			h.Params[k] = v
+		}
+	case "counts":
+		for _, kv := range strings.Fields(val) {
+			k, v, _ := strings.Cut(kv, "=")
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("count %q is not a number", kv)
+			}
+			h.Counts[k] = n
+		}
+	}
+	return nil
+}
+
+func parseEntry(text string) (Entry, error) {
+	f := strings.Split(text, "\t")
+	if len(f) != len(Columns) {
+		return Entry{}, fmt.Errorf("want %d tab-separated fields, got %d in %q", len(Columns), len(f), truncate(text))
+	}
+	var e Entry
+	var err error
+	if e.DocID, err = strconv.ParseUint(f[0], 10, 64); err != nil || e.DocID == 0 {
+		return e, fmt.Errorf("docid %q is not a positive number", truncate(f[0]))
+	}
+	e.Site = f[1]
+	if e.Score, err = strconv.ParseFloat(f[2], 64); err != nil {
+		return e, fmt.Errorf("score %q is not a number", truncate(f[2]))
+	}
+	if e.Depth, err = strconv.Atoi(f[3]); err != nil || e.Depth < 0 {
+		return e, fmt.Errorf("depth %q is not a non-negative number", truncate(f[3]))
+	}
+	e.Kind = f[4]
+	if e.Kind != KindNew && e.Kind != KindRevisit {
+		return e, fmt.Errorf("kind %q is neither %s nor %s", truncate(e.Kind), KindNew, KindRevisit)
+	}
+	e.URL = f[5]
+	if !strings.HasPrefix(e.URL, "http://") && !strings.HasPrefix(e.URL, "https://") {
+		return e, fmt.Errorf("url %q is not an http(s) URL", truncate(e.URL))
+	}
+	if !strings.HasPrefix(e.URL, e.Site+"/") {
+		return e, fmt.Errorf("url %q is not on site %q", truncate(e.URL), truncate(e.Site))
+	}
+	return e, nil
+}
+
+func truncate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

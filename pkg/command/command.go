@@ -1,0 +1,201 @@
+// Package command is the plumbing the four binaries share: the
+// --collection and --config flags, one flag per config setting, the config
+// loader call, the logger, progress display and the mapping of errors to
+// exit codes. Only binaries import it; library packages stay free of the
+// command-line framework.
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
+)
+
+// Exit codes shared by every binary, so scripts can tell "nothing to do"
+// from a failure.
+const (
+	ExitOK          = 0 // success
+	ExitFailure     = 1 // the stage failed; see the message
+	ExitUsage       = 2 // bad command line or configuration
+	ExitNothingToDo = 3 // no batch is ready for this stage (not an error for scripts)
+	ExitLocked      = 4 // another run of this stage holds the collection's lock
+)
+
+// ExitCodesHelp is appended to each binary's help text.
+const ExitCodesHelp = `EXIT CODES:
+   0  success
+   1  failure (the message names the stage, batch and cause)
+   2  bad command line or configuration
+   3  nothing to do: no batch is ready for this stage
+   4  another run of this stage holds the collection's lock`
+
+// usageError marks errors that are the user's command line.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// Usage wraps err so that it exits with ExitUsage.
+func Usage(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// ExitCode maps an error returned by a command to the process exit code.
+func ExitCode(err error) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, collection.ErrNothingToDo):
+		return ExitNothingToDo
+	case errors.Is(err, collection.ErrLocked):
+		return ExitLocked
+	case errors.As(err, &ue), errors.Is(err, config.ErrInvalid):
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// Flag names shared by every binary.
+const (
+	FlagCollection = "collection"
+	FlagConfig     = "config"
+	FlagQuiet      = "quiet"
+	FlagVerbose    = "verbose"
+)
+
+// CommonFlags are the flags every command that works on a collection takes.
+func CommonFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: FlagCollection, Aliases: []string{"c"}, Value: "collection", EnvVars: []string{"WIRE_COLLECTION"}, Usage: "collection directory"},
+		&cli.StringFlag{Name: FlagConfig, EnvVars: []string{"WIRE_CONFIG"}, Usage: "config file (default: COLLECTION/wire.toml)"},
+		&cli.BoolFlag{Name: FlagQuiet, Aliases: []string{"q"}, Usage: "print only errors and the final summary"},
+		&cli.BoolFlag{Name: FlagVerbose, Aliases: []string{"v"}, Usage: "log every step"},
+	}
+}
+
+// SettingFlags returns one flag per config setting, grouped under
+// "Settings" in the help. They carry no default of their own: an unset
+// flag leaves the setting to the environment, the file or the default.
+func SettingFlags() []cli.Flag {
+	var out []cli.Flag
+	for _, f := range config.Fields() {
+		usage := f.Doc + " [" + f.Env + "]"
+		if f.Kind == "bool" {
+			out = append(out, &cli.BoolFlag{Name: f.Flag, Usage: usage, Category: "Settings"})
+		} else {
+			out = append(out, &cli.StringFlag{Name: f.Flag, Usage: usage, Category: "Settings"})
+		}
+	}
+	return out
+}
+
+// Overrides collects the setting flags given on the command line.
+func Overrides(c *cli.Context) map[string]string {
+	m := map[string]string{}
+	for _, f := range config.Fields() {
+		if c.IsSet(f.Flag) {
+			if f.Kind == "bool" {
+				m[f.Key] = fmt.Sprint(c.Bool(f.Flag))
+			} else {
+				m[f.Key] = c.String(f.Flag)
+			}
+		}
+	}
+	return m
+}
+
+// LoadConfig loads the configuration for the collection directory named
+// by the flags: flags over environment over file over defaults. The file
+// must exist when --config is given; COLLECTION/wire.toml may be missing.
+func LoadConfig(c *cli.Context) (config.Config, error) {
+	file := c.String(FlagConfig)
+	optional := false
+	if file == "" {
+		file = c.String(FlagCollection) + "/" + config.FileName
+		optional = true
+	}
+	return config.Load(config.Sources{File: file, FileOptional: optional, Overrides: Overrides(c)})
+}
+
+// Open opens the collection named by --collection and loads its config.
+func Open(c *cli.Context) (*collection.Collection, config.Config, error) {
+	col, err := collection.Open(c.String(FlagCollection))
+	if err != nil {
+		return nil, config.Config{}, err
+	}
+	cfg, err := LoadConfig(c)
+	if err != nil {
+		return nil, config.Config{}, err
+	}
+	return col, cfg, nil
+}
+
+// Logger returns the logger a command passes to library packages: text on
+// stderr, warnings and errors only with --quiet, debug with --verbose.
+func Logger(c *cli.Context) *slog.Logger {
+	level := slog.LevelInfo
+	if c.Bool(FlagQuiet) {
+		level = slog.LevelWarn
+	}
+	if c.Bool(FlagVerbose) {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level}))
+}
+
+// Interactive tells whether progress should be drawn: stderr is a
+// terminal and --quiet is not set (so cron runs stay quiet).
+func Interactive(c *cli.Context) bool {
+	if c.Bool(FlagQuiet) {
+		return false
+	}
+	f, ok := c.App.ErrWriter.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Main runs app with the process arguments, cancels its context on SIGINT
+// and SIGTERM, prints any error as "NAME: message" on stderr and exits
+// with the mapped code.
+func Main(app *cli.App) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := app.RunContext(ctx, os.Args)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", app.Name, err)
+	}
+	os.Exit(ExitCode(err))
+}
+
+// NewApp returns an app with the shared settings: the exit-code help, the
+// common flags on every command, and errors returned rather than printed.
+func NewApp(name, usage string, commands ...*cli.Command) *cli.App {
+	app := &cli.App{
+		Name:                 name,
+		Usage:                usage,
+		Description:          ExitCodesHelp,
+		Commands:             commands,
+		EnableBashCompletion: true,
+		ExitErrHandler:       func(*cli.Context, error) {},
+		Writer:               os.Stdout,
+		ErrWriter:            os.Stderr,
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError{err}
+		},
+	}
+	for _, cmd := range commands {
+		cmd.OnUsageError = app.OnUsageError
+	}
+	return app
+}
+
+// Discard is a logger that drops everything.
+func Discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

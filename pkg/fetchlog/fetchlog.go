@@ -1,0 +1,207 @@
+// Package fetchlog reads and writes the harvester's output index: the
+// fetch log (harvest/fetch.log, one line per URL of the batch that was
+// tried) and the robots file (harvest/robots.jsonl, one line per site).
+// The page bytes themselves are in WARC files beside them; each fetch log
+// line points at its response record. Formats: docs/format/harvest.md.
+package fetchlog
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Version is the fetch log format version.
+const Version = 1
+
+// File names inside a harvest directory.
+const (
+	LogFile    = "fetch.log"
+	RobotsFile = "robots.jsonl"
+	header     = "# wire-fetchlog"
+)
+
+// Columns are the tab-separated fields of a fetch log line.
+var Columns = []string{"docid", "url", "status", "bytes", "mime", "fetched", "ms", "warc", "offset", "length", "location", "error"}
+
+// ErrFormat marks a fetch log or robots file that cannot be read.
+var ErrFormat = errors.New("malformed harvest output")
+
+// Record is the outcome of fetching one URL of a batch.
+type Record struct {
+	DocID    uint64    // id from the batch file
+	URL      string    // URL as in the batch file
+	Status   int       // HTTP status; 0 when no response was received
+	Bytes    int64     // body bytes stored (after any Content-Encoding was decoded)
+	MIME     string    // media type from Content-Type, lower-case, without parameters
+	Fetched  time.Time // when the request started
+	Millis   int64     // time from request to end of body
+	WARC     string    // WARC file name in the harvest directory holding the response record; "" if none
+	Offset   int64     // byte offset of the response record in that file
+	Length   int64     // byte length of the record (its gzip member) in that file
+	Location string    // redirect target for 3xx, as sent (may be relative)
+	Err      string    // why the fetch failed or was not attempted ("robots", "timeout: ...", ...); "" on success
+}
+
+// OK reports whether a response was received and stored.
+func (r *Record) OK() bool { return r.Err == "" && r.Status > 0 }
+
+// Header returns the first line of a fetch log.
+func Header() string {
+	return fmt.Sprintf("%s %d\n# columns: %s\n", header, Version, strings.Join(Columns, " "))
+}
+
+func clean(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+func unclean(s string) string {
+	if s == "-" {
+		return ""
+	}
+	return s
+}
+
+// Format returns the record as one fetch log line, newline included.
+func (r *Record) Format() string {
+	return fmt.Sprintf("%d\t%s\t%d\t%d\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t%s\n",
+		r.DocID, clean(r.URL), r.Status, r.Bytes, clean(r.MIME), r.Fetched.UTC().Format(time.RFC3339Nano),
+		r.Millis, clean(r.WARC), r.Offset, r.Length, clean(r.Location), clean(r.Err))
+}
+
+func parse(line string) (Record, error) {
+	f := strings.Split(line, "\t")
+	if len(f) != len(Columns) {
+		return Record{}, fmt.Errorf("want %d fields, got %d", len(Columns), len(f))
+	}
+	var r Record
+	var err error
+	num := func(i int) int64 {
+		if err != nil {
+			return 0
+		}
+		var n int64
+		n, err = strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			err = fmt.Errorf("field %s: %q is not a number", Columns[i], f[i])
+		}
+		return n
+	}
+	r.DocID = uint64(num(0))
+	r.URL = unclean(f[1])
+	r.Status = int(num(2))
+	r.Bytes = num(3)
+	r.MIME = unclean(f[4])
+	r.Millis = num(6)
+	r.WARC = unclean(f[7])
+	r.Offset = num(8)
+	r.Length = num(9)
+	r.Location = unclean(f[10])
+	r.Err = unclean(f[11])
+	if err != nil {
+		return r, err
+	}
+	if r.Fetched, err = time.Parse(time.RFC3339Nano, f[5]); err != nil {
+		return r, fmt.Errorf("field fetched: %q is not an RFC 3339 time", f[5])
+	}
+	return r, nil
+}
+
+// Read parses a fetch log. A last line without its newline (left by a
+// killed harvester) is ignored; any other bad line is an error naming it.
+func Read(r io.Reader) ([]Record, error) {
+	br := bufio.NewReaderSize(r, 64*1024)
+	var out []Record
+	for n := 1; ; n++ {
+		line, err := br.ReadString('\n')
+		if err == io.EOF {
+			return out, nil // a partial last line is an interrupted write
+		}
+		if err != nil {
+			return out, fmt.Errorf("line %d: %w", n, err)
+		}
+		line = strings.TrimSuffix(line, "\n")
+		if n == 1 {
+			if !strings.HasPrefix(line, header+" ") || strings.TrimPrefix(line, header+" ") != strconv.Itoa(Version) {
+				return nil, fmt.Errorf("%w: line 1: want %q, got %q", ErrFormat, fmt.Sprintf("%s %d", header, Version), line)
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "#") || line == "" {
+			continue
+		}
+		rec, err := parse(line)
+		if err != nil {
+			return out, fmt.Errorf("%w: line %d: %w", ErrFormat, n, err)
+		}
+		out = append(out, rec)
+	}
+}
+
+// ReadFile reads the fetch log at path.
+func ReadFile(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open fetch log %s: %w", path, err)
+	}
+	defer f.Close()
+	recs, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("read fetch log %s: %w", path, err)
+	}
+	return recs, nil
+}
+
+// Robots is the harvester's copy of one site's robots.txt.
+type Robots struct {
+	Site    string    `json:"site"`            // scheme://host[:port]
+	Status  int       `json:"status"`          // HTTP status; 0 if unreachable
+	Fetched time.Time `json:"fetched"`         // when it was fetched
+	Body    string    `json:"body,omitempty"`  // the file, up to harvester.max_robots_bytes
+	Err     string    `json:"error,omitempty"` // network error, if any
+}
+
+// ReadRobots reads a robots file (JSON lines). A partial last line is
+// ignored as in Read.
+func ReadRobots(path string) ([]Robots, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read robots file %s: %w", path, err)
+	}
+	var out []Robots
+	lines := strings.Split(string(data), "\n")
+	for i, line := range lines {
+		if i == len(lines)-1 || strings.TrimSpace(line) == "" {
+			continue // the text after the last newline is empty or interrupted
+		}
+		var r Robots
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return out, fmt.Errorf("%w: %s line %d: %w", ErrFormat, path, i+1, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// FormatRobots returns r as one robots file line, newline included.
+func FormatRobots(r Robots) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode robots of %s: %w", r.Site, err)
+	}
+	return append(b, '\n'), nil
+}

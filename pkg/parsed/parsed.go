@@ -1,0 +1,129 @@
+// Package parsed reads and writes the gatherer's output for the seeder:
+// parsed/docs.jsonl, one JSON document record per URL of the batch that the
+// harvester tried, with the page's out-links and anchor texts. The format
+// is documented in docs/format/parsed.md.
+package parsed
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Version is the parsed output format version.
+const Version = 1
+
+// DocsFile is the name of the document records file in a parsed directory.
+const DocsFile = "docs.jsonl"
+
+// ErrFormat marks a parsed output that cannot be read.
+var ErrFormat = errors.New("malformed parsed output")
+
+// Doc is what the gatherer learned about one URL of the batch.
+type Doc struct {
+	V         int       `json:"v"`                   // format version
+	DocID     uint64    `json:"docid"`               // id from the batch file
+	URL       string    `json:"url"`                 // URL as fetched
+	Status    int       `json:"status"`              // HTTP status, 0 if none
+	Err       string    `json:"error,omitempty"`     // fetch or parse error
+	Fetched   time.Time `json:"fetched"`             // when it was fetched
+	MIME      string    `json:"mime,omitempty"`      // media type
+	Charset   string    `json:"charset,omitempty"`   // charset the text was decoded from
+	Bytes     int64     `json:"bytes"`               // body bytes
+	Title     string    `json:"title,omitempty"`     // page title
+	Hash      string    `json:"hash,omitempty"`      // hash of the normalised text (hex)
+	TextBytes int       `json:"textBytes,omitempty"` // bytes of extracted text
+	Redirect  string    `json:"redirect,omitempty"`  // absolute redirect target (3xx or meta refresh)
+	Canonical string    `json:"canonical,omitempty"` // rel=canonical, absolute
+	NoIndex   bool      `json:"noindex,omitempty"`   // meta robots / X-Robots-Tag noindex
+	NoFollow  bool      `json:"nofollow,omitempty"`  // meta robots / X-Robots-Tag nofollow (links are then omitted)
+	Unchanged bool      `json:"unchanged,omitempty"` // same text hash as the previous visit
+	Links     []Link    `json:"links,omitempty"`     // out-links in document order
+}
+
+// Link is one out-link of a page.
+type Link struct {
+	URL      string `json:"url"`                // absolute URL (resolved against <base> and the page URL)
+	Anchor   string `json:"anchor,omitempty"`   // anchor text (or alt text of an image inside the anchor)
+	NoFollow bool   `json:"nofollow,omitempty"` // rel=nofollow
+}
+
+// Writer writes document records as JSON lines.
+type Writer struct {
+	bw  *bufio.Writer
+	enc *json.Encoder
+}
+
+// NewWriter writes records to w; call Flush at the end.
+func NewWriter(w io.Writer) *Writer {
+	bw := bufio.NewWriterSize(w, 256*1024)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &Writer{bw: bw, enc: enc}
+}
+
+// Write appends one record.
+func (w *Writer) Write(d *Doc) error {
+	d.V = Version
+	if err := w.enc.Encode(d); err != nil {
+		return fmt.Errorf("write doc %d: %w", d.DocID, err)
+	}
+	return nil
+}
+
+// Flush writes buffered records.
+func (w *Writer) Flush() error { return w.bw.Flush() }
+
+// Reader reads document records one at a time, so a large batch needs no
+// more memory than its largest record.
+type Reader struct {
+	dec  *json.Decoder
+	name string
+	n    int
+}
+
+// NewReader reads records from r; name is used in errors.
+func NewReader(r io.Reader, name string) *Reader {
+	return &Reader{dec: json.NewDecoder(bufio.NewReaderSize(r, 256*1024)), name: name}
+}
+
+// Next returns the next record, or io.EOF after the last.
+func (r *Reader) Next() (*Doc, error) {
+	var d Doc
+	if err := r.dec.Decode(&d); err != nil {
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, fmt.Errorf("%w: %s record %d: %w", ErrFormat, r.name, r.n+1, err)
+	}
+	r.n++
+	if d.V != Version {
+		return nil, fmt.Errorf("%w: %s record %d: version %d, this program reads %d", ErrFormat, r.name, r.n, d.V, Version)
+	}
+	return &d, nil
+}
+
+// ReadFile reads every record of the docs file at path.
+func ReadFile(path string) ([]*Doc, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open parsed docs %s: %w", path, err)
+	}
+	defer f.Close()
+	r := NewReader(f, path)
+	var out []*Doc
+	for {
+		d, err := r.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, d)
+	}
+}
