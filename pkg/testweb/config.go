@@ -1,0 +1,135 @@
+package testweb
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Default values applied by New to zero fields of Config.
+const (
+	DefaultHosts      = 200
+	DefaultSuffix     = "cl"
+	DefaultMaxPages   = 400
+	DefaultOutOfScope = 5
+	DefaultAddr       = "127.0.0.1:0"
+)
+
+// Config describes a synthetic web. The zero value is valid: every zero
+// field takes its default.
+type Config struct {
+	// Seed is the generator seed; the same seed (and the same other
+	// fields) always gives the same web.
+	Seed int64
+	// Hosts is the number of in-scope hosts (default 200).
+	Hosts int
+	// Suffix is the national suffix of in-scope hosts, e.g. "cl" or
+	// "com.ar" (default "cl").
+	Suffix string
+	// MaxPages is the number of pages of the largest site; every other
+	// site is smaller or equal (default 400).
+	MaxPages int
+	// OutOfScope is the number of out-of-scope hosts (*.com, *.org, ...)
+	// that pages link to; they are served too. Zero means the default (5);
+	// a negative value means none.
+	OutOfScope int
+	// HTTPAddr is the HTTP listen address; it must be an IPv4 loopback
+	// address (127.0.0.0/8). Default "127.0.0.1:0".
+	HTTPAddr string
+	// DNSAddr is the DNS listen address (UDP and TCP on the same port);
+	// it must be an IPv4 loopback address. Default "127.0.0.1:0".
+	DNSAddr string
+	// Latency is an optional artificial delay added before every HTTP
+	// response (default 0).
+	Latency time.Duration
+}
+
+// withDefaults fills zero fields and validates the configuration.
+func (c Config) withDefaults() (Config, error) {
+	if c.Hosts == 0 {
+		c.Hosts = DefaultHosts
+	}
+	if c.Hosts < 0 {
+		return c, fmt.Errorf("testweb: Hosts must be positive, got %d", c.Hosts)
+	}
+	if c.MaxPages == 0 {
+		c.MaxPages = DefaultMaxPages
+	}
+	if c.MaxPages < 0 {
+		return c, fmt.Errorf("testweb: MaxPages must be positive, got %d", c.MaxPages)
+	}
+	if c.OutOfScope == 0 {
+		c.OutOfScope = DefaultOutOfScope
+	}
+	if c.OutOfScope < 0 {
+		c.OutOfScope = 0
+	}
+	if c.Latency < 0 {
+		return c, fmt.Errorf("testweb: Latency must not be negative, got %v", c.Latency)
+	}
+	c.Suffix = strings.ToLower(strings.Trim(c.Suffix, "."))
+	if c.Suffix == "" {
+		c.Suffix = DefaultSuffix
+	}
+	if err := checkSuffix(c.Suffix); err != nil {
+		return c, err
+	}
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = DefaultAddr
+	}
+	if c.DNSAddr == "" {
+		c.DNSAddr = DefaultAddr
+	}
+	if err := CheckLoopback(c.HTTPAddr); err != nil {
+		return c, fmt.Errorf("testweb: HTTP address: %w", err)
+	}
+	if err := CheckLoopback(c.DNSAddr); err != nil {
+		return c, fmt.Errorf("testweb: DNS address: %w", err)
+	}
+	return c, nil
+}
+
+// checkSuffix accepts one or more DNS labels of lower-case letters,
+// digits and inner hyphens.
+func checkSuffix(s string) error {
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return fmt.Errorf("testweb: invalid suffix %q", s)
+		}
+		for _, ch := range label {
+			if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-') {
+				return fmt.Errorf("testweb: invalid suffix %q", s)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckLoopback returns nil if addr is "IP:PORT" with an IPv4 loopback IP
+// (127.0.0.0/8) and a numeric port, and a descriptive error otherwise.
+// Host names (even "localhost"), IPv6 and wildcard addresses are refused.
+func CheckLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if host == "" {
+		return fmt.Errorf("listen address %q has no IP: only loopback addresses (127.0.0.0/8) may be used", addr)
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return fmt.Errorf("listen address %q: host must be a literal IPv4 loopback address (127.0.0.0/8): %w", addr, err)
+	}
+	if !ip.Is4() || !ip.IsLoopback() {
+		return fmt.Errorf("listen address %q is not loopback: only 127.0.0.0/8 may be used", addr)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return errors.New("listen address " + strconv.Quote(addr) + ": invalid port")
+	}
+	return nil
+}
