@@ -160,21 +160,27 @@ type Lock struct {
 // Lock takes the exclusive lock of a stage (e.g. "seeder") without
 // waiting: if another process holds it, it fails with ErrLocked.
 func (c *Collection) Lock(name string) (*Lock, error) {
-	path := filepath.Join(c.Dir, LocksDir, name+".lock")
+	return LockPath(filepath.Join(c.Dir, LocksDir, name+".lock"))
+}
+
+// LockPath takes an exclusive lock on the file at path (created if
+// needed) without waiting; it fails with ErrLocked if another process
+// holds it. The lock file records the holder's pid.
+func LockPath(path string) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", name, err)
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", name, err)
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := os.ReadFile(path)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("lock %s (%s): %w (pid %s)", name, path, ErrLocked, strings.TrimSpace(string(holder)))
+			return nil, fmt.Errorf("lock %s: %w (pid %s)", path, ErrLocked, strings.TrimSpace(string(holder)))
 		}
-		return nil, fmt.Errorf("lock %s: %w", name, err)
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	f.Truncate(0)
 	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)

@@ -1,0 +1,43 @@
+package command
+
+import (
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+)
+
+// Progress shows a stage's progress on an interactive terminal and
+// nothing otherwise (cron, pipes, --quiet). Safe for concurrent use.
+type Progress struct {
+	bar *progressbar.ProgressBar
+}
+
+// NewProgress starts a progress display of total steps (-1 if unknown)
+// described by what (e.g. "fetching").
+func NewProgress(c *cli.Context, total int64, what string) *Progress {
+	if !Interactive(c) {
+		return &Progress{}
+	}
+	return &Progress{bar: progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(c.App.ErrWriter),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("pages"),
+		progressbar.OptionThrottle(200e6),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+// Add advances the display by n steps.
+func (p *Progress) Add(n int) {
+	if p != nil && p.bar != nil {
+		p.bar.Add(n)
+	}
+}
+
+// Done removes the display.
+func (p *Progress) Done() {
+	if p != nil && p.bar != nil {
+		p.bar.Finish()
+	}
+}
