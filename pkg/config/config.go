@@ -228,3 +228,10 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Sample returns the configuration written to the repository's sample
+// collection/wire.toml: the defaults, with the crawl's contact details
+// pointing at a placeholder the operator must change.
+func Sample() Config {
+	return Defaults()
+}

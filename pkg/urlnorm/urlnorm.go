@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -215,18 +216,26 @@ func normalizeHost(h string) (string, error) {
 		}
 		h = dec
 	}
+	if !utf8.ValidString(h) {
+		return "", fmt.Errorf("host name is not valid UTF-8")
+	}
 	a, err := profile.ToASCII(h)
 	if err != nil {
 		return "", err
 	}
 	a = strings.ToLower(a)
+	// The punycode form must itself be a valid host name, so that
+	// normalising twice gives the same result.
+	if b, err := profile.ToASCII(a); err != nil || b != a {
+		return "", fmt.Errorf("host name %q does not round-trip through IDNA", h)
+	}
 	for i := 0; i < len(a); i++ {
 		c := a[i]
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
 			return "", fmt.Errorf("character %q not allowed in host name", c)
 		}
 	}
-	if strings.Contains(a, "..") || strings.HasPrefix(a, ".") {
+	if strings.Contains(a, "..") || strings.HasPrefix(a, ".") || strings.HasSuffix(a, ".") {
 		return "", fmt.Errorf("empty label in host name")
 	}
 	if len(a) > 253 {

@@ -1,0 +1,179 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and generated docs")
+
+func TestDefaultsValid(t *testing.T) {
+	c := Defaults()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRenderParseRoundTrip checks that the commented file written by
+// Render reads back to the same configuration.
+func TestRenderParseRoundTrip(t *testing.T) {
+	c := Defaults()
+	c.Harvester.Wait = Duration(250 * time.Millisecond)
+	c.Scope.Domains = []string{"cl", "gob.cl"}
+	c.Manager.Alpha = 0.5
+	got, err := Parse(Render(c), "rendered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, c) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, c)
+	}
+}
+
+// TestGolden keeps the committed sample config and the config reference in
+// step with the code (go test ./pkg/config -update rewrites them).
+func TestGolden(t *testing.T) {
+	for _, g := range []struct {
+		path string
+		data []byte
+	}{
+		{"../../collection/wire.toml", Render(Sample())},
+		{"../../docs/config.md", Reference()},
+	} {
+		if *update {
+			if err := os.WriteFile(g.path, g.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(g.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(want) != string(g.data) {
+			t.Errorf("%s is out of date: run go test ./pkg/config -update", g.path)
+		}
+	}
+}
+
+func TestGoodFiles(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.good.toml")
+	if len(files) == 0 {
+		t.Fatal("no good files")
+	}
+	for _, f := range files {
+		if _, err := Load(Sources{File: f, NoEnv: true}); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestBadFiles checks each bad file fails with an error naming the file
+// and the problem (the expected words are on the file's first line).
+func TestBadFiles(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.bad.toml")
+	if len(files) == 0 {
+		t.Fatal("no bad files")
+	}
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		first, _, _ := strings.Cut(string(data), "\n")
+		want := strings.TrimSpace(strings.TrimPrefix(first, "# want:"))
+		_, err := Load(Sources{File: f, NoEnv: true})
+		if err == nil {
+			t.Errorf("%s: loaded without error", f)
+			continue
+		}
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), f) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %q, want ErrInvalid naming the file and %q", f, err, want)
+		}
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "wire.toml")
+	os.WriteFile(file, []byte("[harvester]\nwait = \"3s\"\nconnections = 7\n[manager]\nbatch_size = 11\n"), 0o644)
+	env := map[string]string{"WIRE_HARVESTER_WAIT": "2s", "WIRE_MANAGER_BATCH_SIZE": "12"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	c, err := Load(Sources{File: file, LookupEnv: lookup, Overrides: map[string]string{"harvester.wait": "1s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Harvester.Wait.D() != time.Second {
+		t.Errorf("flag should win: wait %v", c.Harvester.Wait)
+	}
+	if c.Manager.BatchSize != 12 {
+		t.Errorf("env should win over file: batch_size %d", c.Manager.BatchSize)
+	}
+	if c.Harvester.Connections != 7 {
+		t.Errorf("file should win over default: connections %d", c.Harvester.Connections)
+	}
+	if c.Manager.Strategy != Defaults().Manager.Strategy {
+		t.Errorf("default lost: %q", c.Manager.Strategy)
+	}
+}
+
+func TestBadEnvAndFlag(t *testing.T) {
+	lookup := func(k string) (string, bool) {
+		if k == "WIRE_HARVESTER_CONNECTIONS" {
+			return "many", true
+		}
+		return "", false
+	}
+	if _, err := Load(Sources{LookupEnv: lookup}); err == nil || !strings.Contains(err.Error(), "WIRE_HARVESTER_CONNECTIONS") {
+		t.Errorf("bad env value: %v", err)
+	}
+	if _, err := Load(Sources{NoEnv: true, Overrides: map[string]string{"harvester.wait": "soon"}}); err == nil || !strings.Contains(err.Error(), "--harvester-wait") {
+		t.Errorf("bad flag value: %v", err)
+	}
+	if _, err := Load(Sources{File: "testdata/missing.toml", NoEnv: true}); err == nil {
+		t.Error("missing file accepted")
+	}
+	if _, err := Load(Sources{File: "testdata/missing.toml", FileOptional: true, NoEnv: true}); err != nil {
+		t.Errorf("optional missing file: %v", err)
+	}
+}
+
+func TestFieldsComplete(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range Fields() {
+		if f.Doc == "" {
+			t.Errorf("%s has no doc tag", f.Key)
+		}
+		if seen[f.Flag] {
+			t.Errorf("flag %s twice", f.Flag)
+		}
+		seen[f.Flag] = true
+	}
+}
+
+// FuzzParse checks that no config file crashes the loader and that any
+// accepted file renders and parses back to itself.
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.toml")
+	for _, p := range files {
+		data, _ := os.ReadFile(p)
+		f.Add(data)
+	}
+	f.Add(Render(Defaults()))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data, "fuzz")
+		if err != nil {
+			return
+		}
+		c2, err := Parse(Render(c), "rendered")
+		if err != nil {
+			t.Fatalf("rendered config does not parse: %v", err)
+		}
+		if !reflect.DeepEqual(c, c2) {
+			t.Fatalf("round trip changed the config")
+		}
+	})
+}

@@ -1,0 +1,163 @@
+package urlnorm
+
+import (
+	"bufio"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestNormalize(t *testing.T) {
+	n := New(0)
+	tests := []struct {
+		in, want string
+		why      string
+	}{
+		{"HTTP://WWW.Example.CL/", "http://www.example.cl/", "RFC 3986 §6.2.2.1: scheme and host are case-insensitive"},
+		{"http://www.example.cl", "http://www.example.cl/", "§6.2.3: empty path is /"},
+		{"http://www.example.cl:80/a", "http://www.example.cl/a", "§6.2.3: default port removed"},
+		{"https://www.example.cl:443/a", "https://www.example.cl/a", "§6.2.3: default https port removed"},
+		{"http://www.example.cl:8080/a", "http://www.example.cl:8080/a", "other ports kept"},
+		{"http://www.example.cl/a/./b/../c", "http://www.example.cl/a/c", "§5.2.4: dot segments"},
+		{"http://www.example.cl/../../a", "http://www.example.cl/a", "§5.2.4: dot segments above the root"},
+		{"http://www.example.cl/a/..", "http://www.example.cl/", "§5.2.4: trailing .. keeps the slash"},
+		{"http://www.example.cl/%7Euser/%41", "http://www.example.cl/~user/A", "§6.2.2.2: unreserved decoded"},
+		{"http://www.example.cl/a%2fb%3F", "http://www.example.cl/a%2Fb%3F", "§6.2.2.1: escapes upper-cased, reserved kept escaped"},
+		{"http://www.example.cl/a b", "http://www.example.cl/a%20b", "space escaped"},
+		{"http://www.example.cl/ñandú", "http://www.example.cl/%C3%B1and%C3%BA", "non-ASCII path escaped as UTF-8"},
+		{"http://www.example.cl/#top", "http://www.example.cl/", "fragment dropped"},
+		{"http://www.example.cl/?", "http://www.example.cl/", "empty query dropped"},
+		{"http://www.example.cl/p?b=2&a=1", "http://www.example.cl/p?b=2&a=1", "query order kept"},
+		{"http://www.example.cl/p?PHPSESSID=abc&id=3", "http://www.example.cl/p?id=3", "session id removed"},
+		{"http://www.example.cl/p;jsessionid=x?id=3&sid=9", "http://www.example.cl/p;jsessionid=x?id=3", "session id in query removed"},
+		{"http://www.ñandú.cl/", "http://www.xn--and-6ma2c.cl/", "IDN to punycode"},
+		{"http://WWW.EXAMPLE.CL./", "http://www.example.cl/", "trailing dot of host removed"},
+		{"http://user:pw@www.example.cl/", "http://www.example.cl/", "user information removed"},
+		{"  http://www.example.cl/a  ", "http://www.example.cl/a", "surrounding space trimmed"},
+		{"http://[::1]:8080/x", "http://[::1]:8080/x", "IPv6 literal"},
+		{"http://127.0.0.1/x", "http://127.0.0.1/x", "IPv4 literal"},
+		{"http://www.example.cl/a%zz", "", "bad escape: unparsable"},
+	}
+	for _, tc := range tests {
+		got, err := n.Normalize(tc.in)
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("%s: Normalize(%q) = %q, want error", tc.why, tc.in, got)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: Normalize(%q) = %q, %v; want %q", tc.why, tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestReject(t *testing.T) {
+	n := New(100)
+	tests := []struct {
+		in   string
+		want Reason
+	}{
+		{"mailto:a@b.cl", ReasonScheme},
+		{"javascript:void(0)", ReasonScheme},
+		{"ftp://ftp.example.cl/", ReasonScheme},
+		{"/relative/path", ReasonScheme},
+		{"http:///path", ReasonNoHost},
+		{"http://exa mple.cl/", ReasonUnparsable},
+		{"http://example.cl:99999/", ReasonBadPort},
+		{"http://ex*ample.cl/", ReasonBadHost},
+		{"http://example.cl/" + strings.Repeat("a", 200), ReasonTooLong},
+		{"http://%zz.cl/", ReasonUnparsable},
+	}
+	for _, tc := range tests {
+		_, err := n.Normalize(tc.in)
+		if got := ReasonOf(err); got != tc.want {
+			t.Errorf("Normalize(%q): reason %q (%v), want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	n := New(0)
+	base, _ := url.Parse("http://www.example.cl/dir/page.html?x=1")
+	tests := []struct{ ref, want string }{
+		{"other.html", "http://www.example.cl/dir/other.html"},
+		{"../up.html", "http://www.example.cl/up.html"},
+		{"/abs", "http://www.example.cl/abs"},
+		{"?page=2", "http://www.example.cl/dir/page.html?page=2"},
+		{"#frag", "http://www.example.cl/dir/page.html?x=1"},
+		{"//other.cl/x", "http://other.cl/x"},
+		{"HTTPS://Other.CL:443", "https://other.cl/"},
+	}
+	for _, tc := range tests {
+		got, err := n.Resolve(base, tc.ref)
+		if err != nil || got != tc.want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", tc.ref, got, err, tc.want)
+		}
+	}
+}
+
+func TestSiteKeyAndDynamic(t *testing.T) {
+	if got := SiteKey("http://www.example.cl:8080/a/b?x"); got != "http://www.example.cl:8080" {
+		t.Errorf("SiteKey = %q", got)
+	}
+	if got := Host("http://www.example.cl:8080/a"); got != "www.example.cl" {
+		t.Errorf("Host = %q", got)
+	}
+	if !IsDynamic("http://a.cl/x?id=1") || IsDynamic("http://a.cl/x") {
+		t.Error("IsDynamic")
+	}
+}
+
+func seedCorpus(f *testing.F) {
+	file, err := os.Open("testdata/urls.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
+	for sc.Scan() {
+		f.Add(sc.Text())
+	}
+}
+
+// FuzzNormalize checks that normalising never panics, that its output is
+// a fixed point (normalising twice changes nothing) and that it parses.
+func FuzzNormalize(f *testing.F) {
+	seedCorpus(f)
+	n := New(0)
+	f.Fuzz(func(t *testing.T, raw string) {
+		s, err := n.Normalize(raw)
+		if err != nil {
+			return
+		}
+		s2, err := n.Normalize(s)
+		if err != nil {
+			t.Fatalf("Normalize(%q) = %q, which is rejected: %v", raw, s, err)
+		}
+		if s2 != s {
+			t.Fatalf("not idempotent: %q -> %q -> %q", raw, s, s2)
+		}
+		if _, err := url.Parse(s); err != nil {
+			t.Fatalf("output %q does not parse: %v", s, err)
+		}
+	})
+}
+
+// FuzzResolve checks that resolving any reference never panics and gives
+// a normal form.
+func FuzzResolve(f *testing.F) {
+	seedCorpus(f)
+	n := New(0)
+	base, _ := url.Parse("http://www.example.cl/a/b.html?q=1")
+	f.Fuzz(func(t *testing.T, ref string) {
+		s, err := n.Resolve(base, ref)
+		if err != nil {
+			return
+		}
+		if s2, err := n.Normalize(s); err != nil || s2 != s {
+			t.Fatalf("Resolve(%q) = %q, renormalised %q, %v", ref, s, s2, err)
+		}
+	})
+}
