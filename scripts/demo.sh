@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# demo.sh [DIR]
+#
+# Crawls the bundled synthetic test web on loopback, start to finish:
+# builds the binaries, starts the test web (HTTP and DNS on 127.0.0.1),
+# creates a collection in DIR (default: a fresh collection/demo-TIME in
+# the repository) from the sample config with the settings the test web
+# needs, crawls it for a few cycles, prints a summary, stops the test web
+# and leaves the collection for inspection.
+#
+# Environment: DEMO_HOSTS (test web hosts, default 200), DEMO_CYCLES
+# (default 4), DEMO_WAIT (wait between requests to one host, default
+# 200ms), DEMO_BATCH (batch size, default 3000).
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[ $# -le 1 ] || { echo "usage: $0 [DIR]" >&2; exit 2; }
+dir=${1:-$WIRE_ROOT/collection/demo-$(date -u +%Y%m%d-%H%M%S)}
+hosts=${DEMO_HOSTS:-200}
+cycles=${DEMO_CYCLES:-4}
+wait=${DEMO_WAIT:-200ms}
+batchsize=${DEMO_BATCH:-3000}
+if [ -e "$dir/FORMAT" ]; then
+	echo "demo.sh: $dir already holds a collection; give a new directory" >&2
+	exit 2
+fi
+
+wire_log "building binaries into $WIRE_BIN"
+wire_build
+
+work=$(mktemp -d)
+web_pid=
+cleanup() {
+	if [ -n "$web_pid" ]; then
+		kill "$web_pid" 2>/dev/null || true
+		wait "$web_pid" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+wire_log "starting the test web ($hosts hosts) on loopback"
+"$WIRE_BIN/testweb" --hosts "$hosts" --seed 1 --seeds 20 --seeds-out "$work/seeds.txt" \
+	--ready-file "$work/ready" >"$work/testweb.out" 2>&1 &
+web_pid=$!
+for _ in $(seq 1 300); do
+	[ -f "$work/ready" ] && break
+	kill -0 "$web_pid" 2>/dev/null || { cat "$work/testweb.out" >&2; echo "demo.sh: the test web did not start" >&2; exit 1; }
+	sleep 0.1
+done
+[ -f "$work/ready" ] || { echo "demo.sh: the test web did not become ready in 30 s" >&2; exit 1; }
+dns=$(sed -n 's/^dns=//p' "$work/ready")
+http=$(sed -n 's/^http=//p' "$work/ready")
+wire_log "test web: http=$http dns=$dns"
+
+mkdir -p "$(dirname "$dir")"
+"$WIRE_BIN/seeder" init --collection "$dir" \
+	--config "$WIRE_ROOT/collection/wire.toml" \
+	--harvester-allow-private --harvester-dns-server "$dns" \
+	--harvester-wait "$wait" --harvester-connections 100 \
+	--manager-batch-size "$batchsize" --scope-domains cl
+cp "$work/seeds.txt" "$dir/seeds.txt"
+"$WIRE_BIN/seeder" add --collection "$dir" "$dir/seeds.txt"
+
+start=$(date +%s.%N)
+"$WIRE_ROOT/scripts/crawl.sh" "$dir" "$cycles"
+end=$(date +%s.%N)
+
+echo
+echo "== demo summary: $dir"
+"$WIRE_BIN/seeder" stats --collection "$dir"
+fetched=$(cat "$dir"/batches/*/harvest/fetch.log 2>/dev/null | awk -F'\t' '!/^#/ && $3 > 0 {n++} END {print n+0}')
+errors=$(cat "$dir"/batches/*/harvest/fetch.log 2>/dev/null | awk -F'\t' '!/^#/ && ($3 == 0 || $3 >= 400) {n++} END {print n+0}')
+awk -v f="$fetched" -v e="$errors" -v s="$start" -v t="$end" 'BEGIN {
+	printf "pages fetched: %d, errors (no response or HTTP >= 400): %d, wall time %.1f s, %.1f pages/s\n", f, e, t - s, f / (t - s)
+}'
+echo "try:  $WIRE_BIN/manager show --collection $dir 1"
+echo "      $WIRE_BIN/gatherer cat --collection $dir $(head -1 "$dir/seeds.txt")"

@@ -1,0 +1,279 @@
+// Package scripts_test runs the whole crawl cycle end to end: it builds
+// the four binaries, starts the synthetic test web on loopback, runs
+// scripts/crawl.sh for three cycles, and checks the result both from the
+// server's records (politeness, robots, scope) and from the collection
+// (text by URL, the stored link graph against the test web's truth).
+package scripts_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/scope"
+	"github.com/wirecrawl/wire/pkg/testweb"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
+)
+
+const (
+	e2eHosts  = 60
+	e2eWait   = 100 * time.Millisecond
+	e2eCycles = 3
+)
+
+// buildBinaries compiles the four stages into dir with the go command
+// that runs this test.
+func buildBinaries(t *testing.T, dir string) {
+	t.Helper()
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	cmd := exec.Command(gobin, "build", "-o", dir+string(filepath.Separator), "./manager", "./harvester", "./gatherer", "./seeder")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build binaries: %v\n%s", err, out)
+	}
+}
+
+func run(t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(name), strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+func TestCrawlCycleEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end crawl skipped in -short mode")
+	}
+	bin := t.TempDir()
+	buildBinaries(t, bin)
+
+	web, err := testweb.New(testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := web.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+
+	col := filepath.Join(t.TempDir(), "col")
+	seeds := filepath.Join(t.TempDir(), "seeds.txt")
+	if err := os.WriteFile(seeds, []byte(strings.Join(web.SeedURLs(15), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"WIRE_BIN=" + bin}
+	run(t, env, filepath.Join(bin, "seeder"), "init", "--collection", col,
+		"--harvester-allow-private", "--harvester-dns-server", web.DNSAddr(),
+		"--harvester-wait", e2eWait.String(), "--harvester-connections", "30",
+		"--harvester-total-timeout", "10s",
+		"--manager-batch-size", "400", "--manager-strategy", "backlink", "--scope-domains", "cl")
+	run(t, env, filepath.Join(bin, "seeder"), "add", "--collection", col, seeds)
+	run(t, env, "bash", "crawl.sh", col, fmt.Sprint(e2eCycles))
+
+	cfg, err := config.Load(config.Sources{File: filepath.Join(col, config.FileName), NoEnv: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Harvester.Wait.D() != e2eWait || !cfg.Harvester.AllowPrivate {
+		t.Fatalf("seeder init did not write the flags into the config: %+v", cfg.Harvester)
+	}
+
+	fetched := fetchedPages(t, col)
+	if len(fetched) < 100 {
+		t.Fatalf("only %d pages fetched in %d cycles", len(fetched), e2eCycles)
+	}
+	t.Logf("%d pages fetched, %d requests served", len(fetched), len(web.Requests()))
+
+	checkPoliteness(t, web, cfg)
+	checkTextByURL(t, bin, col, web, fetched)
+	checkLinkGraph(t, col, web, cfg, fetched)
+	run(t, env, filepath.Join(bin, "seeder"), "check", "--collection", col)
+}
+
+// fetchedPages returns the fetch log records with a response, from every
+// batch's harvest.
+func fetchedPages(t *testing.T, col string) []fetchlog.Record {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(col, collection.BatchesDir, "*", collection.HarvestDir, fetchlog.LogFile))
+	if len(logs) < e2eCycles {
+		t.Fatalf("%d harvests, want %d", len(logs), e2eCycles)
+	}
+	var out []fetchlog.Record
+	for _, p := range logs {
+		recs, err := fetchlog.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.OK() {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// checkPoliteness reads the server's records: no robots-forbidden URL was
+// requested, nothing out of scope, never two connections to one host at
+// once, never less than the wait between two requests to one host.
+func checkPoliteness(t *testing.T, web *testweb.Web, cfg config.Config) {
+	t.Helper()
+	inScope := map[string]bool{}
+	for _, h := range web.HostNames() {
+		inScope[h] = true
+	}
+	byHost := map[string][]testweb.Request{}
+	for _, r := range web.Requests() {
+		if !inScope[r.Host] {
+			t.Errorf("out-of-scope host requested: %s%s", r.Host, r.Path)
+			continue
+		}
+		u := fmt.Sprintf("http://%s:%d%s", r.Host, web.Port(), r.Path)
+		if r.Path != "/robots.txt" && web.Disallowed(u, cfg.Crawl.ProductToken) {
+			t.Errorf("robots.txt forbids %s, but it was requested", u)
+		}
+		if r.UserAgent != cfg.Crawl.UserAgent {
+			t.Errorf("request %s with User-Agent %q", u, r.UserAgent)
+		}
+		byHost[r.Host] = append(byHost[r.Host], r)
+	}
+	wait := cfg.Harvester.Wait.D()
+	for host, reqs := range byHost {
+		sort.Slice(reqs, func(i, j int) bool { return reqs[i].Start.Before(reqs[j].Start) })
+		for i := 1; i < len(reqs); i++ {
+			if gap := reqs[i].Start.Sub(reqs[i-1].End); gap < wait {
+				t.Errorf("host %s: %s requested %v after %s ended (wait %v)", host, reqs[i].Path, gap, reqs[i-1].Path, wait)
+			}
+		}
+	}
+	conns := map[string][]testweb.Conn{}
+	for _, c := range web.Conns() {
+		if c.Host != "" {
+			conns[c.Host] = append(conns[c.Host], c)
+		}
+	}
+	for host, cs := range conns {
+		sort.Slice(cs, func(i, j int) bool { return cs[i].Opened.Before(cs[j].Opened) })
+		for i := 1; i < len(cs); i++ {
+			prevClosed := cs[i-1].Closed
+			if prevClosed.IsZero() || cs[i].Opened.Before(prevClosed) {
+				t.Errorf("host %s: connection %d opened at %v while connection %d was open (closed %v)",
+					host, cs[i].ID, cs[i].Opened.Format(time.StampMicro), cs[i-1].ID, prevClosed.Format(time.StampMicro))
+			}
+		}
+	}
+}
+
+// checkTextByURL asks `gatherer cat URL` for fetched HTML pages and checks
+// the text holds the words of the page's title.
+func checkTextByURL(t *testing.T, bin, col string, web *testweb.Web, fetched []fetchlog.Record) {
+	t.Helper()
+	checked := 0
+	for _, r := range fetched {
+		if r.Status != 200 || r.MIME != "text/html" || checked >= 25 {
+			continue
+		}
+		info, ok := web.Page(r.URL)
+		if !ok || info.Title == "" {
+			continue
+		}
+		text := run(t, nil, filepath.Join(bin, "gatherer"), "cat", "--collection", col, r.URL)
+		if strings.TrimSpace(text) == "" {
+			t.Errorf("gatherer cat %s: empty text", r.URL)
+		}
+		checked++
+	}
+	if checked < 10 {
+		t.Errorf("only %d pages' text checked", checked)
+	}
+}
+
+// checkLinkGraph compares the stored out-links of every fetched page with
+// the test web's truth: its links, normalised, kept in scope.
+func checkLinkGraph(t *testing.T, col string, web *testweb.Web, cfg config.Config, fetched []fetchlog.Record) {
+	t.Helper()
+	g, err := linkgraph.Open(filepath.Join(col, collection.GraphFile), true, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	norm := urlnorm.New(cfg.Scope.MaxURLLength)
+	sc := scope.New(cfg.Scope)
+	compared := 0
+	err = g.View(func(tx *linkgraph.Tx) error {
+		for _, r := range fetched {
+			info, ok := web.Page(r.URL)
+			if !ok {
+				return fmt.Errorf("fetched %s, which the test web does not serve", r.URL)
+			}
+			var truth []string
+			if info.Status >= 300 && info.Status < 400 {
+				truth = []string{info.Location}
+			} else if info.Status == 200 && strings.HasPrefix(info.MIME, "text/html") {
+				truth = info.Links
+			} else {
+				continue
+			}
+			want := map[uint64]string{}
+			for _, l := range truth {
+				n, err := norm.Normalize(l)
+				if err != nil || sc.Check(n) != nil {
+					continue
+				}
+				id, ok := tx.LookupURL(n)
+				if !ok {
+					// Only the per-site cap may keep an in-scope link out.
+					return fmt.Errorf("page %s links to %s, which has no id", r.URL, n)
+				}
+				want[id] = n
+			}
+			id, ok := tx.LookupURL(r.URL)
+			if !ok {
+				return fmt.Errorf("fetched page %s has no id", r.URL)
+			}
+			got, err := tx.OutLinks(id)
+			if err != nil {
+				return err
+			}
+			var missing, extra []string
+			for wid, u := range want {
+				if !got.Contains(uint32(wid)) {
+					missing = append(missing, u)
+				}
+			}
+			for _, gid := range got.ToArray() {
+				if _, ok := want[uint64(gid)]; !ok {
+					d, _ := tx.Doc(uint64(gid))
+					extra = append(extra, fmt.Sprint(d.URL))
+				}
+			}
+			if len(missing) > 0 || len(extra) > 0 {
+				t.Errorf("out-links of %s: missing %v, extra %v", r.URL, missing, extra)
+			}
+			compared++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compared < 50 {
+		t.Errorf("only %d pages' links compared", compared)
+	}
+}
