@@ -101,7 +101,9 @@ func parse(line string) (Record, error) {
 		}
 		return n
 	}
-	r.DocID = uint64(num(0))
+	if r.DocID, err = strconv.ParseUint(f[0], 10, 64); err != nil {
+		return r, fmt.Errorf("field docid: %q is not a number", f[0])
+	}
 	r.URL = unclean(f[1])
 	r.Status = int(num(2))
 	r.Bytes = num(3)
