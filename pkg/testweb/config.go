@@ -12,11 +12,16 @@ import (
 
 // Default values applied by New to zero fields of Config.
 const (
-	DefaultHosts      = 200
-	DefaultSuffix     = "cl"
-	DefaultMaxPages   = 400
+	// DefaultHosts is the default number of in-scope hosts.
+	DefaultHosts = 200
+	// DefaultSuffix is the default national suffix.
+	DefaultSuffix = "cl"
+	// DefaultMaxPages is the default size of the largest site.
+	DefaultMaxPages = 400
+	// DefaultOutOfScope is the default number of out-of-scope hosts.
 	DefaultOutOfScope = 5
-	DefaultAddr       = "127.0.0.1:0"
+	// DefaultAddr is the default HTTP and DNS listen address.
+	DefaultAddr = "127.0.0.1:0"
 )
 
 // Config describes a synthetic web. The zero value is valid: every zero

@@ -1,0 +1,527 @@
+// Package testweb is a deterministic synthetic web for tests, demos and
+// benchmarks of the crawler. It models a national web (by default Chile's
+// .cl): many hosts with heavy-tailed site sizes, realistic host names,
+// HTML pages with internal, cross-host, out-of-scope, relative and broken
+// links, redirects, errors, non-HTML resources, robots.txt files and
+// pages in UTF-8 and ISO-8859-1.
+//
+// A Web serves every host from one HTTP server on a loopback port
+// (dispatching on the Host header) and answers DNS queries for its host
+// names with a loopback address, so a crawler pointed at its DNS server
+// crawls it as if it were the real thing. Only loopback addresses
+// (127.0.0.0/8) are ever used.
+//
+// Everything is a pure function of Config: the same Config gives the same
+// host names, URLs and byte-identical response bodies (absolute URLs in
+// bodies contain the actual port, so bodies of two webs are identical
+// when their ports are). Pages are not stored; each response is generated
+// on request from (seed, host, page index), so very large webs are cheap.
+//
+// The model also answers questions about itself (Page, URLs, Disallowed)
+// so tests can compare what a crawler found with the truth, and it
+// records every HTTP request, TCP connection and DNS query it received.
+//
+// # The model
+//
+// Host names: www.<word><n>.cl, <word><n>.cl, <word>-<word>.cl,
+// <word>.gob.cl (with or without www), university-like <dept>.u<word>.cl,
+// and subdomains (blog., tienda., noticias., ...) of registrable domains
+// already used by other hosts. Out-of-scope hosts look like www.<word>.com,
+// <word>.org, <word>.com.ar ... and are never under the national suffix.
+//
+// Site sizes follow a Pareto law (alpha 1.1, median about 4 pages); the
+// largest site has exactly MaxPages pages. The pages of a site form a tree
+// (page j links to pages j*b+1 .. j*b+b, b between 2 and 7 per site) plus
+// random extra links, so every page of the model is reachable from its
+// home page; each home page also links the next host, making every host
+// reachable from any seed. Inner tree nodes are HTML; leaves may be PDF
+// files (/files/<word>-<n>.pdf), 301/302 redirects (to an HTML page of the
+// same host, a few to another host's home page; some with a relative
+// Location), 404 and 500 pages, frameset documents or private pages. Paths
+// look like /<section>/page-<n>.html, /<section>/<n>/,
+// /news/<year>/item-<n>.html, /catalog.php?id=<n>&cat=<c> and
+// /index.php?page=<n>; half the hosts also serve /img/logo.png, linked
+// from the home page.
+//
+// About 12% of links of in-scope pages point to other hosts (mostly
+// in-scope, biased towards big sites, some out of scope); links are
+// written absolute, root-relative, path-relative (../x.html, page-3.html,
+// ?page=2) or scheme-relative, some with a #fragment; a few pages have a
+// <base href>, an image map (<area>), an <iframe>, links inside <script>
+// text or HTML comments (which are not links), upper-case tags or
+// unquoted attributes. About 2% of links are broken (404).
+//
+// Character sets vary per host: most serve "text/html; charset=utf-8"
+// (half of them also with <meta charset="utf-8">), some "text/html" with
+// only <meta charset="utf-8">, some "text/html; charset=UTF-8", some
+// ISO-8859-1 bodies labelled "text/html; charset=iso-8859-1", and a few
+// ISO-8859-1 bodies labelled only by <meta http-equiv="Content-Type">.
+//
+// robots.txt: about 30% of in-scope hosts serve one whose "*" group
+// disallows a prefix that holds linked pages of the site (/private/,
+// /admin/, /intranet/, /privado/, /borradores/ or /tmp/), sometimes
+// re-allowing <prefix>open-, sometimes also disallowing /files/; some add
+// "Crawl-delay: 1" (only small sites), a group disallowing everything for
+// other bots (BadBot, EvilScraper, MJ12bot, AhrefsBot, SemrushBot, DotBot)
+// or an empty-Disallow group for Googlebot. One host (two from 100 hosts
+// on) answers 500 for robots.txt; the others answer 404.
+package testweb
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// PageInfo is the truth about one URL as the web serves it.
+type PageInfo struct {
+	// URL is the absolute URL (with the port once the web is started).
+	URL string
+	// Status is the HTTP status: 200, 301/302, 404, 500 ...
+	Status int
+	// Location is the absolute redirect target for 3xx (the header
+	// itself may be relative).
+	Location string
+	// MIME is the Content-Type header, e.g. "text/html; charset=utf-8",
+	// "text/html; charset=iso-8859-1", "text/html", "application/pdf".
+	MIME string
+	// Title is the text of the <title> element ("" for non-HTML).
+	Title string
+	// Links are the absolute URLs of every link in the page, in document
+	// order with duplicates kept: href of <a> and <area>, src of <frame>
+	// and <iframe>, resolved against the page URL or its <base href>,
+	// fragment removed. Text inside <script> and comments is not a link.
+	Links []string
+	// Anchors are the anchor texts of Links (same index): the text inside
+	// <a> with white space collapsed, the alt text of <area>, and "" for
+	// frames, iframes and image-only links.
+	Anchors []string
+}
+
+// Request is one HTTP request received by the web.
+type Request struct {
+	// ConnID identifies the TCP connection (see Conn).
+	ConnID uint64
+	// Host is the Host header without port, lower-cased.
+	Host string
+	// Path is the RequestURI (path and query).
+	Path string
+	// Method and UserAgent are as sent by the client.
+	Method, UserAgent string
+	// Status is the HTTP status answered.
+	Status int
+	// Start is when the handler began and End when the full response had
+	// been written.
+	Start, End time.Time
+	// RemoteAddr is the client address.
+	RemoteAddr string
+}
+
+// Conn is one TCP connection accepted by the HTTP server.
+type Conn struct {
+	// ID is the connection id (1, 2, ... in accept order).
+	ID uint64
+	// Host is the host of the first request on the connection ("" if none).
+	Host string
+	// Opened and Closed are when the connection was accepted and closed;
+	// Closed is zero while it is open.
+	Opened, Closed time.Time
+}
+
+// Web is a synthetic web. Create it with New, serve it with Start and stop
+// it with Close. All methods are safe for concurrent use.
+type Web struct {
+	cfg    Config
+	voc    *vocab
+	sites  []site // in-scope hosts first, then out-of-scope ones
+	nIn    int
+	byName map[string]int
+	bySize []int // in-scope site indices, biggest first
+	logo   []byte
+	port   atomic.Int64
+
+	life    sync.Mutex // serializes Start and Close
+	started bool
+	closed  bool
+	httpSrv *http.Server
+	dnsSrvs []*dns.Server
+	wg      sync.WaitGroup // server goroutines
+	connWG  sync.WaitGroup // open HTTP connections
+
+	mu       sync.Mutex // guards the fields below
+	httpAddr string
+	dnsAddr  string
+	answerIP net.IP
+	requests []reqRecord
+	reqSeq   uint64 // arrival counter
+	conns    []Conn
+	connIDs  map[net.Conn]uint64
+
+	dnsQueries atomic.Int64
+}
+
+// reqRecord is a completed request with its arrival number.
+type reqRecord struct {
+	seq uint64
+	Request
+}
+
+// connIDKey is the context key of the connection id.
+type connIDKey struct{}
+
+// New builds the model of a web from cfg. It validates cfg (for instance,
+// it refuses listen addresses that are not IPv4 loopback addresses) but
+// does not listen on anything; call Start for that.
+func New(cfg Config) (*Web, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	w := &Web{cfg: c, voc: newVocab(), connIDs: make(map[net.Conn]uint64)}
+	w.buildSites()
+	w.logo, err = makeLogo(c.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("testweb: drawing logo: %w", err)
+	}
+	return w, nil
+}
+
+// makeLogo draws a small deterministic PNG.
+func makeLogo(seed int64) ([]byte, error) {
+	r := newRNG(uint64(seed), tagBody, 0)
+	img := image.NewRGBA(image.Rect(0, 0, 16, 16))
+	c1 := color.RGBA{uint8(r.next()), uint8(r.next()), uint8(r.next()), 255}
+	c2 := color.RGBA{uint8(r.next()), uint8(r.next()), uint8(r.next()), 255}
+	for y := 0; y < 16; y++ {
+		for x := 0; x < 16; x++ {
+			if (x/4+y/4)%2 == 0 {
+				img.Set(x, y, c1)
+			} else {
+				img.Set(x, y, c2)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Start listens on the HTTP and DNS addresses and serves the web in the
+// background. A web can be started only once.
+func (w *Web) Start() error {
+	w.life.Lock()
+	defer w.life.Unlock()
+	if w.started {
+		return errors.New("testweb: web already started")
+	}
+	ln, err := net.Listen("tcp4", w.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("testweb: listening for HTTP on %s: %w", w.cfg.HTTPAddr, err)
+	}
+	ta, ok := ln.Addr().(*net.TCPAddr)
+	if !ok || ta.IP.To4() == nil || !ta.IP.IsLoopback() {
+		_ = ln.Close()
+		return fmt.Errorf("testweb: HTTP listener has non-loopback address %v", ln.Addr())
+	}
+	w.mu.Lock()
+	w.httpAddr = ta.String()
+	w.answerIP = ta.IP.To4()
+	w.mu.Unlock()
+	w.port.Store(int64(ta.Port))
+
+	srvs, dnsAddr, err := w.startDNS()
+	if err != nil {
+		_ = ln.Close()
+		w.port.Store(0)
+		w.mu.Lock()
+		w.httpAddr = ""
+		w.mu.Unlock()
+		return err
+	}
+	w.mu.Lock()
+	w.dnsAddr = dnsAddr
+	w.mu.Unlock()
+	w.dnsSrvs = srvs
+
+	w.httpSrv = &http.Server{
+		Handler:           http.HandlerFunc(w.serveHTTP),
+		ConnContext:       w.connContext,
+		ConnState:         w.connState,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		_ = w.httpSrv.Serve(ln) // returns http.ErrServerClosed after Close
+	}()
+	w.started = true
+	return nil
+}
+
+// Close stops the HTTP and DNS servers and waits for their goroutines. It
+// gives in-flight requests up to 5 seconds to finish, then closes every
+// connection. Closing a web that was not started, or twice, is a no-op.
+// The model (Page, URLs, Requests ...) stays usable after Close.
+func (w *Web) Close() error {
+	w.life.Lock()
+	defer w.life.Unlock()
+	if !w.started || w.closed {
+		return nil
+	}
+	w.closed = true
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var errs []error
+	if err := w.httpSrv.Shutdown(ctx); err != nil {
+		if cerr := w.httpSrv.Close(); cerr != nil {
+			errs = append(errs, fmt.Errorf("testweb: closing HTTP server: %w", cerr))
+		}
+	}
+	for _, s := range w.dnsSrvs {
+		if err := s.ShutdownContext(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("testweb: shutting down DNS server: %w", err))
+		}
+	}
+	w.wg.Wait()
+	w.connWG.Wait() // every connection has run its StateClosed hook
+	return errors.Join(errs...)
+}
+
+// HTTPAddr returns the actual HTTP listen address ("127.0.0.1:PORT"), or
+// "" before Start.
+func (w *Web) HTTPAddr() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.httpAddr
+}
+
+// DNSAddr returns the actual DNS listen address (UDP and TCP), or "" before
+// Start.
+func (w *Web) DNSAddr() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dnsAddr
+}
+
+// Port returns the HTTP port, or 0 before Start.
+func (w *Web) Port() int {
+	return int(w.port.Load())
+}
+
+// SeedURLs returns the home pages of n in-scope hosts, biggest sites first
+// (ties in a fixed order), as absolute URLs. URLs carry the port only
+// after Start.
+func (w *Web) SeedURLs(n int) []string {
+	n = min(max(n, 0), w.nIn)
+	out := make([]string, 0, n)
+	for _, si := range w.bySize[:n] {
+		out = append(out, w.origin(si)+"/")
+	}
+	return out
+}
+
+// HostNames returns the in-scope host names, sorted.
+func (w *Web) HostNames() []string {
+	out := make([]string, 0, w.nIn)
+	for _, s := range w.sites[:w.nIn] {
+		out = append(out, s.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// OutOfScopeHostNames returns the out-of-scope host names, sorted.
+func (w *Web) OutOfScopeHostNames() []string {
+	out := make([]string, 0, len(w.sites)-w.nIn)
+	for _, s := range w.sites[w.nIn:] {
+		out = append(out, s.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Page returns the truth about rawURL as the web serves it: status,
+// Content-Type, redirect target, title, links and anchors. ok is false if
+// the URL is not a page of the model; info then still says what the
+// server answers (404 for unknown paths, 421 for unknown hosts; robots.txt
+// is not a page). The port and fragment of rawURL are ignored. Call it
+// after Start so that the URLs in the answer carry the port.
+func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
+	u, err := url.Parse(rawURL)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") {
+		return PageInfo{URL: rawURL}, false
+	}
+	si, known := w.byName[canonicalHost(u.Hostname())]
+	if !known {
+		_, info = errorResponse(http.StatusMisdirectedRequest)
+		info.URL = rawURL
+		return info, false
+	}
+	_, info, ok = w.respond(si, u.RequestURI())
+	return info, ok
+}
+
+// URLs returns, sorted, every URL that is a page of the model, whatever
+// its status (200, 3xx, the 404 and 500 pages of the model), on in-scope
+// and out-of-scope hosts; robots.txt files are not included. Every one is
+// reachable from its host's home page through links.
+func (w *Web) URLs() []string {
+	var out []string
+	for si := range w.sites {
+		s := &w.sites[si]
+		o := w.origin(si)
+		for i := 0; i < s.pages; i++ {
+			out = append(out, o+w.pathOf(s, i, s.kindOf(i)))
+		}
+		if s.hasLogo {
+			out = append(out, o+logoPath)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Requests returns a copy of every HTTP request received whose response
+// has been written, in arrival order (the order in which handlers began).
+func (w *Web) Requests() []Request {
+	w.mu.Lock()
+	recs := append([]reqRecord(nil), w.requests...)
+	w.mu.Unlock()
+	sort.SliceStable(recs, func(a, b int) bool { return recs[a].seq < recs[b].seq })
+	out := make([]Request, len(recs))
+	for k := range recs {
+		out[k] = recs[k].Request
+	}
+	return out
+}
+
+// Conns returns a copy of every TCP connection accepted, by id.
+func (w *Web) Conns() []Conn {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Conn(nil), w.conns...)
+}
+
+// DNSQueries returns the number of DNS messages received.
+func (w *Web) DNSQueries() int {
+	return int(w.dnsQueries.Load())
+}
+
+// canonicalHost lower-cases a host name and removes a trailing dot.
+func canonicalHost(h string) string {
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
+
+// hostOnly strips the port from a Host header.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+// connContext assigns an id to a new connection.
+func (w *Web) connContext(ctx context.Context, c net.Conn) context.Context {
+	w.mu.Lock()
+	id := uint64(len(w.conns) + 1)
+	w.conns = append(w.conns, Conn{ID: id, Opened: time.Now()})
+	w.connIDs[c] = id
+	w.connWG.Add(1)
+	w.mu.Unlock()
+	return context.WithValue(ctx, connIDKey{}, id)
+}
+
+// connState notes when connections close.
+func (w *Web) connState(c net.Conn, st http.ConnState) {
+	if st != http.StateClosed && st != http.StateHijacked {
+		return
+	}
+	w.mu.Lock()
+	if id, ok := w.connIDs[c]; ok {
+		w.conns[id-1].Closed = time.Now()
+		delete(w.connIDs, c)
+		w.connWG.Done()
+	}
+	w.mu.Unlock()
+}
+
+// serveHTTP answers one request and records it.
+func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
+	start := time.Now()
+	connID, _ := req.Context().Value(connIDKey{}).(uint64)
+	host := canonicalHost(hostOnly(req.Host))
+	w.mu.Lock()
+	w.reqSeq++
+	seq := w.reqSeq
+	if connID > 0 {
+		if c := &w.conns[connID-1]; c.Host == "" {
+			c.Host = host
+		}
+	}
+	w.mu.Unlock()
+	uri := req.RequestURI
+	if !strings.HasPrefix(uri, "/") {
+		uri = req.URL.RequestURI()
+	}
+	var resp response
+	si, known := w.byName[host]
+	switch {
+	case req.Method != http.MethodGet && req.Method != http.MethodHead:
+		resp, _ = errorResponse(http.StatusMethodNotAllowed)
+	case !known:
+		resp, _ = errorResponse(http.StatusMisdirectedRequest)
+	default:
+		resp, _, _ = w.respond(si, uri)
+	}
+	if d := w.cfg.Latency; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-req.Context().Done():
+			t.Stop()
+		}
+	}
+	h := rw.Header()
+	h["Date"] = nil // keep responses byte-identical
+	h.Set("Content-Type", resp.ctype)
+	h.Set("Content-Length", strconv.Itoa(len(resp.body)))
+	if resp.location != "" {
+		h.Set("Location", resp.location)
+	}
+	if resp.status == http.StatusMethodNotAllowed {
+		h.Set("Allow", "GET, HEAD")
+	}
+	rw.WriteHeader(resp.status)
+	if req.Method != http.MethodHead {
+		_, _ = rw.Write(resp.body)
+	}
+	end := time.Now()
+	w.mu.Lock()
+	w.requests = append(w.requests, reqRecord{seq: seq, Request: Request{
+		ConnID: connID, Host: host, Path: req.RequestURI, Method: req.Method,
+		UserAgent: req.UserAgent(), Status: resp.status, Start: start, End: end,
+		RemoteAddr: req.RemoteAddr,
+	}})
+	w.mu.Unlock()
+}

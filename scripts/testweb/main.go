@@ -1,0 +1,198 @@
+// Command testweb serves the deterministic synthetic web of package
+// pkg/testweb on loopback addresses until it receives SIGINT or SIGTERM.
+//
+//	go run ./scripts/testweb --hosts 200 --seed 1 --http 127.0.0.1:0 --dns 127.0.0.1:0 \
+//	    --seeds-out seeds.txt --seeds 20 --ready-file ready.txt --log requests.tsv
+//
+// Once listening it writes the seed URLs (one per line) to --seeds-out,
+// then "http=127.0.0.1:PORT\ndns=127.0.0.1:PORT\n" to --ready-file
+// (atomically: a temporary file renamed into place) and to stdout. On
+// SIGINT or SIGTERM it stops and, with --log, writes the request log as
+// TSV without a header line, one request per line in arrival order:
+// connection id, host, path, status, start (RFC 3339 with nanoseconds),
+// end. Listen addresses must be IPv4 loopback addresses (127.0.0.0/8).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/testweb"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newApp(os.Stdout).RunContext(ctx, os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "testweb:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+// options are the command-line settings.
+type options struct {
+	cfg       testweb.Config
+	seedsOut  string
+	seeds     int
+	readyFile string
+	logFile   string
+}
+
+// newApp builds the command; it serves until the context of RunContext is
+// cancelled.
+func newApp(stdout io.Writer) *cli.App {
+	return &cli.App{
+		Name:            "testweb",
+		Usage:           "serve the synthetic test web (HTTP and DNS) on loopback",
+		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "hosts", Value: testweb.DefaultHosts, Usage: "number of in-scope hosts"},
+			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "generator seed (same seed, same web)"},
+			&cli.StringFlag{Name: "suffix", Value: testweb.DefaultSuffix, Usage: "national suffix of in-scope hosts"},
+			&cli.IntFlag{Name: "max-pages", Value: testweb.DefaultMaxPages, Usage: "pages of the largest site"},
+			&cli.IntFlag{Name: "out-of-scope", Value: testweb.DefaultOutOfScope, Usage: "number of out-of-scope hosts (-1 for none)"},
+			&cli.StringFlag{Name: "http", Value: testweb.DefaultAddr, Usage: "HTTP listen address (127.0.0.0/8 only)"},
+			&cli.StringFlag{Name: "dns", Value: testweb.DefaultAddr, Usage: "DNS listen address, UDP and TCP (127.0.0.0/8 only)"},
+			&cli.DurationFlag{Name: "latency", Usage: "artificial delay before every HTTP response"},
+			&cli.StringFlag{Name: "seeds-out", Usage: "write seed URLs (one per line) to this file"},
+			&cli.IntFlag{Name: "seeds", Value: 20, Usage: "number of seed URLs (biggest sites first)"},
+			&cli.StringFlag{Name: "ready-file", Usage: "write http=ADDR and dns=ADDR lines here once listening"},
+			&cli.StringFlag{Name: "log", Usage: "on exit, write the request log as TSV: conn, host, path, status, start, end"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return fmt.Errorf("unexpected arguments: %v", c.Args().Slice())
+			}
+			opts := options{
+				cfg: testweb.Config{
+					Seed:       c.Int64("seed"),
+					Hosts:      c.Int("hosts"),
+					Suffix:     c.String("suffix"),
+					MaxPages:   c.Int("max-pages"),
+					OutOfScope: c.Int("out-of-scope"),
+					HTTPAddr:   c.String("http"),
+					DNSAddr:    c.String("dns"),
+					Latency:    c.Duration("latency"),
+				},
+				seedsOut:  c.String("seeds-out"),
+				seeds:     c.Int("seeds"),
+				readyFile: c.String("ready-file"),
+				logFile:   c.String("log"),
+			}
+			return run(c.Context, opts, stdout)
+		},
+	}
+}
+
+// run serves the web until ctx is done.
+func run(ctx context.Context, opts options, stdout io.Writer) (err error) {
+	if opts.cfg.HTTPAddr == "" || opts.cfg.DNSAddr == "" {
+		return fmt.Errorf("--http and --dns must not be empty")
+	}
+	if err := testweb.CheckLoopback(opts.cfg.HTTPAddr); err != nil {
+		return fmt.Errorf("--http: %w", err)
+	}
+	if err := testweb.CheckLoopback(opts.cfg.DNSAddr); err != nil {
+		return fmt.Errorf("--dns: %w", err)
+	}
+	if opts.seeds < 0 {
+		return fmt.Errorf("--seeds must not be negative, got %d", opts.seeds)
+	}
+	w, err := testweb.New(opts.cfg)
+	if err != nil {
+		return err
+	}
+	if err := w.Start(); err != nil {
+		return err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			if cerr := w.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	}()
+
+	if opts.seedsOut != "" {
+		text := strings.Join(w.SeedURLs(opts.seeds), "\n")
+		if text != "" {
+			text += "\n"
+		}
+		if err := writeAtomic(opts.seedsOut, []byte(text)); err != nil {
+			return fmt.Errorf("writing seeds: %w", err)
+		}
+	}
+	ready := "http=" + w.HTTPAddr() + "\ndns=" + w.DNSAddr() + "\n"
+	if opts.readyFile != "" {
+		if err := writeAtomic(opts.readyFile, []byte(ready)); err != nil {
+			return fmt.Errorf("writing ready file: %w", err)
+		}
+	}
+	if _, err := io.WriteString(stdout, ready); err != nil {
+		return fmt.Errorf("writing to stdout: %w", err)
+	}
+
+	<-ctx.Done()
+	closed = true
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if opts.logFile != "" {
+		if err := writeAtomic(opts.logFile, requestLog(w.Requests())); err != nil {
+			return fmt.Errorf("writing request log: %w", err)
+		}
+	}
+	return nil
+}
+
+// requestLog renders requests as TSV lines: conn, host, path, status,
+// start, end (times in RFC 3339 with nanoseconds, UTC).
+func requestLog(reqs []testweb.Request) []byte {
+	var b strings.Builder
+	for _, r := range reqs {
+		b.WriteString(strconv.FormatUint(r.ConnID, 10) + "\t" + r.Host + "\t" + r.Path + "\t" +
+			strconv.Itoa(r.Status) + "\t" + r.Start.UTC().Format(time.RFC3339Nano) + "\t" +
+			r.End.UTC().Format(time.RFC3339Nano) + "\n")
+	}
+	return []byte(b.String())
+}
+
+// writeAtomic writes data to a temporary file next to path and renames it
+// into place, so readers never see a partial file.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("creating temporary file for %s: %w", path, err)
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		_ = os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("closing %s: %w", tmp, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("setting mode of %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("renaming %s to %s: %w", tmp, path, err)
+	}
+	return nil
+}

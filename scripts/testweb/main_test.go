@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestServeUntilCancelled(t *testing.T) {
+	dir := t.TempDir()
+	seeds, ready, logf := filepath.Join(dir, "seeds.txt"), filepath.Join(dir, "ready"), filepath.Join(dir, "log.tsv")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- newApp(&out).RunContext(ctx, []string{"testweb", "--hosts", "15", "--seed", "3",
+			"--http", "127.0.0.1:0", "--dns", "127.0.0.1:0", "--seeds-out", seeds, "--seeds", "4",
+			"--ready-file", ready, "--log", logf})
+	}()
+	var readyText []byte
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var err error
+		if readyText, err = os.ReadFile(ready); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("command ended early: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ready file never appeared")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	lines := strings.Split(strings.TrimSpace(string(readyText)), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "http=127.0.0.1:") || !strings.HasPrefix(lines[1], "dns=127.0.0.1:") {
+		t.Fatalf("ready file %q", readyText)
+	}
+	httpAddr := strings.TrimPrefix(lines[0], "http=")
+	seedText, err := os.ReadFile(seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedURLs := strings.Fields(string(seedText))
+	if len(seedURLs) != 4 || !strings.Contains(seedURLs[0], httpAddr[strings.LastIndex(httpAddr, ":"):]) {
+		t.Fatalf("seeds %q", seedURLs)
+	}
+
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, httpAddr)
+	}}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get(seedURLs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("seed %s: status %d", seedURLs[0], resp.StatusCode)
+	}
+	tr.CloseIdleConnections()
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("command: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("command did not stop")
+	}
+	if out.String() != string(readyText) {
+		t.Errorf("stdout %q, ready file %q", out.String(), readyText)
+	}
+	logText, err := os.ReadFile(logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Split(strings.TrimSuffix(string(logText), "\n"), "\t")
+	if len(fields) != 6 || fields[0] != "1" || fields[2] != "/" || fields[3] != "200" {
+		t.Fatalf("log %q", logText)
+	}
+	for _, f := range fields[4:] {
+		if _, err := time.Parse(time.RFC3339Nano, f); err != nil {
+			t.Errorf("bad time %q: %v", f, err)
+		}
+	}
+}
+
+func TestRefusesNonLoopback(t *testing.T) {
+	for _, args := range [][]string{
+		{"--http", "0.0.0.0:0"},
+		{"--dns", ":53"},
+		{"--http", "192.168.1.1:80"},
+		{"--dns", "localhost:0"},
+	} {
+		err := newApp(io.Discard).Run(append([]string{"testweb"}, args...))
+		if err == nil || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("%v: error %v, want a loopback refusal", args, err)
+		}
+	}
+}
