@@ -15,6 +15,7 @@
 package linkgraph
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -87,6 +88,14 @@ type Doc struct {
 	Anchors   []string  `json:"anchors,omitempty"` // a few anchor texts of in-links (representational quality)
 	NoIndex   bool      `json:"noindex,omitempty"`
 	Canonical string    `json:"canonical,omitempty"`
+
+	// FirstFetched is the first fetch with a response; with Fetched,
+	// Visits and Changes it gives the manager the page's rate of change.
+	FirstFetched time.Time `json:"firstFetched,omitzero"`
+	// Failures counts the attempts in a row that got no response (reset
+	// to 0 by a response); the manager stops scheduling a page that failed
+	// too often.
+	Failures int `json:"failures,omitempty"`
 }
 
 // Site is what the crawl knows of one site (scheme, host and port).
@@ -227,6 +236,21 @@ func (t *Tx) AddURL(url string, site uint64, depth, found int) (id uint64, creat
 		return 0, false, err
 	}
 	return id, true, nil
+}
+
+// ForEachSiteURL calls fn with every URL of a site ("http://host[:port]")
+// and its id, in URL order. The urls bucket is sorted by URL and every
+// normal URL of the site starts with key+"/", so this is a range scan
+// that decodes no document.
+func (t *Tx) ForEachSiteURL(siteKey string, fn func(url string, id uint64) error) error {
+	prefix := []byte(siteKey + "/")
+	c := t.tx.Bucket(bucketURLs).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if err := fn(string(k), getU64(v)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Doc reads a document record.

@@ -3,6 +3,8 @@ package linkgraph
 import (
 	"errors"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,4 +107,32 @@ func TestCheckFindsDanglingLink(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// ForEachSiteURL is a key range: it must not spill into a site whose key
+// merely starts with the same characters (another port, a longer host).
+func TestForEachSiteURL(t *testing.T) {
+	g, _ := openTemp(t)
+	var got []string
+	err := g.Update(func(tx *Tx) error {
+		for _, u := range []string{"http://a.cl/", "http://a.cl/x?y", "http://a.cl:8080/", "http://a.cla.cl/", "http://a.c/", "https://a.cl/", "http://a.cl/z"} {
+			site, _, err := tx.AddSite(u[:strings.Index(u[8:], "/")+8])
+			if err != nil {
+				return err
+			}
+			if _, _, err := tx.AddURL(u, site, 0, 0); err != nil {
+				return err
+			}
+		}
+		return tx.ForEachSiteURL("http://a.cl", func(u string, id uint64) error {
+			got = append(got, u)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"http://a.cl/", "http://a.cl/x?y", "http://a.cl/z"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }

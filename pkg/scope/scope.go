@@ -1,0 +1,233 @@
+// Package scope decides which normalised URLs belong to a crawl: hosts
+// under the configured domain suffixes with a registrable domain, no IP
+// addresses, no excluded file extensions, no overlong URLs. The rules are
+// those of the [scope] section of the config (docs/seeder.md, "Scope").
+package scope
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+
+	"golang.org/x/net/publicsuffix"
+
+	"github.com/wirecrawl/wire/pkg/config"
+)
+
+// Reason says why a URL is out of the crawl; the seeder counts rejections
+// by it, next to the urlnorm reasons.
+type Reason string
+
+// The reasons Check gives.
+const (
+	// ReasonScheme: the URL is not http or https.
+	ReasonScheme Reason = "scheme"
+	// ReasonNoHost: the URL has no host.
+	ReasonNoHost Reason = "no-host"
+	// ReasonTooLong: the URL is longer than scope.max_url_length.
+	ReasonTooLong Reason = "too-long"
+	// ReasonIPHost: the host is an IP address, which belongs to no domain.
+	ReasonIPHost Reason = "ip-host"
+	// ReasonOutOfScope: the host is not under any scope.domains suffix, or
+	// it has no registrable domain (a bare public suffix such as "gob.cl",
+	// or a single label such as "localhost").
+	ReasonOutOfScope Reason = "out-of-scope"
+	// ReasonExtension: the last path segment ends with an excluded
+	// extension (scope.exclude_extensions).
+	ReasonExtension Reason = "extension"
+)
+
+// Error is a URL that Check keeps out, with the reason.
+type Error struct {
+	URL    string
+	Reason Reason
+	Detail string // optional, e.g. the extension or the host
+}
+
+func (e *Error) Error() string {
+	u := e.URL
+	if len(u) > 200 {
+		u = u[:200] + "..."
+	}
+	if e.Detail != "" {
+		return fmt.Sprintf("url %q: %s: %s", u, e.Reason, e.Detail)
+	}
+	return fmt.Sprintf("url %q: %s", u, e.Reason)
+}
+
+// Scope is the compiled [scope] configuration. It is safe for concurrent
+// use.
+type Scope struct {
+	domains    []string
+	extensions map[string]bool
+	maxLength  int
+
+	mu    sync.Mutex
+	hosts map[string]hostVerdict // cache of checkHost
+}
+
+// New compiles the scope settings. Suffixes and extensions are compared
+// case-insensitively; leading dots are ignored.
+func New(cfg config.Scope) *Scope {
+	s := &Scope{extensions: map[string]bool{}, maxLength: cfg.MaxURLLength, hosts: map[string]hostVerdict{}}
+	for _, d := range cfg.Domains {
+		d = strings.Trim(strings.ToLower(strings.TrimSpace(d)), ".")
+		if d != "" {
+			s.domains = append(s.domains, d)
+		}
+	}
+	for _, e := range cfg.ExcludeExtensions {
+		e = strings.TrimPrefix(strings.ToLower(strings.TrimSpace(e)), ".")
+		if e != "" {
+			s.extensions[e] = true
+		}
+	}
+	return s
+}
+
+// Check returns nil if the normalised URL belongs to the crawl, or an
+// *Error with the reason it does not. The rules, in the order applied:
+//
+//  1. at most scope.max_url_length bytes (0 means no limit here);
+//  2. scheme http or https, with a host;
+//  3. the host is not an IP address;
+//  4. the host equals a suffix of scope.domains or ends with "."+suffix
+//     (matched on whole labels: "notcl" is not under "cl");
+//  5. the host has a registrable domain (publicsuffix eTLD+1): a bare
+//     public suffix or a single label is not a site of the crawl;
+//  6. the last path segment has no excluded extension (case-insensitive;
+//     the query does not count).
+func (s *Scope) Check(normalURL string) error {
+	if s.maxLength > 0 && len(normalURL) > s.maxLength {
+		return &Error{URL: normalURL, Reason: ReasonTooLong, Detail: fmt.Sprintf("%d bytes, limit %d", len(normalURL), s.maxLength)}
+	}
+	scheme, host, path, ok := split(normalURL)
+	if !ok || (scheme != "http" && scheme != "https") {
+		return &Error{URL: normalURL, Reason: ReasonScheme}
+	}
+	if host == "" {
+		return &Error{URL: normalURL, Reason: ReasonNoHost}
+	}
+	if v := s.checkHost(host); v.reason != "" {
+		return &Error{URL: normalURL, Reason: v.reason, Detail: v.detail}
+	}
+	if ext := extension(path); ext != "" && s.extensions[ext] {
+		return &Error{URL: normalURL, Reason: ReasonExtension, Detail: ext}
+	}
+	return nil
+}
+
+// hostVerdict is the outcome of rules 3 to 5 for one host.
+type hostVerdict struct {
+	reason Reason // "" when the host is in scope
+	detail string
+}
+
+// hostCacheSize bounds the host verdicts a Scope remembers; the cache is
+// emptied when full. Links of a batch name far fewer hosts than URLs, so
+// most checks skip the public suffix lookup.
+const hostCacheSize = 1 << 16
+
+// checkHost applies rules 3 to 5, remembering the verdict per host.
+func (s *Scope) checkHost(host string) hostVerdict {
+	s.mu.Lock()
+	v, ok := s.hosts[host]
+	s.mu.Unlock()
+	if ok {
+		return v
+	}
+	switch {
+	case host[0] == '[' || net.ParseIP(host) != nil:
+		v = hostVerdict{ReasonIPHost, host}
+	case !s.inDomains(host):
+		v = hostVerdict{ReasonOutOfScope, "host " + host + " is not under " + strings.Join(s.domains, ", ")}
+	default:
+		if _, err := publicsuffix.EffectiveTLDPlusOne(host); err != nil {
+			v = hostVerdict{ReasonOutOfScope, "host " + host + " has no registrable domain"}
+		}
+	}
+	s.mu.Lock()
+	if len(s.hosts) >= hostCacheSize {
+		clear(s.hosts)
+	}
+	s.hosts[host] = v
+	s.mu.Unlock()
+	return v
+}
+
+// inDomains matches host against the suffixes on label boundaries.
+func (s *Scope) inDomains(host string) bool {
+	for _, d := range s.domains {
+		if host == d || (len(host) > len(d) && strings.HasSuffix(host, d) && host[len(host)-len(d)-1] == '.') {
+			return true
+		}
+	}
+	return false
+}
+
+// split cuts a URL into its lower-cased scheme, its lower-cased host
+// (without user information, port or trailing dot) and its path (without
+// query or fragment). It allocates only when it has to lower-case.
+func split(u string) (scheme, host, path string, ok bool) {
+	i := strings.Index(u, "://")
+	if i <= 0 {
+		return "", "", "", false
+	}
+	scheme = strings.ToLower(u[:i])
+	rest := u[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	authority := rest
+	if end >= 0 {
+		authority, path = rest[:end], rest[end:]
+	}
+	if j := strings.LastIndexByte(authority, '@'); j >= 0 {
+		authority = authority[j+1:]
+	}
+	host = authority
+	if strings.HasPrefix(host, "[") {
+		// IPv6 literal: keep the bracket so that the caller sees an IP.
+		return scheme, host, trimQuery(path), true
+	}
+	if j := strings.LastIndexByte(host, ':'); j >= 0 {
+		host = host[:j]
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	return scheme, host, trimQuery(path), true
+}
+
+func trimQuery(p string) string {
+	if j := strings.IndexAny(p, "?#"); j >= 0 {
+		return p[:j]
+	}
+	return p
+}
+
+// extension returns the lower-cased extension of the last segment of an
+// escaped path ("/a/B.PDF" → "pdf", "/a.tar.gz" → "gz"), or "" if the
+// segment has no dot or ends with one.
+func extension(path string) string {
+	seg := path
+	if j := strings.LastIndexByte(seg, '/'); j >= 0 {
+		seg = seg[j+1:]
+	}
+	// A ";param" (RFC 3986 §3.3) is not part of the name.
+	if j := strings.IndexByte(seg, ';'); j >= 0 {
+		seg = seg[:j]
+	}
+	j := strings.LastIndexByte(seg, '.')
+	if j < 0 || j == len(seg)-1 {
+		return ""
+	}
+	return strings.ToLower(seg[j+1:])
+}
+
+// ReasonOf returns the reason of a *Error, or "" for any other error.
+func ReasonOf(err error) Reason {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason
+	}
+	return ""
+}

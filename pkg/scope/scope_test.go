@@ -1,0 +1,108 @@
+package scope
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
+)
+
+func testScope() *Scope {
+	cfg := config.Defaults().Scope
+	cfg.Domains = []string{"cl", ".Gob.AR"}
+	cfg.MaxURLLength = 64
+	return New(cfg)
+}
+
+func TestCheck(t *testing.T) {
+	s := testScope()
+	cases := []struct {
+		url  string
+		want Reason // "" means in scope
+		rule string
+	}{
+		{"http://www.uchile.cl/", "", "4: host ends with .cl"},
+		{"https://uchile.cl/a/b.html", "", "4: host ends with .cl; html is not excluded"},
+		{"http://www.uchile.cl:8080/", "", "4: the port does not count"},
+		{"http://user@www.uchile.cl/", "", "2: user information is not the host"},
+		{"http://WWW.UChile.CL./", "", "4: host compared lower-case without trailing dot"},
+		{"http://www.argentina.gob.ar/", "", "4: suffixes are lower-cased, leading dot ignored"},
+		{"http://www.uchile.com/", ReasonOutOfScope, "4: .com is not under cl"},
+		{"http://www.notcl/", ReasonOutOfScope, "4: suffix matched on labels, 'notcl' is not under 'cl'"},
+		{"http://uchilecl.com/", ReasonOutOfScope, "4: 'cl' inside a label is not a match"},
+		{"http://gob.ar/", ReasonOutOfScope, "5: equals the suffix gob.ar, a public suffix with no registrable domain"},
+		{"http://www.ar/", ReasonOutOfScope, "4: under ar but not under gob.ar"},
+		{"http://cl/", ReasonOutOfScope, "5: the suffix itself is a public suffix, no registrable domain"},
+		{"http://gob.cl/", ReasonOutOfScope, "5: gob.cl is a public suffix (PSL), no registrable domain"},
+		{"http://www.gob.cl/", "", "5: www.gob.cl has registrable domain www.gob.cl"},
+		{"http://localhost/", ReasonOutOfScope, "4/5: single-label host"},
+		{"http://127.0.0.1/", ReasonIPHost, "3: IPv4 literal belongs to no domain"},
+		{"http://[::1]:8080/", ReasonIPHost, "3: IPv6 literal belongs to no domain"},
+		{"ftp://www.uchile.cl/", ReasonScheme, "2: only http and https"},
+		{"www.uchile.cl/", ReasonScheme, "2: not an absolute URL"},
+		{"http:///path", ReasonNoHost, "2: no host"},
+		{"http://www.uchile.cl/logo.PNG", ReasonExtension, "6: extension compared case-insensitively"},
+		{"http://www.uchile.cl/a/file.tar.gz", ReasonExtension, "6: last extension of the last segment"},
+		{"http://www.uchile.cl/img.jpg?w=10", ReasonExtension, "6: the query does not hide the extension"},
+		{"http://www.uchile.cl/show?f=a.jpg", "", "6: an extension in the query does not count"},
+		{"http://www.uchile.cl/a.jpg/", "", "6: only the last segment counts"},
+		{"http://www.uchile.cl/x.jpg;jsessionid=1", ReasonExtension, "6: a ;param (RFC 3986 §3.3) is not part of the name"},
+		{"http://www.uchile.cl/dir.", "", "6: a trailing dot is no extension"},
+		{"http://www.uchile.cl/" + strings.Repeat("a", 64), ReasonTooLong, "1: longer than max_url_length"},
+	}
+	for _, c := range cases {
+		err := s.Check(c.url)
+		if got := ReasonOf(err); got != c.want {
+			t.Errorf("Check(%q) = %v, want reason %q (rule %s)", c.url, err, c.want, c.rule)
+		}
+	}
+}
+
+func TestCheckNoLengthLimit(t *testing.T) {
+	s := New(config.Scope{Domains: []string{"cl"}})
+	if err := s.Check("http://a.cl/" + strings.Repeat("x", 5000)); err != nil {
+		t.Errorf("max_url_length 0 should mean no limit here: %v", err)
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	err := testScope().Check("http://x.com/")
+	if err == nil || !strings.Contains(err.Error(), "out-of-scope") || !strings.Contains(err.Error(), "x.com") {
+		t.Errorf("message %v should name the reason and the host", err)
+	}
+}
+
+// FuzzScope checks that Check never panics and that an accepted URL
+// really has a host under a configured suffix and no excluded extension.
+func FuzzScope(f *testing.F) {
+	for _, seed := range []string{
+		"http://www.uchile.cl/", "https://a.b.cl:443/x.jpg", "http://[::1]/", "http://@/",
+		"http://a.cl./%2e%2e/", "HTTP://A.CL/B.PDF?c=d#e", "://", "http://a.cl:99999999/", "http://x.gob.ar/;.jpg",
+	} {
+		f.Add(seed)
+	}
+	s := testScope()
+	norm := urlnorm.New(0)
+	f.Fuzz(func(t *testing.T, raw string) {
+		err := s.Check(raw)
+		if err != nil {
+			if ReasonOf(err) == "" {
+				t.Fatalf("error without reason: %v", err)
+			}
+			return
+		}
+		_, host, path, ok := split(raw)
+		if !ok || !s.inDomains(host) {
+			t.Fatalf("accepted %q with host %q", raw, host)
+		}
+		if s.extensions[extension(path)] {
+			t.Fatalf("accepted %q with excluded extension", raw)
+		}
+		// A URL accepted in normal form keeps the same host after
+		// normalising again.
+		if n, err := norm.Normalize(raw); err == nil && n == raw && urlnorm.Host(n) != host {
+			t.Fatalf("host of %q: split says %q, urlnorm says %q", raw, host, urlnorm.Host(n))
+		}
+	})
+}

@@ -1,0 +1,129 @@
+package seeder
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
+)
+
+// SeedOptions are the inputs of AddSeeds.
+type SeedOptions struct {
+	Collection *collection.Collection
+	Config     config.Config
+	// GraphTimeout is how long to wait for graph.db; 0 means
+	// DefaultGraphTimeout.
+	GraphTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+// SeedSummary is what AddSeeds did.
+type SeedSummary struct {
+	Lines    int            `json:"lines"`    // URL lines read (not blank, not comments)
+	Added    int            `json:"added"`    // new URLs
+	Known    int            `json:"known"`    // URLs already in graph.db (or twice in the list)
+	Excluded int            `json:"excluded"` // new URLs that known robots.txt rules forbid (added as excluded)
+	NewSites int            `json:"newSites"` // sites given an id
+	Rejected map[string]int `json:"rejected"` // lines kept out, by reason
+}
+
+// WriteText prints the summary for people.
+func (s *SeedSummary) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "seeds: %d urls read: %d added (%d excluded by robots.txt), %d already known, %d new sites; rejected %s\n",
+		s.Lines, s.Added, s.Excluded, s.Known, s.NewSites, formatCounts(s.Rejected))
+}
+
+// AddSeeds reads a seed list from r (one URL per line; blank lines and
+// lines starting with '#' are ignored; spaces around a URL are trimmed)
+// and adds every new in-scope URL to graph.db at depth 0, pending, with
+// its site. A URL already known becomes depth 0 (it is a starting point).
+// Each line kept out is reported on problems as "NAME:LINE: reason: url"
+// and does not stop the others. The whole list is read before graph.db is
+// touched: if r fails, nothing is added.
+func AddSeeds(opts SeedOptions, r io.Reader, name string, problems io.Writer) (*SeedSummary, error) {
+	type line struct {
+		n   int
+		url string
+	}
+	var lines []line
+	br := bufio.NewReader(r)
+	for n := 1; ; n++ {
+		text, err := br.ReadString('\n')
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("read seeds %s: line %d: %w", name, n, err)
+		}
+		if n == 1 {
+			text = strings.TrimPrefix(text, "\ufeff")
+		}
+		if t := strings.TrimSpace(text); t != "" && !strings.HasPrefix(t, "#") {
+			lines = append(lines, line{n, t})
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+
+	lock, err := opts.Collection.Lock(LockName)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	g, err := openGraph(opts.Collection, false, opts.GraphTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+
+	var s *SeedSummary
+	err = g.Update(func(tx *linkgraph.Tx) error {
+		s = &SeedSummary{Lines: len(lines), Rejected: map[string]int{}}
+		in := newIntake(tx, opts.Config, 0, newResolver(opts.Config))
+		for _, l := range lines {
+			u, rej := in.resolve(l.url)
+			if rej == nil {
+				var created bool
+				var id uint64
+				id, created, rej, err = in.take(u, 0, true)
+				if err != nil {
+					return err
+				}
+				if rej == nil && !created {
+					s.Known++
+					if err := makeStart(tx, id); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			if rej != nil {
+				s.Rejected[rej.reason]++
+				fmt.Fprintf(problems, "%s:%d: %s: %s\n", name, l.n, rej.reason, l.url)
+				continue
+			}
+			s.Added++
+		}
+		s.Excluded, s.NewSites = in.counts.newExcluded, in.counts.newSites
+		return in.flushSites()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("add seeds %s: %w", name, err)
+	}
+	logger(opts.Logger).Debug("seeds added", "file", name, "added", s.Added, "known", s.Known)
+	return s, nil
+}
+
+// makeStart gives a known URL depth 0.
+func makeStart(tx *linkgraph.Tx, id uint64) error {
+	d, err := tx.Doc(id)
+	if err != nil || d.Depth == 0 {
+		return err
+	}
+	d.Depth = 0
+	return tx.PutDoc(d)
+}

@@ -1,0 +1,111 @@
+package seeder
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
+)
+
+const seedList = `# Chilean universities
+http://www.uchile.cl/
+
+  https://WWW.PUC.CL:443/inicio/../  
+ftp://ftp.uchile.cl/
+http://www.uchile.com/
+http://www.uchile.cl/#top
+   # indented comment
+http://[::1]/
+http://www.usach.cl/logo.gif
+not a url at all
+http://www.udec.cl/a
+`
+
+func TestAddSeeds(t *testing.T) {
+	cfg := testConfig()
+	col := newCollection(t, cfg)
+	var problems bytes.Buffer
+	s, err := AddSeeds(SeedOptions{Collection: col, Config: cfg}, strings.NewReader(seedList), "seeds.txt", &problems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantProblems := `seeds.txt:5: scheme: ftp://ftp.uchile.cl/
+seeds.txt:6: out-of-scope: http://www.uchile.com/
+seeds.txt:9: ip-host: http://[::1]/
+seeds.txt:10: extension: http://www.usach.cl/logo.gif
+seeds.txt:11: scheme: not a url at all
+`
+	if problems.String() != wantProblems {
+		t.Errorf("problems\n%s\nwant\n%s", problems.String(), wantProblems)
+	}
+	if s.Lines != 9 || s.Added != 3 || s.Known != 1 || s.NewSites != 3 {
+		t.Errorf("summary %+v", s)
+	}
+	if !reflect.DeepEqual(s.Rejected, map[string]int{"scheme": 2, "out-of-scope": 1, "ip-host": 1, "extension": 1}) {
+		t.Errorf("rejected %v", s.Rejected)
+	}
+	g := readGraph(t, col)
+	for _, u := range []string{"http://www.uchile.cl/", "https://www.puc.cl/", "http://www.udec.cl/a"} {
+		d := g.doc(t, u)
+		if d.Depth != 0 || d.State != linkgraph.StatePending || d.Found != 0 {
+			t.Errorf("%s: %+v", u, d)
+		}
+	}
+	if len(g.docs) != 3 {
+		t.Errorf("%d docs, want 3", len(g.docs))
+	}
+
+	// Adding the same list again adds nothing.
+	problems.Reset()
+	s, err = AddSeeds(SeedOptions{Collection: col, Config: cfg}, strings.NewReader(seedList), "seeds.txt", &problems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Added != 0 || s.Known != 4 || s.NewSites != 0 {
+		t.Errorf("second add %+v", s)
+	}
+	if after := readGraph(t, col); !reflect.DeepEqual(g, after) {
+		t.Error("second add changed graph.db")
+	}
+}
+
+func TestAddSeedsSiteCap(t *testing.T) {
+	cfg := testConfig()
+	cfg.Scope.MaxPagesPerSite = 2
+	col := newCollection(t, cfg)
+	var problems bytes.Buffer
+	s, err := AddSeeds(SeedOptions{Collection: col, Config: cfg}, strings.NewReader("http://a.cl/1\nhttp://a.cl/2\nhttp://a.cl/3\nhttp://b.cl/\n"), "s", &problems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Added != 3 || s.Rejected[ReasonSiteCap] != 1 || problems.String() != "s:3: site-cap: http://a.cl/3\n" {
+		t.Errorf("summary %+v, problems %q", s, problems.String())
+	}
+}
+
+// A list that cannot be read adds nothing, not even its first lines.
+func TestAddSeedsReadError(t *testing.T) {
+	cfg := testConfig()
+	col := newCollection(t, cfg)
+	r := iotest.DataErrReader(iotest.TimeoutReader(strings.NewReader("http://a.cl/\nhttp://b.cl/\n")))
+	_, err := AddSeeds(SeedOptions{Collection: col, Config: cfg}, r, "s", &bytes.Buffer{})
+	if err == nil {
+		t.Fatal("read error not reported")
+	}
+	if g := readGraph(t, col); len(g.docs) != 0 {
+		t.Errorf("%d docs added from an unreadable list", len(g.docs))
+	}
+}
+
+func TestInitRefusesExisting(t *testing.T) {
+	cfg := testConfig()
+	col := newCollection(t, cfg)
+	if _, err := Init(col.Dir, cfg); !errors.Is(err, collection.ErrExists) {
+		t.Errorf("second init: %v, want ErrExists", err)
+	}
+}

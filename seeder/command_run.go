@@ -1,0 +1,64 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/seeder"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "run",
+		Usage: "take the next gathered batch (or --batch N) into graph.db",
+		Description: `Reads the batch's batch.tsv, harvest/robots.jsonl and parsed/docs.jsonl and
+applies them to graph.db in one transaction: robots.txt rules, document
+records, links, new URLs and sites (docs/seeder.md). Then writes the batch's
+seeded.done marker with the summary, also printed on standard output.
+
+Without --batch it takes the oldest batch that is gathered and not seeded,
+and exits 3 when there is none. A batch already seeded is refused unless
+--force is given with --batch; taking a batch in again changes nothing
+(visits are counted once). If graph.db records the batch as seeded but the
+marker is missing (a run killed after its commit), only the marker is
+written. Exit 4 also when graph.db stays in use by the manager for 5 s.
+
+` + command.ExitCodesHelp,
+		Flags: withSettings(
+			&cli.IntFlag{Name: "batch", Aliases: []string{"b"}, Usage: "batch number to take in (default: the oldest gathered, not seeded)"},
+			&cli.BoolFlag{Name: "force", Usage: "take the batch in again even if already seeded (needs --batch)"},
+		),
+		Action: runRun,
+	}
+}
+
+func runRun(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return command.Usage("run takes no arguments, got %q (use --batch N)", c.Args().First())
+	}
+	if c.Int("batch") < 0 {
+		return command.Usage("--batch must be positive, got %d", c.Int("batch"))
+	}
+	if c.Bool("force") && c.Int("batch") == 0 {
+		return command.Usage("--force needs --batch N")
+	}
+	col, cfg, err := command.Open(c)
+	if err != nil {
+		return err
+	}
+	progress := command.NewProgress(c, -1, "seeding")
+	s, err := seeder.Run(c.Context, seeder.RunOptions{
+		Collection: col,
+		Config:     cfg,
+		Batch:      c.Int("batch"),
+		Force:      c.Bool("force"),
+		Logger:     command.Logger(c),
+		Progress:   progress.Add,
+	})
+	progress.Done()
+	if err != nil {
+		return err
+	}
+	s.WriteText(c.App.Writer)
+	return nil
+}
