@@ -209,6 +209,9 @@ func (h *Header) set(key, val string) error {
 }
 
 func parseEntry(text string) (Entry, error) {
+	if strings.ContainsRune(text, '\r') { // Write never writes one; a CRLF line end is already gone
+		return Entry{}, fmt.Errorf("carriage return inside the line %q", truncate(text))
+	}
 	f := strings.Split(text, "\t")
 	if len(f) != len(Columns) {
 		return Entry{}, fmt.Errorf("want %d tab-separated fields, got %d in %q", len(Columns), len(f), truncate(text))

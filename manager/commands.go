@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/manager"
+)
+
+func newApp() *cli.App {
+	return command.NewApp("manager", "score the link graph and write the next batch (long-term scheduling)",
+		runCommand(), showCommand(), cancelCommand())
+}
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "run",
+		Usage: "write the next batch: batches/NNNNNN/batch.tsv",
+		Description: `Scores every page of graph.db with V(p) = IQ^alpha * RQ^beta * F^gamma,
+orders the candidates by profit (value after a visit minus value now),
+applies the batch limits, writes the batch file and marks its pages
+scheduled. If a previous run was killed between writing the file and
+recording it in graph.db, completes that batch instead. Exit code 3
+means the frontier is empty: no page can be scheduled now.
+
+` + command.ExitCodesHelp,
+		Flags: append(command.CommonFlags(), command.SettingFlags()...),
+		Action: func(c *cli.Context) error {
+			col, cfg, err := command.Open(c)
+			if err != nil {
+				return err
+			}
+			res, err := manager.Run(c.Context, col, manager.Options{Config: cfg, Logger: command.Logger(c)})
+			if err != nil {
+				return err
+			}
+			return printResult(c.App.Writer, res)
+		},
+	}
+}
+
+func printResult(w io.Writer, r *manager.Result) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if r.Recovered {
+		fmt.Fprintf(tw, "completed interrupted batch %s\n", collection.BatchName(r.Batch))
+	}
+	fmt.Fprintf(tw, "batch\t%s\n", collection.BatchName(r.Batch))
+	fmt.Fprintf(tw, "file\t%s\n", r.File)
+	fmt.Fprintf(tw, "strategy\t%s\n", r.Strategy)
+	fmt.Fprintf(tw, "urls\t%d\n", r.URLs)
+	fmt.Fprintf(tw, "sites\t%d\n", r.Sites)
+	fmt.Fprintf(tw, "new\t%d\n", r.New)
+	fmt.Fprintf(tw, "revisits\t%d\n", r.Revisits)
+	fmt.Fprintf(tw, "score\t%s .. %s\n", num(r.ScoreMin), num(r.ScoreMax))
+	if !r.Recovered {
+		fmt.Fprintf(tw, "candidates\t%d (%d over the per-site limit, %d over the batch size)\n", r.Stats.Candidates, r.Stats.SiteCapped, r.Stats.Left)
+	}
+	fmt.Fprintf(tw, "elapsed\t%s\n", r.Elapsed.Round(time.Millisecond))
+	return tw.Flush()
+}
+
+func num(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+
+func showCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "summarise a batch file",
+		ArgsUsage: "FILE|N",
+		Description: `Prints a batch's id, creation time, strategy, parameters, counts, the
+sites with most pages, a histogram of pages per site, the score range
+and the depths. N (digits only) is batch N of the collection; anything
+else is a path. A malformed or truncated file is reported with its line.
+
+` + command.ExitCodesHelp,
+		Flags: command.CommonFlags(),
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return command.Usage("show: want one batch file or batch number, got %d arguments", c.NArg())
+			}
+			path, err := batchPath(c.String(command.FlagCollection), c.Args().First())
+			if err != nil {
+				return err
+			}
+			return manager.Show(c.App.Writer, path)
+		},
+	}
+}
+
+// batchPath resolves the argument of show: a batch number of the
+// collection in dir, or a file path.
+func batchPath(dir, arg string) (string, error) {
+	if arg == "" || strings.Trim(arg, "0123456789") != "" {
+		return arg, nil
+	}
+	id, err := strconv.Atoi(arg)
+	if err != nil || id < 1 {
+		return "", command.Usage("show: batch number %q out of range", arg)
+	}
+	col, err := collection.Open(dir)
+	if err != nil {
+		return "", err
+	}
+	b := col.Batch(id)
+	if !b.Done(collection.StageManaged) {
+		return "", fmt.Errorf("show batch %s: %w (%s)", b.Name(), collection.ErrNoBatch, b.File())
+	}
+	return b.File(), nil
+}
+
+func cancelCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "cancel",
+		Usage: "roll back the newest batch if it has not been harvested",
+		Description: `Returns the newest batch's scheduled pages to pending (fetched or failed
+if they were), makes graph.db forget the batch and removes its
+directory. Refuses a harvested batch (harvested.done), and a batch whose
+harvest has started (harvest.partial/ or harvest/) unless --force.
+Exit code 3 means there is no batch to cancel.
+
+` + command.ExitCodesHelp,
+		Flags: append(command.CommonFlags(), &cli.BoolFlag{Name: "force", Usage: "cancel even if the harvest has started (not if it is done)"}),
+		Action: func(c *cli.Context) error {
+			col, err := collection.Open(c.String(command.FlagCollection))
+			if err != nil {
+				return err
+			}
+			res, err := manager.Cancel(c.Context, col, manager.CancelOptions{Force: c.Bool("force"), Logger: command.Logger(c)})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "cancelled batch %s: %d pages back in the frontier\n", collection.BatchName(res.Batch), res.Restored)
+			return nil
+		},
+	}
+}

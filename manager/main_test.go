@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
+)
+
+// newCollection makes a collection with a home page linking to three
+// pages, two on its site and one on another.
+func newCollection(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := collection.Create(dir, config.Render(config.Defaults())); err != nil {
+		t.Fatal(err)
+	}
+	g, err := linkgraph.Open(filepath.Join(dir, collection.GraphFile), false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	err = g.Update(func(tx *linkgraph.Tx) error {
+		bm := roaring.New()
+		for i, u := range []string{"http://a.cl/", "http://a.cl/1", "http://a.cl/2", "http://b.cl/"} {
+			site, _, err := tx.AddSite(u[:strings.Index(u[7:], "/")+7])
+			if err != nil {
+				return err
+			}
+			id, _, err := tx.AddURL(u, site, min(i, 1), min(i, 1))
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				bm.Add(uint32(id))
+			}
+		}
+		return tx.SetOutLinks(1, bm)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// runApp runs the binary's app with args and returns its exit code and
+// output.
+func runApp(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	app := newApp()
+	var out, errOut bytes.Buffer
+	app.Writer, app.ErrWriter = &out, &errOut
+	err := app.RunContext(context.Background(), append([]string{"manager"}, args...))
+	if err != nil {
+		errOut.WriteString("manager: " + err.Error() + "\n")
+	}
+	return command.ExitCode(err), out.String(), errOut.String()
+}
+
+func TestRunShowCancel(t *testing.T) {
+	dir := newCollection(t)
+	code, out, errOut := runApp(t, "run", "-c", dir, "--manager-strategy", "backlink", "--manager-max-pages-per-site", "2")
+	if code != command.ExitOK {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"batch       000001", "strategy    backlink", "urls        3", "sites       2", "new         3", "revisits    0", "elapsed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "batches", "000001", "batch.tsv")); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, _ = runApp(t, "show", "-c", dir, "1")
+	if code != command.ExitOK || !strings.Contains(out, "max_pages_per_site=2") || !strings.Contains(out, "http://a.cl") {
+		t.Errorf("show 1: exit %d\n%s", code, out)
+	}
+	code, out, _ = runApp(t, "show", filepath.Join(dir, "batches", "000001", "batch.tsv"))
+	if code != command.ExitOK || !strings.Contains(out, "000001") {
+		t.Errorf("show FILE: exit %d\n%s", code, out)
+	}
+
+	// One page of a.cl was over the limit of 2; then nothing is left.
+	code, out, _ = runApp(t, "run", "-c", dir, "-q", "--manager-max-pages-per-site", "2")
+	if code != command.ExitOK || !strings.Contains(out, "urls        1") {
+		t.Errorf("second run: exit %d\n%s", code, out)
+	}
+	code, _, errOut = runApp(t, "run", "-c", dir, "-q")
+	if code != command.ExitNothingToDo || !strings.Contains(errOut, "frontier is empty") {
+		t.Errorf("third run: exit %d, %s", code, errOut)
+	}
+
+	code, out, errOut = runApp(t, "cancel", "-c", dir, "-q")
+	if code != command.ExitOK || !strings.Contains(out, "cancelled batch 000002: 1 pages") {
+		t.Errorf("cancel: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, _ = runApp(t, "show", "-c", dir, "2")
+	if code != command.ExitFailure {
+		t.Errorf("show of a cancelled batch: exit %d", code)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "batches", "000001", "harvested.done"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runApp(t, "cancel", "-c", dir, "--force")
+	if code != command.ExitFailure || !strings.Contains(errOut, "harvested") {
+		t.Errorf("cancel of a harvested batch: exit %d, %s", code, errOut)
+	}
+}
+
+func TestShowMalformedAndUsage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "batch.tsv")
+	content := "# wire-batch 1\n# batch: 000001\n# columns: docid site score depth kind url\n1\thttp://a.cl\tx\t0\tnew\thttp://a.cl/\n"
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runApp(t, "show", path)
+	if code != command.ExitFailure || !strings.Contains(errOut, "line 4") {
+		t.Errorf("malformed: exit %d, %s", code, errOut)
+	}
+	if code, _, _ := runApp(t, "show"); code != command.ExitUsage {
+		t.Errorf("show without argument: exit %d", code)
+	}
+	if code, _, _ := runApp(t, "run", "-c", newCollection(t), "--manager-strategy", "random"); code != command.ExitUsage {
+		t.Errorf("unknown strategy: exit %d", code)
+	}
+	if code, _, _ := runApp(t, "cancel", "-c", t.TempDir()); code != command.ExitFailure {
+		t.Errorf("cancel outside a collection: exit %d", code)
+	}
+}

@@ -1,0 +1,230 @@
+// Package manager is the crawler's long-term scheduler: it scores every
+// known page with the value function V(p) = IQ^α·RQ^β·F^γ (Castillo,
+// ch. 3), orders the pages by profit, applies the batch limits and writes
+// the next batch file; it also cancels a batch and summarises one.
+//
+// The model, estimators, limits and crash behaviour are described in
+// docs/manager.md; the file it writes in docs/format/batch.md.
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
+)
+
+// LockName is the collection lock the manager holds while it runs.
+const LockName = "manager"
+
+// DefaultGraphTimeout is how long the manager waits for graph.db when
+// another process (the seeder) has it open.
+const DefaultGraphTimeout = 5 * time.Second
+
+// Options configure Run.
+type Options struct {
+	Config       config.Config
+	Logger       *slog.Logger     // nil discards
+	Now          func() time.Time // clock; nil means time.Now
+	GraphTimeout time.Duration    // 0 means DefaultGraphTimeout
+}
+
+func (o *Options) logger() *slog.Logger { return orDiscard(o.Logger) }
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return l
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// Result is what a run did.
+type Result struct {
+	Batch     int    // batch id
+	File      string // its batch file
+	Strategy  string
+	URLs      int
+	Sites     int
+	New       int
+	Revisits  int
+	ScoreMin  float64
+	ScoreMax  float64
+	Recovered bool // an interrupted batch was completed instead of a new one written
+	Elapsed   time.Duration
+	Stats     Stats // how the batch was chosen (zero when Recovered)
+}
+
+// Run writes the next batch: it reads graph.db, scores the candidates,
+// writes batches/NNNNNN/batch.tsv and then, in one transaction, marks the
+// batch's documents scheduled and records the batch in graph.db.
+//
+// If a previous run was killed between the file and the transaction, Run
+// completes that batch instead (Result.Recovered). If no page can be
+// scheduled it returns an error wrapping collection.ErrNothingToDo.
+func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result, error) {
+	start := time.Now()
+	log := opts.logger()
+	lock, err := col.Lock(LockName)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	g, err := openGraph(col, opts.GraphTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+
+	if err := finishCancels(ctx, col, g, log); err != nil {
+		return nil, err
+	}
+	res, err := completeInterrupted(ctx, col, g, log)
+	if err != nil || res != nil {
+		if res != nil {
+			res.Elapsed = time.Since(start)
+		}
+		return res, err
+	}
+	if err := removeUnwritten(col, log); err != nil {
+		return nil, err
+	}
+
+	m := &opts.Config.Manager
+	now := opts.now().UTC().Truncate(time.Second)
+	var p *plan
+	err = g.View(func(tx *linkgraph.Tx) error {
+		var err error
+		p, err = makePlan(ctx, tx, m, now, log)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plan batch: %w", err)
+	}
+	if len(p.entries) == 0 {
+		return nil, emptyFrontier(p.stats, m)
+	}
+
+	id, err := col.NextBatchID()
+	if err != nil {
+		return nil, err
+	}
+	b := col.Batch(id)
+	h := header(id, now, m, p.entries)
+	if err := collection.WriteAtomic(b.File(), func(w io.Writer) error { return batch.Write(w, h, p.entries) }); err != nil {
+		return nil, fmt.Errorf("write batch %s: %w", b.Name(), err)
+	}
+	marked, err := markScheduled(g, id, p.entries, now)
+	if err != nil {
+		return nil, fmt.Errorf("record batch %s in graph.db (the next run completes it): %w", b.Name(), err)
+	}
+	if marked != len(p.entries) {
+		log.Warn("some documents changed state while the batch was written", "batch", id, "urls", len(p.entries), "marked", marked)
+	}
+	c := count(p.entries)
+	res = &Result{
+		Batch: id, File: b.File(), Strategy: m.Strategy,
+		URLs: len(p.entries), Sites: c.sites, New: c.new, Revisits: c.revisits,
+		ScoreMin: c.scoreMin, ScoreMax: c.scoreMax,
+		Elapsed: time.Since(start), Stats: p.stats,
+	}
+	log.Info("wrote batch", "batch", id, "urls", res.URLs, "sites", res.Sites, "new", res.New, "revisits", res.Revisits,
+		"candidates", p.stats.Candidates, "site_capped", p.stats.SiteCapped, "left", p.stats.Left)
+	return res, nil
+}
+
+// openGraph opens graph.db for writing, waiting at most timeout.
+func openGraph(col *collection.Collection, timeout time.Duration) (*linkgraph.Graph, error) {
+	if timeout <= 0 {
+		timeout = DefaultGraphTimeout
+	}
+	g, err := linkgraph.Open(col.GraphPath(), false, timeout)
+	if errors.Is(err, linkgraph.ErrBusy) {
+		return nil, fmt.Errorf("%w (waited %s; the seeder or another manager is using it, run again when it is done)", err, timeout)
+	}
+	return g, err
+}
+
+// emptyFrontier explains why nothing could be scheduled.
+func emptyFrontier(st Stats, m *config.Manager) error {
+	why := "graph.db has no documents (inject seeds with the seeder)"
+	if st.Docs > 0 {
+		why = fmt.Sprintf("%d documents, none can be scheduled", st.Docs)
+		for _, k := range skipNames[1:] {
+			n := st.Skipped[k]
+			switch {
+			case n == 0:
+				continue
+			case k == "recent":
+				why += fmt.Sprintf("; %s: %d (min_revisit %s)", skipHelp[k], n, m.MinRevisit)
+			case k == "no_gain":
+				why += fmt.Sprintf("; %s: %d (beta=%g, gamma=%g)", skipHelp[k], n, m.Beta, m.Gamma)
+			default:
+				why += fmt.Sprintf("; %s: %d", skipHelp[k], n)
+			}
+		}
+	}
+	return fmt.Errorf("plan batch: frontier is empty: %s: %w", why, collection.ErrNothingToDo)
+}
+
+var skipHelp = map[string]string{
+	"state":    "scheduled or excluded",
+	"recent":   "fetched too recently",
+	"deep":     "beyond the depth limits",
+	"failures": "failed too often",
+	"bad_url":  "with a URL a batch cannot carry",
+	"no_gain":  "would gain no value from a visit",
+}
+
+// markScheduled records batch id in graph.db in one transaction: every
+// entry's document that is still a candidate (pending, fetched or
+// failed) becomes scheduled in batch id, and the batch state is stored.
+// It returns the number of documents now scheduled in the batch; running
+// it twice changes nothing the second time.
+func markScheduled(g *linkgraph.Graph, id int, entries []batch.Entry, managed time.Time) (int, error) {
+	ids := make([]uint64, len(entries))
+	for i, e := range entries {
+		ids[i] = e.DocID
+	}
+	slices.Sort(ids) // write in key order
+	marked := 0
+	err := g.Update(func(tx *linkgraph.Tx) error {
+		for i, docID := range ids {
+			if i > 0 && docID == ids[i-1] {
+				continue
+			}
+			d, err := tx.Doc(docID)
+			if err != nil {
+				return fmt.Errorf("%w: %w", ErrBatchMismatch, err)
+			}
+			switch {
+			case d.State == linkgraph.StateScheduled && d.Batch == id:
+				marked++
+				continue
+			case d.State != linkgraph.StatePending && d.State != linkgraph.StateFetched && d.State != linkgraph.StateFailed:
+				continue
+			}
+			d.State, d.Batch = linkgraph.StateScheduled, id
+			if err := tx.PutDoc(d); err != nil {
+				return err
+			}
+			marked++
+		}
+		return tx.PutBatch(linkgraph.BatchState{ID: id, URLs: len(entries), Managed: managed})
+	})
+	return marked, err
+}
