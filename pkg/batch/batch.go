@@ -168,6 +168,9 @@ func Read(r io.Reader) (Header, []Entry, error) {
 	if !sawColumns {
 		return h, nil, fmt.Errorf("%w: no '# columns:' header line", ErrFormat)
 	}
+	if h.Batch == 0 {
+		return h, nil, fmt.Errorf("%w: no '# batch:' header line", ErrFormat)
+	}
 	if n, ok := h.Counts["urls"]; ok && n != len(entries) {
 		return h, nil, fmt.Errorf("%w: header says %d urls, file has %d (truncated?)", ErrFormat, n, len(entries))
 	}
