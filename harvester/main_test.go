@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/harvester"
+	ht "github.com/wirecrawl/wire/pkg/harvester/harvestertest"
+)
+
+// TestMain lets the tests run this binary as the harvester itself, in a
+// subprocess they can kill.
+func TestMain(m *testing.M) {
+	if os.Getenv("WIRE_HARVESTER_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+const wait = 50 * time.Millisecond
+
+// runCLI runs the app in-process and returns stdout, stderr and the exit
+// code.
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	app := newApp()
+	var out, errw bytes.Buffer
+	app.Writer, app.ErrWriter = &out, &errw
+	err := app.RunContext(context.Background(), append([]string{"harvester"}, args...))
+	if err != nil {
+		fmt.Fprintf(&errw, "harvester: %v\n", err)
+	}
+	return out.String(), errw.String(), command.ExitCode(err)
+}
+
+func writeConfig(t *testing.T, path string, cfg config.Config) string {
+	t.Helper()
+	if err := os.WriteFile(path, config.Render(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func smallWeb(t *testing.T, hosts, pages int) (*ht.Web, []string) {
+	var hs []*ht.Host
+	for h := 0; h < hosts; h++ {
+		host := &ht.Host{Name: fmt.Sprintf("h%d.test", h), Robots: &ht.Page{Body: []byte("User-agent: *\nDisallow: /p1\n")}, Pages: map[string]*ht.Page{}}
+		for p := 0; p < pages; p++ {
+			host.Pages[fmt.Sprintf("/p%d", p)] = &ht.Page{Body: []byte(fmt.Sprintf("page %d of %s", p, host.Name))}
+		}
+		hs = append(hs, host)
+	}
+	web := ht.Start(t, hs...)
+	var urls []string
+	for p := 0; p < pages; p++ {
+		for h := 0; h < hosts; h++ {
+			urls = append(urls, web.URL(fmt.Sprintf("h%d.test", h), fmt.Sprintf("/p%d", p)))
+		}
+	}
+	return web, urls
+}
+
+func TestRunCollection(t *testing.T) {
+	web, urls := smallWeb(t, 2, 3)
+	dir := t.TempDir()
+	col := ht.NewCollection(t, dir, web.Config(wait))
+	ht.WriteBatch(t, col.Batch(1).Dir, 1, ht.Entries(urls...))
+
+	out, errs, code := runCLI(t, "run", "-c", dir, "-q")
+	if code != command.ExitOK || !strings.Contains(out, "batch 000001: 6 URLs, 4 fetched") || !strings.Contains(out, "2 excluded by robots.txt") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	if _, errs, code := runCLI(t, "run", "-c", dir); code != command.ExitNothingToDo {
+		t.Errorf("nothing to do: exit %d, %s", code, errs)
+	}
+	if _, errs, code := runCLI(t, "run", "-c", dir, "--batch", "1"); code != command.ExitFailure || !strings.Contains(errs, "already harvested") {
+		t.Errorf("already harvested: exit %d, %s", code, errs)
+	}
+	if _, _, code := runCLI(t, "run", "-c", dir, "--batch", "1", "--force", "-q"); code != command.ExitOK {
+		t.Errorf("forced: exit %d", code)
+	}
+	lock, err := col.Lock("harvester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, code := runCLI(t, "run", "-c", dir); code != command.ExitLocked {
+		t.Errorf("locked: exit %d", code)
+	}
+	lock.Release()
+}
+
+func TestRunBatchDir(t *testing.T) {
+	web, urls := smallWeb(t, 2, 2)
+	tmp := t.TempDir()
+	bdir := filepath.Join(tmp, "000003")
+	ht.WriteBatch(t, bdir, 3, ht.Entries(urls...))
+	cfgFile := writeConfig(t, filepath.Join(tmp, "wire.toml"), web.Config(wait))
+	out, errs, code := runCLI(t, "run", "--batch-dir", bdir, "--config", cfgFile, "-q")
+	if code != command.ExitOK || !strings.Contains(out, "batch 000003: 4 URLs") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if !(&collection.Batch{ID: 3, Dir: bdir}).Done(collection.StageHarvested) {
+		t.Error("not marked")
+	}
+
+	// Without --config, DIR/wire.toml is used; flags override it.
+	bdir2 := filepath.Join(tmp, "000004")
+	ht.WriteBatch(t, bdir2, 4, ht.Entries(urls...))
+	cfg := web.Config(wait)
+	cfg.Harvester.AllowPrivate = false
+	writeConfig(t, filepath.Join(bdir2, "wire.toml"), cfg)
+	out, errs, code = runCLI(t, "run", "--batch-dir", bdir2, "--harvester-allow-private", "-q")
+	if code != command.ExitOK || !strings.Contains(out, "4 URLs, 2 fetched") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--batch", "1", "--batch-dir", "x"},
+		{"run", "--force"},
+		{"run", "--batch", "0"},
+		{"run", "extra"},
+		{"run", "--no-such-flag"},
+		{"fetch"},
+		{"run", "--batch-dir", t.TempDir(), "--harvester-wait", "soon"},
+	} {
+		if _, errs, code := runCLI(t, args...); code != command.ExitUsage {
+			t.Errorf("%v: exit %d, %s", args, code, errs)
+		}
+	}
+	if _, errs, code := runCLI(t, "run", "-c", t.TempDir()); code != command.ExitFailure || !strings.Contains(errs, "not a collection") {
+		t.Errorf("not a collection: exit %d, %s", code, errs)
+	}
+}
+
+func TestFetchCommand(t *testing.T) {
+	web, _ := smallWeb(t, 1, 1)
+	url := web.URL("h0.test", "/p0")
+	out, errs, code := runCLI(t, "fetch", "--harvester-allow-private", "--harvester-dns-server", web.DNSAddr, "--body", url)
+	if code != command.ExitOK || !strings.HasPrefix(out, "HTTP/1.1 200 OK\n") || !strings.Contains(out, "Content-Type: text/html") ||
+		!strings.Contains(out, "bytes stored from 127.0.0.1") || !strings.Contains(out, "page 0 of h0.test") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	_, errs, code = runCLI(t, "fetch", "--harvester-dns-server", web.DNSAddr, url)
+	if code != command.ExitFailure || !strings.Contains(errs, "blocked-address 127.0.0.1") {
+		t.Fatalf("blocked: exit %d, %s", code, errs)
+	}
+}
+
+// subprocess starts the harvester binary (this test binary) on a batch
+// directory.
+func subprocess(t *testing.T, bdir, cfgFile string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "run", "--batch-dir", bdir, "--config", cfgFile, "-q")
+	cmd.Env = append(os.Environ(), "WIRE_HARVESTER_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &stderr
+}
+
+// lines counts the complete lines of the partial fetch log.
+func lines(bdir string) int {
+	data, err := os.ReadFile(filepath.Join(bdir, harvester.PartialDir, fetchlog.LogFile))
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(data, []byte("\n")) - 2 // header
+}
+
+// TestKillAndResume kills the harvester (SIGKILL, then SIGINT) at several
+// points, then lets a last run finish: every batch URL ends with exactly
+// one fetch log line, and politeness holds across all the runs.
+func TestKillAndResume(t *testing.T) {
+	web, urls := smallWeb(t, 3, 12)
+	tmp := t.TempDir()
+	bdir := filepath.Join(tmp, "000002")
+	ht.WriteBatch(t, bdir, 2, ht.Entries(urls...))
+	cfgFile := writeConfig(t, filepath.Join(tmp, "wire.toml"), web.Config(wait))
+
+	for i, at := range []int{2, 9, 17} {
+		cmd, stderr := subprocess(t, bdir, cfgFile)
+		deadline := time.Now().Add(10 * time.Second)
+		for lines(bdir) < at && time.Now().Before(deadline) {
+			time.Sleep(2 * time.Millisecond)
+		}
+		if i == 2 {
+			// SIGINT: a clean stop with a non-zero exit.
+			cmd.Process.Signal(syscall.SIGINT)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != command.ExitFailure || !strings.Contains(stderr.String(), "interrupted") {
+				t.Fatalf("after SIGINT: %v, stderr %q", err, stderr.String())
+			}
+		} else {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		n := lines(bdir)
+		if n < at || n >= len(urls) {
+			t.Fatalf("round %d: %d lines logged before the stop (wanted to stop after %d of %d)", i, n, at, len(urls))
+		}
+	}
+	out, errs, code := runCLI(t, "run", "--batch-dir", bdir, "--config", cfgFile, "-q")
+	if code != command.ExitOK || !strings.Contains(out, fmt.Sprintf("%d URLs", len(urls))) {
+		t.Fatalf("final run: exit %d\n%s\n%s", code, out, errs)
+	}
+	recs, err := fetchlog.ReadFile(filepath.Join(bdir, collection.HarvestDir, fetchlog.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, r := range recs {
+		seen[r.URL]++
+	}
+	for _, u := range urls {
+		if seen[u] != 1 {
+			t.Errorf("%s logged %d times", u, seen[u])
+		}
+	}
+	if len(recs) != len(urls) {
+		t.Errorf("%d lines for %d URLs", len(recs), len(urls))
+	}
+	if err := web.CheckWait(wait); err != nil {
+		t.Errorf("politeness across restarts: %v", err)
+	}
+	if err := web.CheckOneConnPerHost(); err != nil {
+		t.Error(err)
+	}
+	warcs, _ := filepath.Glob(filepath.Join(bdir, collection.HarvestDir, "data-*.warc.gz"))
+	if len(warcs) < 3 {
+		t.Errorf("WARC files %v: want a new file per run", warcs)
+	}
+}

@@ -1,0 +1,136 @@
+package harvester
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/fetch"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
+)
+
+// Summary is what a harvest did. It is written as JSON into the batch's
+// harvested.done marker and printed as a paragraph at the end of a run.
+// Totals cover the whole fetch log (every run that worked on the batch);
+// the Run* fields and the rate cover the last run only.
+type Summary struct {
+	Version        int            `json:"version"`          // harvest format version
+	Batch          int            `json:"batch"`            // batch id
+	URLs           int            `json:"urls"`             // URLs in the batch (= fetch log lines)
+	Fetched        int            `json:"fetched"`          // responses stored without error, any status
+	Bytes          int64          `json:"bytes"`            // body bytes stored for them
+	Statuses       map[string]int `json:"statuses"`         // responses by class: "2xx", "3xx", "4xx", "5xx"
+	RobotsExcluded int            `json:"robots_excluded"`  // not requested because of robots.txt
+	Errors         map[string]int `json:"errors"`           // failures by kind (first word of the error), robots excluded
+	Hosts          int            `json:"hosts"`            // host names in the batch
+	Sites          int            `json:"sites"`            // sites in the batch
+	RobotsFiles    int            `json:"robots_files"`     // lines of robots.jsonl
+	WARCFiles      []string       `json:"warc_files"`       // WARC files of the harvest
+	Ranking        string         `json:"ranking"`          // server ranking used
+	Resumed        bool           `json:"resumed"`          // the last run continued an interrupted one
+	Started        time.Time      `json:"started"`          // start of the last run
+	Finished       time.Time      `json:"finished"`         // end of the last run
+	ElapsedSeconds float64        `json:"elapsed_seconds"`  // duration of the last run
+	RunFetched     int            `json:"run_fetched"`      // pages fetched by the last run
+	PagesPerSecond float64        `json:"pages_per_second"` // RunFetched / ElapsedSeconds
+}
+
+// summarize counts a complete fetch log.
+func summarize(id int, entries []batch.Entry, recs []fetchlog.Record) *Summary {
+	s := &Summary{Version: fetchlog.Version, Batch: id, URLs: len(recs), Statuses: map[string]int{}, Errors: map[string]int{}}
+	hosts, sites := map[string]bool{}, map[string]bool{}
+	for _, e := range entries {
+		sites[e.Site] = true
+		hosts[hostOf(e.Site)] = true
+	}
+	s.Hosts, s.Sites = len(hosts), len(sites)
+	for _, r := range recs {
+		if r.Status > 0 {
+			s.Statuses[fmt.Sprintf("%dxx", r.Status/100)]++
+		}
+		switch {
+		case r.OK():
+			s.Fetched++
+			s.Bytes += r.Bytes
+		case fetch.KindOf(r.Err) == ErrRobots:
+			s.RobotsExcluded++
+		default:
+			s.Errors[fetch.KindOf(r.Err)]++
+		}
+	}
+	return s
+}
+
+// String is the summary as one paragraph.
+func (s *Summary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "batch %06d: %d URLs, %d fetched (%s", s.Batch, s.URLs, s.Fetched, humanBytes(s.Bytes))
+	if len(s.Statuses) > 0 {
+		fmt.Fprintf(&b, "; %s", byKey(s.Statuses))
+	}
+	fmt.Fprintf(&b, "), %d excluded by robots.txt, ", s.RobotsExcluded)
+	nerr := 0
+	for _, n := range s.Errors {
+		nerr += n
+	}
+	if nerr == 0 {
+		b.WriteString("no errors")
+	} else {
+		fmt.Fprintf(&b, "%d errors (%s)", nerr, counts(s.Errors))
+	}
+	fmt.Fprintf(&b, ", %d hosts (%d sites, %d robots.txt)", s.Hosts, s.Sites, s.RobotsFiles)
+	verb := "this run"
+	if s.Resumed {
+		verb = "this run (resumed)"
+	}
+	fmt.Fprintf(&b, "; %s fetched %d pages in %s, %.1f pages/s.", verb, s.RunFetched,
+		time.Duration(s.ElapsedSeconds*float64(time.Second)).Round(100*time.Millisecond), s.PagesPerSecond)
+	return b.String()
+}
+
+// counts formats a map as "a 3, b 1", largest first.
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// byKey formats a map as "a 1, b 3", in key order.
+func byKey(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
