@@ -35,7 +35,7 @@ stage() {
 	rc=$?
 	case $rc in
 	0) return 0 ;;
-	3) wire_log "cycle $cycle: $name: nothing to do"; return 3 ;;
+	3) return 3 ;;
 	*) wire_log "crawl.sh: $name failed (exit $rc) in cycle $cycle on $col"; exit "$rc" ;;
 	esac
 }

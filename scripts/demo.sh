@@ -70,9 +70,10 @@ echo
 echo "== demo summary: $dir"
 "$WIRE_BIN/seeder" stats --collection "$dir"
 fetched=$(cat "$dir"/batches/*/harvest/fetch.log 2>/dev/null | awk -F'\t' '!/^#/ && $3 > 0 {n++} END {print n+0}')
-errors=$(cat "$dir"/batches/*/harvest/fetch.log 2>/dev/null | awk -F'\t' '!/^#/ && ($3 == 0 || $3 >= 400) {n++} END {print n+0}')
+# Errors: HTTP status >= 400, or no response for a reason other than robots.txt.
+errors=$(cat "$dir"/batches/*/harvest/fetch.log 2>/dev/null | awk -F'\t' '!/^#/ && ($3 >= 400 || ($12 != "-" && $12 != "robots")) {n++} END {print n+0}')
 awk -v f="$fetched" -v e="$errors" -v s="$start" -v t="$end" 'BEGIN {
-	printf "pages fetched: %d, errors (no response or HTTP >= 400): %d, wall time %.1f s, %.1f pages/s\n", f, e, t - s, f / (t - s)
+	printf "pages fetched: %d, errors (HTTP >= 400 or no response): %d, wall time %.1f s, %.1f pages/s\n", f, e, t - s, f / (t - s)
 }'
 echo "try:  $WIRE_BIN/manager show --collection $dir 1"
 echo "      $WIRE_BIN/gatherer cat --collection $dir $(head -1 "$dir/seeds.txt")"
