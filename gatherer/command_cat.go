@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/textstore"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
+)
+
+func catCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "cat",
+		Usage:     "print the stored text of a page",
+		ArgsUsage: "URL|DOCID",
+		Description: `Prints the text the text store keeps for the page, from the newest segment
+that has it. A URL is normalised first (docs/urlnorm.md); an argument of
+digits only is a doc id. Prints nothing (and says why on standard error)
+when the segment keeps no text: text_mode none, or a noindex page. Exits 1
+when no segment has the page.
+
+` + command.ExitCodesHelp,
+		Flags:  withSettings(&cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"}),
+		Action: runCat,
+	}
+}
+
+// target is what cat and show were asked about: a URL or a doc id.
+type target struct {
+	url   string
+	docID uint64
+}
+
+func parseTarget(c *cli.Context, cfg config.Config) (target, error) {
+	arg := c.Args().First()
+	if id, err := strconv.ParseUint(arg, 10, 64); err == nil {
+		return target{docID: id}, nil
+	}
+	if n, err := urlnorm.New(cfg.Scope.MaxURLLength).Normalize(arg); err == nil {
+		arg = n
+	}
+	return target{url: arg}, nil
+}
+
+// openStore opens the text store named by --text-dir, or the collection's.
+// col is nil with --text-dir.
+func openStore(c *cli.Context) (*textstore.Store, *collection.Collection, config.Config, error) {
+	if dir := c.String("text-dir"); dir != "" {
+		cfg, err := command.LoadConfig(c)
+		if err != nil {
+			return nil, nil, cfg, err
+		}
+		s, err := textstore.Open(dir)
+		return s, nil, cfg, err
+	}
+	col, cfg, err := command.Open(c)
+	if err != nil {
+		return nil, nil, cfg, err
+	}
+	s, err := textstore.Open(col.TextPath())
+	return s, col, cfg, err
+}
+
+func (t target) lookup(s *textstore.Store) (textstore.Meta, error) {
+	if t.url != "" {
+		return s.Lookup(t.url)
+	}
+	return s.LookupDocID(t.docID)
+}
+
+func runCat(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return command.Usage("cat takes one URL or doc id")
+	}
+	store, _, cfg, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	t, err := parseTarget(c, cfg)
+	if err != nil {
+		return err
+	}
+	m, err := t.lookup(store)
+	if err != nil {
+		return err
+	}
+	text, err := store.Text(m)
+	if err != nil {
+		return err
+	}
+	if text == "" && m.TextBytes > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "gatherer: %s: %s\n", m.URL, whyNoText(store, m))
+		return nil
+	}
+	fmt.Fprintln(c.App.Writer, text)
+	return nil
+}
+
+// whyNoText explains an entry without stored text.
+func whyNoText(s *textstore.Store, m textstore.Meta) string {
+	if m.NoIndex() {
+		return "no text kept: the page asked not to be indexed"
+	}
+	for _, g := range s.Segments() {
+		if g.ID == m.Segment && g.Mode == textstore.ModeNone {
+			return fmt.Sprintf("no text kept: segment %06d was written with text_mode none", g.ID)
+		}
+	}
+	return "no text kept"
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/gatherer"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "run",
+		Usage: "gather the next harvested batch (or --batch N, or --batch-dir DIR)",
+		Description: `Reads the batch's harvest/fetch.log and WARC files, parses every page on
+gatherer.workers goroutines, and writes parsed/docs.jsonl (one record per
+fetch log line, in its order) and a text segment text/seg-NNNNNN.{dat,idx}
+named by the batch. Then writes the batch's gathered.done marker with the
+summary, also printed on standard output (docs/gatherer.md).
+
+Without --batch it takes the oldest batch that is harvested and not
+gathered, and exits 3 when there is none. A batch not harvested yet is
+refused; one already gathered is refused unless --force is given with
+--batch. Gathering a batch again gives the same docs.jsonl and segment.
+
+With --batch-dir DIR --text-dir DIR it works without a collection (on a
+machine of its own): DIR is a copied batch directory, the text segment goes
+to the given text directory, and the lock is TEXT-DIR/gatherer.lock. Copy
+the batch directory and the segment files back into the collection for the
+seeder.
+
+` + command.ExitCodesHelp,
+		Flags: withSettings(
+			&cli.IntFlag{Name: "batch", Aliases: []string{"b"}, Usage: "batch number to gather (default: the oldest harvested, not gathered)"},
+			&cli.BoolFlag{Name: "force", Usage: "gather the batch again even if already gathered (needs --batch or --batch-dir)"},
+			&cli.StringFlag{Name: "batch-dir", Usage: "batch directory to gather without a collection (needs --text-dir)"},
+			&cli.StringFlag{Name: "text-dir", Usage: "text store directory for --batch-dir"},
+		),
+		Action: runRun,
+	}
+}
+
+func runRun(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return command.Usage("run takes no arguments, got %q (use --batch N)", c.Args().First())
+	}
+	batchN, force := c.Int("batch"), c.Bool("force")
+	batchDir, textDir := c.String("batch-dir"), c.String("text-dir")
+	switch {
+	case batchN < 0:
+		return command.Usage("--batch must be positive, got %d", batchN)
+	case (batchDir == "") != (textDir == ""):
+		return command.Usage("--batch-dir and --text-dir go together")
+	case batchDir != "" && batchN != 0:
+		return command.Usage("--batch and --batch-dir exclude each other")
+	case force && batchN == 0 && batchDir == "":
+		return command.Usage("--force needs --batch N or --batch-dir DIR")
+	}
+
+	var (
+		cfg  config.Config
+		b    *collection.Batch
+		lock *collection.Lock
+		err  error
+	)
+	if batchDir != "" {
+		if cfg, err = command.LoadConfig(c); err != nil {
+			return err
+		}
+		id, err := gatherer.BatchID(batchDir)
+		if err != nil {
+			return err
+		}
+		b = &collection.Batch{ID: id, Dir: batchDir}
+		if lock, err = collection.LockPath(filepath.Join(textDir, "gatherer.lock")); err != nil {
+			return err
+		}
+	} else {
+		col, cfg2, err := command.Open(c)
+		if err != nil {
+			return err
+		}
+		cfg, textDir = cfg2, col.TextPath()
+		if lock, err = col.Lock("gatherer"); err != nil {
+			return err
+		}
+		if batchN != 0 {
+			b = col.Batch(batchN)
+		} else if b, err = col.NextReady(collection.StageGathered); err != nil {
+			lock.Release()
+			return err
+		}
+	}
+	defer lock.Release()
+	if err := b.CheckReady(collection.StageGathered); err != nil && !(force && errors.Is(err, collection.ErrAlreadyDone)) {
+		return err
+	}
+
+	opts, err := gatherer.OptionsFromConfig(cfg)
+	if err != nil {
+		return err
+	}
+	opts.BatchDir, opts.BatchID, opts.TextDir = b.Dir, b.ID, textDir
+	opts.Logger = command.Logger(c)
+	var progress *command.Progress
+	opts.Progress = func(done, total int) {
+		if progress == nil {
+			progress = command.NewProgress(c, int64(total), fmt.Sprintf("gathering %s", b.Name()))
+		}
+		progress.Add(1)
+	}
+	s, err := gatherer.Run(c.Context, opts)
+	progress.Done()
+	if err != nil {
+		return err
+	}
+	s.WriteText(c.App.Writer)
+	return nil
+}

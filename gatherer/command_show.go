@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/extract"
+	"github.com/wirecrawl/wire/pkg/gatherer"
+	"github.com/wirecrawl/wire/pkg/parsed"
+	"github.com/wirecrawl/wire/pkg/textstore"
+)
+
+func showCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "print what the gatherer recorded about a page",
+		ArgsUsage: "URL|DOCID",
+		Description: `Prints the page's entry in the text store (title, charset, language, status,
+text hash, text length, the segment it is in) and its document record with
+its out-links. The record comes from the newest parsed/docs.jsonl that has
+the page: first the batch named by the text store entry, then every batch
+of the collection from the newest down (with --batch-dir, that directory
+first). A URL is normalised first; digits only are a doc id. Exits 1 when
+neither the text store nor any docs.jsonl has the page.
+
+` + command.ExitCodesHelp,
+		Flags: withSettings(
+			&cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"},
+			&cli.StringFlag{Name: "batch-dir", Usage: "batch directory whose parsed/docs.jsonl to search first"},
+		),
+		Action: runShow,
+	}
+}
+
+func runShow(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return command.Usage("show takes one URL or doc id")
+	}
+	store, col, cfg, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	t, err := parseTarget(c, cfg)
+	if err != nil {
+		return err
+	}
+	m, merr := t.lookup(store)
+	if merr != nil && !errors.Is(merr, textstore.ErrNotFound) {
+		return merr
+	}
+	var dirs []string
+	seen := map[string]bool{}
+	add := func(dir string) {
+		if dir != "" && !seen[dir] {
+			seen[dir] = true
+			dirs = append(dirs, dir)
+		}
+	}
+	add(c.String("batch-dir"))
+	if col != nil {
+		if merr == nil {
+			add(col.Batch(m.Segment).Dir)
+		}
+		ids, err := col.BatchIDs()
+		if err != nil {
+			return err
+		}
+		for i := len(ids) - 1; i >= 0; i-- {
+			add(col.Batch(ids[i]).Dir)
+		}
+	}
+	if merr == nil {
+		t.url = m.URL // the exact spelling the records use
+	}
+	doc, path, derr := gatherer.FindDoc(dirs, t.url, t.docID)
+	if derr != nil && !errors.Is(derr, gatherer.ErrNoDoc) {
+		return derr
+	}
+	if merr != nil && derr != nil {
+		return merr
+	}
+	w := c.App.Writer
+	if merr == nil {
+		writeMeta(w, store, m)
+	} else {
+		fmt.Fprintf(w, "text store: no entry\n")
+	}
+	if derr == nil {
+		writeDoc(w, doc, path)
+	} else {
+		fmt.Fprintf(w, "record: none found in %d batch directories\n", len(dirs))
+	}
+	return nil
+}
+
+func writeMeta(w io.Writer, s *textstore.Store, m textstore.Meta) {
+	mode := "?"
+	for _, g := range s.Segments() {
+		if g.ID == m.Segment {
+			mode = g.Mode.String()
+		}
+	}
+	fmt.Fprintf(w, "url          %s\n", m.URL)
+	fmt.Fprintf(w, "docid        %d\n", m.DocID)
+	fmt.Fprintf(w, "segment      %06d (text_mode %s)\n", m.Segment, mode)
+	fmt.Fprintf(w, "status       %d\n", m.Status)
+	fmt.Fprintf(w, "fetched      %s\n", m.Fetched.Format(time.RFC3339))
+	fmt.Fprintf(w, "mime         %s\n", m.MIME)
+	fmt.Fprintf(w, "charset      %s\n", m.Charset)
+	fmt.Fprintf(w, "lang         %s\n", m.Lang)
+	fmt.Fprintf(w, "title        %s\n", m.Title)
+	if m.Description != "" {
+		fmt.Fprintf(w, "description  %s\n", m.Description)
+	}
+	fmt.Fprintf(w, "hash         %s\n", extract.HashHex(m.Hash))
+	fmt.Fprintf(w, "text         %d bytes, %d stored\n", m.TextBytes, m.StoredBytes)
+	if m.Flags&textstore.FlagNoIndex != 0 {
+		fmt.Fprintf(w, "robots       noindex\n")
+	}
+	if m.Flags&textstore.FlagNoFollow != 0 {
+		fmt.Fprintf(w, "robots       nofollow\n")
+	}
+}
+
+func writeDoc(w io.Writer, d *parsed.Doc, path string) {
+	fmt.Fprintf(w, "record       %s\n", path)
+	fmt.Fprintf(w, "  url        %s (doc %d, status %d)\n", d.URL, d.DocID, d.Status)
+	if d.Err != "" {
+		fmt.Fprintf(w, "  error      %s\n", d.Err)
+	}
+	if d.Title != "" {
+		fmt.Fprintf(w, "  title      %s\n", d.Title)
+	}
+	if d.Hash != "" {
+		fmt.Fprintf(w, "  hash       %s (%d bytes of text)\n", d.Hash, d.TextBytes)
+	}
+	for _, kv := range [][2]string{{"redirect", d.Redirect}, {"canonical", d.Canonical}} {
+		if kv[1] != "" {
+			fmt.Fprintf(w, "  %-10s %s\n", kv[0], kv[1])
+		}
+	}
+	if d.Unchanged {
+		fmt.Fprintf(w, "  unchanged  yes\n")
+	}
+	if d.NoFollow {
+		fmt.Fprintf(w, "  links      none kept: the page asked for nofollow\n")
+		return
+	}
+	fmt.Fprintf(w, "  links      %d\n", len(d.Links))
+	for _, l := range d.Links {
+		nf := ""
+		if l.NoFollow {
+			nf = " [nofollow]"
+		}
+		fmt.Fprintf(w, "    %s  %q%s\n", l.URL, l.Anchor, nf)
+	}
+}

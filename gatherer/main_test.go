@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/gatherer/gathertest"
+	"github.com/wirecrawl/wire/pkg/textstore"
+)
+
+// run runs the gatherer's command line in process and returns its
+// standard output, standard error and exit code.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	app := newApp()
+	app.Writer, app.ErrWriter = &out, &errOut
+	err := app.RunContext(context.Background(), append([]string{"gatherer"}, args...))
+	if err != nil {
+		errOut.WriteString(err.Error())
+	}
+	return out.String(), errOut.String(), command.ExitCode(err)
+}
+
+func pages(t *testing.T) []gathertest.Page {
+	about, err := os.ReadFile(filepath.Join("..", "pkg", "extract", "testdata", "pages", "sqlite-about.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{"Content-Type": {"text/html"}}
+	return []gathertest.Page{
+		{DocID: 11, URL: "http://www.a.cl/", Status: 200, Header: h, Body: about},
+		{DocID: 12, URL: "http://www.a.cl/b", Status: 200, Header: h, Body: []byte(`<title>B</title><p>Texto de B</p><a href="/c" rel=nofollow>C</a>`)},
+		{DocID: 13, URL: "http://www.a.cl/gone", Status: 404},
+	}
+}
+
+func TestRunCatShow(t *testing.T) {
+	dir := t.TempDir()
+	col, err := collection.Create(dir, config.Render(config.Defaults()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathertest.Batch(t, col, 1, pages(t))
+
+	// Another gatherer holds the lock: exit 4, nothing done.
+	lock, err := col.Lock("gatherer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, e, code := run(t, "run", "--collection", dir); code != command.ExitLocked {
+		t.Errorf("locked: exit %d: %s", code, e)
+	}
+	lock.Release()
+
+	out, errOut, code := run(t, "run", "--collection", dir, "--quiet", "--gatherer-workers", "2")
+	if code != command.ExitOK {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"batch 000001 gathered", "docs      3: 2 HTML", "MB/s", "links"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	// Nothing left to do: exit 3. Already done: refused unless forced.
+	if _, _, code := run(t, "run", "--collection", dir); code != command.ExitNothingToDo {
+		t.Errorf("second run: exit %d, want %d", code, command.ExitNothingToDo)
+	}
+	if _, e, code := run(t, "run", "--collection", dir, "--batch", "1"); code != command.ExitFailure || !strings.Contains(e, collection.ErrAlreadyDone.Error()) {
+		t.Errorf("run --batch 1: exit %d: %s", code, e)
+	}
+	if _, e, code := run(t, "run", "--collection", dir, "--batch", "1", "--force", "-q"); code != command.ExitOK {
+		t.Errorf("run --batch 1 --force: exit %d: %s", code, e)
+	}
+	if _, e, code := run(t, "run", "--collection", dir, "--batch", "2"); code != command.ExitFailure || !strings.Contains(e, collection.ErrNoBatch.Error()) {
+		t.Errorf("run --batch 2: exit %d: %s", code, e)
+	}
+	if _, _, code := run(t, "run", "--collection", dir, "--force"); code != command.ExitUsage {
+		t.Errorf("--force alone: exit %d", code)
+	}
+
+	// cat by URL (normalised first) and by doc id.
+	out, errOut, code = run(t, "cat", "--collection", dir, "HTTP://WWW.A.CL/b")
+	if code != 0 || out != "Texto de B\nC\n" {
+		t.Errorf("cat: exit %d, %q %s", code, out, errOut)
+	}
+	if out, _, _ := run(t, "cat", "--collection", dir, "11"); !strings.Contains(out, "About SQLite") {
+		t.Errorf("cat 11: %.80q", out)
+	}
+	if _, e, code := run(t, "cat", "--collection", dir, "http://www.a.cl/nothing"); code != command.ExitFailure || !strings.Contains(e, textstore.ErrNotFound.Error()) {
+		t.Errorf("cat missing: exit %d: %s", code, e)
+	}
+	if _, _, code := run(t, "cat", "--collection", dir); code != command.ExitUsage {
+		t.Errorf("cat without argument: exit %d", code)
+	}
+
+	// show: the text store entry and the record with its links.
+	out, errOut, code = run(t, "show", "--collection", dir, "http://www.a.cl/b")
+	if code != 0 {
+		t.Fatalf("show: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"title        B", "charset      utf-8", "status       200", "segment      000001", "hash         ", "text         12 bytes, 12 stored", "links      1", `http://www.a.cl/c  "C" [nofollow]`, filepath.Join("000001", "parsed", "docs.jsonl")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+	// A page with a record but no text (a 404) is still shown.
+	out, _, code = run(t, "show", "--collection", dir, "13")
+	if code != 0 || !strings.Contains(out, "text store: no entry") || !strings.Contains(out, "status 404") {
+		t.Errorf("show 13: exit %d:\n%s", code, out)
+	}
+	if _, _, code := run(t, "show", "--collection", dir, "http://nowhere.cl/"); code != command.ExitFailure {
+		t.Errorf("show missing: exit %d", code)
+	}
+}
+
+// TestBatchDirMode: gathering a copied batch directory without a
+// collection, as on a machine of its own.
+func TestBatchDirMode(t *testing.T) {
+	col, err := collection.Create(t.TempDir(), config.Render(config.Defaults()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := gathertest.Batch(t, col, 7, pages(t))
+	textDir := filepath.Join(t.TempDir(), "text")
+	cfgFile := filepath.Join(t.TempDir(), "wire.toml")
+	os.WriteFile(cfgFile, config.Render(config.Defaults()), 0o644)
+
+	args := []string{"run", "--config", cfgFile, "--batch-dir", b.Dir, "--text-dir", textDir, "-q", "--gatherer-text-mode", "summary", "--gatherer-summary-words", "2"}
+	if _, e, code := run(t, args...); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, e)
+	}
+	if !b.Done(collection.StageGathered) {
+		t.Error("no marker in the batch directory")
+	}
+	if _, err := os.Stat(textstore.IndexPath(textDir, 7)); err != nil {
+		t.Error(err)
+	}
+	if _, e, code := run(t, args...); code != command.ExitFailure || !strings.Contains(e, collection.ErrAlreadyDone.Error()) {
+		t.Errorf("second run: exit %d: %s", code, e)
+	}
+	out, e, code := run(t, "cat", "--config", cfgFile, "--text-dir", textDir, "http://www.a.cl/b")
+	if code != 0 || out != "Texto de\n" {
+		t.Errorf("cat: exit %d: %q %s", code, out, e)
+	}
+	out, e, code = run(t, "show", "--config", cfgFile, "--text-dir", textDir, "--batch-dir", b.Dir, "12")
+	if code != 0 || !strings.Contains(out, "text_mode summary") || !strings.Contains(out, "links      1") {
+		t.Errorf("show: exit %d: %s %s", code, out, e)
+	}
+	if _, _, code := run(t, "run", "--batch-dir", b.Dir); code != command.ExitUsage {
+		t.Errorf("--batch-dir without --text-dir: exit %d", code)
+	}
+}

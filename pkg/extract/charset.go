@@ -1,0 +1,236 @@
+package extract
+
+import (
+	"bytes"
+	"mime"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/unicode"
+)
+
+// Where the charset of a page came from, in the order they are tried
+// (WHATWG HTML §13.2.3.2 "Determining the character encoding").
+const (
+	SourceBOM     = "bom"     // a byte order mark
+	SourceHeader  = "header"  // the charset parameter of the HTTP Content-Type
+	SourceMeta    = "meta"    // <meta charset> or <meta http-equiv=Content-Type> in the first 1024 bytes
+	SourceUTF8    = "utf-8"   // undeclared, and the whole body is valid UTF-8
+	SourceDefault = "default" // undeclared and not UTF-8: windows-1252
+)
+
+// prescanBytes is how far into the body a <meta> declaration counts
+// (WHATWG HTML §13.2.3.2, step 5: "the first 1024 bytes").
+const prescanBytes = 1024
+
+var boms = []struct {
+	bom  []byte
+	name string
+}{
+	{[]byte{0xEF, 0xBB, 0xBF}, "utf-8"},
+	{[]byte{0xFE, 0xFF}, "utf-16be"},
+	{[]byte{0xFF, 0xFE}, "utf-16le"},
+}
+
+// Decoded is a body converted to UTF-8.
+type Decoded struct {
+	Text    []byte // the body as valid UTF-8, byte order mark removed
+	Charset string // WHATWG name of the encoding it was decoded from
+	Source  string // Source* constant: where the encoding came from
+}
+
+// Decode converts an HTML body to UTF-8 the way browsers do: a byte order
+// mark wins, then the charset parameter of the Content-Type header, then a
+// <meta> declaration in the first 1024 bytes; an undeclared body that is
+// valid UTF-8 stays UTF-8, anything else is read as windows-1252. Labels
+// are resolved with the WHATWG Encoding Standard's table, so
+// "iso-8859-1" and "ascii" mean windows-1252 and "gb2312" means GBK. The
+// result is always valid UTF-8: bytes that do not decode become U+FFFD.
+func Decode(body []byte, contentType string) Decoded {
+	enc, name, source, skip := determine(body, contentType)
+	body = body[skip:]
+	var out []byte
+	if name == "utf-8" {
+		if utf8.Valid(body) {
+			out = body
+		} else {
+			out = decodeWith(unicode.UTF8, body)
+		}
+	} else {
+		out = decodeWith(enc, body)
+	}
+	if !utf8.Valid(out) { // a decoder's bug must not leak into the output
+		out = bytes.ToValidUTF8(out, []byte("\uFFFD"))
+	}
+	return Decoded{Text: out, Charset: name, Source: source}
+}
+
+func decodeWith(enc encoding.Encoding, body []byte) []byte {
+	out, err := enc.NewDecoder().Bytes(body)
+	if err != nil {
+		// x/text decoders replace bad input rather than fail; if one
+		// fails anyway, keep what can be kept.
+		return bytes.ToValidUTF8(body, []byte("\uFFFD"))
+	}
+	return out
+}
+
+// determine picks the encoding of body; skip is the length of a byte
+// order mark to drop.
+func determine(body []byte, contentType string) (enc encoding.Encoding, name, source string, skip int) {
+	for _, b := range boms {
+		if bytes.HasPrefix(body, b.bom) {
+			enc, name = charset.Lookup(b.name)
+			return enc, name, SourceBOM, len(b.bom)
+		}
+	}
+	if label := contentTypeCharset(contentType); label != "" {
+		if enc, name = charset.Lookup(label); enc != nil {
+			return enc, name, SourceHeader, 0
+		}
+	}
+	head := body
+	if len(head) > prescanBytes {
+		head = head[:prescanBytes]
+	}
+	if enc, name = prescan(head); enc != nil {
+		return enc, name, SourceMeta, 0
+	}
+	if validUTF8Prefix(body) {
+		enc, name = charset.Lookup("utf-8")
+		return enc, name, SourceUTF8, 0
+	}
+	enc, name = charset.Lookup("windows-1252")
+	return enc, name, SourceDefault, 0
+}
+
+// validUTF8Prefix reports whether b is valid UTF-8, allowing an
+// incomplete sequence at the very end (a body cut at the size limit).
+func validUTF8Prefix(b []byte) bool {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-3; i-- {
+		if b[i] < utf8.RuneSelf {
+			break
+		}
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				b = b[:i]
+			}
+			break
+		}
+	}
+	return utf8.Valid(b)
+}
+
+// MediaType returns the lower-case media type of a Content-Type value
+// without its parameters ("" if there is none).
+func MediaType(contentType string) string {
+	if mt, _, err := mime.ParseMediaType(contentType); err == nil {
+		return mt
+	}
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// contentTypeCharset returns the charset parameter of a Content-Type
+// value, also from values that mime.ParseMediaType rejects.
+func contentTypeCharset(contentType string) string {
+	if _, params, err := mime.ParseMediaType(contentType); err == nil {
+		return params["charset"]
+	}
+	return charsetFromContent(contentType)
+}
+
+// prescan looks for a <meta charset> or <meta http-equiv=Content-Type
+// content="...; charset=..."> in head (WHATWG HTML §13.2.3.3, "prescan a
+// byte stream", approximated with the tokenizer so comments and broken
+// markup are skipped the same way as in the real parse).
+func prescan(head []byte) (encoding.Encoding, string) {
+	z := html.NewTokenizer(bytes.NewReader(head))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return nil, ""
+		case html.StartTagToken, html.SelfClosingTagToken:
+			tag, hasAttr := z.TagName()
+			if string(tag) != "meta" {
+				continue
+			}
+			var (
+				pragma  bool   // http-equiv="content-type" seen
+				label   string // charset found
+				viaMeta bool   // label came from charset= (needs no pragma)
+				seen    = map[string]bool{}
+			)
+			for hasAttr {
+				var key, val []byte
+				key, val, hasAttr = z.TagAttr()
+				k := string(key)
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				switch k {
+				case "http-equiv":
+					pragma = strings.EqualFold(strings.TrimSpace(string(val)), "content-type")
+				case "content":
+					if label == "" {
+						label = charsetFromContent(string(val))
+					}
+				case "charset":
+					label, viaMeta = strings.TrimSpace(string(val)), true
+				}
+			}
+			if label == "" || (!viaMeta && !pragma) {
+				continue
+			}
+			enc, name := charset.Lookup(label)
+			if enc == nil {
+				continue
+			}
+			switch name {
+			case "utf-16be", "utf-16le": // §13.2.3.3 step: a meta cannot declare UTF-16
+				return charset.Lookup("utf-8")
+			case "x-user-defined":
+				return charset.Lookup("windows-1252")
+			}
+			return enc, name
+		}
+	}
+}
+
+// charsetFromContent extracts the encoding label from a Content-Type-like
+// string (WHATWG HTML §2.5.5 "extracting a character encoding from a meta
+// element").
+func charsetFromContent(s string) string {
+	lower := strings.ToLower(s)
+	for pos := 0; ; {
+		i := strings.Index(lower[pos:], "charset")
+		if i < 0 {
+			return ""
+		}
+		pos += i + len("charset")
+		rest := strings.TrimLeft(s[pos:], " \t\n\f\r")
+		if !strings.HasPrefix(rest, "=") {
+			continue
+		}
+		rest = strings.TrimLeft(rest[1:], " \t\n\f\r")
+		if rest == "" {
+			return ""
+		}
+		if q := rest[0]; q == '"' || q == '\'' {
+			end := strings.IndexByte(rest[1:], q)
+			if end < 0 {
+				return ""
+			}
+			return rest[1 : 1+end]
+		}
+		end := strings.IndexAny(rest, " \t\n\f\r;")
+		if end < 0 {
+			end = len(rest)
+		}
+		return rest[:end]
+	}
+}

@@ -1,0 +1,268 @@
+// Package gatherer is the parsing stage: it reads one batch's harvest
+// output, decodes and parses every page on all cores, writes the batch's
+// document records (parsed/docs.jsonl) for the seeder and the pages'
+// text to a segment of the text store. docs/gatherer.md describes it.
+package gatherer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/extract"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/parsed"
+	"github.com/wirecrawl/wire/pkg/textstore"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
+)
+
+// PartialDir is the name of the directory the gatherer writes its output
+// in before publishing it as parsed/.
+const PartialDir = collection.ParsedDir + ".partial"
+
+// Options say which batch to gather and how.
+type Options struct {
+	// BatchDir is the batch directory (batch.tsv, harvest/, ...).
+	BatchDir string
+	// BatchID is the batch id, which names the text segment; 0 takes it
+	// from the directory name (six digits) or else from batch.tsv.
+	BatchID int
+	// TextDir is the text store directory (COLLECTION/text).
+	TextDir string
+	// Workers is the number of parsing goroutines; 0 means runtime.NumCPU().
+	Workers int
+	// TextMode and SummaryWords say what the text store keeps.
+	TextMode     textstore.Mode
+	SummaryWords int
+	// MaxBodyBytes caps the body read from a WARC record (and the output
+	// of a Content-Encoding the gatherer decodes itself); 0 means
+	// config.Defaults().Harvester.MaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxURLLength is the URL normaliser's limit; 0 means the default.
+	MaxURLLength int
+	// Agent is the robots.txt product token (meta robots and
+	// X-Robots-Tag addressed to it count).
+	Agent string
+	// Logger receives per-page problems at debug level and a line per
+	// batch; nil discards.
+	Logger *slog.Logger
+	// Progress, if set, is called from one goroutine as documents are
+	// written: done of total.
+	Progress func(done, total int)
+}
+
+// OptionsFromConfig fills the settings of Options from a configuration.
+func OptionsFromConfig(cfg config.Config) (Options, error) {
+	mode, err := textstore.ParseMode(cfg.Gatherer.TextMode)
+	if err != nil {
+		return Options{}, fmt.Errorf("%w: gatherer.text_mode: %w", config.ErrInvalid, err)
+	}
+	return Options{
+		Workers:      cfg.Gatherer.Workers,
+		TextMode:     mode,
+		SummaryWords: cfg.Gatherer.SummaryWords,
+		MaxBodyBytes: cfg.Harvester.MaxBodyBytes,
+		MaxURLLength: cfg.Scope.MaxURLLength,
+		Agent:        cfg.Crawl.ProductToken,
+	}, nil
+}
+
+// Summary is what a run did; it is the content of the gathered.done
+// marker and what the command prints.
+type Summary struct {
+	Batch        int            `json:"batch"`
+	Docs         int            `json:"docs"`                   // records in docs.jsonl (one per fetch log line)
+	HTML         int            `json:"html"`                   // pages parsed as HTML
+	Other        int            `json:"other"`                  // 2xx responses of other media types (not parsed)
+	FetchErrors  int            `json:"fetchErrors"`            // fetches that failed or were not attempted
+	ReadErrors   int            `json:"readErrors"`             // responses that could not be read back or decoded
+	Redirects    int            `json:"redirects"`              // 3xx responses and meta refreshes with a target
+	NotModified  int            `json:"notModified"`            // 304 responses
+	Unchanged    int            `json:"unchanged"`              // same text hash as the newest older segment
+	NoIndex      int            `json:"noindex"`                // pages that asked not to be indexed
+	NoFollow     int            `json:"nofollow"`               // pages that asked for their links not to be followed
+	BytesIn      int64          `json:"bytesIn"`                // body bytes read from the WARC files
+	TextBytes    int64          `json:"textBytes"`              // normalised text of the HTML pages
+	StoredBytes  int64          `json:"storedBytes"`            // text written to the segment (after mode and de-duplication), uncompressed
+	SegmentBytes int64          `json:"segmentBytes"`           // size of the segment's data file
+	Duplicates   int            `json:"duplicates"`             // pages whose text was already in the segment
+	Links        int            `json:"links"`                  // out-links written
+	LinksDropped map[string]int `json:"linksDropped,omitempty"` // links that failed normalisation, by reason
+	Charsets     map[string]int `json:"charsets,omitempty"`     // HTML pages by charset decoded from
+	Workers      int            `json:"workers"`
+	Started      time.Time      `json:"started"`
+	Seconds      float64        `json:"seconds"`
+	MBPerSecond  float64        `json:"mbPerSecond"` // BytesIn per wall-clock second
+}
+
+// BatchID works out the id of a batch directory: its name if it is six
+// digits, else the batch: line of its batch.tsv.
+func BatchID(dir string) (int, error) {
+	name := filepath.Base(filepath.Clean(dir))
+	if id, err := strconv.Atoi(name); err == nil && id > 0 && collection.BatchName(id) == name {
+		return id, nil
+	}
+	h, _, err := batch.ReadFile(filepath.Join(dir, collection.BatchFile))
+	if err != nil {
+		return 0, fmt.Errorf("batch id of %s: %w", dir, err)
+	}
+	if h.Batch <= 0 {
+		return 0, fmt.Errorf("batch id of %s: the batch file has no batch number", dir)
+	}
+	return h.Batch, nil
+}
+
+// Run gathers one batch: it reads harvest/fetch.log, parses the pages on
+// Options.Workers goroutines, writes parsed.partial/docs.jsonl in fetch
+// log order, commits the text segment, publishes parsed.partial/ as
+// parsed/ and writes the gathered.done marker, in that order, so a kill
+// at any moment leaves the batch either not gathered (and a rerun redoes
+// it) or completely gathered. The caller checks that the batch is ready
+// (collection.Batch.CheckReady) and holds the lock.
+func Run(ctx context.Context, o Options) (*Summary, error) {
+	start := time.Now()
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if o.BatchID == 0 {
+		id, err := BatchID(o.BatchDir)
+		if err != nil {
+			return nil, err
+		}
+		o.BatchID = id
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.NumCPU()
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = config.Defaults().Harvester.MaxBodyBytes
+	}
+	b := &collection.Batch{ID: o.BatchID, Dir: o.BatchDir}
+	fail := func(err error) (*Summary, error) {
+		return nil, fmt.Errorf("gather batch %s: %w", b.Name(), err)
+	}
+	// The marker goes first: from here until the new one is written the
+	// batch counts as not gathered.
+	marker := filepath.Join(b.Dir, string(collection.StageGathered)+".done")
+	if err := os.Remove(marker); err == nil {
+		if err := collection.SyncDir(b.Dir); err != nil {
+			return fail(err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fail(err)
+	}
+
+	harvest := b.HarvestPath()
+	recs, err := fetchlog.ReadFile(filepath.Join(harvest, fetchlog.LogFile))
+	if err != nil {
+		return fail(err)
+	}
+	store, err := textstore.Open(o.TextDir)
+	if err != nil {
+		return fail(err)
+	}
+	defer store.Close()
+	urls := make([]string, len(recs))
+	for i := range recs {
+		urls[i] = recs[i].URL
+	}
+	prev, err := store.PreviousHashes(b.ID, urls)
+	if err != nil {
+		return fail(fmt.Errorf("read older text segments: %w", err))
+	}
+	seg, err := textstore.Create(o.TextDir, b.ID, o.TextMode, o.SummaryWords)
+	if err != nil {
+		return fail(err)
+	}
+	defer seg.Abort()
+
+	partial := filepath.Join(b.Dir, PartialDir)
+	if err := os.RemoveAll(partial); err != nil {
+		return fail(err)
+	}
+	if err := os.MkdirAll(partial, 0o755); err != nil {
+		return fail(err)
+	}
+	published := false
+	defer func() {
+		if !published {
+			os.RemoveAll(partial)
+		}
+	}()
+	f, err := os.Create(filepath.Join(partial, parsed.DocsFile))
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+
+	sum := &Summary{Batch: b.ID, Workers: o.Workers, Started: start.UTC(), LinksDropped: map[string]int{}, Charsets: map[string]int{}}
+	w := parsed.NewWriter(f)
+	p := &pipeline{
+		o:     o,
+		ex:    extract.New(extract.Options{MaxURLLength: o.MaxURLLength, Agent: o.Agent}),
+		norm:  urlnorm.New(o.MaxURLLength),
+		dir:   harvest,
+		log:   log,
+		recs:  recs,
+		prev:  prev,
+		docs:  w,
+		seg:   seg,
+		sum:   sum,
+		total: len(recs),
+	}
+	if err := p.run(ctx); err != nil {
+		return fail(err)
+	}
+	if err := w.Flush(); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		return fail(err)
+	}
+	if err := collection.SyncDir(partial); err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	st := seg.Stats()
+	if err := seg.Commit(); err != nil {
+		return fail(err)
+	}
+	if err := collection.ReplaceDir(partial, b.ParsedPath()); err != nil {
+		return fail(err)
+	}
+	published = true
+	sum.StoredBytes = st.TextBytes
+	sum.SegmentBytes = st.DataBytes
+	sum.Duplicates = st.Duplicates
+	el := time.Since(start)
+	sum.Seconds = el.Seconds()
+	if el > 0 {
+		sum.MBPerSecond = float64(sum.BytesIn) / 1e6 / el.Seconds()
+	}
+	if len(sum.LinksDropped) == 0 {
+		sum.LinksDropped = nil
+	}
+	if len(sum.Charsets) == 0 {
+		sum.Charsets = nil
+	}
+	if err := b.MarkDone(collection.StageGathered, sum); err != nil {
+		return fail(err)
+	}
+	log.Info("gathered", "batch", b.Name(), "docs", sum.Docs, "html", sum.HTML, "links", sum.Links, "seconds", sum.Seconds)
+	return sum, nil
+}

@@ -1,0 +1,46 @@
+package gatherer
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// WriteText prints the summary for people: the batch, the documents, the
+// bytes read and stored, the links and the speed.
+func (s *Summary) WriteText(w io.Writer) {
+	el := time.Duration(s.Seconds * float64(time.Second)).Round(time.Millisecond)
+	fmt.Fprintf(w, "batch %06d gathered in %s with %d workers\n", s.Batch, el, s.Workers)
+	fmt.Fprintf(w, "  docs      %d: %d HTML, %d other, %d fetch errors, %d unreadable, %d redirects, %d not modified, %d unchanged\n",
+		s.Docs, s.HTML, s.Other, s.FetchErrors, s.ReadErrors, s.Redirects, s.NotModified, s.Unchanged)
+	fmt.Fprintf(w, "  bytes     %s in, %s of text, %s stored (%s on disk, %d duplicate texts)\n",
+		mb(s.BytesIn), mb(s.TextBytes), mb(s.StoredBytes), mb(s.SegmentBytes), s.Duplicates)
+	fmt.Fprintf(w, "  links     %d written, dropped %s; %d pages nofollow, %d noindex\n", s.Links, counts(s.LinksDropped), s.NoFollow, s.NoIndex)
+	fmt.Fprintf(w, "  charsets  %s\n", counts(s.Charsets))
+	fmt.Fprintf(w, "  speed     %.1f MB/s\n", s.MBPerSecond)
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+func counts(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
