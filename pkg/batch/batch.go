@@ -4,15 +4,17 @@
 // The format, documented in docs/format/batch.md, is plain tab-separated
 // text with a commented header, so that less, grep and awk read it:
 //
-//	# wire-batch 1
+//	# wire-batch 2
 //	# batch: 000001
 //	# created: 2026-11-22T01:50:00Z
 //	# strategy: pagerank
 //	# params: alpha=1 beta=1 gamma=1
-//	# counts: urls=2 sites=1 new=2 revisits=0
-//	# columns: docid site score depth kind url
-//	1	http://www.uchile.cl	0.5	0	new	http://www.uchile.cl/
-//	7	http://www.uchile.cl	0.25	1	new	http://www.uchile.cl/a.html
+//	# counts: urls=2 sites=1 new=1 revisits=1
+//	# columns: docid site score depth kind url last_modified etag
+//	1	http://www.uchile.cl	0.5	0	revisit	http://www.uchile.cl/	Mon, 02 Jan 2026 15:04:05 GMT	"abc"
+//	7	http://www.uchile.cl	0.25	1	new	http://www.uchile.cl/a.html	-	-
+//
+// Version 1 files (without the last two columns) are still read.
 package batch
 
 import (
@@ -27,14 +29,18 @@ import (
 	"time"
 )
 
-// Version is the batch file format version this code writes and reads.
-const Version = 1
+// Version is the batch file format version this code writes. Versions 1
+// and 2 are read.
+const Version = 2
 
 // Magic is the first line of every batch file, without the version.
 const Magic = "# wire-batch"
 
 // Columns are the names of the tab-separated fields of an entry line.
-var Columns = []string{"docid", "site", "score", "depth", "kind", "url"}
+var Columns = []string{"docid", "site", "score", "depth", "kind", "url", "last_modified", "etag"}
+
+// columnsV1 are the fields of a version 1 entry line.
+var columnsV1 = Columns[:6]
 
 // Kinds of entry.
 const (
@@ -62,6 +68,10 @@ type Entry struct {
 	Depth int     // links from the site's entry page
 	Kind  string  // KindNew or KindRevisit
 	URL   string  // normalised URL
+	// LastModified and ETag are the validators of the last visit, for a
+	// conditional GET on a revisit; empty when unknown (written "-").
+	LastModified string
+	ETag         string
 }
 
 // Write writes a batch file.
@@ -78,9 +88,24 @@ func Write(w io.Writer, h Header, entries []Entry) error {
 		if strings.ContainsAny(e.URL, "\t\n\r") || strings.ContainsAny(e.Site, "\t\n\r") {
 			return fmt.Errorf("write batch: url %q contains a tab or newline", e.URL)
 		}
-		fmt.Fprintf(bw, "%d\t%s\t%s\t%d\t%s\t%s\n", e.DocID, e.Site, strconv.FormatFloat(e.Score, 'g', 6, 64), e.Depth, e.Kind, e.URL)
+		fmt.Fprintf(bw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", e.DocID, e.Site, strconv.FormatFloat(e.Score, 'g', 6, 64), e.Depth, e.Kind, e.URL, validator(e.LastModified), validator(e.ETag))
 	}
 	return bw.Flush()
+}
+
+// validator writes a Last-Modified or ETag value as one field: "-" when
+// empty, control characters (tabs, newlines) dropped.
+func validator(v string) string {
+	v = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(v))
+	if v == "" {
+		return "-"
+	}
+	return v
 }
 
 func joinSorted[V any](m map[string]V, format func(V) string) string {
@@ -120,6 +145,7 @@ func Read(r io.Reader) (Header, []Entry, error) {
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	line := 0
 	sawColumns := false
+	columns := Columns
 	for sc.Scan() {
 		line++
 		text := sc.Text()
@@ -128,8 +154,12 @@ func Read(r io.Reader) (Header, []Entry, error) {
 			if !ok {
 				return h, nil, fmt.Errorf("%w: line 1: want %q, got %q", ErrFormat, Magic+" 1", truncate(text))
 			}
-			if n, err := strconv.Atoi(v); err != nil || n != Version {
-				return h, nil, fmt.Errorf("%w: line 1: unsupported version %q (this program reads %d)", ErrFormat, v, Version)
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > Version {
+				return h, nil, fmt.Errorf("%w: line 1: unsupported version %q (this program reads 1 to %d)", ErrFormat, v, Version)
+			}
+			if n == 1 {
+				columns = columnsV1
 			}
 			continue
 		}
@@ -143,8 +173,8 @@ func Read(r io.Reader) (Header, []Entry, error) {
 				return h, nil, fmt.Errorf("%w: line %d: %w", ErrFormat, line, err)
 			}
 			if strings.TrimSpace(key) == "columns" {
-				if val != strings.Join(Columns, " ") {
-					return h, nil, fmt.Errorf("%w: line %d: columns %q, want %q", ErrFormat, line, val, strings.Join(Columns, " "))
+				if val != strings.Join(columns, " ") {
+					return h, nil, fmt.Errorf("%w: line %d: columns %q, want %q", ErrFormat, line, val, strings.Join(columns, " "))
 				}
 				sawColumns = true
 			}
@@ -153,7 +183,7 @@ func Read(r io.Reader) (Header, []Entry, error) {
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
-		e, err := parseEntry(text)
+		e, err := parseEntry(text, len(columns))
 		if err != nil {
 			return h, nil, fmt.Errorf("%w: line %d: %w", ErrFormat, line, err)
 		}
@@ -211,13 +241,13 @@ func (h *Header) set(key, val string) error {
 	return nil
 }
 
-func parseEntry(text string) (Entry, error) {
+func parseEntry(text string, ncol int) (Entry, error) {
 	if strings.ContainsRune(text, '\r') { // Write never writes one; a CRLF line end is already gone
 		return Entry{}, fmt.Errorf("carriage return inside the line %q", truncate(text))
 	}
 	f := strings.Split(text, "\t")
-	if len(f) != len(Columns) {
-		return Entry{}, fmt.Errorf("want %d tab-separated fields, got %d in %q", len(Columns), len(f), truncate(text))
+	if len(f) != ncol {
+		return Entry{}, fmt.Errorf("want %d tab-separated fields, got %d in %q", ncol, len(f), truncate(text))
 	}
 	var e Entry
 	var err error
@@ -241,6 +271,17 @@ func parseEntry(text string) (Entry, error) {
 	}
 	if !strings.HasPrefix(e.URL, e.Site+"/") {
 		return e, fmt.Errorf("url %q is not on site %q", truncate(e.URL), truncate(e.Site))
+	}
+	if ncol > 6 {
+		if f[6] != "-" {
+			e.LastModified = f[6]
+		}
+		if f[7] != "-" {
+			e.ETag = f[7]
+		}
+		if validator(e.LastModified) != f[6] || validator(e.ETag) != f[7] {
+			return e, fmt.Errorf("validators %q %q have control characters or spaces around them", truncate(f[6]), truncate(f[7]))
+		}
 	}
 	return e, nil
 }

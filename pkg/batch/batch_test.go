@@ -75,3 +75,23 @@ func FuzzBatchRead(f *testing.F) {
 		}
 	})
 }
+
+// TestValidatorsRoundTrip: version 2 carries the validators of the last
+// visit for a conditional GET.
+func TestValidatorsRoundTrip(t *testing.T) {
+	e := []Entry{
+		{DocID: 1, Site: "http://a.cl", Score: 1, Kind: KindRevisit, URL: "http://a.cl/", LastModified: "Mon, 02 Jan 2026 15:04:05 GMT", ETag: `W/"abc 1"`},
+		{DocID: 2, Site: "http://a.cl", Score: 0.5, Depth: 1, Kind: KindNew, URL: "http://a.cl/x", ETag: "bad\ttab"},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, Header{Batch: 3, Created: time.Unix(0, 0), Counts: map[string]int{"urls": 2}}, e); err != nil {
+		t.Fatal(err)
+	}
+	_, got, err := Read(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].LastModified != e[0].LastModified || got[0].ETag != e[0].ETag || got[1].LastModified != "" || got[1].ETag != "badtab" {
+		t.Errorf("validators: %+v", got)
+	}
+}

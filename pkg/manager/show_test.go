@@ -81,7 +81,7 @@ func TestShowRejectsMalformed(t *testing.T) {
 		name, content, want string
 	}{
 		{"bad score", strings.Replace(string(good), "0.666667", "lots", 1), "line 8: score"},
-		{"missing field", strings.Replace(string(good), "\tnew\thttp://a.cl/x", "\thttp://a.cl/x", 1), "line 8: want 6"},
+		{"missing field", strings.Replace(string(good), "\tnew\thttp://a.cl/x", "\thttp://a.cl/x", 1), "line 8: want 8"},
 		{"truncated", strings.Join(lines[:len(lines)-3], ""), "truncated"},
 		{"cut mid-line", string(good[:len(good)-30]), "line 13"},
 		{"not a batch", "hello\n", "line 1"},
