@@ -38,17 +38,22 @@ const FormatVersion = 1
 
 // Names of the files and directories of a collection.
 const (
-	FormatFile  = "FORMAT"
-	ConfigFile  = "wire.toml"
-	GraphFile   = "graph.db"
-	TextDir     = "text"
-	BatchesDir  = "batches"
-	LogsDir     = "logs"
-	LocksDir    = "locks"
-	BatchFile   = "batch.tsv"
-	HarvestDir  = "harvest"
-	ParsedDir   = "parsed"
-	formatMagic = "wire-collection"
+	FormatFile = "FORMAT"
+	ConfigFile = "wire.toml"
+	GraphFile  = "graph.db"
+	TextDir    = "text"
+	BatchesDir = "batches"
+	LogsDir    = "logs"
+	LocksDir   = "locks"
+	BatchFile  = "batch.tsv"
+	// BatchRobotsFile and BatchServersFile sit beside batch.tsv when the
+	// manager has fresh robots.txt copies or server estimates for the
+	// batch's sites (fetchlog.Robots and fetchlog.Server lines).
+	BatchRobotsFile  = "robots.jsonl"
+	BatchServersFile = "servers.jsonl"
+	HarvestDir       = "harvest"
+	ParsedDir        = "parsed"
+	formatMagic      = "wire-collection"
 )
 
 // Stage names a step of the crawl cycle; each has a marker file in the
@@ -250,6 +255,24 @@ func (c *Collection) NextBatchID() (int, error) {
 
 // File is the batch file.
 func (b *Batch) File() string { return filepath.Join(b.Dir, BatchFile) }
+
+// RobotsPath is the manager's robots.txt copies for the batch (optional).
+func (b *Batch) RobotsPath() string { return filepath.Join(b.Dir, BatchRobotsFile) }
+
+// ServersPath is the manager's server estimates for the batch (optional).
+func (b *Batch) ServersPath() string { return filepath.Join(b.Dir, BatchServersFile) }
+
+// ClearDone removes the marker of stage s, so that the stage runs again
+// on the batch (used with --force).
+func (b *Batch) ClearDone(s Stage) error {
+	if s == StageManaged {
+		return fmt.Errorf("clear batch %s: the managed stage is marked by its batch file", b.Name())
+	}
+	if err := os.Remove(b.markerPath(s)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("clear batch %s %s: %w", b.Name(), s, err)
+	}
+	return SyncDir(b.Dir)
+}
 
 // HarvestPath is the harvester's output directory.
 func (b *Batch) HarvestPath() string { return filepath.Join(b.Dir, HarvestDir) }

@@ -22,9 +22,10 @@ const Version = 1
 
 // File names inside a harvest directory.
 const (
-	LogFile    = "fetch.log"
-	RobotsFile = "robots.jsonl"
-	header     = "# wire-fetchlog"
+	LogFile     = "fetch.log"
+	RobotsFile  = "robots.jsonl"
+	ServersFile = "servers.jsonl"
+	header      = "# wire-fetchlog"
 )
 
 // Columns are the tab-separated fields of a fetch log line.
@@ -206,4 +207,53 @@ func FormatRobots(r Robots) ([]byte, error) {
 		return nil, fmt.Errorf("encode robots of %s: %w", r.Site, err)
 	}
 	return append(b, '\n'), nil
+}
+
+// Server is what the harvester measured of one server (host name) during
+// a batch: the estimates of Cao et al.'s two-level scheduling, exponentially
+// weighted moving averages with alpha 0.8. The harvester writes them to
+// harvest/servers.jsonl; the seeder keeps them per site; the manager copies
+// the known ones into the next batch directory's servers.jsonl so the
+// harvester can rank servers before it has measured them again.
+type Server struct {
+	Host            string    `json:"host"`                      // host name
+	IP              string    `json:"ip,omitempty"`              // address used
+	ConnectMs       float64   `json:"connectMs"`                 // time to open a connection
+	ResponseMs      float64   `json:"responseMs"`                // time from request to end of a page
+	RequestsPerConn float64   `json:"requestsPerConn,omitempty"` // pages served per kept-alive connection
+	Pages           int       `json:"pages,omitempty"`           // pages fetched in this batch
+	Bytes           int64     `json:"bytes,omitempty"`           // body bytes in this batch
+	Errors          int       `json:"errors,omitempty"`          // failed requests in this batch
+	Measured        time.Time `json:"measured"`                  // when the estimates were last updated
+}
+
+// FormatServer returns s as one servers file line, newline included.
+func FormatServer(s Server) ([]byte, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encode server %s: %w", s.Host, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// ReadServers reads a servers file (JSON lines); a partial last line is
+// ignored as in Read.
+func ReadServers(path string) ([]Server, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read servers file %s: %w", path, err)
+	}
+	var out []Server
+	lines := strings.Split(string(data), "\n")
+	for i, line := range lines {
+		if i == len(lines)-1 || strings.TrimSpace(line) == "" {
+			continue
+		}
+		var s Server
+		if err := json.Unmarshal([]byte(line), &s); err != nil {
+			return out, fmt.Errorf("%w: %s line %d: %w", ErrFormat, path, i+1, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

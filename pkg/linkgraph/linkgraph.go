@@ -96,6 +96,10 @@ type Doc struct {
 	// to 0 by a response); the manager stops scheduling a page that failed
 	// too often.
 	Failures int `json:"failures,omitempty"`
+	// LastModified and ETag are the validators of the last response, sent
+	// back on a revisit as a conditional GET.
+	LastModified string `json:"lastModified,omitempty"`
+	ETag         string `json:"etag,omitempty"`
 }
 
 // Site is what the crawl knows of one site (scheme, host and port).
@@ -107,6 +111,12 @@ type Site struct {
 	RobotsBody    string    `json:"robotsBody,omitempty"`
 	RobotsErr     string    `json:"robotsErr,omitempty"`
 	RobotsFetched time.Time `json:"robotsFetched,omitzero"`
+	// Server estimates measured by the harvester (Cao et al.: EWMA with
+	// alpha 0.8), kept so the next batch can rank servers from the start.
+	ConnectMs       float64   `json:"connectMs,omitempty"`
+	ResponseMs      float64   `json:"responseMs,omitempty"`
+	RequestsPerConn float64   `json:"requestsPerConn,omitempty"`
+	EstimatesAt     time.Time `json:"estimatesAt,omitzero"`
 }
 
 // BatchState records what has happened to a batch in graph.db.

@@ -25,24 +25,28 @@ var ErrFormat = errors.New("malformed parsed output")
 
 // Doc is what the gatherer learned about one URL of the batch.
 type Doc struct {
-	V         int       `json:"v"`                   // format version
-	DocID     uint64    `json:"docid"`               // id from the batch file
-	URL       string    `json:"url"`                 // URL as fetched
-	Status    int       `json:"status"`              // HTTP status, 0 if none
-	Err       string    `json:"error,omitempty"`     // fetch or parse error
-	Fetched   time.Time `json:"fetched"`             // when it was fetched
-	MIME      string    `json:"mime,omitempty"`      // media type
-	Charset   string    `json:"charset,omitempty"`   // charset the text was decoded from
-	Bytes     int64     `json:"bytes"`               // body bytes
-	Title     string    `json:"title,omitempty"`     // page title
-	Hash      string    `json:"hash,omitempty"`      // hash of the normalised text (hex)
-	TextBytes int       `json:"textBytes,omitempty"` // bytes of extracted text
-	Redirect  string    `json:"redirect,omitempty"`  // absolute redirect target (3xx or meta refresh)
-	Canonical string    `json:"canonical,omitempty"` // rel=canonical, absolute
-	NoIndex   bool      `json:"noindex,omitempty"`   // meta robots / X-Robots-Tag noindex
-	NoFollow  bool      `json:"nofollow,omitempty"`  // meta robots / X-Robots-Tag nofollow (links are then omitted)
-	Unchanged bool      `json:"unchanged,omitempty"` // same text hash as the previous visit
-	Links     []Link    `json:"links,omitempty"`     // out-links in document order
+	V            int       `json:"v"`                      // format version
+	DocID        uint64    `json:"docid"`                  // id from the batch file
+	URL          string    `json:"url"`                    // URL as fetched
+	Status       int       `json:"status"`                 // HTTP status, 0 if none
+	Err          string    `json:"error,omitempty"`        // fetch or parse error
+	Fetched      time.Time `json:"fetched"`                // when it was fetched
+	MIME         string    `json:"mime,omitempty"`         // media type
+	Charset      string    `json:"charset,omitempty"`      // charset the text was decoded from
+	Bytes        int64     `json:"bytes"`                  // body bytes
+	Title        string    `json:"title,omitempty"`        // page title
+	Description  string    `json:"description,omitempty"`  // meta description
+	Lang         string    `json:"lang,omitempty"`         // language attribute of <html>, if any
+	LastModified string    `json:"lastModified,omitempty"` // Last-Modified response header, as sent
+	ETag         string    `json:"etag,omitempty"`         // ETag response header, as sent
+	Hash         string    `json:"hash,omitempty"`         // hash of the normalised text (hex)
+	TextBytes    int       `json:"textBytes,omitempty"`    // bytes of extracted text
+	Redirect     string    `json:"redirect,omitempty"`     // absolute redirect target (3xx or meta refresh)
+	Canonical    string    `json:"canonical,omitempty"`    // rel=canonical, absolute
+	NoIndex      bool      `json:"noindex,omitempty"`      // meta robots / X-Robots-Tag noindex
+	NoFollow     bool      `json:"nofollow,omitempty"`     // meta robots / X-Robots-Tag nofollow (links are then omitted)
+	Unchanged    bool      `json:"unchanged,omitempty"`    // same text hash as the previous visit
+	Links        []Link    `json:"links,omitempty"`        // out-links in document order
 }
 
 // Link is one out-link of a page.
