@@ -15,11 +15,6 @@ import (
 	"github.com/wirecrawl/wire/pkg/manager"
 )
 
-func newApp() *cli.App {
-	return command.NewApp("manager", "score the link graph and write the next batch (long-term scheduling)",
-		runCommand(), showCommand(), cancelCommand())
-}
-
 func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",

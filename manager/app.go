@@ -1,0 +1,17 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/command"
+)
+
+// newApp builds the manager's command line. Each command is built by a
+// function in its own file; add one line here per command.
+func newApp() *cli.App {
+	return command.NewApp("manager", "score the link graph and write the next batch (long-term scheduling)",
+		runCommand(),
+		showCommand(),
+		cancelCommand(),
+	)
+}
