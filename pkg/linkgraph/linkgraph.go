@@ -38,7 +38,16 @@ var (
 	bucketSiteRec = []byte("siterec")
 	bucketOut     = []byte("out")
 	bucketBatches = []byte("batches")
-	allBuckets    = [][]byte{bucketMeta, bucketURLs, bucketDocs, bucketSites, bucketSiteRec, bucketOut, bucketBatches}
+	// bucketIn holds in-link sets mirroring bucketOut (seeder).
+	bucketIn = []byte("in")
+	// bucketSiteLinks holds the site graph: site id → roaring set of
+	// linked site ids (seeder).
+	bucketSiteLinks = []byte("sitelinks")
+	// bucketScores holds the manager's per-document estimator state
+	// (OPIC cash and history, imported historical PageRank): doc id →
+	// value, layout owned by pkg/manager.
+	bucketScores = []byte("scores")
+	allBuckets   = [][]byte{bucketMeta, bucketURLs, bucketDocs, bucketSites, bucketSiteRec, bucketOut, bucketBatches, bucketIn, bucketSiteLinks, bucketScores}
 
 	keyVersion  = []byte("version")
 	keyNextDoc  = []byte("next_doc")
@@ -100,6 +109,20 @@ type Doc struct {
 	// back on a revisit as a conditional GET.
 	LastModified string `json:"lastModified,omitempty"`
 	ETag         string `json:"etag,omitempty"`
+	// History is the visit history, oldest first, at most MaxHistory
+	// visits (the freshness estimator's input).
+	History []Visit `json:"history,omitempty"`
+}
+
+// MaxHistory is the number of visits a document's History keeps.
+const MaxHistory = 16
+
+// Visit is one fetch of a document with a response.
+type Visit struct {
+	Time         time.Time `json:"t"`
+	Status       int       `json:"s,omitempty"`
+	Changed      bool      `json:"c,omitempty"`  // text hash differs from the previous visit
+	LastModified string    `json:"lm,omitempty"` // Last-Modified header of the response
 }
 
 // Site is what the crawl knows of one site (scheme, host and port).
