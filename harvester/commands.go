@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 
 	"github.com/urfave/cli/v2"
@@ -28,29 +30,54 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "harvest the next batch ready for the harvester (or batch N, or a bare batch directory)",
-		UsageText: "harvester run [--batch N] [--force] [-c COLLECTION]\n   harvester run --batch-dir DIR [--config FILE]",
+		UsageText: "harvester run [--batch N] [--force] [--shard i/N] [-c COLLECTION]\n   harvester run --batch-dir DIR [--config FILE] [--force] [--shard i/N]",
 		Description: `Downloads every URL of the batch into BATCH/harvest/ (WARC files, fetch.log,
-robots.jsonl; docs/format/harvest.md) and marks the batch harvested. Work goes
-to BATCH/harvest.partial/ first: a run that is interrupted or killed is resumed
-by the next run, which skips every URL already logged.
+robots.jsonl, servers.jsonl; docs/format/harvest.md) and marks the batch
+harvested. Work goes to BATCH/harvest.partial/ first: a run that is interrupted
+(SIGINT, SIGTERM: requests in flight get harvester.stop_timeout to finish) or
+killed is resumed by the next run, which skips every URL already logged.
 
 With --batch-dir the harvester works on a batch directory outside any
-collection (batch.tsv alone is needed); the config is --config, else
-DIR/wire.toml if present, else the defaults, environment and flags.
+collection (batch.tsv alone is needed; robots.jsonl and servers.jsonl beside it
+are used if present); the config is --config, else DIR/wire.toml if present,
+else the defaults, environment and flags.
+
+With --shard i/N (1 <= i <= N) it fetches only the URLs whose host name hashes
+to shard i, into BATCH/harvest-shard-i-of-N/, so that N machines can share a
+batch; the batch is marked harvested when all N shards are done and merged into
+BATCH/harvest/ (automatically by the last shard to finish when they share the
+directory, else by "harvester run" without --shard once the shard directories
+are copied back).
+
+On a terminal, a status line shows URLs, pages, bytes, pages/s, hosts active,
+waiting and done, and errors; otherwise only the summary is printed.
 
 ` + command.ExitCodesHelp,
 		Flags: flags(
 			&cli.IntFlag{Name: "batch", Usage: "harvest batch `N` instead of the next ready one"},
 			&cli.StringFlag{Name: "batch-dir", Usage: "harvest the bare batch directory `DIR` (no collection needed)"},
-			&cli.BoolFlag{Name: "force", Usage: "harvest again a batch that is already harvested (needs --batch or --batch-dir)"},
+			&cli.BoolFlag{Name: "force", Usage: "harvest again a batch (or shard) that is already harvested (needs --batch or --batch-dir)"},
+			&cli.StringFlag{Name: "shard", Usage: "fetch only shard `i/N` of the batch (sites hashed by host name)"},
 		),
 		Action: func(c *cli.Context) error {
 			opts, err := runOptionsFrom(c)
 			if err != nil {
 				return err
 			}
+			tuneGC()
 			return run(c.Context, opts, c.App.Writer)
 		},
+	}
+}
+
+// tuneGC makes the garbage collector run less often than Go's default
+// (GOGC=400 rather than 100) unless GOGC is set: the harvester's live heap
+// is small (bounded by connections × max_body_bytes) but it allocates a
+// response and its WARC records per page, so the default collects for
+// nothing and costs about a tenth of its CPU (docs/harvester.md).
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
 	}
 }
 
@@ -60,6 +87,7 @@ type runOptions struct {
 	Batch      int    // batch id; 0 = next ready
 	BatchDir   string // bare batch directory (batch-dir mode)
 	Force      bool
+	Shard      harvester.Shard
 	Config     config.Config
 	Logger     *slog.Logger
 	Progress   harvester.Progress
@@ -71,8 +99,6 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 		Batch:      c.Int("batch"),
 		BatchDir:   c.String("batch-dir"),
 		Force:      c.Bool("force"),
-		Logger:     command.Logger(c),
-		Progress:   &progress{c: c},
 	}
 	if c.Args().Len() > 0 {
 		return o, command.Usage("run takes no arguments, got %q", c.Args().First())
@@ -86,6 +112,13 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 	if c.IsSet("batch") && o.Batch < 1 {
 		return o, command.Usage("--batch must be a batch number (1 or more), got %d", o.Batch)
 	}
+	if c.IsSet("shard") {
+		s, err := harvester.ParseShard(c.String("shard"))
+		if err != nil {
+			return o, command.Usage("--shard: %v", err)
+		}
+		o.Shard = s
+	}
 	var err error
 	if o.BatchDir != "" {
 		file, optional := c.String(command.FlagConfig), false
@@ -96,12 +129,34 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 	} else {
 		o.Config, err = command.LoadConfig(c)
 	}
-	return o, err
+	if err != nil {
+		return o, err
+	}
+	// On a terminal the status line owns stderr: log lines go above it.
+	if command.Interactive(c) {
+		what := "harvesting"
+		if !o.Shard.Whole() {
+			what += " shard " + o.Shard.String()
+		}
+		sl := newStatusLine(c.App.ErrWriter, what)
+		o.Progress = sl
+		saved := c.App.ErrWriter
+		c.App.ErrWriter = sl
+		o.Logger = command.Logger(c)
+		c.App.ErrWriter = saved
+	} else if c.Bool(command.FlagVerbose) || c.Bool(command.FlagQuiet) {
+		o.Logger = command.Logger(c)
+	} else {
+		// Not a terminal (cron, a pipe): warnings and the summary only.
+		o.Logger = slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return o, nil
 }
 
-// run harvests one batch and prints the summary paragraph on out.
+// run harvests one batch (or shard) and prints the summary paragraph on
+// out.
 func run(ctx context.Context, o runOptions, out io.Writer) error {
-	hopts := harvester.Options{Config: o.Config, Logger: o.Logger, Progress: o.Progress, Force: o.Force}
+	hopts := harvester.Options{Config: o.Config, Logger: o.Logger, Progress: o.Progress, Force: o.Force, Shard: o.Shard}
 	var sum *harvester.Summary
 	var err error
 	if o.BatchDir != "" {
@@ -119,17 +174,6 @@ func run(ctx context.Context, o runOptions, out io.Writer) error {
 	_, err = fmt.Fprintln(out, sum)
 	return err
 }
-
-// progress adapts command.Progress (which wants its total up front) to
-// harvester.Progress.
-type progress struct {
-	c *cli.Context
-	p *command.Progress
-}
-
-func (p *progress) Start(total int) { p.p = command.NewProgress(p.c, int64(total), "harvesting") }
-func (p *progress) Add(n int)       { p.p.Add(n) }
-func (p *progress) Done()           { p.p.Done() }
 
 func fetchCommand() *cli.Command {
 	return &cli.Command{

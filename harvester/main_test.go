@@ -19,6 +19,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/harvester"
 	ht "github.com/wirecrawl/wire/pkg/harvester/harvestertest"
+	"github.com/wirecrawl/wire/pkg/warcio"
 )
 
 // TestMain lets the tests run this binary as the harvester itself, in a
@@ -247,5 +248,136 @@ func TestKillAndResume(t *testing.T) {
 	warcs, _ := filepath.Glob(filepath.Join(bdir, collection.HarvestDir, "data-*.warc.gz"))
 	if len(warcs) < 3 {
 		t.Errorf("WARC files %v: want a new file per run", warcs)
+	}
+}
+
+// TestShards runs a batch in two shards through the command line, then
+// checks the merged harvest and the refusals.
+func TestShards(t *testing.T) {
+	web, urls := smallWeb(t, 4, 3)
+	tmp := t.TempDir()
+	bdir := filepath.Join(tmp, "000008")
+	ht.WriteBatch(t, bdir, 8, ht.Entries(urls...))
+	cfgFile := writeConfig(t, filepath.Join(tmp, "wire.toml"), web.Config(wait))
+	if _, errs, code := runCLI(t, "run", "--batch-dir", bdir, "--config", cfgFile, "--shard", "3/2"); code != command.ExitUsage {
+		t.Errorf("--shard 3/2: exit %d, %s", code, errs)
+	}
+	out, errs, code := runCLI(t, "run", "--batch-dir", bdir, "--config", cfgFile, "--shard", "1/2", "-q")
+	if code != command.ExitOK || !strings.Contains(out, "batch 000008 shard 1/2: ") || strings.Contains(out, "merged") {
+		t.Fatalf("shard 1: exit %d\n%s\n%s", code, out, errs)
+	}
+	if _, errs, code := runCLI(t, "run", "--batch-dir", bdir, "--config", cfgFile, "-q"); code != command.ExitFailure || !strings.Contains(errs, "shards 2 not done") {
+		t.Errorf("unsharded run with shard 2 missing: exit %d, %s", code, errs)
+	}
+	out, errs, code = runCLI(t, "run", "--batch-dir", bdir, "--config", cfgFile, "--shard", "2/2", "-q")
+	if code != command.ExitOK || !strings.Contains(out, "All shards done: merged into harvest/.") {
+		t.Fatalf("shard 2: exit %d\n%s\n%s", code, out, errs)
+	}
+	recs, err := fetchlog.ReadFile(filepath.Join(bdir, collection.HarvestDir, fetchlog.LogFile))
+	if err != nil || len(recs) != len(urls) {
+		t.Fatalf("merged log: %d lines, %v", len(recs), err)
+	}
+	if !(&collection.Batch{Dir: bdir}).Done(collection.StageHarvested) {
+		t.Error("batch not marked harvested")
+	}
+	if err := web.CheckOneConnPerHost(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestWARCSize: harvester.warc_max_bytes rolls the WARC files; every file
+// reads back whole with gowarc.
+func TestWARCSize(t *testing.T) {
+	web, urls := smallWeb(t, 2, 6)
+	tmp := t.TempDir()
+	bdir := filepath.Join(tmp, "000009")
+	ht.WriteBatch(t, bdir, 9, ht.Entries(urls...))
+	cfgFile := writeConfig(t, filepath.Join(tmp, "wire.toml"), web.Config(wait))
+	out, errs, code := runCLI(t, "run", "--batch-dir", bdir, "--config", cfgFile, "--harvester-warc-max-bytes", "2048", "-q")
+	if code != command.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	warcs, _ := filepath.Glob(filepath.Join(bdir, collection.HarvestDir, "data-*.warc.gz"))
+	if len(warcs) < 4 {
+		t.Errorf("%d WARC files, want several at 2 KiB each", len(warcs))
+	}
+	for _, w := range warcs {
+		infos, err := warcio.Verify(w)
+		if err != nil || len(infos) < 2 || infos[0].Type != "warcinfo" {
+			t.Errorf("%s: %d records, %v", w, len(infos), err)
+		}
+	}
+}
+
+// TestSIGTERM: SIGTERM while requests are in flight: they finish (within
+// harvester.stop_timeout), are logged, and the process exits 1 soon
+// after; the next run resumes.
+func TestSIGTERM(t *testing.T) {
+	var hs []*ht.Host
+	var urls []string
+	for h := 0; h < 3; h++ {
+		host := &ht.Host{Name: fmt.Sprintf("slow%d.test", h), Pages: map[string]*ht.Page{}}
+		for p := 0; p < 4; p++ {
+			host.Pages[fmt.Sprintf("/p%d", p)] = &ht.Page{Body: []byte("slow page"), Delay: 700 * time.Millisecond}
+		}
+		hs = append(hs, host)
+	}
+	web := ht.Start(t, hs...)
+	for p := 0; p < 4; p++ {
+		for h := 0; h < 3; h++ {
+			urls = append(urls, web.URL(fmt.Sprintf("slow%d.test", h), fmt.Sprintf("/p%d", p)))
+		}
+	}
+	tmp := t.TempDir()
+	bdir := filepath.Join(tmp, "000010")
+	ht.WriteBatch(t, bdir, 10, ht.Entries(urls...))
+	cfg := web.Config(wait)
+	cfg.Harvester.StopTimeout = config.Duration(5 * time.Second)
+	cfgFile := writeConfig(t, filepath.Join(tmp, "wire.toml"), cfg)
+	cmd, stderr := subprocess(t, bdir, cfgFile)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(web.Started()) < 5 && time.Now().Before(deadline) { // robots.txt ×3, then pages
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	took := time.Since(sent)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != command.ExitFailure || !strings.Contains(stderr.String(), "interrupted") {
+		t.Fatalf("after SIGTERM: %v, stderr %q", err, stderr.String())
+	}
+	if took > 3*time.Second {
+		t.Errorf("exited %v after SIGTERM; requests in flight needed at most 700 ms", took)
+	}
+	for _, r := range web.Started() {
+		if r.Start.After(sent.Add(10 * time.Millisecond)) {
+			t.Errorf("%s%s started after SIGTERM", r.Host, r.Path)
+		}
+	}
+	if n := lines(bdir); n < 3 {
+		t.Errorf("%d lines logged: the pages in flight at SIGTERM should be", n)
+	}
+	out, errs, code := runCLI(t, "run", "--batch-dir", bdir, "--config", cfgFile, "-q")
+	if code != command.ExitOK || !strings.Contains(out, "this run (resumed)") {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestStatusLine: the terminal status line says what the issue asks for,
+// and log lines written meanwhile go above it.
+func TestStatusLine(t *testing.T) {
+	var buf bytes.Buffer
+	s := newStatusLine(&buf, "harvesting shard 1/2")
+	s.Start(100)
+	s.Update(harvester.Stats{Total: 100, Logged: 40, Pages: 30, Bytes: 3 << 20, Errors: 2, HostsActive: 5, HostsWaiting: 7, HostsDone: 3, Elapsed: 10 * time.Second})
+	fmt.Fprintf(s, "level=INFO msg=hello\n")
+	s.Done(harvester.Stats{})
+	want := "\r\x1b[Kharvesting shard 1/2: 40/100 URLs, 30 pages, 3.0 MiB, 3.0 pages/s, hosts 5 active 7 waiting 3 done, 2 errors, 10s" +
+		"\r\x1b[Klevel=INFO msg=hello\nharvesting shard 1/2: 40/100 URLs, 30 pages, 3.0 MiB, 3.0 pages/s, hosts 5 active 7 waiting 3 done, 2 errors, 10s" +
+		"\r\x1b[K"
+	if buf.String() != want {
+		t.Errorf("terminal got\n%q\nwant\n%q", buf.String(), want)
 	}
 }

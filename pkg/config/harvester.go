@@ -1,34 +1,76 @@
 package config
 
 import (
+	"mime"
 	"strings"
 	"time"
 )
 
+// Rankings returns the server rankings of the harvester's two-level
+// scheduler (Cao, Jiang and Singh, §4), the names accepted by
+// harvester.ranking.
+func Rankings() []string {
+	return []string{"fifo", "performance", "quality", "crawl-ability"}
+}
+
 // Harvester holds the politeness rules and network limits of the harvester.
 type Harvester struct {
-	Connections    int      `toml:"connections" doc:"Simultaneous connections overall (one per host at most)."`
-	Wait           Duration `toml:"wait" doc:"Time to wait between two requests to the same host."`
-	ConnectTimeout Duration `toml:"connect_timeout" doc:"Time limit to open a connection."`
-	ReadTimeout    Duration `toml:"read_timeout" doc:"Time limit between two reads of one response."`
-	TotalTimeout   Duration `toml:"total_timeout" doc:"Time limit for a whole request, body included."`
-	MaxBodyBytes   int64    `toml:"max_body_bytes" doc:"Bodies are cut after this many bytes (and marked truncated)."`
-	MaxRobotsBytes int64    `toml:"max_robots_bytes" doc:"robots.txt files are read up to this many bytes."`
-	AllowPrivate   bool     `toml:"allow_private" doc:"Allow loopback, private and link-local addresses (only for tests and the demo)."`
-	DNSServer      string   `toml:"dns_server" doc:"DNS server as host:port; empty uses the system resolver."`
+	Connections           int      `toml:"connections" doc:"Simultaneous connections overall; each is held by one host, and a host never has two."`
+	ConnectionsPerIP      int      `toml:"connections_per_ip" doc:"Simultaneous connections to one IP address (virtual hosts often share a server); 0 means no cap."`
+	Ranking               string   `toml:"ranking" doc:"Server ranking of the two-level scheduler: fifo, performance (R = P/T), quality (best URL) or crawl-ability (C = AQ/T)."`
+	RequestsPerConnection int      `toml:"requests_per_connection" doc:"URLs a host fetches in a row once it holds a connection (the paper's P), until the harvester has learned how many its server serves per connection."`
+	Wait                  Duration `toml:"wait" doc:"Time to wait between two requests to the same host; with wait_factor, the floor of the adaptive wait."`
+	WaitFactor            float64  `toml:"wait_factor" doc:"0 for a fixed wait; otherwise the wait is this multiple of the host's last response time, between wait and max_wait."`
+	MaxWait               Duration `toml:"max_wait" doc:"Ceiling of the adaptive wait (wait_factor > 0)."`
+	MaxCrawlDelay         Duration `toml:"max_crawl_delay" doc:"A robots.txt Crawl-delay longer than this is cut to it."`
+	MaxIdle               Duration `toml:"max_idle" doc:"A host keeps its connection (and its place among the connections) over a wait up to this long; a longer wait closes the connection and sends the host back to the server queue."`
+	MaxRetryAfter         Duration `toml:"max_retry_after" doc:"A 429 or 503 with Retry-After holds the host back that long; a host asking for longer is given up for the batch."`
+	MaxFailures           int      `toml:"max_failures" doc:"Consecutive failures (5xx, timeouts, connection errors) after which a host is given up for the batch."`
+	ConnectTimeout        Duration `toml:"connect_timeout" doc:"Time limit to open a connection (TCP, and the TLS handshake)."`
+	FirstByteTimeout      Duration `toml:"first_byte_timeout" doc:"Time limit from sending a request to the first byte of its response."`
+	ReadTimeout           Duration `toml:"read_timeout" doc:"Time limit between two reads of one response."`
+	TotalTimeout          Duration `toml:"total_timeout" doc:"Time limit for a whole request, body included."`
+	MinTransferRate       int64    `toml:"min_transfer_rate" doc:"Bytes per second below which a response is cut, measured over 5 s windows after its first byte; 0 turns the check off."`
+	MaxBodyBytes          int64    `toml:"max_body_bytes" doc:"Bodies are cut after this many (decoded) bytes and marked truncated."`
+	MaxRobotsBytes        int64    `toml:"max_robots_bytes" doc:"robots.txt files are read up to this many bytes."`
+	AcceptMIME            []string `toml:"accept_mime" doc:"Media types (type/subtype or type/*) whose bodies are downloaded; responses of other types are recorded without their body. Empty accepts every type."`
+	AllowPrivate          bool     `toml:"allow_private" doc:"Allow loopback, private and link-local addresses (only for tests and the demo)."`
+	DNSServer             string   `toml:"dns_server" doc:"DNS server as host:port; empty uses the system resolver."`
+	DNSTimeout            Duration `toml:"dns_timeout" doc:"Time limit for one DNS lookup."`
+	DNSCacheTime          Duration `toml:"dns_cache_time" doc:"How long a DNS answer, or a failure, is kept in the harvester's cache."`
+	DNSLookups            int      `toml:"dns_lookups" doc:"Simultaneous DNS lookups."`
+	WARCMaxBytes          int64    `toml:"warc_max_bytes" doc:"A new WARC file is started once the current one is this large."`
+	StopTimeout           Duration `toml:"stop_timeout" doc:"On SIGINT or SIGTERM, requests in flight get this long to finish before they are abandoned."`
 }
 
 func defaultHarvester() Harvester {
 	return Harvester{
-		Connections:    500,
-		Wait:           Duration(15 * time.Second),
-		ConnectTimeout: Duration(10 * time.Second),
-		ReadTimeout:    Duration(20 * time.Second),
-		TotalTimeout:   Duration(60 * time.Second),
-		MaxBodyBytes:   2 << 20,
-		MaxRobotsBytes: 500 << 10,
-		AllowPrivate:   false,
-		DNSServer:      "",
+		Connections:           500,
+		ConnectionsPerIP:      8,
+		Ranking:               "crawl-ability",
+		RequestsPerConnection: 50,
+		Wait:                  Duration(15 * time.Second),
+		WaitFactor:            0,
+		MaxWait:               Duration(60 * time.Second),
+		MaxCrawlDelay:         Duration(60 * time.Second),
+		MaxIdle:               Duration(5 * time.Second),
+		MaxRetryAfter:         Duration(10 * time.Minute),
+		MaxFailures:           3,
+		ConnectTimeout:        Duration(10 * time.Second),
+		FirstByteTimeout:      Duration(20 * time.Second),
+		ReadTimeout:           Duration(20 * time.Second),
+		TotalTimeout:          Duration(60 * time.Second),
+		MinTransferRate:       512,
+		MaxBodyBytes:          2 << 20,
+		MaxRobotsBytes:        500 << 10,
+		AcceptMIME:            []string{"text/html", "application/xhtml+xml", "text/plain", "text/xml", "application/xml", "application/pdf"},
+		AllowPrivate:          false,
+		DNSServer:             "",
+		DNSTimeout:            Duration(5 * time.Second),
+		DNSCacheTime:          Duration(time.Hour),
+		DNSLookups:            32,
+		WARCMaxBytes:          1 << 30,
+		StopTimeout:           Duration(10 * time.Second),
 	}
 }
 
@@ -37,13 +79,43 @@ func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	if c.Connections < 1 || c.Connections > 10000 {
 		bad("harvester.connections", "must be between 1 and 10000, got %d", c.Connections)
 	}
+	if c.ConnectionsPerIP < 0 {
+		bad("harvester.connections_per_ip", "must not be negative (0 means no cap)")
+	}
+	if !contains(Rankings(), c.Ranking) {
+		bad("harvester.ranking", "must be one of %s, got %q", strings.Join(Rankings(), ", "), c.Ranking)
+	}
+	if c.RequestsPerConnection < 1 {
+		bad("harvester.requests_per_connection", "must be at least 1, got %d", c.RequestsPerConnection)
+	}
 	if c.Wait < 0 {
 		bad("harvester.wait", "must not be negative")
 	}
-	for key, d := range map[string]Duration{"harvester.connect_timeout": c.ConnectTimeout, "harvester.read_timeout": c.ReadTimeout, "harvester.total_timeout": c.TotalTimeout} {
+	if c.WaitFactor < 0 || c.WaitFactor > 1000 {
+		bad("harvester.wait_factor", "must be between 0 and 1000, got %g", c.WaitFactor)
+	}
+	if c.WaitFactor > 0 && c.MaxWait < c.Wait {
+		bad("harvester.max_wait", "must not be shorter than harvester.wait (%s), got %s", c.Wait, c.MaxWait)
+	}
+	for key, d := range map[string]Duration{"harvester.max_crawl_delay": c.MaxCrawlDelay, "harvester.max_idle": c.MaxIdle, "harvester.max_retry_after": c.MaxRetryAfter} {
+		if d < 0 {
+			bad(key, "must not be negative")
+		}
+	}
+	if c.MaxFailures < 1 {
+		bad("harvester.max_failures", "must be at least 1, got %d", c.MaxFailures)
+	}
+	for key, d := range map[string]Duration{"harvester.connect_timeout": c.ConnectTimeout, "harvester.first_byte_timeout": c.FirstByteTimeout,
+		"harvester.read_timeout": c.ReadTimeout, "harvester.total_timeout": c.TotalTimeout, "harvester.dns_timeout": c.DNSTimeout, "harvester.stop_timeout": c.StopTimeout} {
 		if d <= 0 {
 			bad(key, "must be positive")
 		}
+	}
+	if c.DNSCacheTime < 0 {
+		bad("harvester.dns_cache_time", "must not be negative")
+	}
+	if c.MinTransferRate < 0 {
+		bad("harvester.min_transfer_rate", "must not be negative (0 turns the check off)")
 	}
 	if c.MaxBodyBytes < 1024 {
 		bad("harvester.max_body_bytes", "must be at least 1024, got %d", c.MaxBodyBytes)
@@ -51,7 +123,31 @@ func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	if c.MaxRobotsBytes < 1024 {
 		bad("harvester.max_robots_bytes", "must be at least 1024, got %d", c.MaxRobotsBytes)
 	}
+	for _, m := range c.AcceptMIME {
+		if !validMIMEPattern(m) {
+			bad("harvester.accept_mime", "want type/subtype or type/*, got %q", m)
+		}
+	}
 	if s := c.DNSServer; s != "" && !strings.Contains(s, ":") {
 		bad("harvester.dns_server", "want host:port, got %q", s)
 	}
+	if c.DNSLookups < 1 || c.DNSLookups > 1000 {
+		bad("harvester.dns_lookups", "must be between 1 and 1000, got %d", c.DNSLookups)
+	}
+	if c.WARCMaxBytes < 1024 {
+		bad("harvester.warc_max_bytes", "must be at least 1024, got %d", c.WARCMaxBytes)
+	}
+}
+
+// validMIMEPattern accepts "type/subtype" and "type/*" in lower case.
+func validMIMEPattern(p string) bool {
+	typ, sub, ok := strings.Cut(p, "/")
+	if !ok || typ == "" || sub == "" || typ == "*" || p != strings.ToLower(p) {
+		return false
+	}
+	if sub == "*" {
+		p = typ + "/x"
+	}
+	mt, params, err := mime.ParseMediaType(p)
+	return err == nil && len(params) == 0 && mt == p
 }

@@ -84,6 +84,8 @@ func KindOf(text string) string {
 var (
 	errTotalTimeout = errors.New("total time limit")
 	errReadTimeout  = errors.New("read time limit")
+	errFirstByte    = errors.New("first byte time limit")
+	errSlow         = errors.New("minimum transfer rate")
 )
 
 // classify turns an error of the transport or of a body read into an
@@ -97,6 +99,12 @@ func (h *Host) classify(reqCtx context.Context, rawURL string, err error) *Error
 		return e
 	case errors.Is(cause, errReadTimeout):
 		e.Kind, e.Detail = KindTimeout, fmt.Sprintf("no data for %s", h.c.cfg.ReadTimeout)
+		return e
+	case errors.Is(cause, errFirstByte):
+		e.Kind, e.Detail = KindTimeout, fmt.Sprintf("no response within %s", h.c.cfg.FirstByteTimeout)
+		return e
+	case errors.Is(cause, errSlow):
+		e.Kind, e.Detail = KindTimeout, fmt.Sprintf("transfer slower than %d bytes/s over %s", h.c.cfg.MinTransferRate, h.c.cfg.RateWindow)
 		return e
 	case cause != nil:
 		e.Kind, e.Detail = KindCancelled, cause.Error()

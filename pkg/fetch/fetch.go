@@ -1,17 +1,21 @@
 // Package fetch is the harvester's HTTP client: HTTP/1.1 only, one
-// connection per host at a time with keep-alive, hard limits on time and
-// size, its own cached DNS lookups, an address policy that keeps the
-// crawler out of private networks, and gzip decoding it controls itself so
-// that a gzip bomb is cut at the same cap as any other body.
+// connection per host at a time with keep-alive, hard limits on time
+// (connect, first byte, idle read, total, minimum transfer rate) and size,
+// its own cached DNS lookups, an address policy that keeps the crawler out
+// of private networks, conditional requests, a list of accepted media
+// types, and gzip and brotli decoding it controls itself so that a
+// compression bomb is cut at the same cap as any other body.
 //
 // A Client holds what all hosts share (settings, resolver, policy); a Host
 // is one host's session with its own transport, used by one goroutine at
-// a time. Redirects are never followed here: the caller decides.
+// a time. Redirects are never followed here: the caller decides. A Host
+// reports what the scheduler needs to know of its server: how long
+// connections take to open, how long responses take, and how many
+// requests the server serves on one connection before closing it.
 package fetch
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -27,6 +31,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
 )
 
 // Header names the stored response headers use.
@@ -39,21 +46,38 @@ const (
 
 // WARC-Truncated reasons (WARC 1.1 §5.13).
 const (
-	TruncatedLength     = "length"     // the body cap was reached
-	TruncatedTime       = "time"       // a time limit cut the body
-	TruncatedDisconnect = "disconnect" // the server closed or reset mid-body
-	TruncatedOther      = "unspecified"
+	TruncatedLength     = "length"      // the body cap was reached
+	TruncatedTime       = "time"        // a time limit cut the body
+	TruncatedDisconnect = "disconnect"  // the server closed or reset mid-body
+	TruncatedOther      = "unspecified" // a body that could not be decoded, or was not downloaded (media type)
 )
+
+// AcceptEncoding is the Accept-Encoding header of every request: the
+// codings the client decodes itself, under the body cap.
+const AcceptEncoding = "gzip, br"
+
+// DefaultRateWindow is the window over which the minimum transfer rate is
+// measured.
+const DefaultRateWindow = 5 * time.Second
 
 // Config holds the client's settings (from config.Crawl and
 // config.Harvester).
 type Config struct {
-	UserAgent      string        // sent on every request
-	ConnectTimeout time.Duration // per connection attempt, DNS included
-	ReadTimeout    time.Duration // longest wait for any data once a request is sent
-	TotalTimeout   time.Duration // whole request, body included
-	AllowPrivate   bool          // allow loopback, private and link-local addresses
-	DNSServer      string        // host:port of the DNS server; "" = system resolver
+	UserAgent        string        // sent on every request
+	ConnectTimeout   time.Duration // per connection attempt (TCP, TLS handshake)
+	FirstByteTimeout time.Duration // from the request written to the first byte of the response; 0 = none
+	ReadTimeout      time.Duration // longest wait for any data once a request is sent
+	TotalTimeout     time.Duration // whole request, body included
+	// MinTransferRate in bytes per second: a response slower than this
+	// over a RateWindow (counted from its first byte) is cut. 0 = none.
+	MinTransferRate int64
+	// RateWindow is the window of MinTransferRate; 0 means
+	// DefaultRateWindow.
+	RateWindow   time.Duration
+	AllowPrivate bool          // allow loopback, private and link-local addresses
+	DNSServer    string        // host:port of the DNS server; "" = system resolver
+	DNSTimeout   time.Duration // per lookup; 0 means ConnectTimeout
+	DNSCacheTime time.Duration // how long answers and failures are kept; 0 = the whole run
 	// MaxHeaderBytes caps the response header; 0 means 64 KiB.
 	MaxHeaderBytes int64
 }
@@ -75,9 +99,15 @@ func New(cfg Config, log *slog.Logger) *Client {
 	if cfg.MaxHeaderBytes <= 0 {
 		cfg.MaxHeaderBytes = 64 << 10
 	}
+	if cfg.RateWindow <= 0 {
+		cfg.RateWindow = DefaultRateWindow
+	}
+	if cfg.DNSTimeout <= 0 {
+		cfg.DNSTimeout = cfg.ConnectTimeout
+	}
 	return &Client{
 		cfg:      cfg,
-		resolver: NewResolver(cfg.DNSServer, cfg.ConnectTimeout),
+		resolver: NewResolver(cfg.DNSServer, cfg.DNSTimeout, cfg.DNSCacheTime),
 		policy:   Policy{AllowPrivate: cfg.AllowPrivate},
 		log:      log,
 	}
@@ -85,6 +115,41 @@ func New(cfg Config, log *slog.Logger) *Client {
 
 // Resolver is the client's DNS cache.
 func (c *Client) Resolver() *Resolver { return c.resolver }
+
+// Resolve looks host up and returns the address the client will dial
+// first: the first answer the address policy allows. Failures are *Error
+// of kind KindDNS or KindBlocked.
+func (c *Client) Resolve(ctx context.Context, host string) (netip.Addr, error) {
+	addrs, err := c.allowed(ctx, host)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	return addrs[0], nil
+}
+
+// allowed returns the addresses of host that the policy allows, in the
+// resolver's order.
+func (c *Client) allowed(ctx context.Context, host string) ([]netip.Addr, error) {
+	addrs, err := c.resolver.Lookup(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Addr
+	var policyErr error
+	for _, ip := range addrs {
+		if err := c.policy.Check(ip); err != nil {
+			if policyErr == nil {
+				policyErr = err
+			}
+			continue
+		}
+		out = append(out, ip)
+	}
+	if len(out) == 0 {
+		return nil, policyErr
+	}
+	return out, nil
+}
 
 // Response is one response as the harvester stores it.
 type Response struct {
@@ -96,13 +161,31 @@ type Response struct {
 	Status     int           // HTTP status code
 	StatusLine string        // e.g. "HTTP/1.1 200 OK"
 	Header     http.Header   // stored headers: see DecodedHeader; Content-Length dropped when the body differs from it
-	Body       []byte        // body as stored: de-chunked, gzip decoded, at most the cap
+	Body       []byte        // body as stored: de-chunked, decoded, at most the cap
 	Truncated  string        // WARC-Truncated reason, or ""
+	// Skipped says why the body was not downloaded at all ("media type
+	// application/zip not accepted"); the body is then empty and
+	// Truncated is TruncatedOther.
+	Skipped string
+	// Connect is the time it took to open the connection (TCP and TLS,
+	// DNS excluded); 0 when an open connection was reused.
+	Connect time.Duration
+	// FirstByte is the time from the start of the request to the first
+	// byte of the response.
+	FirstByte time.Duration
+	// Reused tells whether the request went over a connection kept alive
+	// from an earlier request; ConnRequests counts the requests that
+	// connection has carried, this one included.
+	Reused       bool
+	ConnRequests int
 }
 
 // MIME is the media type of the response, lower-case, without parameters.
-func (r *Response) MIME() string {
-	ct := r.Header.Get("Content-Type")
+func (r *Response) MIME() string { return MediaType(r.Header.Get("Content-Type")) }
+
+// MediaType returns the media type of a Content-Type value, lower-case,
+// without parameters ("" if empty).
+func MediaType(ct string) string {
 	if ct == "" {
 		return ""
 	}
@@ -121,24 +204,56 @@ func (r *Response) Location() string {
 	return ""
 }
 
+// Request is what Host.Do fetches.
+type Request struct {
+	URL     string
+	MaxBody int64 // cap on the decoded body
+	// IfModifiedSince and IfNoneMatch, when set, make the request
+	// conditional (RFC 9110 §13.1): the validators of an earlier visit.
+	IfModifiedSince string
+	IfNoneMatch     string
+	// Accept, if not nil, is asked once the headers have arrived whether
+	// the body of a response of this media type ("" when the response has
+	// no Content-Type) is to be downloaded; when it says no, the body is
+	// not read and Response.Skipped says why.
+	Accept func(mediaType string) bool
+}
+
 // Host is a session with one host: its own transport, at most one
-// connection open at any time, kept alive between requests. Methods must
-// not be called concurrently. Close it when the host is done.
+// connection open at any time (even across schemes and ports), kept alive
+// between requests. Methods must not be called concurrently. Close it
+// when the host is done.
 type Host struct {
 	c  *Client
 	tr *http.Transport
-	// cur is the request in flight, which the connections report to.
-	mu  sync.Mutex
-	cur *inflight
+
+	mu      sync.Mutex
+	cur     *inflight // the request in flight, which the connections report to
+	lastKey string    // scheme://host:port of the last request
+	closes  []int     // requests served on connections the server closed
+	last    *conn2    // the newest connection
+	open    int       // connections open now
+	peak    int       // most connections open at once (tests)
+	// ourClose is set while CloseIdle runs: connections closed then are
+	// closed by us, not by the server.
+	ourClose bool
 }
 
 // inflight is what a request's connections report: the bytes written (the
-// request as sent) and each read, which feeds the read watchdog.
+// request as sent) and each read, which feed the read watchdog, the
+// time-to-first-byte limit and the transfer rate check.
 type inflight struct {
-	mu       sync.Mutex
-	req      bytes.Buffer
-	watchdog *time.Timer
-	readLim  time.Duration
+	mu        sync.Mutex
+	req       bytes.Buffer
+	watchdog  *time.Timer
+	readLim   time.Duration
+	firstByte time.Time
+	ttfb      *time.Timer
+	cancel    context.CancelCauseFunc
+	minRate   float64 // bytes per second
+	window    time.Duration
+	winStart  time.Time
+	winBytes  int64
 }
 
 func (f *inflight) wrote(p []byte) {
@@ -149,12 +264,41 @@ func (f *inflight) wrote(p []byte) {
 	f.mu.Unlock()
 }
 
-func (f *inflight) read() {
+func (f *inflight) read(n int) {
+	now := time.Now()
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.watchdog != nil {
 		f.watchdog.Reset(f.readLim)
 	}
-	f.mu.Unlock()
+	if f.firstByte.IsZero() {
+		f.firstByte = now
+		f.winStart = now
+		if f.ttfb != nil {
+			f.ttfb.Stop()
+		}
+	}
+	f.winBytes += int64(n)
+	if f.minRate > 0 {
+		if el := now.Sub(f.winStart); el >= f.window {
+			if float64(f.winBytes) < f.minRate*el.Seconds() {
+				f.cancel(errSlow)
+			}
+			f.winStart, f.winBytes = now, 0
+		}
+	}
+}
+
+// startTTFB arms the time-to-first-byte limit once the request is written.
+func (f *inflight) startTTFB(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.firstByte.IsZero() && f.ttfb == nil {
+		f.ttfb = time.AfterFunc(d, func() { f.cancel(errFirstByte) })
+	}
 }
 
 func (f *inflight) stop() {
@@ -163,6 +307,9 @@ func (f *inflight) stop() {
 		f.watchdog.Stop()
 		f.watchdog = nil
 	}
+	if f.ttfb != nil {
+		f.ttfb.Stop()
+	}
 	f.mu.Unlock()
 }
 
@@ -170,6 +317,12 @@ func (f *inflight) request() []byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return bytes.Clone(f.req.Bytes())
+}
+
+func (f *inflight) first() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.firstByte
 }
 
 // NewHost starts a session for one host.
@@ -194,11 +347,45 @@ func (c *Client) NewHost() *Host {
 }
 
 // Close closes the session's idle connection.
-func (h *Host) Close() { h.tr.CloseIdleConnections() }
+func (h *Host) Close() { h.CloseIdle() }
 
 // CloseIdle closes the idle connection, if any, e.g. before moving to
 // another site of the same host name, so that the server never sees two.
-func (h *Host) CloseIdle() { h.tr.CloseIdleConnections() }
+// (Do does it by itself when the scheme or port changes.)
+func (h *Host) CloseIdle() {
+	h.mu.Lock()
+	h.ourClose = true
+	h.mu.Unlock()
+	h.tr.CloseIdleConnections()
+	h.mu.Lock()
+	h.ourClose = false
+	h.mu.Unlock()
+}
+
+// closing tells whether we are closing the idle connection right now.
+func (h *Host) closing() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ourClose
+}
+
+// ServerCloses returns, and forgets, the number of requests each
+// connection carried before the server closed it (or announced it would,
+// with Connection: close): the server's keep-alive behaviour, from which
+// the harvester learns its requests per connection.
+func (h *Host) ServerCloses() []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.closes
+	h.closes = nil
+	return out
+}
+
+func (h *Host) serverClosed(n int) {
+	h.mu.Lock()
+	h.closes = append(h.closes, n)
+	h.mu.Unlock()
+}
 
 func (h *Host) current() *inflight {
 	h.mu.Lock()
@@ -214,30 +401,17 @@ func (h *Host) dial(ctx context.Context, network, addr string) (net.Conn, error)
 	if err != nil {
 		return nil, &Error{Kind: KindBadURL, Detail: err.Error()}
 	}
-	addrs, err := h.c.resolver.Lookup(ctx, host)
+	allowed, err := h.c.allowed(ctx, host)
 	if err != nil {
 		return nil, err
-	}
-	var allowed []netip.Addr
-	var policyErr error
-	for _, ip := range addrs {
-		if err := h.c.policy.Check(ip); err != nil {
-			if policyErr == nil {
-				policyErr = err
-			}
-			continue
-		}
-		allowed = append(allowed, ip)
-	}
-	if len(allowed) == 0 {
-		return nil, policyErr
 	}
 	d := net.Dialer{Timeout: h.c.cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 	var last error
 	for _, ip := range allowed {
+		start := time.Now()
 		conn, err := d.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
 		if err == nil {
-			return &conn2{Conn: conn, h: h}, nil
+			return h.opened(&conn2{Conn: conn, h: h, connect: time.Since(start)}), nil
 		}
 		last = err
 		if ctx.Err() != nil {
@@ -256,6 +430,7 @@ func (h *Host) dial(ctx context.Context, network, addr string) (net.Conn, error)
 // verified: the crawler archives what servers send and authenticates
 // nobody (a national web has many broken certificates).
 func (h *Host) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+	start := time.Now()
 	raw, err := h.dial(ctx, network, addr)
 	if err != nil {
 		return nil, err
@@ -269,24 +444,60 @@ func (h *Host) dialTLS(ctx context.Context, network, addr string) (net.Conn, err
 	if ip := net.ParseIP(host); ip != nil {
 		cfg.ServerName = ""
 	}
-	inner := raw.(*conn2).Conn
-	tc := tls.Client(inner, cfg)
+	plain := raw.(*conn2)
+	tc := tls.Client(plain.Conn, cfg)
 	hctx, cancel := context.WithTimeout(ctx, h.c.cfg.ConnectTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
-		inner.Close()
+		plain.Close()
 		if hctx.Err() != nil && ctx.Err() == nil {
 			return nil, &Error{Kind: KindTimeout, Detail: "TLS handshake with " + host, Err: err}
 		}
 		return nil, &Error{Kind: KindTLS, Detail: err.Error(), Err: err}
 	}
-	return &conn2{Conn: tc, h: h}, nil
+	// The TLS connection takes the place of the plain one it wraps (and
+	// its count in h.open: closing it closes the socket under both).
+	plain.mu.Lock()
+	plain.ours, plain.reported, plain.counted = true, true, false
+	plain.mu.Unlock()
+	c := &conn2{Conn: tc, h: h, connect: time.Since(start), counted: true}
+	h.mu.Lock()
+	h.last = c
+	h.mu.Unlock()
+	return c, nil
 }
 
-// conn2 reports writes and reads to the request in flight.
+// opened registers a new connection. The connection it replaces, if the
+// server closed it (and we did not, and its last request went well),
+// tells how many requests the server serves per connection.
+func (h *Host) opened(c *conn2) *conn2 {
+	h.mu.Lock()
+	prev := h.last
+	h.last = c
+	h.open++
+	h.peak = max(h.peak, h.open)
+	c.counted = true
+	h.mu.Unlock()
+	if prev != nil {
+		prev.report()
+	}
+	return c
+}
+
+// conn2 reports writes and reads to the request in flight, counts the
+// requests it carries and notices when the server closes it.
 type conn2 struct {
 	net.Conn
-	h *Host
+	h       *Host
+	connect time.Duration
+
+	mu       sync.Mutex
+	reqs     int  // requests carried
+	ours     bool // we are closing it
+	failed   bool // its last request failed
+	reported bool // its requests were reported to ServerCloses (or must not be)
+	closed   bool
+	counted  bool // counted in h.open
 }
 
 func (c *conn2) Write(p []byte) (int, error) {
@@ -301,25 +512,93 @@ func (c *conn2) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		if f := c.h.current(); f != nil {
-			f.read()
+			f.read(n)
 		}
 	}
 	return n, err
 }
 
+// Close is called by the transport, either because we asked (CloseIdle,
+// Close) or because the connection ended.
+func (c *conn2) Close() error {
+	c.mu.Lock()
+	if c.h.closing() {
+		c.ours = true
+	}
+	first := !c.closed
+	c.closed = true
+	counted := c.counted
+	c.mu.Unlock()
+	if first && counted {
+		c.h.mu.Lock()
+		c.h.open--
+		c.h.mu.Unlock()
+	}
+	return c.Conn.Close()
+}
+
+// mine marks the connection as closed by us: the transport closes a
+// connection whose body was not read to its end.
+func (c *conn2) mine() {
+	c.mu.Lock()
+	c.ours = true
+	c.mu.Unlock()
+}
+
+// fail marks the connection's last request as failed: if the connection
+// then ends, it is not a sign of the server's keep-alive limit.
+func (c *conn2) fail() {
+	c.mu.Lock()
+	c.failed = true
+	c.mu.Unlock()
+}
+
+// used counts one more request on the connection.
+func (c *conn2) used() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reqs++
+	return c.reqs
+}
+
+// report tells the host how many requests the connection carried before
+// the server closed it, once, unless we closed it ourselves.
+func (c *conn2) report() {
+	c.mu.Lock()
+	n, skip := c.reqs, c.ours || c.failed || c.reported || c.reqs == 0
+	c.reported = true
+	c.mu.Unlock()
+	if !skip {
+		c.h.serverClosed(n)
+	}
+}
+
 // Get fetches rawURL without following redirects and reads at most
-// maxBody bytes of (decoded) body. It returns:
+// maxBody bytes of (decoded) body: Do with no condition and every media
+// type accepted.
+func (h *Host) Get(ctx context.Context, rawURL string, maxBody int64) (*Response, error) {
+	return h.Do(ctx, Request{URL: rawURL, MaxBody: maxBody})
+}
+
+// Do makes one GET request. It returns:
 //   - a response and nil: the whole exchange, the body possibly cut at
-//     maxBody (Truncated "length");
+//     MaxBody (Truncated "length") or not downloaded (Skipped);
 //   - a response and an *Error: headers arrived but the body was cut by a
 //     time limit, a reset or a decoding error (Truncated says which); the
 //     response is worth storing;
 //   - nil and an *Error: no response (DNS, address policy, connection,
 //     timeout before the headers, protocol error, cancelled).
-func (h *Host) Get(ctx context.Context, rawURL string, maxBody int64) (*Response, error) {
+func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
+	rawURL := r.URL
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, &Error{URL: rawURL, Kind: KindBadURL, Detail: "not an absolute http(s) URL"}
+	}
+	if key := u.Scheme + "://" + u.Host; key != h.lastKey {
+		// Another scheme or port of the host: the transport would open a
+		// second connection beside the idle one.
+		h.CloseIdle()
+		h.lastKey = key
 	}
 	start := time.Now()
 	reqCtx, cancel := context.WithCancelCause(ctx)
@@ -327,7 +606,7 @@ func (h *Host) Get(ctx context.Context, rawURL string, maxBody int64) (*Response
 	reqCtx, cancelT := context.WithTimeoutCause(reqCtx, h.c.cfg.TotalTimeout, errTotalTimeout)
 	defer cancelT()
 
-	f := &inflight{readLim: h.c.cfg.ReadTimeout}
+	f := &inflight{readLim: h.c.cfg.ReadTimeout, cancel: cancel, minRate: float64(h.c.cfg.MinTransferRate), window: h.c.cfg.RateWindow}
 	f.watchdog = time.AfterFunc(h.c.cfg.ReadTimeout, func() { cancel(errReadTimeout) })
 	defer f.stop()
 	h.mu.Lock()
@@ -340,20 +619,43 @@ func (h *Host) Get(ctx context.Context, rawURL string, maxBody int64) (*Response
 	}()
 
 	var ip string
-	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
-		if a, ok := info.Conn.RemoteAddr().(*net.TCPAddr); ok {
-			ip = a.IP.String()
-		}
-	}}
+	var conn *conn2
+	var reused bool
+	trace := &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if a, ok := info.Conn.RemoteAddr().(*net.TCPAddr); ok {
+				ip = a.IP.String()
+			}
+			conn, _ = info.Conn.(*conn2)
+			reused = info.Reused
+		},
+		WroteRequest: func(httptrace.WroteRequestInfo) { f.startTTFB(h.c.cfg.FirstByteTimeout) },
+	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, &Error{URL: rawURL, Kind: KindBadURL, Detail: err.Error()}
 	}
+	// Go's Transport silently re-sends a replayable request (a GET with
+	// no body) on a new connection when a reused one fails, which would
+	// hit the host again at once, past the politeness wait and unseen by
+	// the fetch log. A request with a non-nil Body and no GetBody is not
+	// replayable; the Transport probes the empty body and sends no body
+	// and no chunked encoding, so the wire request is unchanged.
+	req.Body = emptyBody{}
 	req.Header.Set("User-Agent", h.c.cfg.UserAgent)
 	req.Header.Set("Accept", "*/*")
-	req.Header.Set("Accept-Encoding", "gzip")
+	req.Header.Set("Accept-Encoding", AcceptEncoding)
+	if r.IfModifiedSince != "" {
+		req.Header.Set("If-Modified-Since", r.IfModifiedSince)
+	}
+	if r.IfNoneMatch != "" {
+		req.Header.Set("If-None-Match", r.IfNoneMatch)
+	}
 	resp, err := h.tr.RoundTrip(req)
 	if err != nil {
+		if conn != nil {
+			conn.fail()
+		}
 		return nil, h.classify(reqCtx, rawURL, err)
 	}
 	defer resp.Body.Close()
@@ -365,10 +667,43 @@ func (h *Host) Get(ctx context.Context, rawURL string, maxBody int64) (*Response
 		Status:     resp.StatusCode,
 		StatusLine: statusLine(resp),
 		Header:     resp.Header.Clone(),
+		Reused:     reused,
 	}
-	body, truncated, readErr := readBody(resp, maxBody)
+	if fb := f.first(); !fb.IsZero() {
+		out.FirstByte = fb.Sub(start)
+	}
+	if conn != nil {
+		out.ConnRequests = conn.used()
+		if !reused {
+			out.Connect = conn.connect
+		}
+		if resp.Close {
+			// Connection: close (or an HTTP/1.0 server): this
+			// connection ends with this response.
+			conn.report()
+		}
+	}
+	var body []byte
+	var truncated string
+	var readErr error
+	drained := false
+	if mt := out.MIME(); r.Accept != nil && !r.Accept(mt) {
+		out.Skipped = fmt.Sprintf("media type %s not accepted", orDash(mt))
+		truncated = TruncatedOther
+		drained = drain(resp)
+	} else {
+		body, truncated, readErr = readBody(resp, r.MaxBody)
+	}
 	out.Body, out.Truncated = body, truncated
+	if truncated != "" && conn != nil && !drained {
+		// The rest of the body is left unread: the transport closes the
+		// connection, which is our doing, not the server's.
+		conn.mine()
+	}
 	if readErr != nil {
+		if conn != nil {
+			conn.fail()
+		}
 		fe := h.classify(reqCtx, rawURL, readErr)
 		if fe.Kind == KindCancelled {
 			return nil, fe
@@ -395,6 +730,25 @@ func (h *Host) Get(ctx context.Context, rawURL string, maxBody int64) (*Response
 	return out, nil
 }
 
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// drain reads a small skipped body to the end so that the connection can
+// be kept alive; a large or unknown one is left, and the connection is
+// closed with the body.
+func drain(resp *http.Response) bool {
+	const small = 64 << 10
+	if resp.ContentLength >= 0 && resp.ContentLength <= small {
+		_, err := io.Copy(io.Discard, io.LimitReader(resp.Body, small))
+		return err == nil
+	}
+	return false
+}
+
 func statusLine(resp *http.Response) string {
 	proto := resp.Proto
 	if proto == "" {
@@ -403,32 +757,48 @@ func statusLine(resp *http.Response) string {
 	return proto + " " + resp.Status
 }
 
-// isGzip tells whether the response is gzip-encoded (the only coding the
-// harvester asks for).
-func isGzip(resp *http.Response) bool {
-	ce := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
-	return ce == "gzip" || ce == "x-gzip"
+// coding returns the content coding the client decodes for the response:
+// "gzip" (also for x-gzip), "br", or "" (identity, or a coding it did not
+// ask for, which is stored as received).
+func coding(resp *http.Response) string {
+	switch strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))) {
+	case "gzip", "x-gzip":
+		return "gzip"
+	case "br":
+		return "br"
+	}
+	return ""
 }
 
 // readBody reads at most max decoded bytes. The encoded input is capped
 // too (at max plus an eighth, enough for incompressible data), so neither
-// a gzip bomb nor an endless stream of empty gzip blocks is read further.
+// a compression bomb nor an endless stream of empty blocks is read
+// further.
 func readBody(resp *http.Response, max int64) ([]byte, string, error) {
 	rawCap := max + max/8 + 64<<10
 	lr := &io.LimitedReader{R: resp.Body, N: rawCap + 1}
 	var r io.Reader = lr
-	if isGzip(resp) {
+	switch coding(resp) {
+	case "gzip":
 		zr, err := gzip.NewReader(lr)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil, "", nil // an empty body announced as gzip
 			}
-			return nil, "", &Error{Kind: KindDecode, Detail: "gzip: " + err.Error(), Err: err}
+			if !isDecodeError(err) {
+				return nil, "", err
+			}
+			return nil, "", &Error{Kind: KindDecode, Detail: "gzip: " + strings.TrimPrefix(err.Error(), "gzip: "), Err: err}
 		}
 		zr.Multistream(true)
 		r = zr
+	case "br":
+		r = brotli.NewReader(lr)
 	}
 	var buf bytes.Buffer
+	if cl := resp.ContentLength; cl > 0 && coding(resp) == "" {
+		buf.Grow(int(min(cl, max) + bytes.MinRead))
+	}
 	n, err := io.Copy(&buf, io.LimitReader(r, max+1))
 	if n > max {
 		return buf.Bytes()[:max], TruncatedLength, nil
@@ -437,27 +807,37 @@ func readBody(resp *http.Response, max int64) ([]byte, string, error) {
 		return buf.Bytes(), TruncatedLength, nil
 	}
 	if err != nil {
-		var fe *Error
-		if isGzip(resp) && !errors.As(err, &fe) && isDecodeError(err) {
-			return buf.Bytes(), "", &Error{Kind: KindDecode, Detail: "gzip: " + err.Error(), Err: err}
+		if c := coding(resp); c != "" && isDecodeError(err) {
+			msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "gzip: "), "brotli: ")
+			return buf.Bytes(), "", &Error{Kind: KindDecode, Detail: c + ": " + msg, Err: err}
 		}
 		return buf.Bytes(), "", err
 	}
 	return buf.Bytes(), "", nil
 }
 
+// isDecodeError tells an error of the gzip or brotli decoder from one of
+// the connection under it.
 func isDecodeError(err error) bool {
-	return errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || strings.Contains(err.Error(), "flate:")
+	var fe *Error
+	if errors.As(err, &fe) {
+		return false
+	}
+	if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "flate:") || strings.Contains(msg, "gzip:") || strings.Contains(msg, "brotli")
 }
 
-// storedHeader turns the received headers into the stored ones: a gzip
+// storedHeader turns the received headers into the stored ones: a
 // Content-Encoding the harvester decoded becomes DecodedHeader, and
 // Content-Length is dropped when the stored body is not what it counted.
 // (net/http has already removed the chunked Transfer-Encoding from the
 // header: stored bodies are de-chunked.)
 func storedHeader(out *Response, resp *http.Response, cut bool) {
 	h := out.Header
-	decoded := isGzip(resp)
+	decoded := coding(resp) != "" && out.Skipped == ""
 	if decoded {
 		h[DecodedHeader] = h["Content-Encoding"]
 		delete(h, "Content-Encoding")
@@ -476,3 +856,10 @@ func fallbackRequest(req *http.Request) []byte {
 	b.WriteString("\r\n")
 	return b.Bytes()
 }
+
+// emptyBody is a request body that is empty but, unlike http.NoBody,
+// makes the request non-replayable (see Host.Get).
+type emptyBody struct{}
+
+func (emptyBody) Read([]byte) (int, error) { return 0, io.EOF }
+func (emptyBody) Close() error             { return nil }

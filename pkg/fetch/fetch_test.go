@@ -137,7 +137,7 @@ func TestNormalResponse(t *testing.T) {
 		t.Errorf("request recorded as %q", resp.Request)
 	}
 	r := s.lastReq
-	if r.Header.Get("User-Agent") != testConfig().UserAgent || r.Header.Get("Accept-Encoding") != "gzip" || r.Proto != "HTTP/1.1" {
+	if r.Header.Get("User-Agent") != testConfig().UserAgent || r.Header.Get("Accept-Encoding") != AcceptEncoding || r.Proto != "HTTP/1.1" {
 		t.Errorf("server saw %s UA %q AE %q", r.Proto, r.Header.Get("User-Agent"), r.Header.Get("Accept-Encoding"))
 	}
 }

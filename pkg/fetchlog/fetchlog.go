@@ -211,7 +211,8 @@ func FormatRobots(r Robots) ([]byte, error) {
 
 // Server is what the harvester measured of one server (host name) during
 // a batch: the estimates of Cao et al.'s two-level scheduling, exponentially
-// weighted moving averages with alpha 0.8. The harvester writes them to
+// weighted moving averages with alpha 0.8. A zero estimate means "not
+// measured" (e.g. a host that did not resolve). The harvester writes them to
 // harvest/servers.jsonl; the seeder keeps them per site; the manager copies
 // the known ones into the next batch directory's servers.jsonl so the
 // harvester can rank servers before it has measured them again.
@@ -225,6 +226,12 @@ type Server struct {
 	Bytes           int64     `json:"bytes,omitempty"`           // body bytes in this batch
 	Errors          int       `json:"errors,omitempty"`          // failed requests in this batch
 	Measured        time.Time `json:"measured"`                  // when the estimates were last updated
+	// DNSError is why the host name did not resolve in this batch (the
+	// fetch log text, "dns: no such host www.x.cl"); empty when it did.
+	DNSError string `json:"dnsError,omitempty"`
+	// GaveUp is why the harvester gave the host up for the rest of the
+	// batch ("3 consecutive failures (last: timeout)"), if it did.
+	GaveUp string `json:"gaveUp,omitempty"`
 }
 
 // FormatServer returns s as one servers file line, newline included.
@@ -243,6 +250,12 @@ func ReadServers(path string) ([]Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read servers file %s: %w", path, err)
 	}
+	return ParseServers(data, path)
+}
+
+// ParseServers reads the content of a servers file; name is for errors.
+func ParseServers(data []byte, name string) ([]Server, error) {
+	path := name
 	var out []Server
 	lines := strings.Split(string(data), "\n")
 	for i, line := range lines {

@@ -15,4 +15,8 @@ var (
 	// per batch URL at the end of a run, which the harvester refuses to
 	// publish.
 	ErrIncomplete = errors.New("fetch log does not match the batch")
+	// ErrShards means the batch's shard outputs do not allow the run: an
+	// unsharded run on a batch whose shards are not all done, a shard run
+	// on a batch harvested unsharded or in another number of shards.
+	ErrShards = errors.New("batch harvested in shards")
 )

@@ -264,20 +264,26 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// countingProgress cancels the run after n URLs are logged.
+// countingProgress cancels the run once n URLs are logged, and keeps the
+// last statistics.
 type countingProgress struct {
-	n      atomic.Int64
-	after  int64
-	cancel context.CancelFunc
+	n       atomic.Int64
+	after   int64
+	cancel  context.CancelFunc
+	started atomic.Int64
+	last    harvester.Stats
+	final   harvester.Stats
 }
 
-func (p *countingProgress) Start(int) {}
-func (p *countingProgress) Done()     {}
-func (p *countingProgress) Add(n int) {
-	if p.n.Add(int64(n)) == p.after && p.cancel != nil {
+func (p *countingProgress) Start(total int) { p.started.Store(int64(total)) }
+func (p *countingProgress) Update(s harvester.Stats) {
+	p.last = s
+	p.n.Store(int64(s.Logged))
+	if p.after > 0 && int64(s.Logged) >= p.after && p.cancel != nil {
 		p.cancel()
 	}
 }
+func (p *countingProgress) Done(s harvester.Stats) { p.final = s; p.n.Store(int64(s.Logged)) }
 
 func slowWeb(t *testing.T, hosts, pages int) (*ht.Web, []batch.Entry) {
 	var hs []*ht.Host
@@ -311,7 +317,7 @@ func TestResume(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	prog := &countingProgress{after: 7, cancel: cancel}
-	_, err := harvester.RunDir(ctx, dir, harvester.Options{Config: cfg, Progress: prog})
+	_, err := harvester.RunDir(ctx, dir, harvester.Options{Config: cfg, Progress: prog, ProgressEvery: time.Millisecond})
 	if !errors.Is(err, harvester.ErrInterrupted) {
 		t.Fatalf("first run: %v, want ErrInterrupted", err)
 	}
@@ -538,8 +544,8 @@ func TestLoggerAndProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if prog.n.Load() != 2 || !strings.Contains(buf.String(), "harvested") {
-		t.Errorf("progress %d, log %q", prog.n.Load(), buf.String())
+	if f := prog.final; f.Logged != 2 || f.Total != 2 || f.Pages != 2 || f.HostsDone != 1 || f.HostsActive != 0 || f.Requests != 3 || f.Bytes == 0 || !strings.Contains(buf.String(), "harvested") {
+		t.Errorf("progress %+v, log %q", prog.final, buf.String())
 	}
 }
 
@@ -576,4 +582,57 @@ func gunzipAll(t *testing.T, data []byte) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// checkWARCs reads every WARC file of a harvest directory with gowarc's
+// reader in strict mode (warcio.Verify: syntax, lengths, digests), checks
+// that each file starts with a warcinfo record and that every fetch log
+// pointer is a response or revisit record of its URL.
+func checkWARCs(t *testing.T, dir string) {
+	t.Helper()
+	byFile := map[string]map[int64]warcio.RecordInfo{}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if len(files) == 0 {
+		t.Fatalf("no WARC file in %s", dir)
+	}
+	for _, f := range files {
+		infos, err := warcio.Verify(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if len(infos) == 0 || infos[0].Type != "warcinfo" {
+			t.Errorf("%s: does not start with a warcinfo record", f)
+		}
+		m := map[int64]warcio.RecordInfo{}
+		for _, in := range infos {
+			m[in.Offset] = in
+		}
+		byFile[filepath.Base(f)] = m
+	}
+	recs, err := fetchlog.ReadFile(filepath.Join(dir, fetchlog.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.WARC == "" {
+			continue
+		}
+		in, ok := byFile[r.WARC][r.Offset]
+		if !ok || (in.Type != "response" && in.Type != "revisit") || in.TargetURI != r.URL {
+			t.Errorf("%s: log points at %s@%d, which holds %+v", r.URL, r.WARC, r.Offset, in)
+		}
+	}
+}
+
+// readRecord reads the response record a fetch log line points at.
+func readRecord(t *testing.T, dir string, r fetchlog.Record) *warcio.Response {
+	t.Helper()
+	if r.WARC == "" {
+		t.Fatalf("%s: no WARC record", r.URL)
+	}
+	resp, err := warcio.ReadResponse(filepath.Join(dir, r.WARC), r.Offset, r.Length, 1<<30)
+	if err != nil {
+		t.Fatalf("%s: %v", r.URL, err)
+	}
+	return resp
 }

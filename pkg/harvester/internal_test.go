@@ -1,9 +1,12 @@
 package harvester
 
 import (
+	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,7 +27,7 @@ func TestPlan(t *testing.T) {
 		e(2, "http://a.cl", "/", 0.5),
 		e(3, "https://a.cl", "/", 0.95), // same host as http://a.cl, better site
 		e(4, "http://b.cl:8080", "/", 0.7),
-		e(5, "http://a.cl", "/x", 0.4),
+		e(5, "http://a.cl", "/x", 0.6), // better than /, later in the batch
 		e(6, "http://c.cl", "/y", 0.1),
 		e(7, "http://d.cl", "/", 0.99), // already logged
 	}
@@ -34,28 +37,122 @@ func TestPlan(t *testing.T) {
 		for _, s := range ss {
 			var sites []string
 			for _, q := range s.Sites {
-				sites = append(sites, strings.TrimPrefix(strings.TrimPrefix(q.Site, "http://"), "https://")+"("+itoa(len(q.Entries))+")")
+				var ids []string
+				for _, e := range q.Entries {
+					ids = append(ids, itoa(int(e.DocID)))
+				}
+				sites = append(sites, strings.TrimPrefix(strings.TrimPrefix(q.Site, "http://"), "https://")+"("+strings.Join(ids, ",")+")")
 			}
 			out = append(out, s.Host+"["+strings.Join(sites, " ")+"]")
 		}
 		return strings.Join(out, " ")
 	}
+	est := func(string) Estimates { return defaultEstimates(50) }
 	tests := []struct {
 		rank Ranking
 		want string
 	}{
-		{QualityRanking{}, "a.cl[a.cl(1) a.cl(2)] c.cl[c.cl(2)] b.cl[b.cl:8080(1)]"},
-		{FIFORanking{}, "c.cl[c.cl(2)] a.cl[a.cl(1) a.cl(2)] b.cl[b.cl:8080(1)]"},
+		// URL level: by score for the quality orders, batch order else;
+		// the servers come out in batch order (the queue ranks them).
+		{QualityRanking{}, "c.cl[c.cl(1,6)] a.cl[a.cl(3) a.cl(5,2)] b.cl[b.cl:8080(4)]"},
+		{CrawlabilityRanking{}, "c.cl[c.cl(1,6)] a.cl[a.cl(3) a.cl(5,2)] b.cl[b.cl:8080(4)]"},
+		{FIFORanking{}, "c.cl[c.cl(1,6)] a.cl[a.cl(2,5) a.cl(3)] b.cl[b.cl:8080(4)]"},
+		{PerformanceRanking{}, "c.cl[c.cl(1,6)] a.cl[a.cl(2,5) a.cl(3)] b.cl[b.cl:8080(4)]"},
 	}
 	for _, tt := range tests {
-		got := plan(entries, todo, tt.rank)
+		got := plan(entries, todo, tt.rank, est)
 		if names(got) != tt.want {
 			t.Errorf("%s: %s\nwant %s", tt.rank.Name(), names(got), tt.want)
 		}
 	}
-	srv := plan(entries, todo, QualityRanking{})[0]
-	if srv.Sites[0].Site != "https://a.cl" || srv.URLs != 3 || srv.Best != 0.95 || srv.Sites[1].Entries[0].DocID != 2 {
-		t.Errorf("a.cl server %+v", srv)
+	srv := plan(entries, todo, QualityRanking{}, est)[1]
+	if srv.Host != "a.cl" || srv.URLs() != 3 || srv.Quality() != 0.95 || srv.AQ() != 0.95+0.6+0.5 || srv.P() != 3 {
+		t.Errorf("a.cl server: %d URLs, quality %g, AQ %g, P %d", srv.URLs(), srv.Quality(), srv.AQ(), srv.P())
+	}
+}
+
+// TestRankings checks each ranking of Cao et al. §4 on servers with known
+// estimates: T = 2·ConnectionTime + P·ResponseTime/p, R = P/T, quality of
+// the best URL, C = AQ/T, and P = min(RequestsPerConnection, TaskURLs).
+func TestRankings(t *testing.T) {
+	mk := func(host string, first int, connect, response time.Duration, rpc float64, scores ...float64) *Server {
+		s := &Server{Host: host, First: first, order: first, Est: Estimates{ConnectTime: connect, ResponseTime: response, RequestsPerConn: rpc}}
+		var es []batch.Entry
+		for _, sc := range scores {
+			es = append(es, batch.Entry{Score: sc})
+		}
+		s.Sites = []*SiteQueue{{Entries: es}}
+		s.left = len(es)
+		return s
+	}
+	// fast: 10 URLs of 0.1 over 5-request connections; slow but good: 2
+	// URLs of 0.9; huge: 100 URLs of 0.2, 50 per connection.
+	fast := mk("fast", 2, 10*time.Millisecond, 20*time.Millisecond, 5, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1)
+	slow := mk("slow", 1, 200*time.Millisecond, 2*time.Second, 50, 0.9, 0.9)
+	var many []float64
+	for i := 0; i < 100; i++ {
+		many = append(many, 0.2)
+	}
+	huge := mk("huge", 0, 50*time.Millisecond, 100*time.Millisecond, 50, many...)
+	// gem: quick, few URLs, the best scores.
+	gem := mk("gem", 3, 10*time.Millisecond, 50*time.Millisecond, 50, 2, 2, 2)
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if fast.P() != 5 || slow.P() != 2 || huge.P() != 50 {
+		t.Errorf("P: %d %d %d, want 5 2 50", fast.P(), slow.P(), huge.P())
+	}
+	if !near(fast.T(), 2*0.01+5*0.02) || !near(slow.T(), 2*0.2+2*2) || !near(huge.T(), 2*0.05+50*0.1) {
+		t.Errorf("T: %g %g %g", fast.T(), slow.T(), huge.T())
+	}
+	order := func(r Ranking) string {
+		ss := []*Server{fast, slow, huge, gem}
+		for _, s := range ss {
+			s.rank = r.Rank(s)
+		}
+		sort.SliceStable(ss, func(i, j int) bool { return serverHeap(ss).Less(i, j) })
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.Host)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tt := range []struct {
+		r    Ranking
+		want string
+	}{
+		{FIFORanking{}, "huge slow fast gem"},         // queue order
+		{PerformanceRanking{}, "fast gem huge slow"},  // R = P/T: 5/0.12, 3/0.17, 50/5.1, 2/4.4
+		{QualityRanking{}, "gem slow huge fast"},      // best URL: 2, 0.9, 0.2, 0.1
+		{CrawlabilityRanking{}, "gem fast huge slow"}, // C = AQ/T: 6/0.17, 0.5/0.12, 10/5.1, 1.8/4.4
+	} {
+		if got := order(tt.r); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.r.Name(), got, tt.want)
+		}
+	}
+}
+
+// TestEstimates: the moving averages of §4.2 with alpha 0.8, the first
+// measurement replacing a default.
+func TestEstimates(t *testing.T) {
+	e := defaultEstimates(50)
+	now := time.Now()
+	e.observeResponse(100*time.Millisecond, now)
+	if e.ResponseTime != 100*time.Millisecond {
+		t.Errorf("first measurement: %v", e.ResponseTime)
+	}
+	e.observeResponse(200*time.Millisecond, now)
+	if e.ResponseTime != 120*time.Millisecond {
+		t.Errorf("0.8·100 + 0.2·200 = %v, want 120ms", e.ResponseTime)
+	}
+	e.observeRPC(1, now)
+	e.observeRPC(6, now)
+	if math.Abs(e.RequestsPerConn-2) > 1e-9 || !e.KnownRPC {
+		t.Errorf("rpc %g, want 2", e.RequestsPerConn)
+	}
+	var r Estimates
+	r = defaultEstimates(50)
+	r.fromRecord(fetchlog.Server{Host: "a.cl", ConnectMs: 12.5, RequestsPerConn: 3, Measured: now})
+	if r.ConnectTime != 12500*time.Microsecond || !r.KnownConnect || r.KnownResponse || r.ResponseTime != DefaultResponseTime || r.RequestsPerConn != 3 {
+		t.Errorf("from record: %+v", r)
 	}
 }
 
@@ -120,13 +217,13 @@ func response(url, body string) *fetch.Response {
 // line. What cannot be trusted is dropped (and so fetched again).
 func TestRepair(t *testing.T) {
 	dir := t.TempDir()
-	o, res, err := openOutput(dir, 0, nil)
+	o, res, err := openOutput(dir, WARCPrefix, 0, nil, nil)
 	if err != nil || len(res.records) != 0 || len(res.robots) != 0 {
 		t.Fatalf("fresh: %v %+v", err, res)
 	}
 	for i, u := range []string{"http://a.cl/1", "http://a.cl/2"} {
 		rec := fetchlog.Record{DocID: uint64(i + 1), URL: u, Fetched: time.Now()}
-		if err := o.page(response(u, "body "+u), rec); err != nil {
+		if err := o.page(response(u, "body "+u), nil, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -142,7 +239,7 @@ func TestRepair(t *testing.T) {
 	appendFile(t, filepath.Join(dir, fetchlog.LogFile), ghost.Format()+"4\thttp://a.cl/4\t200\t12")
 	appendFile(t, filepath.Join(dir, fetchlog.RobotsFile), `{"site":"http://b.cl","sta`)
 
-	o, res, err = openOutput(dir, 0, nil)
+	o, res, err = openOutput(dir, WARCPrefix, 0, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +267,7 @@ func TestRepair(t *testing.T) {
 func TestRepairHeader(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, fetchlog.LogFile), []byte(fetchlog.Header()[:10]), 0o644)
-	o, res, err := openOutput(dir, 0, nil)
+	o, res, err := openOutput(dir, WARCPrefix, 0, nil, nil)
 	if err != nil || len(res.records) != 0 {
 		t.Fatalf("torn header: %v", err)
 	}
@@ -182,7 +279,7 @@ func TestRepairHeader(t *testing.T) {
 
 	other := t.TempDir()
 	os.WriteFile(filepath.Join(other, fetchlog.LogFile), []byte("# wire-fetchlog 2\n"), 0o644)
-	if _, _, err := openOutput(other, 0, nil); err == nil {
+	if _, _, err := openOutput(other, WARCPrefix, 0, nil, nil); err == nil {
 		t.Error("a fetch log of another version was accepted")
 	}
 }
@@ -190,13 +287,13 @@ func TestRepairHeader(t *testing.T) {
 // TestWARCRotation starts a new file when the current one is full.
 func TestWARCRotation(t *testing.T) {
 	dir := t.TempDir()
-	o, _, err := openOutput(dir, 1, nil)
+	o, _, err := openOutput(dir, WARCPrefix, 1, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
 		u := "http://a.cl/" + itoa(i)
-		if err := o.page(response(u, strings.Repeat("x", 2000)), fetchlog.Record{DocID: uint64(i + 1), URL: u, Fetched: time.Now()}); err != nil {
+		if err := o.page(response(u, strings.Repeat("x", 2000)), nil, fetchlog.Record{DocID: uint64(i + 1), URL: u, Fetched: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -214,4 +311,42 @@ func appendFile(t *testing.T, path, s string) {
 	}
 	defer f.Close()
 	f.WriteString(s)
+}
+
+// FuzzRetryAfter: any Retry-After value gives a pause between 0 and a day,
+// or none.
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"120", " 5 ", "-1", "Sun, 22 Nov 2026 12:01:00 GMT", "99999999999", "soon"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, v string) {
+		d, ok := retryAfter(v, now)
+		if ok && (d < 0 || d > 366*24*time.Hour) {
+			t.Fatalf("retryAfter(%q) = %v", v, d)
+		}
+		if !ok && d != 0 {
+			t.Fatalf("retryAfter(%q) = %v without a value", v, d)
+		}
+	})
+}
+
+// FuzzParseShard: ParseShard accepts exactly i/N with 1 ≤ i ≤ N ≤ 1024,
+// and what it accepts prints back.
+func FuzzParseShard(f *testing.F) {
+	for _, s := range []string{"1/4", "4/4", "0/1", "1/1025", " 2/3", "a/b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		s, err := ParseShard(v)
+		if err != nil {
+			return
+		}
+		if s.I < 1 || s.I > s.N || s.N > 1024 {
+			t.Fatalf("ParseShard(%q) = %+v", v, s)
+		}
+		if again, err := ParseShard(fmt.Sprintf("%d/%d", s.I, s.N)); err != nil || again != s {
+			t.Fatalf("%+v does not print back", s)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package harvester
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,38 +28,65 @@ const (
 	PartialDir = "harvest.partial"
 	// LockFile is the lock a harvester holds on a batch directory.
 	LockFile = "harvester.lock"
-	// WARCPattern formats the name of the n-th WARC file.
-	WARCPattern = "data-%05d.warc.gz"
-	// DefaultMaxWARCSize is the size after which a new WARC file is
-	// started (the customary 1 GB of WARC files).
-	DefaultMaxWARCSize = 1 << 30
+	// WARCPrefix starts the name of every WARC file of an unsharded
+	// harvest: data-00001.warc.gz, data-00002.warc.gz, ...
+	WARCPrefix = "data"
+	// WARCSuffix ends the name of every WARC file.
+	WARCSuffix = ".warc.gz"
 )
 
-var warcName = regexp.MustCompile(`^data-(\d{5,})\.warc\.gz$`)
+// warcFileName is the name of the n-th WARC file with a prefix.
+func warcFileName(prefix string, n int) string {
+	return fmt.Sprintf("%s-%05d%s", prefix, n, WARCSuffix)
+}
 
-// Sync policy: the WARC files, then the fetch log and the robots file,
-// are fsynced after this many new lines or this much time, and at the end.
+// warcNumber returns n for a name warcFileName(prefix, n).
+func warcNumber(prefix, name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, prefix+"-")
+	if !ok {
+		return 0, false
+	}
+	digits, ok := strings.CutSuffix(rest, WARCSuffix)
+	if !ok || len(digits) < 5 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 0 || strings.ContainsAny(digits, "+-") {
+		return 0, false
+	}
+	return n, true
+}
+
+// The fetch log is buffered and written out every flushEvery; the WARC
+// file, then the fetch log and the other logs, are fsynced every
+// syncEvery while a run goes on, and at its end. A killed run loses at
+// most the lines of the last flushEvery (their URLs are fetched again).
 const (
-	syncEveryLines = 100
-	syncEvery      = time.Second
+	flushEvery = 200 * time.Millisecond
+	syncEvery  = time.Second
 )
 
 // output writes one harvest directory: WARC files, fetch log, robots
-// file. It is safe for concurrent use.
+// file, servers file. It is safe for concurrent use; records are built
+// and compressed by the callers' goroutines, and only the appends are
+// serialised.
 type output struct {
 	dir     string
 	log     *slog.Logger
 	maxWARC int64
+	prefix  string      // WARC file name prefix
+	info    warcio.Info // content of each WARC file's warcinfo record
+	now     func() time.Time
 
 	mu       sync.Mutex
 	logf     *os.File
+	logw     *bufio.Writer // buffers logf
 	robotsf  *os.File
+	serversf *os.File
 	warc     *warcio.Writer
 	warcFile string // name of the open WARC file
-	warcSize int64
-	nextWARC int // number of the next WARC file to open
-	dirty    int
-	lastSync time.Time
+	nextWARC int    // number of the next WARC file to open
+	dirty    bool
 	closed   bool
 	// onLine is called (under mu) for each fetch log line appended.
 	onLine func(fetchlog.Record)
@@ -69,21 +96,26 @@ type output struct {
 type resumed struct {
 	records []fetchlog.Record
 	robots  map[string]fetchlog.Robots
+	servers map[string]fetchlog.Server
 	// repaired lists what had to be dropped, for the log.
 	repaired []string
 }
 
-// openOutput opens (creating or resuming) the harvest directory dir. An
-// existing fetch log is read and repaired: a torn last line, a damaged
-// line (and everything after it) and lines whose WARC record is not whole
-// on disk are dropped, so that their URLs are fetched again.
-func openOutput(dir string, maxWARC int64, log *slog.Logger) (*output, *resumed, error) {
+// openOutput opens (creating or resuming) the harvest directory dir,
+// whose WARC files are named prefix-NNNNN.warc.gz. An existing fetch log
+// is read and repaired: a torn last line, a damaged line (and everything
+// after it) and lines whose WARC record is not whole on disk are dropped,
+// so that their URLs are fetched again.
+func openOutput(dir, prefix string, maxWARC int64, info warcio.Info, log *slog.Logger) (*output, *resumed, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("create %s: %w", dir, err)
 	}
-	o := &output{dir: dir, log: log, maxWARC: maxWARC, nextWARC: 1, lastSync: time.Now()}
+	o := &output{dir: dir, log: log, maxWARC: maxWARC, prefix: prefix, info: info, nextWARC: 1, now: time.Now}
 	if o.maxWARC <= 0 {
-		o.maxWARC = DefaultMaxWARCSize
+		o.maxWARC = 1 << 30
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -91,33 +123,49 @@ func openOutput(dir string, maxWARC int64, log *slog.Logger) (*output, *resumed,
 	}
 	sizes := map[string]int64{}
 	for _, e := range entries {
-		m := warcName.FindStringSubmatch(e.Name())
-		if m == nil {
+		n, ok := warcNumber(prefix, e.Name())
+		if !ok {
 			continue
 		}
-		n, _ := strconv.Atoi(m[1])
 		o.nextWARC = max(o.nextWARC, n+1)
 		if info, err := e.Info(); err == nil {
 			sizes[e.Name()] = info.Size()
 		}
 	}
-	res := &resumed{robots: map[string]fetchlog.Robots{}}
+	res := &resumed{robots: map[string]fetchlog.Robots{}, servers: map[string]fetchlog.Server{}}
 	if err := res.loadLog(filepath.Join(dir, fetchlog.LogFile), sizes); err != nil {
 		return nil, nil, err
 	}
 	if err := res.loadRobots(filepath.Join(dir, fetchlog.RobotsFile)); err != nil {
 		return nil, nil, err
 	}
-	if o.logf, err = os.OpenFile(filepath.Join(dir, fetchlog.LogFile), os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
-		return nil, nil, fmt.Errorf("open fetch log: %w", err)
+	if err := res.loadServers(filepath.Join(dir, fetchlog.ServersFile)); err != nil {
+		return nil, nil, err
 	}
-	if o.robotsf, err = os.OpenFile(filepath.Join(dir, fetchlog.RobotsFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
+	open := func(name string, flags int) (*os.File, error) {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_APPEND|flags, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", name, err)
+		}
+		return f, nil
+	}
+	if o.logf, err = open(fetchlog.LogFile, 0); err != nil {
+		return nil, nil, err
+	}
+	o.logw = bufio.NewWriterSize(o.logf, 64<<10)
+	if o.robotsf, err = open(fetchlog.RobotsFile, os.O_CREATE); err != nil {
 		o.logf.Close()
-		return nil, nil, fmt.Errorf("open robots file: %w", err)
+		return nil, nil, err
+	}
+	if o.serversf, err = open(fetchlog.ServersFile, os.O_CREATE); err != nil {
+		o.logf.Close()
+		o.robotsf.Close()
+		return nil, nil, err
 	}
 	if err := collection.SyncDir(dir); err != nil {
 		o.logf.Close()
 		o.robotsf.Close()
+		o.serversf.Close()
 		return nil, nil, err
 	}
 	return o, res, nil
@@ -217,53 +265,137 @@ func (r *resumed) loadRobots(path string) error {
 	})
 }
 
-// errStore marks a record that could not be built (not a disk error): its
-// URL is logged as failed and the harvest goes on.
-var errStore = errors.New("store")
+// loadServers reads the servers file (one line per server done in an
+// earlier run; the latest line of a host wins), dropping a torn tail.
+func (r *resumed) loadServers(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read servers file: %w", err)
+	}
+	lines, err := fetchlog.ReadServers(path)
+	rewrite := err != nil || (len(data) > 0 && data[len(data)-1] != '\n')
+	if err != nil {
+		r.repaired = append(r.repaired, fmt.Sprintf("servers file: %v; kept the %d lines before it", err, len(lines)))
+	}
+	for _, l := range lines {
+		r.servers[l.Host] = l
+	}
+	if !rewrite {
+		return nil
+	}
+	return collection.WriteAtomic(path, func(w io.Writer) error {
+		for _, l := range lines {
+			b, err := fetchlog.FormatServer(l)
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// exchange is what warcio stores of a response.
+func exchange(resp *fetch.Response, meta []warcio.Field) *warcio.Exchange {
+	return &warcio.Exchange{
+		URL:        resp.URL,
+		Date:       resp.Started,
+		IP:         resp.IP,
+		Request:    resp.Request,
+		StatusLine: resp.StatusLine,
+		Header:     resp.Header,
+		Body:       resp.Body,
+		Truncated:  resp.Truncated,
+		Metadata:   meta,
+	}
+}
 
 // page appends the response (if any) to the WARC file and then the record
-// to the fetch log, filling in the record's WARC position.
-func (o *output) page(resp *fetch.Response, rec fetchlog.Record) error {
+// to the fetch log, filling in the record's WARC position. The records
+// are built and compressed before the lock is taken. A response that
+// cannot be made into a WARC record (warcio.BuildError) is logged as a
+// failure of kind store, and the harvest goes on.
+func (o *output) page(resp *fetch.Response, meta []warcio.Field, rec fetchlog.Record) error {
+	var enc *warcio.Encoded
+	if resp != nil {
+		var err error
+		enc, err = warcio.Encode(exchange(resp, meta))
+		var be *warcio.BuildError
+		switch {
+		case errors.As(err, &be):
+			rec.Err = "store: " + be.Reason
+			enc = nil
+		case err != nil:
+			return err
+		}
+		defer enc.Release()
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return errors.New("harvest output closed")
 	}
-	if resp != nil {
-		name, off, n, err := o.writeWARC(resp)
-		switch {
-		case errors.Is(err, errStore):
-			rec.Err = "store: " + err.Error()
-		case err != nil:
+	if enc != nil {
+		name, off, n, err := o.appendWARC(enc)
+		if err != nil {
 			return err
-		default:
-			rec.WARC, rec.Offset, rec.Length = name, off, n
 		}
+		rec.WARC, rec.Offset, rec.Length = name, off, n
 	}
-	if _, err := o.logf.WriteString(rec.Format()); err != nil {
+	if _, err := o.logw.WriteString(rec.Format()); err != nil {
 		return fmt.Errorf("append to fetch log: %w", err)
 	}
 	if o.onLine != nil {
 		o.onLine(rec)
 	}
-	o.dirty++
-	return o.maybeSync()
+	o.dirty = true
+	return nil
 }
 
 // robotsResponse stores a robots.txt response (one hop of it) in the WARC
 // file.
 func (o *output) robotsResponse(resp *fetch.Response) error {
+	enc, err := warcio.Encode(exchange(resp, nil))
+	var be *warcio.BuildError
+	if errors.As(err, &be) {
+		o.log.Warn("robots.txt response not stored", "url", resp.URL, "err", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer enc.Release()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return errors.New("harvest output closed")
 	}
-	_, _, _, err := o.writeWARC(resp)
-	if errors.Is(err, errStore) {
-		o.log.Warn("robots.txt response not stored", "url", resp.URL, "err", err)
-		return nil
-	}
+	_, _, _, err = o.appendWARC(enc)
+	o.dirty = true
 	return err
+}
+
+// server appends a line to the servers file.
+func (o *output) server(s fetchlog.Server) error {
+	line, err := fetchlog.FormatServer(s)
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return errors.New("harvest output closed")
+	}
+	if _, err := o.serversf.Write(line); err != nil {
+		return fmt.Errorf("append to servers file: %w", err)
+	}
+	o.dirty = true
+	return nil
 }
 
 // robots appends a line to the robots file.
@@ -280,120 +412,112 @@ func (o *output) robots(r fetchlog.Robots) error {
 	if _, err := o.robotsf.Write(line); err != nil {
 		return fmt.Errorf("append to robots file: %w", err)
 	}
-	o.dirty++
-	return o.maybeSync()
+	o.dirty = true
+	return nil
 }
 
-// writeWARC appends the exchange to the current WARC file, opening the
-// next file first if there is none or the current one is full. Called
-// with mu held.
-func (o *output) writeWARC(resp *fetch.Response) (string, int64, int64, error) {
-	if o.warc != nil && o.warcSize >= o.maxWARC {
-		if err := o.closeWARC(); err != nil {
+// appendWARC appends encoded records to the current WARC file, starting
+// the next file first if there is none or the records would take the
+// current one past the size limit. Called with mu held.
+func (o *output) appendWARC(enc *warcio.Encoded) (string, int64, int64, error) {
+	if o.warc != nil && o.warc.Size()+enc.Size() > o.maxWARC {
+		if err := o.warc.Close(); err != nil {
 			return "", 0, 0, err
 		}
+		o.warc = nil
 	}
 	if o.warc == nil {
-		name := fmt.Sprintf(WARCPattern, o.nextWARC)
-		w, err := warcio.Create(filepath.Join(o.dir, name))
+		name := warcFileName(o.prefix, o.nextWARC)
+		w, err := warcio.CreateWithInfo(filepath.Join(o.dir, name), o.info)
 		if err != nil {
 			return "", 0, 0, err
 		}
 		o.nextWARC++
-		o.warc, o.warcFile, o.warcSize = w, name, 0
+		o.warc, o.warcFile = w, name
 		if err := collection.SyncDir(o.dir); err != nil {
 			return "", 0, 0, err
 		}
 	}
-	off, n, err := o.warc.Write(&warcio.Exchange{
-		URL:        resp.URL,
-		Date:       resp.Started,
-		IP:         resp.IP,
-		Request:    resp.Request,
-		StatusLine: resp.StatusLine,
-		Header:     resp.Header,
-		Body:       resp.Body,
-		Truncated:  resp.Truncated,
-	})
+	off, n, err := o.warc.Append(enc)
 	if err != nil {
-		if strings.Contains(err.Error(), "build warc record") {
-			// warcio could not build the record (its content, not the
-			// disk): nothing was written.
-			return "", 0, 0, fmt.Errorf("%w: %v", errStore, err)
-		}
 		return "", 0, 0, err
 	}
-	o.warcSize = off + n
 	return o.warcFile, off, n, nil
 }
 
-func (o *output) closeWARC() error {
-	if o.warc == nil {
-		return nil
-	}
-	err := o.warc.Sync()
-	if cerr := o.warc.Close(); err == nil {
-		err = cerr
-	}
-	o.warc = nil
-	return err
-}
-
-// maybeSync syncs when enough lines or time have gone by. Called with mu
-// held.
-func (o *output) maybeSync() error {
-	if o.dirty >= syncEveryLines || (o.dirty > 0 && time.Since(o.lastSync) >= syncEvery) {
-		return o.syncLocked()
-	}
-	return nil
-}
-
-// syncLocked flushes the WARC file first, then the logs that point into
-// it.
-func (o *output) syncLocked() error {
-	if o.warc != nil {
-		if err := o.warc.Sync(); err != nil {
-			return err
-		}
-	}
-	if err := o.logf.Sync(); err != nil {
-		return fmt.Errorf("sync fetch log: %w", err)
-	}
-	if err := o.robotsf.Sync(); err != nil {
-		return fmt.Errorf("sync robots file: %w", err)
-	}
-	o.dirty, o.lastSync = 0, time.Now()
-	return nil
-}
-
-// tick syncs if anything is waiting; the harvester calls it every second
-// so that a quiet period does not leave lines unsynced.
-func (o *output) tick() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.closed || o.dirty == 0 {
-		return nil
-	}
-	return o.syncLocked()
-}
-
-// close syncs and closes everything.
-func (o *output) close() error {
+// flush writes the buffered fetch log lines to the file.
+func (o *output) flush() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return nil
 	}
-	err := o.syncLocked()
+	if err := o.logw.Flush(); err != nil {
+		return fmt.Errorf("append to fetch log: %w", err)
+	}
+	return nil
+}
+
+// sync writes out the fetch log, then fsyncs the WARC file first and the
+// logs that point into it after. The appends go on meanwhile: only taking
+// the files is serialised.
+func (o *output) sync() error {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return nil
+	}
+	if err := o.logw.Flush(); err != nil {
+		o.mu.Unlock()
+		return fmt.Errorf("append to fetch log: %w", err)
+	}
+	warc, files := o.warc, []*os.File{o.logf, o.robotsf, o.serversf}
+	o.dirty = false
+	o.mu.Unlock()
+	if warc != nil {
+		if err := warc.Sync(); err != nil {
+			return err
+		}
+	}
+	for _, f := range files {
+		if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+			return fmt.Errorf("sync %s: %w", f.Name(), err)
+		}
+	}
+	return nil
+}
+
+// tick syncs if anything was written since the last sync; the harvester
+// calls it every syncEvery.
+func (o *output) tick() error {
+	o.mu.Lock()
+	dirty := o.dirty
+	o.mu.Unlock()
+	if !dirty {
+		return nil
+	}
+	return o.sync()
+}
+
+// close syncs and closes everything.
+func (o *output) close() error {
+	err := o.sync()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return nil
+	}
 	o.closed = true
-	if cerr := o.closeWARC(); err == nil {
-		err = cerr
+	if o.warc != nil {
+		if cerr := o.warc.Close(); err == nil {
+			err = cerr
+		}
+		o.warc = nil
 	}
-	if cerr := o.logf.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := o.robotsf.Close(); err == nil {
-		err = cerr
+	for _, f := range []*os.File{o.logf, o.robotsf, o.serversf} {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close %s: %w", f.Name(), cerr)
+		}
 	}
 	return err
 }
@@ -403,7 +527,7 @@ func warcFiles(dir string) []string {
 	entries, _ := os.ReadDir(dir)
 	var out []string
 	for _, e := range entries {
-		if warcName.MatchString(e.Name()) {
+		if strings.HasSuffix(e.Name(), WARCSuffix) {
 			out = append(out, e.Name())
 		}
 	}

@@ -1,37 +1,74 @@
 package harvester
 
 import (
+	"fmt"
+	"math"
+	"net/netip"
 	"net/url"
 	"sort"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
 )
 
-// Server is one host name's share of a batch: the server level of the
-// two-level scheduler of Cao, Jiang and Singh (§3.2). Its sites, each with
-// its queue of URLs, are the URL level. One worker serves a Server from
-// start to end, one request at a time, so the host never sees two
-// connections from the harvester at once.
+// Server is one host name's share of a batch: an entry of the server
+// queue of the two-level scheduler of Cao, Jiang and Singh (§3.2). Its
+// sites, each with its queue of URLs, are the URL level. A server holds at
+// most one connection at a time, so the host never sees two connections
+// from the harvester; once it holds one it keeps it for its next P URLs
+// (non-preemptive, §3.2), then goes back to the server queue.
 type Server struct {
 	// Host is the host name (lower-case, without port). Sites that share
-	// it (http and https, other ports) are served by the same worker.
+	// it (http and https, other ports) belong to the same server.
 	Host string
-	// Sites are the host's sites, ordered by their best score.
+	// Sites are the host's sites with their URLs still to be done: best
+	// site first and URLs by score (the quality orders), or in batch
+	// order (fifo, performance).
 	Sites []*SiteQueue
 	// First is the batch position of the server's first URL.
 	First int
-	// Best is the highest score of the server's URLs (its quality in the
-	// paper's quality ranking).
-	Best float64
-	// Total is the sum of the scores of the server's URLs.
-	Total float64
-	// URLs is the number of URLs to fetch.
-	URLs int
+	// Est are the server's estimates (measured, or from the batch's
+	// servers.jsonl, or the defaults).
+	Est Estimates
+
+	ip        netip.Addr // the address dialled first, once resolved
+	site, pos int        // cursor: Sites[site].Entries[pos] is the next URL
+	left      int        // URLs not logged yet
+	order     int        // FIFO position in the server queue
+	heapIdx   int        // index in the ready heap, -1 if not in it
+	rank      float64    // priority when it entered the ready heap
+	notBefore time.Time  // earliest next request to the host
+	state     serverState
+	// lookupStart is when its DNS lookup started (unix ns, 0 before).
+	lookupStart atomic.Int64
+
+	// What the worker keeps between the server's connections.
+	rules     map[string]*siteRules // per site, once robots.txt is known
+	fails     int                   // consecutive failures
+	gaveUp    string                // why the host was given up, or ""
+	dnsErr    string                // why the name did not resolve, or ""
+	lastDur   time.Duration         // duration of the last response (adaptive wait)
+	lastEnd   time.Time             // end of the last request to the host in this run
+	pages     int                   // pages stored in this run
+	bytes     int64
+	errors    int
+	requests  int // requests made in this run
+	robotsReq int // of which for robots.txt
 }
 
-// SiteQueue is the URL queue of one site: its URLs still to be done, in
-// batch order (highest score first).
+type serverState int
+
+const (
+	stateResolving serverState = iota // waiting for its DNS answer
+	stateQueued                       // in the server queue (ready or waiting for its turn)
+	stateActive                       // holds a connection
+	stateDone                         // every URL logged
+)
+
+// SiteQueue is the URL queue of one site.
 type SiteQueue struct {
 	Site    string // scheme://host[:port]
 	Entries []batch.Entry
@@ -39,45 +76,231 @@ type SiteQueue struct {
 	First   int
 }
 
-// Ranking orders the server queue. The harvester sorts the servers with
-// it once, at the start of a batch; workers take them in that order.
-//
-// This is the seam for the server rankings of Cao et al. §4 (FIFO,
-// performance R = P/T, quality, crawl-ability C = AQ/T): the ones that
-// need per-server measurements (connection and response times) will
-// need them from an earlier batch.
-type Ranking interface {
-	// Name identifies the ranking in logs.
-	Name() string
-	// Less reports whether server a should be served before server b.
-	Less(a, b *Server) bool
-}
+// URLs is the number of URLs the server still has to fetch.
+func (s *Server) URLs() int { return s.left }
 
-// QualityRanking serves first the server whose best URL has the highest
-// score (the manager's estimate of its value), ties in batch order. It is
-// the default.
-type QualityRanking struct{}
-
-// Name implements Ranking.
-func (QualityRanking) Name() string { return "quality" }
-
-// Less implements Ranking.
-func (QualityRanking) Less(a, b *Server) bool {
-	if a.Best != b.Best {
-		return a.Best > b.Best
+// next returns the server's next URL, or false when its queue is empty.
+func (s *Server) next() (batch.Entry, *SiteQueue, bool) {
+	for s.site < len(s.Sites) {
+		sq := s.Sites[s.site]
+		if s.pos < len(sq.Entries) {
+			return sq.Entries[s.pos], sq, true
+		}
+		s.site, s.pos = s.site+1, 0
 	}
-	return a.First < b.First
+	return batch.Entry{}, nil, false
 }
 
-// FIFORanking serves servers in the order their first URL appears in the
-// batch (the paper's breadth-first baseline).
+// pop drops the URL next returned.
+func (s *Server) pop() {
+	s.pos++
+	s.left--
+}
+
+// upcoming calls fn with the scores of the next n URLs of the queue.
+func (s *Server) upcoming(n int, fn func(score float64)) {
+	site, pos := s.site, s.pos
+	for n > 0 && site < len(s.Sites) {
+		sq := s.Sites[site]
+		if pos >= len(sq.Entries) {
+			site, pos = site+1, 0
+			continue
+		}
+		fn(sq.Entries[pos].Score)
+		pos++
+		n--
+	}
+}
+
+// Estimates are a server's performance as the scheduler sees it (Cao et
+// al. §4.2): connection time, response time and requests per connection,
+// each an exponentially weighted moving average with Alpha.
+type Estimates struct {
+	ConnectTime     time.Duration // to open a connection
+	ResponseTime    time.Duration // from a request to the end of its response, connection excluded
+	RequestsPerConn float64       // requests the server serves on one connection
+	// Measured is when an estimate was last updated (zero: defaults).
+	Measured time.Time
+	// Known tells which estimates hold a measurement rather than a
+	// default.
+	KnownConnect, KnownResponse, KnownRPC bool
+}
+
+// Scheduling constants of Cao et al. §4.2.
+const (
+	// Alpha is the weight of the old estimate in each moving average.
+	Alpha = 0.8
+	// Pipelining is the paper's saving factor p for servers that support
+	// HTTP pipelining; the harvester does not pipeline, so p = 1.
+	Pipelining = 1.0
+	// DefaultConnectTime and DefaultResponseTime stand for a server never
+	// measured (and not in the batch's servers.jsonl).
+	DefaultConnectTime  = 100 * time.Millisecond
+	DefaultResponseTime = 500 * time.Millisecond
+)
+
+// defaultEstimates are the estimates of an unknown server; rpc is
+// harvester.requests_per_connection (the paper's default is 50).
+func defaultEstimates(rpc int) Estimates {
+	return Estimates{ConnectTime: DefaultConnectTime, ResponseTime: DefaultResponseTime, RequestsPerConn: float64(rpc)}
+}
+
+func ewma(old, sample float64, known bool) float64 {
+	if !known {
+		return sample
+	}
+	return Alpha*old + (1-Alpha)*sample
+}
+
+// observeConnect adds a measured connection time.
+func (e *Estimates) observeConnect(d time.Duration, now time.Time) {
+	e.ConnectTime = time.Duration(ewma(float64(e.ConnectTime), float64(d), e.KnownConnect))
+	e.KnownConnect, e.Measured = true, now
+}
+
+// observeResponse adds a measured response time.
+func (e *Estimates) observeResponse(d time.Duration, now time.Time) {
+	e.ResponseTime = time.Duration(ewma(float64(e.ResponseTime), float64(d), e.KnownResponse))
+	e.KnownResponse, e.Measured = true, now
+}
+
+// observeRPC adds a number of requests a connection carried before the
+// server closed it.
+func (e *Estimates) observeRPC(n int, now time.Time) {
+	e.RequestsPerConn = ewma(e.RequestsPerConn, float64(n), e.KnownRPC)
+	e.KnownRPC, e.Measured = true, now
+}
+
+// fromRecord takes the estimates a servers.jsonl line holds (zero
+// fields are unknown).
+func (e *Estimates) fromRecord(r fetchlog.Server) {
+	if r.ConnectMs > 0 {
+		e.ConnectTime, e.KnownConnect = msToDuration(r.ConnectMs), true
+	}
+	if r.ResponseMs > 0 {
+		e.ResponseTime, e.KnownResponse = msToDuration(r.ResponseMs), true
+	}
+	if r.RequestsPerConn >= 1 {
+		e.RequestsPerConn, e.KnownRPC = r.RequestsPerConn, true
+	}
+	if e.KnownConnect || e.KnownResponse || e.KnownRPC {
+		e.Measured = r.Measured
+	}
+}
+
+func msToDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// P is the number of URLs the server fetches over its next connection:
+// min(RequestsPerConnection, TaskURLs) (§4.2), at least 1.
+func (s *Server) P() int {
+	p := int(math.Round(s.Est.RequestsPerConn))
+	return max(1, min(p, s.left))
+}
+
+// T is the time the server's next connection is expected to take: 2 ·
+// ConnectionTime + P · ResponseTime / p (§4.2), in seconds.
+func (s *Server) T() float64 {
+	return 2*s.Est.ConnectTime.Seconds() + float64(s.P())*s.Est.ResponseTime.Seconds()/Pipelining
+}
+
+// AQ is the aggregate quality of the server's next P URLs: the sum of
+// their batch scores (§4.4 uses algebraic summation).
+func (s *Server) AQ() float64 {
+	var q float64
+	s.upcoming(s.P(), func(score float64) { q += score })
+	return q
+}
+
+// Quality is the score of the best URL in the server's queue: the next
+// one, since the quality orders sort each site's queue by score.
+func (s *Server) Quality() float64 {
+	var q float64
+	first := true
+	s.upcoming(1, func(score float64) {
+		if first {
+			q, first = score, false
+		}
+	})
+	return q
+}
+
+// Ranking orders the server queue (Cao et al. §4): each time a connection
+// is free, the harvester gives it to the highest-ranked server that may
+// be asked now.
+type Ranking interface {
+	// Name is the value of harvester.ranking.
+	Name() string
+	// Rank is the server's priority for its next connection; higher
+	// first, ties in FIFO order.
+	Rank(s *Server) float64
+	// ByScore tells whether each site's URL queue is ordered by score
+	// (true) or kept in batch order.
+	ByScore() bool
+}
+
+// FIFORanking is the paper's breadth-first baseline (§4.1): servers in
+// the order they entered the queue (first URL in the batch, then back of
+// the queue after each connection), URLs in batch order.
 type FIFORanking struct{}
 
 // Name implements Ranking.
 func (FIFORanking) Name() string { return "fifo" }
 
-// Less implements Ranking.
-func (FIFORanking) Less(a, b *Server) bool { return a.First < b.First }
+// Rank implements Ranking: every server ties, so the FIFO order decides.
+func (FIFORanking) Rank(*Server) float64 { return 0 }
+
+// ByScore implements Ranking.
+func (FIFORanking) ByScore() bool { return false }
+
+// PerformanceRanking serves first the server expected to deliver the
+// most pages per second: R = P/T (§4.2); URLs in batch order.
+type PerformanceRanking struct{}
+
+// Name implements Ranking.
+func (PerformanceRanking) Name() string { return "performance" }
+
+// Rank implements Ranking.
+func (PerformanceRanking) Rank(s *Server) float64 { return float64(s.P()) / s.T() }
+
+// ByScore implements Ranking.
+func (PerformanceRanking) ByScore() bool { return false }
+
+// QualityRanking serves first the server whose best URL has the highest
+// score (§4.3, the manager's estimate of its value); URLs by score.
+type QualityRanking struct{}
+
+// Name implements Ranking.
+func (QualityRanking) Name() string { return "quality" }
+
+// Rank implements Ranking.
+func (QualityRanking) Rank(s *Server) float64 { return s.Quality() }
+
+// ByScore implements Ranking.
+func (QualityRanking) ByScore() bool { return true }
+
+// CrawlabilityRanking serves first the server expected to deliver the
+// most quality per second: C = AQ/T (§4.4); URLs by score. It is the
+// default.
+type CrawlabilityRanking struct{}
+
+// Name implements Ranking.
+func (CrawlabilityRanking) Name() string { return "crawl-ability" }
+
+// Rank implements Ranking.
+func (CrawlabilityRanking) Rank(s *Server) float64 { return s.AQ() / s.T() }
+
+// ByScore implements Ranking.
+func (CrawlabilityRanking) ByScore() bool { return true }
+
+// RankingByName returns the ranking called name (harvester.ranking).
+func RankingByName(name string) (Ranking, error) {
+	for _, r := range []Ranking{FIFORanking{}, PerformanceRanking{}, QualityRanking{}, CrawlabilityRanking{}} {
+		if r.Name() == name {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown server ranking %q (want fifo, performance, quality or crawl-ability)", name)
+}
 
 // hostOf returns the host name of a site ("http://a.cl:8080" → "a.cl").
 func hostOf(site string) string {
@@ -89,8 +312,9 @@ func hostOf(site string) string {
 }
 
 // plan groups the entries still to be done (todo[i] true) by host and
-// site, and orders the servers by the ranking.
-func plan(entries []batch.Entry, todo []bool, rank Ranking) []*Server {
+// site, in the URL order of the ranking, and returns the servers in batch
+// order of their first URL, each with est(host) as its estimates.
+func plan(entries []batch.Entry, todo []bool, rank Ranking, est func(host string) Estimates) []*Server {
 	servers := map[string]*Server{}
 	sites := map[string]*SiteQueue{}
 	var order []*Server
@@ -98,35 +322,83 @@ func plan(entries []batch.Entry, todo []bool, rank Ranking) []*Server {
 		if !todo[i] {
 			continue
 		}
+		host := hostOf(e.Site)
+		srv := servers[host]
+		if srv == nil {
+			srv = &Server{Host: host, First: i, order: i, heapIdx: -1, Est: est(host), rules: map[string]*siteRules{}}
+			servers[host] = srv
+			order = append(order, srv)
+		}
 		sq := sites[e.Site]
 		if sq == nil {
-			host := hostOf(e.Site)
-			srv := servers[host]
-			if srv == nil {
-				srv = &Server{Host: host, First: i, Best: e.Score}
-				servers[host] = srv
-				order = append(order, srv)
-			}
 			sq = &SiteQueue{Site: e.Site, Best: e.Score, First: i}
 			sites[e.Site] = sq
 			srv.Sites = append(srv.Sites, sq)
 		}
 		sq.Entries = append(sq.Entries, e)
 		sq.Best = max(sq.Best, e.Score)
-		srv := servers[hostOf(e.Site)]
-		srv.Best = max(srv.Best, e.Score)
-		srv.Total += e.Score
-		srv.URLs++
+		srv.left++
 	}
-	for _, srv := range order {
-		sort.SliceStable(srv.Sites, func(i, j int) bool {
-			a, b := srv.Sites[i], srv.Sites[j]
-			if a.Best != b.Best {
-				return a.Best > b.Best
+	if rank.ByScore() {
+		for _, srv := range order {
+			for _, sq := range srv.Sites {
+				sort.SliceStable(sq.Entries, func(i, j int) bool { return sq.Entries[i].Score > sq.Entries[j].Score })
 			}
-			return a.First < b.First
-		})
+			sort.SliceStable(srv.Sites, func(i, j int) bool {
+				a, b := srv.Sites[i], srv.Sites[j]
+				if a.Best != b.Best {
+					return a.Best > b.Best
+				}
+				return a.First < b.First
+			})
+		}
 	}
-	sort.SliceStable(order, func(i, j int) bool { return rank.Less(order[i], order[j]) })
 	return order
+}
+
+// serverHeap is the ready part of the server queue: servers that may be
+// asked now, highest rank first, ties in FIFO order.
+type serverHeap []*Server
+
+// better tells whether a comes before b in the server queue.
+func better(a, b *Server) bool {
+	if a.rank != b.rank {
+		return a.rank > b.rank
+	}
+	return a.order < b.order
+}
+
+func (h serverHeap) Len() int           { return len(h) }
+func (h serverHeap) Less(i, j int) bool { return better(h[i], h[j]) }
+func (h serverHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIdx, h[j].heapIdx = i, j
+}
+func (h *serverHeap) Push(x any) {
+	s := x.(*Server)
+	s.heapIdx = len(*h)
+	*h = append(*h, s)
+}
+func (h *serverHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	s.heapIdx = -1
+	return s
+}
+
+// timeHeap holds the servers waiting for their turn, earliest first.
+type timeHeap []*Server
+
+func (h timeHeap) Len() int           { return len(h) }
+func (h timeHeap) Less(i, j int) bool { return h[i].notBefore.Before(h[j].notBefore) }
+func (h timeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *timeHeap) Push(x any)        { *h = append(*h, x.(*Server)) }
+func (h *timeHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return s
 }

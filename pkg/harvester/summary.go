@@ -1,6 +1,7 @@
 package harvester
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -29,11 +30,15 @@ type Summary struct {
 	RobotsFiles    int            `json:"robots_files"`     // lines of robots.jsonl
 	WARCFiles      []string       `json:"warc_files"`       // WARC files of the harvest
 	Ranking        string         `json:"ranking"`          // server ranking used
+	Shard          string         `json:"shard,omitempty"`  // "i/N" for a shard's marker
+	Shards         int            `json:"shards,omitempty"` // N when the batch was harvested in N shards and merged
+	Merged         bool           `json:"merged,omitempty"` // this run merged the shards into harvest/
 	Resumed        bool           `json:"resumed"`          // the last run continued an interrupted one
 	Started        time.Time      `json:"started"`          // start of the last run
 	Finished       time.Time      `json:"finished"`         // end of the last run
 	ElapsedSeconds float64        `json:"elapsed_seconds"`  // duration of the last run
 	RunFetched     int            `json:"run_fetched"`      // pages fetched by the last run
+	Requests       int            `json:"requests"`         // requests made by the last run, robots.txt included
 	PagesPerSecond float64        `json:"pages_per_second"` // RunFetched / ElapsedSeconds
 }
 
@@ -66,7 +71,11 @@ func summarize(id int, entries []batch.Entry, recs []fetchlog.Record) *Summary {
 // String is the summary as one paragraph.
 func (s *Summary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "batch %06d: %d URLs, %d fetched (%s", s.Batch, s.URLs, s.Fetched, humanBytes(s.Bytes))
+	fmt.Fprintf(&b, "batch %06d", s.Batch)
+	if s.Shard != "" {
+		fmt.Fprintf(&b, " shard %s", s.Shard)
+	}
+	fmt.Fprintf(&b, ": %d URLs, %d fetched (%s", s.URLs, s.Fetched, humanBytes(s.Bytes))
 	if len(s.Statuses) > 0 {
 		fmt.Fprintf(&b, "; %s", byKey(s.Statuses))
 	}
@@ -81,12 +90,19 @@ func (s *Summary) String() string {
 		fmt.Fprintf(&b, "%d errors (%s)", nerr, counts(s.Errors))
 	}
 	fmt.Fprintf(&b, ", %d hosts (%d sites, %d robots.txt)", s.Hosts, s.Sites, s.RobotsFiles)
+	if s.Shards > 0 && s.RunFetched == 0 {
+		fmt.Fprintf(&b, "; merged from %d shards.", s.Shards)
+		return b.String()
+	}
 	verb := "this run"
 	if s.Resumed {
 		verb = "this run (resumed)"
 	}
 	fmt.Fprintf(&b, "; %s fetched %d pages in %s, %.1f pages/s.", verb, s.RunFetched,
 		time.Duration(s.ElapsedSeconds*float64(time.Second)).Round(100*time.Millisecond), s.PagesPerSecond)
+	if s.Merged {
+		b.WriteString(" All shards done: merged into harvest/.")
+	}
 	return b.String()
 }
 
@@ -134,3 +150,13 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+func jsonMarshal(v any) ([]byte, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

@@ -56,6 +56,7 @@ func TestSyntheticWeb(t *testing.T) {
 	t.Logf("%s (%v)", sum, time.Since(start).Round(time.Millisecond))
 
 	logged := readLog(t, filepath.Join(dir, "harvest"))
+	accept := harvester.Accept(cfg.Harvester.AcceptMIME)
 	requested := map[string]bool{}
 	for _, r := range web.Requests() {
 		requested[r.Host+r.Path] = true
@@ -73,6 +74,13 @@ func TestSyntheticWeb(t *testing.T) {
 			continue
 		}
 		info, _ := web.Page(u)
+		if mt := fetch.MediaType(info.MIME); !accept(mt) {
+			// Recorded, without its body.
+			if r.Status != info.Status || r.Err != "mime: media type "+mt+" not accepted" || r.WARC == "" || r.Bytes != 0 {
+				t.Errorf("%s: %s is not accepted, logged %+v", u, mt, r)
+			}
+			continue
+		}
 		if r.Err != "" || r.Status != info.Status {
 			t.Errorf("%s: logged status %d err %q, the model serves %d", u, r.Status, r.Err, info.Status)
 		}

@@ -1,7 +1,7 @@
 package harvester
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,103 +13,418 @@ import (
 	"github.com/wirecrawl/wire/pkg/fetch"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/robots"
-)
-
-// Politeness limits (docs/harvester.md).
-const (
-	// MaxCrawlDelay caps a robots.txt Crawl-delay: a site asking for more
-	// is still visited every MaxCrawlDelay.
-	MaxCrawlDelay = 60 * time.Second
-	// MaxRetryAfter is the longest Retry-After the harvester waits for; a
-	// host asking for more is given up for the rest of the batch.
-	MaxRetryAfter = 10 * time.Minute
-	// MaxFailures consecutive failures (5xx, timeouts, connection errors)
-	// make the harvester give up the rest of a host for the batch.
-	MaxFailures = 3
+	"github.com/wirecrawl/wire/pkg/warcio"
 )
 
 // Fetch log error texts of URLs that were not requested.
 const (
 	ErrRobots = "robots"       // disallowed by robots.txt
 	ErrGaveUp = "host-gave-up" // the host failed too often or asked for too long a pause
+	// ErrMIME starts the error of a response whose body was not
+	// downloaded because its media type is not in harvester.accept_mime
+	// (the response, headers only, is stored).
+	ErrMIME = "mime"
 )
 
-// worker serves one Server: its sites one after the other, each site's
-// robots.txt first, then its URLs one request at a time.
-type worker struct {
+// borrowLimit bounds how long a robots.txt redirect waits for another
+// host of the batch to be free before the robots.txt counts as
+// unreachable.
+const borrowLimit = 2 * time.Minute
+
+// errStopped says the harvester is stopping: nothing more is started, and
+// what was in flight is not logged (a resumed run fetches it).
+var errStopped = errors.New("harvester stopping")
+
+// siteRules is a site's robots.txt as the harvester obeys it.
+type siteRules struct {
+	rec   fetchlog.Robots
+	rules *robots.Rules
+}
+
+// conn is one connection of a server: its session and what it fetched.
+type conn struct {
 	h      *harvest
 	srv    *Server
 	client *fetch.Host
-	// next is the earliest start of the next request to the host.
-	next time.Time
-	// delay is the pause after each response for the current site: the
-	// larger of harvester.wait and the site's capped Crawl-delay.
-	delay time.Duration
-	// lastEnd is when the last response to the host ended.
-	lastEnd time.Time
-	fails   int
-	gaveUp  string
+	reqs   int // requests on the last connection used
 }
 
-func (w *worker) run(ctx context.Context) error {
-	defer w.client.Close()
-	for i, sq := range w.srv.Sites {
-		if i > 0 {
-			// Another site of the same host name (other scheme or
-			// port): close the idle connection first, so the host never
-			// sees two.
-			w.client.CloseIdle()
+// serve gives srv its turn on a connection: robots.txt where needed, then
+// up to P URLs (Cao et al. §3.2, non-preemptive), one request at a time
+// with the host's wait between them. It returns early when the next wait
+// is longer than harvester.max_idle (the connection would sit idle; the
+// server goes back to the queue), when the queue is empty, and when the
+// harvester stops.
+func (h *harvest) serve(srv *Server) error {
+	c := &conn{h: h, srv: srv, client: h.client.NewHost()}
+	defer c.close()
+	p := srv.P()
+	for done := 0; done < p; {
+		if h.startCtx.Err() != nil {
+			return errStopped
 		}
-		if err := w.site(ctx, sq); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (w *worker) site(ctx context.Context, sq *SiteQueue) error {
-	var rec fetchlog.Robots
-	var rules *robots.Rules
-	if w.gaveUp == "" {
-		var ok bool
-		rec, ok = w.h.knownRobots(sq.Site)
+		e, sq, ok := srv.next()
 		if !ok {
+			return nil
+		}
+		sr := srv.rules[sq.Site]
+		if srv.gaveUp == "" && srv.dnsErr == "" && sr == nil {
 			var err error
-			if rec, err = w.fetchRobots(ctx, sq.Site); err != nil {
+			if sr, err = c.robotsOf(sq.Site); err != nil {
+				if errors.Is(err, errIdle) {
+					return nil
+				}
 				return err
 			}
 		}
-		rules = w.h.rulesOf(rec)
-		w.delay = w.h.wait
-		if d := min(rules.CrawlDelay(), MaxCrawlDelay); d > w.delay {
-			w.delay = d
-		}
-		// The Crawl-delay counts from the robots.txt request too.
-		if t := w.lastEnd.Add(w.delay); t.After(w.next) {
-			w.next = t
-		}
-	}
-	for _, e := range sq.Entries {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if w.gaveUp != "" {
-			if err := w.h.skip(e, ErrGaveUp+": "+w.gaveUp); err != nil {
+		switch {
+		case srv.dnsErr != "":
+			if err := h.skip(srv, e, srv.dnsErr); err != nil {
 				return err
 			}
-			continue
-		}
-		if denial := robotsDenial(rec, rules, e.URL); denial != "" {
-			if err := w.h.skip(e, denial); err != nil {
+		case srv.gaveUp != "":
+			if err := h.skip(srv, e, ErrGaveUp+": "+srv.gaveUp); err != nil {
 				return err
 			}
-			continue
+		default:
+			if denial := robotsDenial(sr.rec, sr.rules, e.URL); denial != "" {
+				if err := h.skip(srv, e, denial); err != nil {
+					return err
+				}
+				break
+			}
+			if err := c.waitTurn(); err != nil {
+				if errors.Is(err, errIdle) {
+					return nil
+				}
+				return err
+			}
+			if err := c.page(e); err != nil {
+				return err
+			}
+			done++
 		}
-		if err := w.page(ctx, e); err != nil {
-			return err
-		}
+		srv.pop()
 	}
 	return nil
+}
+
+// close ends the connection; if the server never closed it, it served at
+// least this many requests, which raises a lower estimate.
+func (c *conn) close() {
+	c.client.Close()
+	now := time.Now()
+	for _, n := range c.client.ServerCloses() {
+		c.srv.Est.observeRPC(n, now)
+	}
+	if c.reqs > 0 && float64(c.reqs) > c.srv.Est.RequestsPerConn {
+		c.srv.Est.observeRPC(c.reqs, now)
+	}
+}
+
+// errIdle: the host's next turn is further away than harvester.max_idle.
+var errIdle = errors.New("wait longer than max_idle")
+
+// waitTurn sleeps until the host may be asked again, unless that is
+// further away than harvester.max_idle.
+func (c *conn) waitTurn() error {
+	d := time.Until(c.h.hosts.notBefore(c.srv.Host))
+	if d <= 0 {
+		return c.h.startCtx.Err()
+	}
+	if d > c.h.cfg.Harvester.MaxIdle.D() {
+		return errIdle
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-c.h.startCtx.Done():
+		return errStopped
+	}
+}
+
+// attempt is the outcome of one request: a response, an error, or both
+// (a response cut short), as fetch.Host.Do returns them.
+type attempt struct {
+	resp       *fetch.Response
+	err        error
+	start, end time.Time
+}
+
+// do makes one request to the server's host over the connection and
+// updates the politeness state and the estimates from the outcome. It
+// fails only when the harvester is stopping: what was in flight is then
+// not logged, so that a resumed run fetches it.
+func (c *conn) do(req fetch.Request, site string) (attempt, error) {
+	srv := c.srv
+	a := attempt{start: time.Now()}
+	a.resp, a.err = c.client.Do(c.h.fetchCtx, req)
+	a.end = time.Now()
+	if c.h.fetchCtx.Err() != nil {
+		return attempt{}, errStopped
+	}
+	srv.requests++
+	c.h.stats.requests.Add(1)
+	if a.resp != nil {
+		c.reqs = a.resp.ConnRequests
+		if a.resp.Connect > 0 {
+			srv.Est.observeConnect(a.resp.Connect, a.end)
+		}
+		srv.Est.observeResponse(a.resp.Duration-a.resp.Connect, a.end)
+		srv.lastDur = a.resp.Duration
+	} else if reached(a.err) {
+		srv.Est.observeResponse(a.end.Sub(a.start), a.end)
+		srv.lastDur = a.end.Sub(a.start)
+	}
+	srv.lastEnd = a.end
+	c.h.hosts.later(srv.Host, a.end.Add(c.h.delay(srv, site)))
+	c.h.account(srv, req.URL, a.resp, a.err, a.end)
+	return a, nil
+}
+
+// reached tells whether a failed request got as far as the server (a
+// timeout or a reset says something about its speed; a DNS failure does
+// not).
+func reached(err error) bool {
+	switch fetch.Kind(fetch.KindOf(fetch.Text(err))) {
+	case fetch.KindTimeout, fetch.KindReset, fetch.KindProtocol:
+		return true
+	}
+	return false
+}
+
+// delay is the pause after a request to site: harvester.wait, or the
+// adaptive wait (wait_factor times the last response time, between wait
+// and max_wait), and at least the site's robots.txt Crawl-delay (capped
+// at max_crawl_delay).
+func (h *harvest) delay(srv *Server, site string) time.Duration {
+	hc := h.cfg.Harvester
+	d := hc.Wait.D()
+	if hc.WaitFactor > 0 {
+		d = max(d, min(time.Duration(hc.WaitFactor*float64(srv.lastDur)), hc.MaxWait.D()))
+	}
+	if sr := srv.rules[site]; sr != nil {
+		d = max(d, min(sr.rules.CrawlDelay(), hc.MaxCrawlDelay.D()))
+	}
+	return d
+}
+
+// account counts consecutive failures and applies Retry-After.
+func (h *harvest) account(srv *Server, rawURL string, resp *fetch.Response, ferr error, end time.Time) {
+	hc := h.cfg.Harvester
+	failed := false
+	if ferr != nil {
+		switch fetch.Kind(fetch.KindOf(fetch.Text(ferr))) {
+		case fetch.KindTimeout, fetch.KindConnect, fetch.KindReset, fetch.KindTLS, fetch.KindProtocol:
+			failed = true
+		}
+	}
+	if resp != nil && resp.Status >= 500 {
+		failed = true
+	}
+	if failed {
+		srv.fails++
+	} else if resp != nil {
+		srv.fails = 0
+	}
+	if srv.fails >= hc.MaxFailures && srv.gaveUp == "" {
+		why := "5xx"
+		if ferr != nil {
+			why = fetch.KindOf(fetch.Text(ferr))
+		} else if resp != nil {
+			why = strconv.Itoa(resp.Status)
+		}
+		srv.gaveUp = fmt.Sprintf("%d consecutive failures (last: %s)", srv.fails, why)
+		h.log.Debug("giving up host", "host", srv.Host, "reason", srv.gaveUp)
+	}
+	if resp != nil && (resp.Status == http.StatusTooManyRequests || resp.Status == http.StatusServiceUnavailable) {
+		if d, ok := retryAfter(resp.Header.Get("Retry-After"), end); ok {
+			if d > hc.MaxRetryAfter.D() {
+				if srv.gaveUp == "" {
+					srv.gaveUp = fmt.Sprintf("Retry-After %s exceeds %s", d.Round(time.Second), hc.MaxRetryAfter)
+					h.log.Debug("giving up host", "host", srv.Host, "reason", srv.gaveUp)
+				}
+			} else {
+				h.hosts.later(srv.Host, end.Add(d))
+				h.log.Debug("backing off", "host", srv.Host, "url", rawURL, "for", d)
+			}
+		}
+	}
+}
+
+// retryAfter parses a Retry-After value: seconds or an HTTP date (RFC
+// 9110 §10.2.3), capped at a day (any value past max_retry_after gives
+// the host up anyway).
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if s < 0 {
+			return 0, false
+		}
+		if s > int64(24*time.Hour/time.Second) {
+			s = int64(24 * time.Hour / time.Second)
+		}
+		return time.Duration(s) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return min(max(t.Sub(now), 0), 24*time.Hour), true
+	}
+	return 0, false
+}
+
+// robotsOf returns the site's rules: from the batch's robots.jsonl or an
+// earlier run, else fetched now (in the host's turn).
+func (c *conn) robotsOf(site string) (*siteRules, error) {
+	h, srv := c.h, c.srv
+	rec, ok := h.knownRobots(site)
+	if !ok {
+		if err := c.waitTurn(); err != nil {
+			return nil, err
+		}
+		var err error
+		if rec, err = c.fetchRobots(site); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.keepRobots(rec); err != nil {
+		return nil, err
+	}
+	sr := &siteRules{rec: rec, rules: h.rulesOf(rec)}
+	srv.rules[site] = sr
+	if !ok && !srv.lastEnd.IsZero() {
+		// The Crawl-delay counts from the robots.txt request too.
+		h.hosts.later(srv.Host, srv.lastEnd.Add(h.delay(srv, site)))
+	}
+	if rec.Err != "" {
+		switch fetch.Kind(fetch.KindOf(rec.Err)) {
+		case fetch.KindDNS, fetch.KindBlocked:
+			srv.dnsErr = rec.Err
+		}
+	}
+	return sr, nil
+}
+
+// fetchRobots fetches SITE/robots.txt, following up to
+// robots.MaxRedirects redirects to any host (RFC 9309 §2.3.1.2), stores
+// each response in the WARC file and returns the outcome. A redirect to
+// another host waits until that host has no connection open from this
+// harvester and its turn has come; if that does not happen within
+// borrowLimit, the robots.txt counts as unreachable.
+func (c *conn) fetchRobots(site string) (fetchlog.Robots, error) {
+	h := c.h
+	rec := fetchlog.Robots{Site: site}
+	target := site + robots.Path
+	maxBytes := h.cfg.Harvester.MaxRobotsBytes
+	for hop := 0; ; hop++ {
+		a, err := c.robotsHop(target)
+		if err != nil {
+			return rec, err
+		}
+		c.srv.robotsReq++
+		resp, ferr := a.resp, a.err
+		if hop == 0 {
+			rec.Fetched = a.start.UTC()
+		}
+		if resp == nil {
+			rec.Status, rec.Err = 0, fetch.Text(ferr)
+			break
+		}
+		if err := h.out.robotsResponse(resp); err != nil {
+			return rec, h.fatal(err)
+		}
+		rec.Status = resp.Status
+		if ferr != nil {
+			// Cut by a time limit or a reset: an incomplete file is
+			// not trusted (RFC 9309 §2.3.1.4, unreachable).
+			rec.Err = fetch.Text(ferr)
+			break
+		}
+		if loc := resp.Location(); loc != "" && hop < robots.MaxRedirects {
+			if next, ok := resolveRedirect(target, loc); ok {
+				target = next
+				continue
+			}
+		}
+		if resp.Status >= 200 && resp.Status < 300 {
+			rec.Body = string(robots.Clip(resp.Body, maxBytes, resp.Truncated != ""))
+		}
+		break
+	}
+	h.log.Debug("robots.txt", "site", site, "status", rec.Status, "err", rec.Err)
+	return rec, nil
+}
+
+// robotsHop makes one request of a robots.txt fetch: on the server's own
+// connection if target is on its host, else on a connection of its own
+// to the other host, borrowed from the politeness table.
+func (c *conn) robotsHop(target string) (attempt, error) {
+	h := c.h
+	req := fetch.Request{URL: target, MaxBody: h.cfg.Harvester.MaxRobotsBytes}
+	other := hostOf(target)
+	if other == c.srv.Host {
+		if err := c.waitTurnForRobots(); err != nil {
+			return attempt{}, err
+		}
+		return c.do(req, siteOf(target))
+	}
+	if err := h.hosts.borrow(h.startCtx, other, c.srv.Host, borrowLimit); err != nil {
+		if h.startCtx.Err() != nil {
+			return attempt{}, errStopped
+		}
+		now := time.Now()
+		return attempt{err: &fetch.Error{URL: target, Kind: fetch.KindConnect, Detail: err.Error()}, start: now, end: now}, nil
+	}
+	fh := h.client.NewHost()
+	a := attempt{start: time.Now()}
+	a.resp, a.err = fh.Do(h.fetchCtx, req)
+	a.end = time.Now()
+	fh.Close()
+	h.hosts.giveBack(other, a.end.Add(h.cfg.Harvester.Wait.D()))
+	if h.fetchCtx.Err() != nil {
+		return attempt{}, errStopped
+	}
+	h.stats.requests.Add(1)
+	return a, nil
+}
+
+// waitTurnForRobots waits for the host's turn within a robots.txt fetch
+// (redirect hops included), however long: a robots.txt is never left
+// half-fetched for max_idle.
+func (c *conn) waitTurnForRobots() error {
+	d := time.Until(c.h.hosts.notBefore(c.srv.Host))
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-c.h.startCtx.Done():
+		return errStopped
+	}
+}
+
+func resolveRedirect(from, loc string) (string, bool) {
+	base, err := url.Parse(from)
+	if err != nil {
+		return "", false
+	}
+	ref, err := url.Parse(strings.TrimSpace(loc))
+	if err != nil {
+		return "", false
+	}
+	u := base.ResolveReference(ref)
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", false
+	}
+	u.Fragment = ""
+	return u.String(), true
 }
 
 // robotsDenial returns the fetch log error of a URL that robots.txt
@@ -133,200 +448,45 @@ func robotsDenial(rec fetchlog.Robots, rules *robots.Rules, rawURL string) strin
 	return fmt.Sprintf("%s: robots.txt unreachable (status %d)", ErrRobots, rec.Status)
 }
 
-// waitTurn sleeps until the host may be asked again.
-func (w *worker) waitTurn(ctx context.Context) error {
-	d := time.Until(w.next)
-	if d <= 0 {
-		return ctx.Err()
+// page fetches one URL of the batch (conditionally for a revisit with
+// validators) and logs it.
+func (c *conn) page(e batch.Entry) error {
+	h := c.h
+	req := fetch.Request{URL: e.URL, MaxBody: h.cfg.Harvester.MaxBodyBytes, Accept: h.accept}
+	if e.Kind == batch.KindRevisit {
+		req.IfModifiedSince, req.IfNoneMatch = e.LastModified, e.ETag
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// attempt is the outcome of one request: a response, an error, or both
-// (a response cut short), as fetch.Host.Get returns them.
-type attempt struct {
-	resp       *fetch.Response
-	err        error
-	start, end time.Time
-}
-
-// get makes one request to the host, in its turn, and updates the
-// politeness state from the outcome. It fails only when ctx is done: what
-// was in flight is then not logged, so that a resumed run fetches it.
-func (w *worker) get(ctx context.Context, rawURL string, maxBody int64) (attempt, error) {
-	if err := w.waitTurn(ctx); err != nil {
-		return attempt{}, err
-	}
-	a := attempt{start: time.Now()}
-	a.resp, a.err = w.client.Get(ctx, rawURL, maxBody)
-	a.end = time.Now()
-	if ctx.Err() != nil {
-		return attempt{}, ctx.Err()
-	}
-	w.lastEnd = a.end
-	w.next = a.end.Add(w.delay)
-	w.account(rawURL, a.resp, a.err, a.end)
-	return a, nil
-}
-
-// account counts consecutive failures and applies Retry-After.
-func (w *worker) account(rawURL string, resp *fetch.Response, ferr error, end time.Time) {
-	failed := false
-	if ferr != nil {
-		switch fetch.Kind(fetch.KindOf(fetch.Text(ferr))) {
-		case fetch.KindTimeout, fetch.KindConnect, fetch.KindReset, fetch.KindTLS, fetch.KindProtocol:
-			failed = true
-		}
-	}
-	if resp != nil && resp.Status >= 500 {
-		failed = true
-	}
-	if failed {
-		w.fails++
-	} else if resp != nil {
-		w.fails = 0
-	}
-	if w.fails >= MaxFailures && w.gaveUp == "" {
-		why := "5xx"
-		if ferr != nil {
-			why = fetch.KindOf(fetch.Text(ferr))
-		} else if resp != nil {
-			why = strconv.Itoa(resp.Status)
-		}
-		w.gaveUp = fmt.Sprintf("%d consecutive failures (last: %s)", w.fails, why)
-		w.h.log.Info("giving up host", "host", w.srv.Host, "reason", w.gaveUp)
-	}
-	if resp != nil && (resp.Status == http.StatusTooManyRequests || resp.Status == http.StatusServiceUnavailable) {
-		if d, ok := retryAfter(resp.Header.Get("Retry-After"), end); ok {
-			if d > MaxRetryAfter {
-				if w.gaveUp == "" {
-					w.gaveUp = fmt.Sprintf("Retry-After %s exceeds %s", d.Round(time.Second), MaxRetryAfter)
-					w.h.log.Info("giving up host", "host", w.srv.Host, "reason", w.gaveUp)
-				}
-			} else if t := end.Add(d); t.After(w.next) {
-				w.next = t
-				w.h.log.Debug("backing off", "host", w.srv.Host, "url", rawURL, "for", d)
-			}
-		}
-	}
-}
-
-// retryAfter parses a Retry-After value: seconds or an HTTP date (RFC
-// 9110 §10.2.3).
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s < 0 {
-			return 0, false
-		}
-		if s > int64(24*time.Hour/time.Second) {
-			s = int64(24 * time.Hour / time.Second)
-		}
-		return time.Duration(s) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
-}
-
-// fetchRobots fetches SITE/robots.txt, following up to
-// robots.MaxRedirects redirects to any host (RFC 9309 §2.3.1.2), stores
-// each response in the WARC file and appends the outcome to the robots
-// file.
-func (w *worker) fetchRobots(ctx context.Context, site string) (fetchlog.Robots, error) {
-	rec := fetchlog.Robots{Site: site}
-	target := site + robots.Path
-	maxBytes := w.h.cfg.Harvester.MaxRobotsBytes
-	for hop := 0; ; hop++ {
-		a, err := w.get(ctx, target, maxBytes)
-		if err != nil {
-			return rec, err
-		}
-		resp, ferr := a.resp, a.err
-		if hop == 0 {
-			rec.Fetched = a.start.UTC()
-		}
-		if resp == nil {
-			rec.Status, rec.Err = 0, fetch.Text(ferr)
-			break
-		}
-		if err := w.h.out.robotsResponse(resp); err != nil {
-			return rec, w.h.fatal(err)
-		}
-		rec.Status = resp.Status
-		if ferr != nil {
-			// Cut by a time limit or a reset: an incomplete file is
-			// not trusted (RFC 9309 §2.3.1.4, unreachable).
-			rec.Err = fetch.Text(ferr)
-			break
-		}
-		if loc := resp.Location(); loc != "" && hop < robots.MaxRedirects {
-			next, ok := resolveRedirect(target, loc)
-			if ok {
-				target = next
-				continue
-			}
-		}
-		if resp.Status >= 200 && resp.Status < 300 {
-			rec.Body = string(robots.Clip(resp.Body, maxBytes, resp.Truncated != ""))
-		}
-		break
-	}
-	if err := w.h.out.robots(rec); err != nil {
-		return rec, w.h.fatal(err)
-	}
-	w.h.log.Debug("robots.txt", "site", site, "status", rec.Status, "err", rec.Err)
-	return rec, nil
-}
-
-func resolveRedirect(from, loc string) (string, bool) {
-	base, err := url.Parse(from)
-	if err != nil {
-		return "", false
-	}
-	ref, err := url.Parse(strings.TrimSpace(loc))
-	if err != nil {
-		return "", false
-	}
-	u := base.ResolveReference(ref)
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", false
-	}
-	u.Fragment = ""
-	return u.String(), true
-}
-
-// page fetches one URL of the batch and logs it.
-func (w *worker) page(ctx context.Context, e batch.Entry) error {
-	a, err := w.get(ctx, e.URL, w.h.cfg.Harvester.MaxBodyBytes)
+	a, err := c.do(req, e.Site)
 	if err != nil {
 		return err
 	}
 	resp, ferr := a.resp, a.err
 	rec := fetchlog.Record{DocID: e.DocID, URL: e.URL, Fetched: a.start.UTC(), Millis: a.end.Sub(a.start).Milliseconds()}
+	var meta []warcio.Field
 	if resp != nil {
 		rec.Status = resp.Status
 		rec.Bytes = int64(len(resp.Body))
 		rec.MIME = resp.MIME()
 		rec.Millis = resp.Duration.Milliseconds()
 		rec.Location = resp.Location()
+		meta = []warcio.Field{{Name: "fetchTimeMs", Value: strconv.FormatInt(resp.Duration.Milliseconds(), 10)},
+			{Name: "firstByteMs", Value: strconv.FormatInt(resp.FirstByte.Milliseconds(), 10)}}
+		if resp.Connect > 0 {
+			meta = append(meta, warcio.Field{Name: "connectMs", Value: strconv.FormatInt(resp.Connect.Milliseconds(), 10)})
+		}
+		if resp.Skipped != "" {
+			rec.Err = ErrMIME + ": " + resp.Skipped
+			meta = append(meta, warcio.Field{Name: "wire-not-stored", Value: resp.Skipped})
+		}
 	}
 	if ferr != nil {
 		rec.Err = fetch.Text(ferr)
+		if resp != nil {
+			meta = append(meta, warcio.Field{Name: "wire-error", Value: rec.Err})
+		}
 	}
-	if err := w.h.out.page(resp, rec); err != nil {
-		return w.h.fatal(err)
+	if err := h.out.page(resp, meta, rec); err != nil {
+		return h.fatal(err)
 	}
 	return nil
 }

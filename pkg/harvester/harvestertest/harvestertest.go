@@ -1,12 +1,16 @@
 // Package harvestertest provides what the harvester's tests need: a
 // recording web server on loopback that serves several host names (each
-// with its robots.txt and pages), a DNS server that resolves those names
-// to 127.0.0.1, and helpers to write batches and collections.
+// with its robots.txt and pages, on 127.0.0.1 or another loopback
+// address), a DNS server that resolves those names (or drops or fails the
+// queries of some), hostile pages (Drip, Endless, Huge, GzipBomb, Hijack
+// with Reset or Noise, Stall), and helpers to write batches and
+// collections.
 //
 // The server records every request and every connection with the host it
-// served, so tests can check politeness from the server's side: one
-// connection per host at a time, the wait between requests, robots.txt
-// first, forbidden pages never asked for.
+// served and the address it came to, so tests can check politeness from
+// the server's side: one connection per host at a time, connections per
+// address, the wait between requests, robots.txt first, forbidden pages
+// never asked for.
 package harvestertest
 
 import (
@@ -48,6 +52,13 @@ type Page struct {
 // Host is one host name of the test web.
 type Host struct {
 	Name string // e.g. "a.test"
+	// IP is the loopback address the DNS server gives for the name
+	// (default 127.0.0.1); the server listens on each one used, on the
+	// same port.
+	IP string
+	// DNS says how the DNS server treats the name: "" answers, "drop"
+	// never answers (a DNS timeout), "servfail" answers SERVFAIL.
+	DNS string
 	// Robots is the robots.txt page; nil means 404.
 	Robots *Page
 	// Pages maps a path with its query ("/a?b=1") to its page; other
@@ -68,6 +79,7 @@ type Request struct {
 type Conn struct {
 	ID             int64
 	Host           string // host of its first request ("" if none)
+	Local          string // the server address it came to (IP)
 	Opened, Closed time.Time
 }
 
@@ -76,11 +88,12 @@ type Web struct {
 	Port    string // HTTP port
 	DNSAddr string // DNS server address, for harvester.dns_server
 
-	hosts  map[string]*Host
-	srv    *http.Server
-	dnsSrv *dns.Server
-	nextID atomic.Int64
-	ids    sync.Map // net.Conn → id, shared by ConnContext and ConnState
+	hosts    map[string]*Host
+	srv      *http.Server
+	inFlight []Request // requests started, in order
+	dnsSrv   *dns.Server
+	nextID   atomic.Int64
+	ids      sync.Map // net.Conn → id, shared by ConnContext and ConnState
 
 	mu       sync.Mutex
 	requests []Request
@@ -101,6 +114,22 @@ func Start(t testing.TB, hosts ...*Host) *Web {
 		t.Fatal(err)
 	}
 	_, w.Port, _ = net.SplitHostPort(ln.Addr().String())
+	lns := []net.Listener{ln}
+	ips := map[string]bool{"127.0.0.1": true}
+	for _, h := range hosts {
+		if h.IP == "" || ips[h.IP] {
+			continue
+		}
+		if ip := net.ParseIP(h.IP); ip == nil || !ip.IsLoopback() {
+			t.Fatalf("host %s: IP %q is not a loopback address", h.Name, h.IP)
+		}
+		ips[h.IP] = true
+		l, err := net.Listen("tcp", net.JoinHostPort(h.IP, w.Port))
+		if err != nil {
+			t.Fatalf("listen on %s: %v", h.IP, err)
+		}
+		lns = append(lns, l)
+	}
 	w.srv = &http.Server{
 		Handler: http.HandlerFunc(w.serve),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
@@ -108,7 +137,9 @@ func Start(t testing.TB, hosts ...*Host) *Web {
 		},
 		ConnState: w.connState,
 	}
-	go w.srv.Serve(ln)
+	for _, l := range lns {
+		go w.srv.Serve(l)
+	}
 
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -160,6 +191,9 @@ func (w *Web) connState(c net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateNew:
 		cn.Opened = now
+		if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
+			cn.Local = a.IP.String()
+		}
 	case http.StateClosed, http.StateHijacked:
 		cn.Closed = now
 		w.ids.Delete(c)
@@ -173,10 +207,20 @@ func (w *Web) answer(rw dns.ResponseWriter, r *dns.Msg) {
 	if len(r.Question) == 1 {
 		q := r.Question[0]
 		name := strings.TrimSuffix(strings.ToLower(q.Name), ".")
-		if _, ok := w.hosts[name]; !ok {
+		h, ok := w.hosts[name]
+		switch {
+		case !ok:
 			m.Rcode = dns.RcodeNameError
-		} else if q.Qtype == dns.TypeA {
-			m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: net.IPv4(127, 0, 0, 1)})
+		case h.DNS == "drop":
+			return // never answer: the client times out
+		case h.DNS == "servfail":
+			m.Rcode = dns.RcodeServerFailure
+		case q.Qtype == dns.TypeA:
+			ip := net.IPv4(127, 0, 0, 1)
+			if h.IP != "" {
+				ip = net.ParseIP(h.IP)
+			}
+			m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: ip})
 		}
 	}
 	rw.WriteMsg(m)
@@ -189,6 +233,7 @@ func (w *Web) serve(rw http.ResponseWriter, r *http.Request) {
 	if cn := w.conns[req.Conn]; cn != nil && cn.Host == "" {
 		cn.Host = req.Host
 	}
+	w.inFlight = append(w.inFlight, req)
 	w.mu.Unlock()
 	defer func() {
 		req.End = time.Now()
@@ -250,6 +295,32 @@ func hostName(hostport string) string {
 	return strings.ToLower(hostport)
 }
 
+// Reset forgets the requests and connections recorded so far, so that a
+// test can harvest the same web again. Open connections are kept.
+func (w *Web) Reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.requests = nil
+	w.inFlight = nil
+	for id, c := range w.conns {
+		if !c.Closed.IsZero() {
+			delete(w.conns, id)
+		}
+	}
+}
+
+// Started returns every request the server has started to answer (End
+// not set), finished or not, in order of arrival.
+func (w *Web) Started() []Request {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Request(nil), w.inFlight...)
+}
+
+// Hosts returns the web's hosts by name; a test may change their pages
+// before the harvest starts.
+func (w *Web) Hosts() map[string]*Host { return w.hosts }
+
 // Requests returns the requests received so far, in order of arrival.
 func (w *Web) Requests() []Request {
 	w.mu.Lock()
@@ -282,8 +353,15 @@ func (w *Web) Conns() []Conn {
 	return out
 }
 
+// CloseLag is how late the server may notice a connection's close: the
+// client closes a connection before it dials the next one, but the
+// server's read of the end of stream can come after it accepted the new
+// connection, by a scheduling delay on a loaded machine. An overlap
+// shorter than this is that lag, not two connections at once.
+const CloseLag = 100 * time.Millisecond
+
 // CheckOneConnPerHost reports every host that had two connections open
-// at the same time.
+// at the same time (beyond CloseLag).
 func (w *Web) CheckOneConnPerHost() error {
 	byHost := map[string][]Conn{}
 	for _, c := range w.Conns() {
@@ -295,7 +373,7 @@ func (w *Web) CheckOneConnPerHost() error {
 	for host, cs := range byHost {
 		for i := 1; i < len(cs); i++ {
 			prev, cur := cs[i-1], cs[i]
-			if prev.Closed.IsZero() || prev.Closed.After(cur.Opened) {
+			if prev.Closed.IsZero() || prev.Closed.Sub(cur.Opened) > CloseLag {
 				errs = append(errs, fmt.Sprintf("%s: connection %d opened at %s while %d was open (closed %s)",
 					host, cur.ID, cur.Opened.Format("15:04:05.000"), prev.ID, prev.Closed.Format("15:04:05.000")))
 			}
@@ -330,6 +408,44 @@ func (w *Web) CheckWait(min time.Duration) error {
 	return nil
 }
 
+// MaxOpen returns the largest number of connections that were open at
+// the same time, among those for which keep returns true. A connection
+// counts as closed slack before the server noticed (the client closes one
+// before it opens the next, but the server may see the new one first).
+func (w *Web) MaxOpen(slack time.Duration, keep func(Conn) bool) int {
+	type ev struct {
+		t     time.Time
+		delta int
+	}
+	var evs []ev
+	end := time.Now()
+	for _, c := range w.Conns() {
+		if !keep(c) {
+			continue
+		}
+		closed := c.Closed.Add(-slack)
+		if c.Closed.IsZero() {
+			closed = end
+		}
+		if closed.Before(c.Opened) {
+			closed = c.Opened
+		}
+		evs = append(evs, ev{c.Opened, 1}, ev{closed, -1})
+	}
+	sort.Slice(evs, func(i, j int) bool {
+		if !evs[i].t.Equal(evs[j].t) {
+			return evs[i].t.Before(evs[j].t)
+		}
+		return evs[i].delta < evs[j].delta
+	})
+	cur, peak := 0, 0
+	for _, e := range evs {
+		cur += e.delta
+		peak = max(peak, cur)
+	}
+	return peak
+}
+
 // Config returns a harvester configuration for the test web: loopback
 // allowed, its DNS server, short waits and time limits.
 func (w *Web) Config(wait time.Duration) config.Config {
@@ -337,10 +453,14 @@ func (w *Web) Config(wait time.Duration) config.Config {
 	c.Crawl.UserAgent = "wirebot-test/0.1 (+http://example.org/wirebot)"
 	c.Crawl.ProductToken = "wirebot"
 	c.Harvester.Connections = 4
+	c.Harvester.ConnectionsPerIP = 0 // every test host is 127.0.0.1
 	c.Harvester.Wait = config.Duration(wait)
 	c.Harvester.ConnectTimeout = config.Duration(2 * time.Second)
+	c.Harvester.FirstByteTimeout = config.Duration(2 * time.Second)
 	c.Harvester.ReadTimeout = config.Duration(2 * time.Second)
 	c.Harvester.TotalTimeout = config.Duration(4 * time.Second)
+	c.Harvester.DNSTimeout = config.Duration(time.Second)
+	c.Harvester.StopTimeout = config.Duration(2 * time.Second)
 	c.Harvester.MaxBodyBytes = 64 << 10
 	c.Harvester.MaxRobotsBytes = 16 << 10
 	c.Harvester.AllowPrivate = true
@@ -392,4 +512,125 @@ func NewCollection(t testing.TB, dir string, cfg config.Config) *collection.Coll
 		t.Fatal(err)
 	}
 	return col
+}
+
+// Hostile servers, for the harvester's limits: each is a Page whose
+// handler misbehaves in one way.
+
+// Drip sends a 200 text/html response whose body comes one byte every
+// interval, forever.
+func Drip(interval time.Duration) *Page {
+	return &Page{Handler: func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		f := w.(http.Flusher)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if _, err := w.Write([]byte("x")); err != nil {
+				return
+			}
+			f.Flush()
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}}
+}
+
+// Endless sends a 200 text/html body that never ends, as fast as the
+// client reads; sent counts the bytes written.
+func Endless(sent *atomic.Int64) *Page {
+	chunk := bytes.Repeat([]byte("<p>and more</p>\n"), 4096)
+	return &Page{Handler: func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		for r.Context().Err() == nil {
+			n, err := w.Write(chunk)
+			if sent != nil {
+				sent.Add(int64(n))
+			}
+			if err != nil {
+				return
+			}
+		}
+	}}
+}
+
+// Huge sends a page of size bytes with its Content-Length; sent counts
+// the bytes written.
+func Huge(size int64, sent *atomic.Int64) *Page {
+	chunk := bytes.Repeat([]byte("<p>a huge page</p>\n"), 3449) // 65531 bytes
+	return &Page{Handler: func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Length", fmt.Sprint(size))
+		for left := size; left > 0 && r.Context().Err() == nil; {
+			n, err := w.Write(chunk[:min(int64(len(chunk)), left)])
+			left -= int64(n)
+			if sent != nil {
+				sent.Add(int64(n))
+			}
+			if err != nil {
+				return
+			}
+		}
+	}}
+}
+
+// GzipBomb sends decoded bytes of zeros gzip-compressed (about a
+// thousandth of the size on the wire), as Content-Encoding: gzip.
+func GzipBomb(decoded int64) *Page {
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	zeros := make([]byte, 1<<20)
+	for left := decoded; left > 0; left -= int64(len(zeros)) {
+		zw.Write(zeros[:min(int64(len(zeros)), left)])
+	}
+	zw.Close()
+	return &Page{Gzip: false, Header: http.Header{"Content-Encoding": {"gzip"}, "Content-Type": {"text/html"}}, Body: b.Bytes()}
+}
+
+// Hijack answers with whatever fn writes on the raw connection, after
+// the request was read (the server closes the connection afterwards).
+func Hijack(fn func(c net.Conn)) *Page {
+	return &Page{Handler: func(w http.ResponseWriter, r *http.Request) {
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			http.Error(w, "no hijack", 500)
+			return
+		}
+		c, brw, err := hj.Hijack()
+		if err != nil {
+			return
+		}
+		brw.Flush()
+		fn(c)
+		c.Close()
+	}}
+}
+
+// Reset closes a connection with a TCP reset (SO_LINGER 0).
+func Reset(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	c.Close()
+}
+
+// Noise returns n pseudo-random bytes (the same for the same seed).
+func Noise(n int, seed uint64) []byte {
+	out := make([]byte, n)
+	x := seed | 1
+	for i := range out {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		out[i] = byte(x)
+	}
+	return out
+}
+
+// Stall waits d before answering 200 (or until the client goes).
+func Stall(d time.Duration) *Page {
+	return &Page{Body: []byte("<html>late</html>"), Delay: d}
 }

@@ -1,0 +1,271 @@
+package harvester
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
+)
+
+// Shard is one part of a batch shared by N harvesters (N machines): shard
+// I of N fetches the batch URLs whose host name hashes to it, so that one
+// host is only ever fetched by one shard. The zero value is the whole
+// batch.
+type Shard struct {
+	I, N int // 1 ≤ I ≤ N
+}
+
+// ParseShard reads "i/N" (1 ≤ i ≤ N ≤ 1024).
+func ParseShard(s string) (Shard, error) {
+	a, b, ok := strings.Cut(strings.TrimSpace(s), "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || n > 1024 || i < 1 || i > n {
+		return Shard{}, fmt.Errorf("shard %q: want i/N with 1 ≤ i ≤ N ≤ 1024, e.g. 1/4", s)
+	}
+	return Shard{I: i, N: n}, nil
+}
+
+// Whole tells whether the shard is the whole batch.
+func (s Shard) Whole() bool { return s.N <= 1 }
+
+// String is "i/N", or "" for the whole batch.
+func (s Shard) String() string {
+	if s.Whole() {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.I, s.N)
+}
+
+// Of returns the shard (1..n) of a host name: xxhash64 of the lower-case
+// name, modulo n, plus one. The function is part of the harvest format:
+// every harvester must agree on it.
+func Of(host string, n int) int {
+	if n <= 1 {
+		return 1
+	}
+	return int(xxhash.Sum64String(strings.ToLower(host))%uint64(n)) + 1
+}
+
+// Has tells whether the shard fetches the batch entry e.
+func (s Shard) Has(e batch.Entry) bool {
+	return s.Whole() || Of(hostOf(e.Site), s.N) == s.I
+}
+
+// name is "shard-I-of-N".
+func (s Shard) name() string { return fmt.Sprintf("shard-%d-of-%d", s.I, s.N) }
+
+// HarvestDir is the shard's finished output directory inside the batch
+// directory: "harvest-shard-I-of-N" ("harvest" for the whole batch).
+func (s Shard) HarvestDir() string {
+	if s.Whole() {
+		return collection.HarvestDir
+	}
+	return collection.HarvestDir + "-" + s.name()
+}
+
+// PartialDir is the shard's work-in-progress directory.
+func (s Shard) PartialDir() string {
+	if s.Whole() {
+		return PartialDir
+	}
+	return s.HarvestDir() + ".partial"
+}
+
+// Marker is the file that says the shard is done: "harvested-shard-I-of-N.done".
+func (s Shard) Marker() string {
+	if s.Whole() {
+		return string(collection.StageHarvested) + ".done"
+	}
+	return string(collection.StageHarvested) + "-" + s.name() + ".done"
+}
+
+// LockFile is the shard's lock in the batch directory.
+func (s Shard) LockFile() string {
+	if s.Whole() {
+		return LockFile
+	}
+	return "harvester-" + s.name() + ".lock"
+}
+
+// LockName is the shard's lock in the collection's locks directory.
+func (s Shard) LockName() string {
+	if s.Whole() {
+		return "harvester"
+	}
+	return "harvester-" + s.name()
+}
+
+// WARCPrefix is the prefix of the shard's WARC file names: "data", or
+// "data-sIofN", so that the files of all shards can share one directory.
+func (s Shard) WARCPrefix() string {
+	if s.Whole() {
+		return WARCPrefix
+	}
+	return fmt.Sprintf("%s-s%dof%d", WARCPrefix, s.I, s.N)
+}
+
+// shardDone tells whether the shard's marker exists in the batch
+// directory.
+func shardDone(dir string, s Shard) bool { return exists(filepath.Join(dir, s.Marker())) }
+
+// shardsPresent returns the N of the shard outputs or markers found in a
+// batch directory (0 if none), and an error if shards of different N are
+// mixed.
+func shardsPresent(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("read %s: %w", dir, err)
+	}
+	found := map[int]bool{}
+	for _, e := range entries {
+		var i, n int
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, collection.HarvestDir+"-shard-"):
+			rest := strings.TrimSuffix(strings.TrimPrefix(name, collection.HarvestDir+"-shard-"), ".partial")
+			if _, err := fmt.Sscanf(rest, "%d-of-%d", &i, &n); err != nil {
+				continue
+			}
+		case strings.HasPrefix(name, string(collection.StageHarvested)+"-shard-"):
+			rest := strings.TrimSuffix(strings.TrimPrefix(name, string(collection.StageHarvested)+"-shard-"), ".done")
+			if _, err := fmt.Sscanf(rest, "%d-of-%d", &i, &n); err != nil {
+				continue
+			}
+		default:
+			continue
+		}
+		found[n] = true
+	}
+	if len(found) > 1 {
+		var ns []string
+		for n := range found {
+			ns = append(ns, strconv.Itoa(n))
+		}
+		sort.Strings(ns)
+		return 0, fmt.Errorf("%w: shards of different counts (%s) in %s", ErrShards, strings.Join(ns, ", "), dir)
+	}
+	for n := range found {
+		return n, nil
+	}
+	return 0, nil
+}
+
+// missingShards lists the shards of n without a marker.
+func missingShards(dir string, n int) []int {
+	var out []int
+	for i := 1; i <= n; i++ {
+		if !shardDone(dir, Shard{I: i, N: n}) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// mergeShards builds the batch's harvest/ from the n finished shard
+// directories: the WARC files are hard-linked (no copy), the fetch logs,
+// robots files and servers files concatenated, the result checked
+// against the batch, and published by one rename; the shard directories
+// are removed afterwards. Readers of harvest/ see an ordinary harvest.
+// The caller holds the batch directory's lock.
+func mergeShards(dir string, n int, entries []batch.Entry) ([]fetchlog.Record, error) {
+	tmp := filepath.Join(dir, collection.HarvestDir+".merging")
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("merge shards: %w", err)
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("merge shards: %w", err)
+	}
+	var recs []fetchlog.Record
+	var robotsLines []fetchlog.Robots
+	var serverLines []fetchlog.Server
+	for i := 1; i <= n; i++ {
+		sdir := filepath.Join(dir, Shard{I: i, N: n}.HarvestDir())
+		r, err := fetchlog.ReadFile(filepath.Join(sdir, fetchlog.LogFile))
+		if err != nil {
+			return nil, fmt.Errorf("merge shards: %w", err)
+		}
+		recs = append(recs, r...)
+		if rl, err := fetchlog.ReadRobots(filepath.Join(sdir, fetchlog.RobotsFile)); err == nil {
+			robotsLines = append(robotsLines, rl...)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("merge shards: %w", err)
+		}
+		if sl, err := fetchlog.ReadServers(filepath.Join(sdir, fetchlog.ServersFile)); err == nil {
+			serverLines = append(serverLines, sl...)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("merge shards: %w", err)
+		}
+		for _, w := range warcFiles(sdir) {
+			if err := os.Link(filepath.Join(sdir, w), filepath.Join(tmp, w)); err != nil {
+				return nil, fmt.Errorf("merge shards: %w", err)
+			}
+		}
+	}
+	if err := verify(entries, recs); err != nil {
+		return nil, fmt.Errorf("merge shards: %w", err)
+	}
+	err := collection.WriteAtomic(filepath.Join(tmp, fetchlog.LogFile), func(w io.Writer) error {
+		if _, err := io.WriteString(w, fetchlog.Header()); err != nil {
+			return err
+		}
+		for i := range recs {
+			if _, err := io.WriteString(w, recs[i].Format()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = collection.WriteAtomic(filepath.Join(tmp, fetchlog.RobotsFile), func(w io.Writer) error {
+			for _, l := range robotsLines {
+				b, err := fetchlog.FormatRobots(l)
+				if err != nil {
+					return err
+				}
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err == nil {
+		err = writeServers(filepath.Join(tmp, fetchlog.ServersFile), serverLines)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("merge shards: %w", err)
+	}
+	if err := collection.ReplaceDir(tmp, filepath.Join(dir, collection.HarvestDir)); err != nil {
+		return nil, fmt.Errorf("merge shards: %w", err)
+	}
+	return recs, nil
+}
+
+// removeShards deletes the shard directories once harvest/ and its
+// marker are published (their WARC files live on in harvest/ as hard
+// links). The shard markers stay, as a record of who fetched what.
+func removeShards(dir string, n int) error {
+	for i := 1; i <= n; i++ {
+		s := Shard{I: i, N: n}
+		for _, d := range []string{s.HarvestDir(), s.PartialDir()} {
+			if err := os.RemoveAll(filepath.Join(dir, d)); err != nil {
+				return fmt.Errorf("remove shard output: %w", err)
+			}
+		}
+	}
+	return nil
+}

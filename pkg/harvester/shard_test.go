@@ -1,0 +1,210 @@
+package harvester_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/harvester"
+	ht "github.com/wirecrawl/wire/pkg/harvester/harvestertest"
+)
+
+// TestShardOf pins the assignment of hosts to shards: it is part of the
+// harvest format (every machine must agree), so it must never change.
+func TestShardOf(t *testing.T) {
+	got := fmt.Sprint(harvester.Of("www.uchile.cl", 4), harvester.Of("WWW.UCHILE.CL", 4), harvester.Of("a.cl", 4),
+		harvester.Of("b.cl", 4), harvester.Of("c.cl", 4), harvester.Of("a.cl", 1), harvester.Of("a.cl", 1024))
+	if got != "3 3 2 4 1 1 50" {
+		t.Errorf("shards %s: the hash changed, which breaks sharded batches", got)
+	}
+	for _, tt := range []struct {
+		in   string
+		want string
+	}{{"1/4", "1/4"}, {" 2/2 ", "2/2"}, {"1/1", ""}} {
+		s, err := harvester.ParseShard(tt.in)
+		if err != nil || s.String() != tt.want {
+			t.Errorf("ParseShard(%q) = %v, %v", tt.in, s, err)
+		}
+	}
+	for _, bad := range []string{"0/4", "5/4", "1/0", "1", "a/b", "1/2/3", "-1/4", "1/2000"} {
+		if _, err := harvester.ParseShard(bad); err == nil {
+			t.Errorf("ParseShard(%q) accepted", bad)
+		}
+	}
+	s := harvester.Shard{I: 2, N: 3}
+	if s.HarvestDir() != "harvest-shard-2-of-3" || s.Marker() != "harvested-shard-2-of-3.done" || s.WARCPrefix() != "data-s2of3" || s.PartialDir() != "harvest-shard-2-of-3.partial" {
+		t.Errorf("shard names %q %q %q %q", s.HarvestDir(), s.Marker(), s.WARCPrefix(), s.PartialDir())
+	}
+}
+
+func shardWeb(t *testing.T) (*ht.Web, []string) {
+	var hosts []*ht.Host
+	for i := 0; i < 9; i++ {
+		hosts = append(hosts, pagesHost(fmt.Sprintf("h%d.test", i), 3, 0))
+	}
+	web := ht.Start(t, hosts...)
+	var urls []string
+	for p := 0; p < 3; p++ {
+		for i := 0; i < 9; i++ {
+			urls = append(urls, web.URL(fmt.Sprintf("h%d.test", i), fmt.Sprintf("/p%d", p)))
+		}
+	}
+	return web, urls
+}
+
+// TestShardsSharedDirectory: three harvesters share a batch directory,
+// each fetching its shard; the last one to finish merges the shards into
+// harvest/ and marks the batch, which then reads like any harvest.
+func TestShardsSharedDirectory(t *testing.T) {
+	web, urls := shardWeb(t)
+	cfg := web.Config(10 * time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "000005")
+	ht.WriteBatch(t, dir, 5, ht.Entries(urls...))
+	var wg sync.WaitGroup
+	sums := make([]*harvester.Summary, 3)
+	errs := make([]error, 3)
+	for i := 1; i <= 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sums[i-1], errs[i-1] = harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg, Shard: harvester.Shard{I: i, N: 3}})
+		}()
+	}
+	wg.Wait()
+	merged, total := 0, 0
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("shard %d: %v", i+1, err)
+		}
+		if sums[i].Merged {
+			merged++
+		}
+		if sums[i].Shard != fmt.Sprintf("%d/3", i+1) {
+			t.Errorf("shard %d summary says %q", i+1, sums[i].Shard)
+		}
+		total += sums[i].URLs
+	}
+	if merged != 1 || total != len(urls) {
+		t.Errorf("%d runs merged (want 1); the shards logged %d URLs of %d", merged, total, len(urls))
+	}
+	b := &collection.Batch{ID: 5, Dir: dir}
+	var sum harvester.Summary
+	if err := b.Summary(collection.StageHarvested, &sum); err != nil || sum.Shards != 3 || sum.URLs != len(urls) || sum.Fetched != len(urls) {
+		t.Fatalf("batch marker %+v, %v", sum, err)
+	}
+	logged := readLog(t, b.HarvestPath())
+	if len(logged) != len(urls) {
+		t.Errorf("%d lines for %d URLs", len(logged), len(urls))
+	}
+	for url, r := range logged {
+		host := strings.Split(strings.TrimPrefix(url, "http://"), ":")[0]
+		if want := fmt.Sprintf("data-s%dof3-", harvester.Of(host, 3)); !strings.HasPrefix(r.WARC, want) {
+			t.Errorf("%s in %s, want a file of shard %s", url, r.WARC, want)
+		}
+	}
+	checkWARCs(t, b.HarvestPath())
+	if servers := readServers(t, b.HarvestPath()); len(servers) != 9 {
+		t.Errorf("servers.jsonl has %d hosts, want 9", len(servers))
+	}
+	for i := 1; i <= 3; i++ {
+		s := harvester.Shard{I: i, N: 3}
+		if exists(filepath.Join(dir, s.HarvestDir())) || !exists(filepath.Join(dir, s.Marker())) {
+			t.Errorf("shard %d: directory left, or marker gone", i)
+		}
+	}
+	if err := web.CheckOneConnPerHost(); err != nil {
+		t.Error(err)
+	}
+	// Every request went to a host once per URL (no host fetched twice).
+	if n := len(web.Requests()); n != len(urls)+9 {
+		t.Errorf("%d requests for %d URLs on 9 hosts", n, len(urls))
+	}
+	// Done: a shard run now is refused.
+	if _, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg, Shard: harvester.Shard{I: 1, N: 3}}); !errors.Is(err, collection.ErrAlreadyDone) {
+		t.Errorf("shard run on a harvested batch: %v", err)
+	}
+}
+
+// TestShardsCopiedBack: two machines harvest one shard each in their own
+// copy of the batch directory; once the second shard's directory and
+// marker are copied back, the unsharded run merges them without fetching.
+func TestShardsCopiedBack(t *testing.T) {
+	web, urls := shardWeb(t)
+	cfg := web.Config(10 * time.Millisecond)
+	a := filepath.Join(t.TempDir(), "000006")
+	b := filepath.Join(t.TempDir(), "000006")
+	ht.WriteBatch(t, a, 6, ht.Entries(urls...))
+	ht.WriteBatch(t, b, 6, ht.Entries(urls...))
+	s1, s2 := harvester.Shard{I: 1, N: 2}, harvester.Shard{I: 2, N: 2}
+	if _, err := harvester.RunDir(context.Background(), a, harvester.Options{Config: cfg, Shard: s1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := harvester.RunDir(context.Background(), b, harvester.Options{Config: cfg, Shard: s2}); err != nil {
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(a, "harvested.done")) {
+		t.Fatal("batch marked with one shard of two")
+	}
+	// Refusals while shard 2 is missing in a.
+	_, err := harvester.RunDir(context.Background(), a, harvester.Options{Config: cfg})
+	if !errors.Is(err, harvester.ErrShards) || !strings.Contains(err.Error(), "shards 2 not done") {
+		t.Errorf("unsharded run with a shard missing: %v", err)
+	}
+	if _, err := harvester.RunDir(context.Background(), a, harvester.Options{Config: cfg, Shard: harvester.Shard{I: 1, N: 3}}); !errors.Is(err, harvester.ErrShards) {
+		t.Errorf("shard 1/3 beside shard 1/2: %v", err)
+	}
+	if _, err := harvester.RunDir(context.Background(), a, harvester.Options{Config: cfg, Shard: s1}); !errors.Is(err, collection.ErrAlreadyDone) {
+		t.Errorf("shard 1/2 again: %v", err)
+	}
+	// Copy shard 2 back (as rsync would) and finish.
+	copyDir(t, filepath.Join(b, s2.HarvestDir()), filepath.Join(a, s2.HarvestDir()))
+	data, _ := os.ReadFile(filepath.Join(b, s2.Marker()))
+	os.WriteFile(filepath.Join(a, s2.Marker()), data, 0o644)
+	n := len(web.Requests())
+	sum, err := harvester.RunDir(context.Background(), a, harvester.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Merged || sum.Shards != 2 || sum.URLs != len(urls) || len(web.Requests()) != n {
+		t.Errorf("merge: %+v, %d new requests", sum, len(web.Requests())-n)
+	}
+	if len(readLog(t, filepath.Join(a, "harvest"))) != len(urls) {
+		t.Error("merged log incomplete")
+	}
+	checkWARCs(t, filepath.Join(a, "harvest"))
+
+	// An unsharded harvest in progress keeps shards out.
+	c := filepath.Join(t.TempDir(), "000007")
+	ht.WriteBatch(t, c, 7, ht.Entries(urls...))
+	os.MkdirAll(filepath.Join(c, harvester.PartialDir), 0o755)
+	if _, err := harvester.RunDir(context.Background(), c, harvester.Options{Config: cfg, Shard: s1}); !errors.Is(err, harvester.ErrShards) {
+		t.Errorf("shard beside an unsharded harvest: %v", err)
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

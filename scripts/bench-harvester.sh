@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# bench-harvester.sh
+#
+# Measures the harvester on the synthetic test web (pkg/testweb, served on
+# loopback by the benchmark process itself) and prints, in one run:
+#
+#   1. wait 0: the harvester's requests/s (the `harvester run` command,
+#      WARC files and logs written) against a plain keep-alive Go client
+#      fetching the same URLs at the same concurrency, one connection per
+#      host (the ceiling; the same client without the per-host limit is
+#      printed too); best of BENCH_ROUNDS rounds each;
+#   2. wait 1 s on a small web: the harvester's makespan against the lower
+#      bound politeness sets (the largest per-host page count x the wait).
+#
+# The lines starting with "bench: RESULT" are the figures docs/harvester.md
+# records. Takes about a minute and a half (the wait-1s part is bounded by
+# its largest site: 40 pages, about 41 s).
+#
+# Environment (defaults in brackets): BENCH_HOSTS [200], BENCH_MAX_PAGES
+# [300], BENCH_CONNECTIONS [32], BENCH_LATENCY [0s, added by the test web
+# to every response], BENCH_ROUNDS [2], BENCH_WAIT_HOSTS [40],
+# BENCH_WAIT_MAX_PAGES [40], BENCH_WAIT [1s].
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[ $# -eq 0 ] || { echo "usage: $0 (settings in the environment, see the script)" >&2; exit 2; }
+cd "$WIRE_ROOT"
+wire_log "bench-harvester: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+if ! WIRE_BENCH=1 go test ./harvester -run '^TestBenchHarvester$' -count=1 -v -timeout 20m >"$out" 2>&1; then
+	cat "$out" >&2
+	echo "bench-harvester.sh: the benchmark failed" >&2
+	exit 1
+fi
+grep '^bench:' "$out"
+wire_log "bench-harvester: done, load average $(cut -d' ' -f1-3 /proc/loadavg)"
