@@ -10,7 +10,7 @@ import (
 // (command_<name>.go).
 func newApp() *cli.App {
 	return command.NewApp("gatherer", "parse harvested batches: text to the text store, links for the seeder",
-		runCommand(), catCommand(), showCommand())
+		runCommand(), catCommand(), showCommand(), compactCommand())
 }
 
 // withSettings is the common flags, the command's own, and one flag per

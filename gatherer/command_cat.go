@@ -107,10 +107,11 @@ func whyNoText(s *textstore.Store, m textstore.Meta) string {
 	if m.NoIndex() {
 		return "no text kept: the page asked not to be indexed"
 	}
-	for _, g := range s.Segments() {
-		if g.ID == m.Segment && g.Mode == textstore.ModeNone {
-			return fmt.Sprintf("no text kept: segment %06d was written with text_mode none", g.ID)
-		}
+	if m.Flags&textstore.FlagNoText != 0 {
+		return fmt.Sprintf("no text kept: batch %06d was gathered with text_mode none", m.Batch)
+	}
+	if g, ok := s.Segment(m.Segment); ok && g.Mode == textstore.ModeNone && g.Version == 1 {
+		return fmt.Sprintf("no text kept: segment %06d was written with text_mode none", g.ID)
 	}
 	return "no text kept"
 }

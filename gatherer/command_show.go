@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -65,7 +66,7 @@ func runShow(c *cli.Context) error {
 	add(c.String("batch-dir"))
 	if col != nil {
 		if merr == nil {
-			add(col.Batch(m.Segment).Dir)
+			add(col.Batch(m.Batch).Dir)
 		}
 		ids, err := col.BatchIDs()
 		if err != nil {
@@ -100,15 +101,18 @@ func runShow(c *cli.Context) error {
 }
 
 func writeMeta(w io.Writer, s *textstore.Store, m textstore.Meta) {
-	mode := "?"
-	for _, g := range s.Segments() {
-		if g.ID == m.Segment {
-			mode = g.Mode.String()
+	seg := fmt.Sprintf("%06d", m.Segment)
+	if g, ok := s.Segment(m.Segment); ok {
+		seg += fmt.Sprintf(" (text_mode %s", g.Mode)
+		if g.Compacted {
+			seg += fmt.Sprintf(", compacted: batches %d to %d", g.FirstBatch, g.ID)
 		}
+		seg += ")"
 	}
 	fmt.Fprintf(w, "url          %s\n", m.URL)
 	fmt.Fprintf(w, "docid        %d\n", m.DocID)
-	fmt.Fprintf(w, "segment      %06d (text_mode %s)\n", m.Segment, mode)
+	fmt.Fprintf(w, "batch        %06d\n", m.Batch)
+	fmt.Fprintf(w, "segment      %s\n", seg)
 	fmt.Fprintf(w, "status       %d\n", m.Status)
 	fmt.Fprintf(w, "fetched      %s\n", m.Fetched.Format(time.RFC3339))
 	fmt.Fprintf(w, "mime         %s\n", m.MIME)
@@ -119,12 +123,28 @@ func writeMeta(w io.Writer, s *textstore.Store, m textstore.Meta) {
 		fmt.Fprintf(w, "description  %s\n", m.Description)
 	}
 	fmt.Fprintf(w, "hash         %s\n", extract.HashHex(m.Hash))
-	fmt.Fprintf(w, "text         %d bytes, %d stored\n", m.TextBytes, m.StoredBytes)
+	kept := ""
+	switch {
+	case m.Flags&textstore.FlagSummary != 0:
+		kept = " (summary)"
+	case m.Flags&textstore.FlagNoText != 0:
+		kept = " (text_mode none)"
+	}
+	fmt.Fprintf(w, "text         %d bytes, %d stored%s\n", m.TextBytes, m.StoredBytes, kept)
+	if m.HasText() && m.RecordSegment != m.Segment {
+		fmt.Fprintf(w, "stored in    segment %06d (the same text was stored there first)\n", m.RecordSegment)
+	}
 	if m.Flags&textstore.FlagNoIndex != 0 {
 		fmt.Fprintf(w, "robots       noindex\n")
 	}
 	if m.Flags&textstore.FlagNoFollow != 0 {
 		fmt.Fprintf(w, "robots       nofollow\n")
+	}
+	if len(m.Headings) > 0 {
+		fmt.Fprintf(w, "headings     %d\n", len(m.Headings))
+		for _, h := range m.Headings {
+			fmt.Fprintf(w, "    h%d %s%s\n", h.Level, strings.Repeat("  ", max(h.Level-1, 0)), h.Text)
+		}
 	}
 }
 
@@ -140,7 +160,7 @@ func writeDoc(w io.Writer, d *parsed.Doc, path string) {
 	if d.Hash != "" {
 		fmt.Fprintf(w, "  hash       %s (%d bytes of text)\n", d.Hash, d.TextBytes)
 	}
-	for _, kv := range [][2]string{{"redirect", d.Redirect}, {"canonical", d.Canonical}} {
+	for _, kv := range [][2]string{{"charset", d.Charset}, {"lang", d.Lang}, {"duplicate", d.DuplicateOf}, {"modified", d.LastModified}, {"etag", d.ETag}, {"redirect", d.Redirect}, {"canonical", d.Canonical}} {
 		if kv[1] != "" {
 			fmt.Fprintf(w, "  %-10s %s\n", kv[0], kv[1])
 		}

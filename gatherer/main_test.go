@@ -159,3 +159,85 @@ func TestBatchDirMode(t *testing.T) {
 		t.Errorf("--batch-dir without --text-dir: exit %d", code)
 	}
 }
+
+// TestCompact: two gathered batches, then gatherer compact; the texts
+// read the same, the replaced version is gone, and the compacted batch
+// cannot be gathered again.
+func TestCompact(t *testing.T) {
+	dir := t.TempDir()
+	col, err := collection.Create(dir, config.Render(config.Defaults()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{"Content-Type": {"text/html"}}
+	gathertest.Batch(t, col, 1, pages(t))
+	gathertest.Batch(t, col, 2, []gathertest.Page{
+		{DocID: 12, URL: "http://www.a.cl/b", Status: 200, Header: h, Body: []byte(`<title>B2</title><h1>Nuevo</h1><p>Texto nuevo de B</p>`)},
+		{DocID: 14, URL: "http://www.a.cl/copia", Status: 200, Header: h, Body: []byte(`<title>Copia</title><p>Texto de B</p><a href="/c" rel=nofollow>C</a>`)},
+	})
+	if _, e, code := run(t, "compact", "--collection", dir); code != command.ExitNothingToDo {
+		t.Errorf("compact of an empty store: exit %d: %s", code, e)
+	}
+	for range 2 {
+		if _, e, code := run(t, "run", "--collection", dir, "-q"); code != 0 {
+			t.Fatalf("run: exit %d: %s", code, e)
+		}
+	}
+	// The copy in batch 2 points at the text batch 1 stored for /b.
+	out, _, _ := run(t, "show", "--collection", dir, "http://www.a.cl/copia")
+	for _, want := range []string{"batch        000002", "stored in    segment 000001", "duplicate  http://www.a.cl/b"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+	before, _, _ := run(t, "cat", "--collection", dir, "http://www.a.cl/copia")
+
+	out, e, code := run(t, "compact", "--collection", dir)
+	if code != 0 {
+		t.Fatalf("compact: exit %d: %s", code, e)
+	}
+	t.Logf("compact:\n%s", out)
+	for _, want := range []string{"segments  2 merged into seg-000002 (batches 1 to 2", "entries   3 kept of 4: 1 replaced versions dropped", "texts     3 stored"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compact output lacks %q:\n%s", want, out)
+		}
+	}
+	if after, _, _ := run(t, "cat", "--collection", dir, "http://www.a.cl/copia"); after != before || after != "Texto de B\nC\n" {
+		t.Errorf("cat after compaction: %q, before %q", after, before)
+	}
+	if out, _, _ := run(t, "cat", "--collection", dir, "http://www.a.cl/b"); out != "Nuevo\nTexto nuevo de B\n" {
+		t.Errorf("cat b: %q", out)
+	}
+	out, _, _ = run(t, "show", "--collection", dir, "http://www.a.cl/b")
+	for _, want := range []string{"batch        000002", "compacted: batches 1 to 2", "headings     1", "h1 Nuevo", filepath.Join("000002", "parsed", "docs.jsonl")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+	if out, _, _ := run(t, "show", "--collection", dir, "11"); !strings.Contains(out, "batch        000001") || !strings.Contains(out, filepath.Join("000001", "parsed", "docs.jsonl")) {
+		t.Errorf("show 11 after compaction:\n%s", out)
+	}
+	if _, e, code := run(t, "compact", "--collection", dir); code != command.ExitNothingToDo {
+		t.Errorf("second compact: exit %d: %s", code, e)
+	}
+	if _, e, code := run(t, "run", "--collection", dir, "--batch", "2", "--force"); code != command.ExitFailure || !strings.Contains(e, textstore.ErrCompacted.Error()) {
+		t.Errorf("regathering a compacted batch: exit %d: %s", code, e)
+	}
+	// Batch 1 can still be gathered again: its new segment is older than
+	// the compacted one, which keeps answering.
+	if _, e, code := run(t, "run", "--collection", dir, "--batch", "1", "--force", "-q"); code != 0 {
+		t.Errorf("regathering batch 1: exit %d: %s", code, e)
+	}
+	if out, _, _ := run(t, "cat", "--collection", dir, "http://www.a.cl/b"); out != "Nuevo\nTexto nuevo de B\n" {
+		t.Errorf("cat b after regathering batch 1: %q", out)
+	}
+	// Another gatherer holds the lock.
+	lock, err := col.Lock("gatherer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	if _, e, code := run(t, "compact", "--collection", dir); code != command.ExitLocked {
+		t.Errorf("compact while locked: exit %d: %s", code, e)
+	}
+}

@@ -1,17 +1,23 @@
 package config
 
+import "golang.org/x/net/html/charset"
+
 // Gatherer holds the settings of parsing and the text store.
 type Gatherer struct {
-	Workers      int    `toml:"workers" doc:"Parsing goroutines; 0 uses every core."`
-	TextMode     string `toml:"text_mode" doc:"What the text store keeps of each page: full, summary or none."`
-	SummaryWords int    `toml:"summary_words" doc:"Words kept per page when text_mode is summary."`
+	Workers         int    `toml:"workers" doc:"Parsing goroutines; 0 uses every core."`
+	TextMode        string `toml:"text_mode" doc:"What the text store keeps of each page (its representational quality): full (the whole text), summary (the first summary_words words) or none (only links, anchors and metadata)."`
+	SummaryWords    int    `toml:"summary_words" doc:"Words kept per page when text_mode is summary."`
+	FallbackCharset string `toml:"fallback_charset" doc:"Encoding of a page that declares none, is not UTF-8 and whose encoding detection is unsure (a WHATWG label: windows-1252, windows-1253 for Greek, shift_jis, ...)."`
+	InflightBytes   int64  `toml:"inflight_bytes" doc:"Response bytes the parsing pipeline holds at once (read, being parsed or waiting to be written); a larger page still goes through, alone."`
 }
 
 func defaultGatherer() Gatherer {
 	return Gatherer{
-		Workers:      0,
-		TextMode:     "full",
-		SummaryWords: 200,
+		Workers:         0,
+		TextMode:        "full",
+		SummaryWords:    200,
+		FallbackCharset: "windows-1252",
+		InflightBytes:   64 << 20,
 	}
 }
 
@@ -25,5 +31,11 @@ func (c *Gatherer) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.SummaryWords < 1 {
 		bad("gatherer.summary_words", "must be at least 1")
+	}
+	if enc, name := charset.Lookup(c.FallbackCharset); enc == nil || name == "replacement" || name == "utf-16be" || name == "utf-16le" || name == "x-user-defined" {
+		bad("gatherer.fallback_charset", "want an encoding label of the WHATWG Encoding Standard that can decode a page, got %q", c.FallbackCharset)
+	}
+	if c.InflightBytes < 1<<20 {
+		bad("gatherer.inflight_bytes", "must be at least 1048576 (1 MiB), got %d", c.InflightBytes)
 	}
 }

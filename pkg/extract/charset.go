@@ -6,20 +6,33 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/wlynxg/chardet"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
 )
 
 // Where the charset of a page came from, in the order they are tried
 // (WHATWG HTML §13.2.3.2 "Determining the character encoding").
 const (
-	SourceBOM     = "bom"     // a byte order mark
-	SourceHeader  = "header"  // the charset parameter of the HTTP Content-Type
-	SourceMeta    = "meta"    // <meta charset> or <meta http-equiv=Content-Type> in the first 1024 bytes
-	SourceUTF8    = "utf-8"   // undeclared, and the whole body is valid UTF-8
-	SourceDefault = "default" // undeclared and not UTF-8: windows-1252
+	SourceBOM      = "bom"      // a byte order mark
+	SourceHeader   = "header"   // the charset parameter of the HTTP Content-Type
+	SourceMeta     = "meta"     // <meta charset> or <meta http-equiv=Content-Type> in the first 1024 bytes
+	SourceUTF8     = "utf-8"    // undeclared, and the whole body is valid UTF-8
+	SourceMixed    = "mixed"    // undeclared, mostly UTF-8 with some bytes that are not: those read as windows-1252
+	SourceDetected = "detected" // undeclared, not UTF-8, and detected from the bytes
+	SourceDefault  = "default"  // undeclared, not UTF-8, detection unsure: the fallback (windows-1252 unless configured)
+)
+
+// Detection limits: the detector reads at most detectBytes from a little
+// before the first non-ASCII byte, and its guess is used only with at
+// least minConfidence.
+const (
+	detectBytes   = 64 << 10
+	detectBefore  = 1 << 10
+	minConfidence = 0.5
 )
 
 // prescanBytes is how far into the body a <meta> declaration counts
@@ -42,18 +55,65 @@ type Decoded struct {
 	Source  string // Source* constant: where the encoding came from
 }
 
-// Decode converts an HTML body to UTF-8 the way browsers do: a byte order
-// mark wins, then the charset parameter of the Content-Type header, then a
-// <meta> declaration in the first 1024 bytes; an undeclared body that is
-// valid UTF-8 stays UTF-8, anything else is read as windows-1252. Labels
-// are resolved with the WHATWG Encoding Standard's table, so
-// "iso-8859-1" and "ascii" mean windows-1252 and "gb2312" means GBK. The
-// result is always valid UTF-8: bytes that do not decode become U+FFFD.
+// Decode converts an HTML body to UTF-8 the way browsers do (WHATWG HTML
+// §13.2.3.2): a byte order mark wins, then the charset parameter of the
+// Content-Type header, then a <meta> declaration in the first 1024 bytes;
+// an undeclared body that is valid UTF-8 stays UTF-8; anything else is
+// detected from its bytes (github.com/wlynxg/chardet) or, when detection
+// is unsure, read as windows-1252. Labels are resolved with the WHATWG
+// Encoding Standard's table, so "iso-8859-1" and "ascii" mean
+// windows-1252 and "gb2312" means GBK. The result is always valid UTF-8:
+// bytes that do not decode become U+FFFD.
 func Decode(body []byte, contentType string) Decoded {
-	enc, name, source, skip := determine(body, contentType)
+	return newFallback("").decode(body, contentType)
+}
+
+// LookupCharset resolves an encoding label with the WHATWG Encoding
+// Standard's table and returns the encoding's canonical name; ok is false
+// for unknown labels and for encodings a page cannot be decoded from
+// ("replacement", UTF-16 without a byte order mark).
+func LookupCharset(label string) (name string, ok bool) {
+	enc, name := charset.Lookup(label)
+	if enc == nil || !usable(name) {
+		return "", false
+	}
+	return name, true
+}
+
+// usable reports whether an encoding found by detection or configured as
+// the fallback can decode a page.
+func usable(name string) bool {
+	switch name {
+	case "replacement", "utf-16be", "utf-16le", "x-user-defined":
+		return false
+	}
+	return true
+}
+
+// fallback is the encoding of undeclared pages that are not UTF-8 and
+// whose detection is unsure.
+type fallback struct {
+	enc  encoding.Encoding
+	name string
+}
+
+func newFallback(label string) fallback {
+	if label != "" {
+		if enc, name := charset.Lookup(label); enc != nil && usable(name) {
+			return fallback{enc, name}
+		}
+	}
+	enc, name := charset.Lookup("windows-1252")
+	return fallback{enc, name}
+}
+
+func (f fallback) decode(body []byte, contentType string) Decoded {
+	enc, name, source, skip := f.determine(body, contentType)
 	body = body[skip:]
 	var out []byte
-	if name == "utf-8" {
+	if source == SourceMixed {
+		out = decodeMixed(body)
+	} else if name == "utf-8" {
 		if utf8.Valid(body) {
 			out = body
 		} else {
@@ -80,7 +140,7 @@ func decodeWith(enc encoding.Encoding, body []byte) []byte {
 
 // determine picks the encoding of body; skip is the length of a byte
 // order mark to drop.
-func determine(body []byte, contentType string) (enc encoding.Encoding, name, source string, skip int) {
+func (f fallback) determine(body []byte, contentType string) (enc encoding.Encoding, name, source string, skip int) {
 	for _, b := range boms {
 		if bytes.HasPrefix(body, b.bom) {
 			enc, name = charset.Lookup(b.name)
@@ -96,15 +156,94 @@ func determine(body []byte, contentType string) (enc encoding.Encoding, name, so
 	if len(head) > prescanBytes {
 		head = head[:prescanBytes]
 	}
-	if enc, name = prescan(head); enc != nil {
+	if enc, name = prescan(head); enc != nil { // (prescan returns at once without "<meta")
 		return enc, name, SourceMeta, 0
 	}
 	if validUTF8Prefix(body) {
 		enc, name = charset.Lookup("utf-8")
 		return enc, name, SourceUTF8, 0
 	}
-	enc, name = charset.Lookup("windows-1252")
-	return enc, name, SourceDefault, 0
+	if mostlyUTF8(body) {
+		enc, name = charset.Lookup("utf-8")
+		return enc, name, SourceMixed, 0
+	}
+	if enc, name = detect(body); enc != nil {
+		return enc, name, SourceDetected, 0
+	}
+	return f.enc, f.name, SourceDefault, 0
+}
+
+// detect guesses the encoding of a body that is not UTF-8 from its
+// bytes, as browsers do for undeclared pages (§13.2.3.2 step 8, "the user
+// agent may attempt to autodetect the character encoding"). It returns
+// nil when the detector is unsure or names an encoding a page cannot be
+// decoded from.
+func detect(body []byte) (encoding.Encoding, string) {
+	i := 0
+	for i < len(body) && body[i] < utf8.RuneSelf {
+		i++
+	}
+	start := max(0, i-detectBefore)
+	end := min(len(body), start+detectBytes)
+	r := chardet.Detect(body[start:end])
+	if r.Confidence < minConfidence {
+		return nil, ""
+	}
+	for _, label := range []string{r.Encoding, r.Charset} {
+		switch strings.ToLower(label) {
+		case "cp932":
+			label = "shift_jis"
+		case "cp949":
+			label = "euc-kr"
+		}
+		if enc, name := charset.Lookup(label); enc != nil && usable(name) {
+			return enc, name
+		}
+	}
+	return nil, ""
+}
+
+// mostlyUTF8 reports whether a body that is not valid UTF-8 has at least
+// as many valid multi-byte UTF-8 sequences as bytes that are not UTF-8
+// (and at least two): a UTF-8 page with a few legacy bytes pasted in, as
+// templates filled from an old database make. Legacy text rarely forms
+// valid UTF-8 sequences by chance.
+func mostlyUTF8(b []byte) bool {
+	good, bad := 0, 0
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			bad++
+		} else {
+			good++
+		}
+		i += n
+	}
+	return good >= 2 && good >= bad
+}
+
+// decodeMixed decodes UTF-8, reading each byte that is not part of a
+// valid sequence as windows-1252.
+func decodeMixed(b []byte) []byte {
+	out := make([]byte, 0, len(b)+len(b)/8)
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			out = append(out, b[i])
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			r = charmap.Windows1252.DecodeByte(b[i])
+		}
+		out = utf8.AppendRune(out, r)
+		i += n
+	}
+	return out
 }
 
 // validUTF8Prefix reports whether b is valid UTF-8, allowing an
@@ -148,6 +287,9 @@ func contentTypeCharset(contentType string) string {
 // byte stream", approximated with the tokenizer so comments and broken
 // markup are skipped the same way as in the real parse).
 func prescan(head []byte) (encoding.Encoding, string) {
+	if !hasMeta(head) {
+		return nil, ""
+	}
 	z := html.NewTokenizer(bytes.NewReader(head))
 	for {
 		switch z.Next() {
@@ -199,6 +341,16 @@ func prescan(head []byte) (encoding.Encoding, string) {
 			return enc, name
 		}
 	}
+}
+
+// hasMeta reports whether b contains "<meta", in any case.
+func hasMeta(b []byte) bool {
+	for i := 0; i+5 <= len(b); i++ {
+		if b[i] == '<' && b[i+1]|0x20 == 'm' && b[i+2]|0x20 == 'e' && b[i+3]|0x20 == 't' && b[i+4]|0x20 == 'a' {
+			return true
+		}
+	}
+	return false
 }
 
 // charsetFromContent extracts the encoding label from a Content-Type-like

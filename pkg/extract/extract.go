@@ -5,14 +5,13 @@
 package extract
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/cespare/xxhash/v2"
-	"golang.org/x/net/html"
 
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
@@ -23,7 +22,9 @@ const (
 	MaxTitleBytes       = 1024
 	MaxDescriptionBytes = 1024
 	MaxAnchorBytes      = 1024
-	MaxLangBytes        = 35 // the longest well-formed BCP 47 tag in common use
+	MaxHeadingBytes     = 1024
+	MaxHeadings         = 1024 // headings kept per page, in document order
+	MaxLangBytes        = 35   // the longest well-formed BCP 47 tag in common use
 )
 
 // Element names a Link can come from.
@@ -48,14 +49,51 @@ type Options struct {
 	// counts like <meta name=robots>, and X-Robots-Tag values prefixed by
 	// "Agent:" apply.
 	Agent string
+	// Fallback is the label of the encoding of a page that declares none,
+	// is not UTF-8 and whose encoding detection is unsure (WHATWG HTML
+	// §13.2.3.2, step 9: "an implementation-defined or user-specified
+	// default"); "" or an unknown label means windows-1252. See
+	// LookupCharset.
+	Fallback string
 }
 
 // Extractor extracts text and links. It holds no per-page state and is
 // safe for concurrent use.
 type Extractor struct {
-	norm  *urlnorm.Normalizer
-	agent string
+	norm     *urlnorm.Normalizer
+	agent    string
+	fallback fallback
+	pool     sync.Pool // of *state: buffers reused from page to page
 }
+
+// state is the memory one extraction needs, kept in a pool so that a
+// page reuses the buffers of the one before.
+type state struct {
+	p     parser
+	seen  map[linkKey]bool
+	hrefs map[string]resolved        // this page's hrefs as written
+	cache map[resolutionKey]resolved // kept from page to page
+}
+
+// linkKey identifies a link for removing exact duplicates.
+type linkKey struct {
+	url, anchor string
+	nofollow    bool
+}
+
+// resolved is the normalised URL of an href, or why it has none.
+type resolved struct {
+	url    string
+	reason string
+}
+
+// maxCached bounds the URL resolutions a pooled state remembers from
+// page to page (pages of a site repeat their menus).
+const maxCached = 1 << 14
+
+// maxPooled is the largest buffer (in bytes, or entries) kept in the pool
+// after a page: a huge page's buffers are left to the garbage collector.
+const maxPooled = 1 << 20
 
 // New returns an Extractor.
 func New(o Options) *Extractor {
@@ -63,7 +101,7 @@ func New(o Options) *Extractor {
 	if n == nil {
 		n = urlnorm.New(o.MaxURLLength)
 	}
-	return &Extractor{norm: n, agent: strings.ToLower(o.Agent)}
+	return &Extractor{norm: n, agent: strings.ToLower(o.Agent), fallback: newFallback(o.Fallback)}
 }
 
 // Agent returns the product token given in Options.
@@ -77,6 +115,12 @@ type Link struct {
 	Tag      string `json:"tag"`                // element it came from: a Tag* constant
 }
 
+// Heading is one h1-h6 element of a page.
+type Heading struct {
+	Level int    `json:"level"` // 1 to 6
+	Text  string `json:"text"`  // its visible text on one line, with the alt of images inside
+}
+
 // Result is what Extract learned about one page. Every string is valid
 // UTF-8.
 type Result struct {
@@ -87,6 +131,7 @@ type Result struct {
 	Lang          string         `json:"lang,omitempty"`          // <html lang> (or xml:lang, or Content-Language meta)
 	Title         string         `json:"title,omitempty"`         // first <title>, normalised
 	Description   string         `json:"description,omitempty"`   // <meta name=description>, normalised
+	Headings      []Heading      `json:"headings,omitempty"`      // visible h1-h6 with text, in document order
 	Text          string         `json:"text"`                    // visible text, normalised; blocks on lines of their own
 	Hash          uint64         `json:"-"`                       // xxhash64 of Text (HashHex formats it)
 	Base          string         `json:"base,omitempty"`          // <base href>, resolved, if one was used
@@ -127,331 +172,55 @@ func (e *Extractor) Extract(body []byte, contentType, pageURL string) *Result {
 		return r
 	}
 	r.HTML = true
-	d := Decode(body, contentType)
+	d := e.fallback.decode(body, contentType)
 	r.Charset, r.CharsetSource = d.Charset, d.Source
-	p := parser{agent: e.agent, open: -1}
-	p.text.b = make([]byte, 0, len(d.Text)/3)
-	p.anchor.limit = MaxAnchorBytes
+	st, _ := e.pool.Get().(*state)
+	if st == nil {
+		st = &state{seen: map[linkKey]bool{}, hrefs: map[string]resolved{}, cache: map[resolutionKey]resolved{}}
+	}
+	defer e.release(st)
+	p := &st.p
+	p.reset(e.agent)
+	if want := len(d.Text) / 3; cap(p.text.b) < want {
+		if len(d.Text) > maxPooled {
+			// A large page: room for its whole text at once (text is
+			// never longer than its page), rather than copies as it grows.
+			want = len(d.Text) + 64
+		}
+		p.text.b = make([]byte, 0, want)
+	}
 	p.run(d.Text)
-	r.Text = p.text.String()
+	r.Text = p.text.take()
 	r.Hash = TextHash(r.Text)
 	r.Title = p.title
 	r.Description = p.desc
+	r.Headings = p.headings
 	r.Lang = p.lang
 	if r.Lang == "" {
 		r.Lang = p.metaLang
 	}
 	r.NoIndex, r.NoFollow = p.robots.NoIndex, p.robots.NoFollow
-	e.resolve(r, &p, pageURL)
+	e.resolve(r, st, pageURL)
 	return r
 }
 
-// rawLink is a link as written in the page, before resolution.
-type rawLink struct {
-	href     string
-	anchor   string
-	tag      string
-	nofollow bool
-}
-
-// parser is the state of one pass of the tokenizer over a page. It keeps
-// counters, not a stack of open elements, so its memory does not grow
-// with nesting depth.
-type parser struct {
-	agent string
-
-	text     textBuf
-	anchor   textBuf // text of the open <a>
-	open     int     // index in links of the open <a>, -1 if none
-	links    []rawLink
-	raw      string // raw-text element whose content the tokenizer returns next
-	template int    // depth of <template>: its content is inert
-	pre      int    // depth of <pre>/<listing>: newlines are kept
-
-	title        string
-	haveTitle    bool // the first <title> has been seen (it wins even if empty)
-	inFirstTitle bool
-	desc         string
-	haveDesc     bool
-	lang         string
-	metaLang     string
-	seenHTML     bool
-	base         string
-	haveBase     bool
-	canonical    string
-	robots       Robots
-}
-
-// attrs holds the attributes the parser looks at; the first of duplicate
-// attributes wins, as in the HTML parser.
-type attrs struct {
-	href, rel, src, alt, title, name, content, httpEquiv, lang, xmlLang, typ, value string
-	hasHref                                                                         bool
-	seen                                                                            uint32
-}
-
-var attrBits = map[string]uint32{
-	"href": 1 << 0, "rel": 1 << 1, "src": 1 << 2, "alt": 1 << 3, "title": 1 << 4,
-	"name": 1 << 5, "content": 1 << 6, "http-equiv": 1 << 7, "lang": 1 << 8,
-	"xml:lang": 1 << 9, "type": 1 << 10, "value": 1 << 11,
-}
-
-func readAttrs(z *html.Tokenizer, more bool) attrs {
-	var a attrs
-	for more {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		bit, ok := attrBits[string(k)]
-		if !ok || a.seen&bit != 0 {
-			continue
-		}
-		a.seen |= bit
-		s := string(v)
-		switch bit {
-		case 1 << 0:
-			a.href, a.hasHref = s, true
-		case 1 << 1:
-			a.rel = s
-		case 1 << 2:
-			a.src = s
-		case 1 << 3:
-			a.alt = s
-		case 1 << 4:
-			a.title = s
-		case 1 << 5:
-			a.name = s
-		case 1 << 6:
-			a.content = s
-		case 1 << 7:
-			a.httpEquiv = s
-		case 1 << 8:
-			a.lang = s
-		case 1 << 9:
-			a.xmlLang = s
-		case 1 << 10:
-			a.typ = s
-		case 1 << 11:
-			a.value = s
-		}
-	}
-	return a
-}
-
-// relHas reports whether the space-separated rel list has token.
-func relHas(rel, token string) bool {
-	for _, t := range strings.Fields(rel) {
-		if strings.EqualFold(t, token) {
-			return true
-		}
-	}
-	return false
-}
-
-func (p *parser) run(doc []byte) {
-	z := html.NewTokenizer(bytes.NewReader(doc))
-	for {
-		switch tt := z.Next(); tt {
-		case html.ErrorToken: // io.EOF: the input is in memory
-			p.closeAnchor()
-			return
-		case html.TextToken:
-			raw := p.raw
-			p.raw = ""
-			if p.template > 0 {
-				continue
-			}
-			switch raw {
-			case "":
-				p.addText(z.Text(), p.pre > 0)
-			case "title":
-				if p.inFirstTitle {
-					p.title = normalize(z.Text(), MaxTitleBytes)
-				}
-			case "textarea", "xmp", "plaintext":
-				p.addText(z.Text(), true)
-			default:
-				// script, style, noscript, iframe, noembed, noframes: not
-				// rendered (iframe and noframes content is a fallback for
-				// browsers without frames).
-			}
-		case html.StartTagToken, html.SelfClosingTagToken:
-			p.raw = ""
-			p.inFirstTitle = false
-			name, more := z.TagName()
-			p.startTag(z, string(name), more, tt == html.SelfClosingTagToken)
-		case html.EndTagToken:
-			p.raw = ""
-			p.inFirstTitle = false
-			name, _ := z.TagName()
-			p.endTag(string(name))
-		default: // comments, doctypes
-			p.raw = ""
-		}
-	}
-}
-
-func (p *parser) addText(s []byte, pre bool) {
-	p.text.write(s, pre)
-	if p.open >= 0 {
-		p.anchor.write(s, false)
-	}
-}
-
-func (p *parser) closeAnchor() {
-	if p.open >= 0 {
-		p.links[p.open].anchor = p.anchor.String()
-		p.open = -1
-	}
-}
-
-func (p *parser) startTag(z *html.Tokenizer, name string, more, selfClosing bool) {
-	switch name {
-	case "iframe", "noembed", "noframes", "noscript", "plaintext", "script", "style", "textarea", "title", "xmp":
-		p.raw = name // the tokenizer returns their content as one raw text token
-	}
-	if name == "template" {
-		if !selfClosing {
-			p.template++
-		}
+// release returns st to the pool unless its buffers grew too large.
+func (e *Extractor) release(st *state) {
+	p := &st.p
+	if cap(p.text.b) > maxPooled || cap(p.links) > maxPooled/64 {
 		return
 	}
-	if p.template > 0 {
-		return
-	}
-	p.boundary(name)
-	switch name {
-	case "html":
-		if !p.seenHTML {
-			p.seenHTML = true
-			a := readAttrs(z, more)
-			lang := a.lang
-			if strings.TrimSpace(lang) == "" {
-				lang = a.xmlLang
-			}
-			p.lang = normalize([]byte(lang), MaxLangBytes)
-		}
-	case "title":
-		if !p.haveTitle {
-			p.haveTitle, p.inFirstTitle = true, true
-		}
-	case "base":
-		if !p.haveBase {
-			if a := readAttrs(z, more); a.hasHref {
-				p.base, p.haveBase = a.href, true
-			}
-		}
-	case "a":
-		p.closeAnchor() // an <a> closes any open one (the adoption agency, §13.2.6.4.7)
-		a := readAttrs(z, more)
-		if a.hasHref {
-			p.links = append(p.links, rawLink{href: a.href, tag: TagA, nofollow: relHas(a.rel, "nofollow")})
-			p.open = len(p.links) - 1
-			p.anchor.reset()
-		}
-	case "area":
-		if a := readAttrs(z, more); a.hasHref {
-			p.links = append(p.links, rawLink{href: a.href, tag: TagArea, anchor: normalize([]byte(a.alt), MaxAnchorBytes), nofollow: relHas(a.rel, "nofollow")})
-		}
-	case "frame", "iframe":
-		if a := readAttrs(z, more); a.src != "" {
-			p.links = append(p.links, rawLink{href: a.src, tag: name, anchor: normalize([]byte(a.title), MaxAnchorBytes)})
-		}
-	case "link":
-		a := readAttrs(z, more)
-		if !a.hasHref {
-			return
-		}
-		switch {
-		case relHas(a.rel, "canonical"):
-			if p.canonical == "" {
-				p.canonical = a.href
-			}
-		case relHas(a.rel, "stylesheet"), relHas(a.rel, "icon"):
-			// "alternate stylesheet" is a style, not a page
-		case relHas(a.rel, "alternate"), relHas(a.rel, "next"), relHas(a.rel, "prev"):
-			p.links = append(p.links, rawLink{href: a.href, tag: TagLink, anchor: normalize([]byte(a.title), MaxAnchorBytes), nofollow: relHas(a.rel, "nofollow")})
-		}
-	case "meta":
-		p.meta(readAttrs(z, more))
-	case "img":
-		if p.open >= 0 {
-			if a := readAttrs(z, more); a.alt != "" {
-				p.anchor.sep()
-				p.anchor.writeString(a.alt)
-				p.anchor.sep()
-			}
-		}
-	case "input":
-		a := readAttrs(z, more)
-		switch strings.ToLower(strings.TrimSpace(a.typ)) {
-		case "submit", "button", "reset": // their value is the visible label
-			p.text.writeString(a.value)
-			p.text.sep()
-		}
-	case "pre", "listing":
-		if !selfClosing {
-			p.pre++
-		}
-	}
-}
-
-func (p *parser) meta(a attrs) {
-	name := strings.ToLower(strings.TrimSpace(a.name))
-	switch {
-	case name == "robots" || (p.agent != "" && name == p.agent):
-		p.robots = p.robots.Merge(ParseRobots(a.content))
-	case name == "description":
-		if !p.haveDesc {
-			p.desc, p.haveDesc = normalize([]byte(a.content), MaxDescriptionBytes), true
-		}
-	}
-	switch strings.ToLower(strings.TrimSpace(a.httpEquiv)) {
-	case "refresh":
-		if u := parseRefresh(a.content); u != "" {
-			p.links = append(p.links, rawLink{href: u, tag: TagRefresh})
-		}
-	case "content-language":
-		if p.metaLang == "" {
-			l, _, _ := strings.Cut(a.content, ",")
-			p.metaLang = normalize([]byte(l), MaxLangBytes)
-		}
-	}
-}
-
-func (p *parser) endTag(name string) {
-	switch name {
-	case "template":
-		if p.template > 0 {
-			p.template--
-		}
-		return
-	}
-	if p.template > 0 {
-		return
-	}
-	switch name {
-	case "a":
-		p.closeAnchor()
-	case "pre", "listing":
-		if p.pre > 0 {
-			p.pre--
-		}
-	}
-	p.boundary(name)
-}
-
-// boundary separates the text before and after a block or cell element.
-func (p *parser) boundary(name string) {
-	if blockElements[name] {
-		p.text.block()
-	} else if cellElements[name] {
-		p.text.sep()
+	if len(st.seen) > 256 { // clearing a grown map costs its capacity
+		st.seen, st.hrefs = map[linkKey]bool{}, map[string]resolved{}
 	} else {
-		return
+		clear(st.seen)
+		clear(st.hrefs)
 	}
-	if p.open >= 0 {
-		p.anchor.sep()
+	if len(st.cache) > maxCached {
+		clear(st.cache)
 	}
+	clear(p.links[:cap(p.links)]) // drop references to the page's strings
+	e.pool.Put(st)
 }
 
 // cleanHref strips what the URL parser strips (WHATWG URL §4.4, basic URL
@@ -466,7 +235,8 @@ func cleanHref(s string) string {
 }
 
 // resolve turns the raw links into absolute, normalised ones.
-func (e *Extractor) resolve(r *Result, p *parser, pageURL string) {
+func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
+	p := &st.p
 	self, err := e.norm.Normalize(pageURL)
 	page := &url.URL{}
 	if err == nil {
@@ -474,11 +244,14 @@ func (e *Extractor) resolve(r *Result, p *parser, pageURL string) {
 			page = u
 		}
 	}
-	base := page
+	base, baseStr := page, ""
+	if err == nil {
+		baseStr = self
+	}
 	if p.haveBase {
 		if b, err := e.norm.Resolve(page, cleanHref(p.base)); err == nil {
 			if u, err := url.Parse(b); err == nil {
-				base, r.Base = u, b
+				base, r.Base, baseStr = u, b, b
 			}
 		}
 	}
@@ -487,28 +260,19 @@ func (e *Extractor) resolve(r *Result, p *parser, pageURL string) {
 			r.Canonical = c
 		}
 	}
-	type key struct {
-		url, anchor string
-		nofollow    bool
+	// The normaliser is a pure function, so its results are remembered
+	// from page to page: menus repeat the same links on every page of a
+	// site. A key is the href and the part of the base its resolution
+	// depends on.
+	seen, cache := st.seen, st.cache
+	if len(p.links) > 0 {
+		r.Links = make([]Link, 0, len(p.links))
 	}
-	type resolved struct {
-		url    string
-		reason string
-	}
-	seen := make(map[key]bool, len(p.links))
-	cache := make(map[string]resolved, len(p.links)) // menus repeat hrefs
 	for _, l := range p.links {
-		res, ok := cache[l.href]
+		res, ok := st.hrefs[l.href] // menus repeat links within a page too
 		if !ok {
-			u, err := e.norm.Resolve(base, cleanHref(l.href))
-			res.url = u
-			if err != nil {
-				res.reason = string(urlnorm.ReasonOf(err))
-				if res.reason == "" {
-					res.reason = string(urlnorm.ReasonUnparsable)
-				}
-			}
-			cache[l.href] = res
+			res = e.resolveHref(base, baseStr, l.href, cache)
+			st.hrefs[l.href] = res
 		}
 		if res.reason != "" {
 			r.drop(res.reason)
@@ -518,13 +282,128 @@ func (e *Extractor) resolve(r *Result, p *parser, pageURL string) {
 		if l.tag == TagRefresh && r.Refresh == "" && u != self {
 			r.Refresh = u
 		}
-		k := key{u, l.anchor, l.nofollow}
+		k := linkKey{u, l.anchor, l.nofollow}
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
 		r.Links = append(r.Links, Link{URL: u, Anchor: l.anchor, NoFollow: l.nofollow, Tag: l.tag})
 	}
+}
+
+// resolveHref resolves and normalises an href as written against the
+// base (base parsed, baseStr its normal form, "" if unusable), through
+// the cache of resolutions.
+func (e *Extractor) resolveHref(base *url.URL, baseStr, raw string, cache map[resolutionKey]resolved) resolved {
+	href := e.dropFragment(cleanHref(raw))
+	key := resolutionKeyOf(baseStr, href)
+	if res, ok := cache[key]; ok {
+		return res
+	}
+	var res resolved
+	if baseStr != "" && (href == "" || href[0] == '#') {
+		// A fragment (or nothing) refers to the base itself, which is
+		// already normal; the normaliser drops fragments.
+		res.url = baseStr
+	} else if u, err := e.norm.Resolve(base, href); err != nil {
+		res.reason = string(urlnorm.ReasonOf(err))
+		if res.reason == "" {
+			res.reason = string(urlnorm.ReasonUnparsable)
+		}
+	} else {
+		res.url = u
+	}
+	cache[key] = res
+	return res
+}
+
+// dropFragment removes the fragment of an href when that cannot change
+// what the normaliser makes of it (it drops fragments): the fragment has
+// no percent sign (a bad escape fails url.Parse) and no control character
+// (which fails it too), and the href is not too long to be looked at.
+// Links to the sections of a page then share one resolution.
+func (e *Extractor) dropFragment(href string) string {
+	i := strings.IndexByte(href, '#')
+	if i <= 0 { // no fragment, or a fragment alone: resolved without the normaliser
+		return href
+	}
+	limit := e.norm.MaxLength
+	if limit <= 0 {
+		limit = urlnorm.DefaultMaxLength
+	}
+	if len(href) > 3*limit {
+		return href
+	}
+	for _, c := range []byte(href[i+1:]) {
+		if c == '%' || c < 0x20 || c == 0x7f {
+			return href
+		}
+	}
+	return href[:i]
+}
+
+// resolutionKey identifies the resolution of an href against a base: the
+// href and the part of the base the result depends on.
+type resolutionKey struct {
+	scope, href string
+}
+
+// resolutionKeyOf is the cache key of href resolved against the normal
+// URL base: href and the part of base the result depends on (RFC 3986
+// §5.2.2): nothing for an absolute URL, the scheme for a network-path
+// reference, the origin for an absolute path, the directory for a
+// relative path, the whole base for a query. An unusable base ("") makes
+// its own scope. Every scope is a prefix of base (or "\x01").
+func resolutionKeyOf(base, href string) resolutionKey {
+	if base == "" {
+		return resolutionKey{"\x01", href}
+	}
+	i := strings.Index(base, "://")
+	if i < 0 {
+		return resolutionKey{base, href}
+	}
+	path := len(base) // start of the path
+	if j := strings.IndexByte(base[i+3:], '/'); j >= 0 {
+		path = i + 3 + j
+	}
+	switch {
+	case hasScheme(href):
+		return resolutionKey{"", href}
+	case strings.HasPrefix(href, "//"):
+		return resolutionKey{base[:i+1], href}
+	case strings.HasPrefix(href, "/"):
+		return resolutionKey{base[:path], href}
+	case href == "" || href[0] == '?' || href[0] == '#':
+		return resolutionKey{base, href}
+	}
+	end := len(base)
+	if q := strings.IndexByte(base, '?'); q >= 0 {
+		end = q
+	}
+	if d := strings.LastIndexByte(base[:end], '/'); d >= path {
+		end = d + 1
+	}
+	return resolutionKey{base[:end], href}
+}
+
+// hasScheme reports whether href starts with a URL scheme and a colon
+// (RFC 3986 §3.1), as url.Parse reads it.
+func hasScheme(href string) bool {
+	for i := 0; i < len(href); i++ {
+		c := href[i]
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.':
+			if i == 0 {
+				return false
+			}
+		case c == ':':
+			return i > 0
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 func (r *Result) drop(reason string) {

@@ -82,19 +82,36 @@ func checkUTF8(t testing.TB, r *Result) {
 	}
 }
 
-// pages are real pages from Debian documentation packages
+// pages are real pages from Debian documentation packages, and two
+// written for this project after real generators and sites
 // (testdata/README.md), served with the Content-Type a web server would
-// give them.
+// give them. notText are strings of their scripts, styles, comments and
+// hidden parts that must not leak into the text.
 var pages = []struct {
 	file, contentType, url string
+	minText, minLinks      int
+	notText                []string
 }{
-	{"sqlite-about.html", "text/html", "http://www.sqlite.example.cl/about.html"},
-	{"sqlite-lang.html", "text/html", "http://www.sqlite.example.cl/lang.html"},
-	{"sqlite-c3ref-intro.html", "text/html", "http://www.sqlite.example.cl/c3ref/intro.html"},
-	{"git-init.html", "application/xhtml+xml", "https://git.example.cl/docs/git-init.html"},
-	{"gittutorial.html", "text/html; charset=UTF-8", "https://git.example.cl/docs/gittutorial.html"},
-	{"cmake-index.html", "text/html; charset=utf-8", "http://cmake.example.cl/help/latest/index.html"},
-	{"cmake-command-if.html", "text/html", "http://cmake.example.cl/help/latest/command/if.html"},
+	{"sqlite-about.html", "text/html", "http://www.sqlite.example.cl/about.html", 500, 10, []string{"<script"}},
+	{"sqlite-lang.html", "text/html", "http://www.sqlite.example.cl/lang.html", 500, 10, nil},
+	{"sqlite-c3ref-intro.html", "text/html", "http://www.sqlite.example.cl/c3ref/intro.html", 500, 10, nil},
+	{"git-init.html", "application/xhtml+xml", "https://git.example.cl/docs/git-init.html", 500, 1, []string{"asciidoc.install"}},
+	{"gittutorial.html", "text/html; charset=UTF-8", "https://git.example.cl/docs/gittutorial.html", 500, 10, nil},
+	{"cmake-index.html", "text/html; charset=utf-8", "http://cmake.example.cl/help/latest/index.html", 500, 10, []string{"DOCUMENTATION_OPTIONS"}},
+	{"cmake-command-if.html", "text/html", "http://cmake.example.cl/help/latest/command/if.html", 500, 10, []string{"DOCUMENTATION_OPTIONS"}},
+	{"nodejs-url.html", "text/html; charset=utf-8", "http://nodejs.example.cl/api/url.html", 20000, 150, []string{"localStorage"}},
+	{"nodejs-index.html", "text/html", "http://nodejs.example.cl/api/index.html", 1000, 80, []string{"localStorage"}},
+	{"rust-std-index.html", "text/html", "https://doc.rust.example.cl/std/index.html", 5000, 200, []string{"window.currentCrate"}},
+	{"rust-std-index-inline-scripts.html", "text/html", "https://doc.rust.example.cl/std/index-inline.html", 5000, 200, []string{"window.currentCrate", "searchState", "duckduckgo"}},
+	{"rust-book-installation.html", "text/html", "https://doc.rust.example.cl/book/ch01-01-installation.html", 3000, 50, []string{"playground_text", "hljs"}},
+	{"gimp-tool-text.html", "application/xhtml+xml", "https://docs.gimp.example.cl/2.10/en/gimp-tool-text.html", 3000, 10, nil},
+	{"gimp-help-index.html", "text/html", "https://docs.gimp.example.cl/2.10/en/gimp-help-index.html", 20000, 600, nil},
+	{"vim-russian.html", "text/html", "http://vimdoc.example.cl/russian.html", 2000, 30, nil},
+	{"vim-quickref.html", "text/html", "http://vimdoc.example.cl/quickref.html", 50000, 1000, nil},
+	{"vim-digraph.html", "text/html; charset=iso-8859-1", "http://vimdoc.example.cl/digraph.html", 20000, 100, nil},
+	{"javadoc-classutils.html", "text/html", "http://commons.example.cl/lang/api/org/apache/commons/lang/ClassUtils.html", 10000, 30, []string{"pathtoroot", "loadScripts"}},
+	{"frameset-javadoc8.html", "text/html", "http://commons.example.cl/lang/api/index.html", 0, 4, []string{"Frame Alert", "validURL", "JavaScript is disabled"}},
+	{"tagsoup.html", "text/html", "http://www.ejemplo.cl/index.htm", 300, 12, []string{"MM_swapImage", "ventana", "A:hover", "contador", "no soporta iframes"}},
 }
 
 func TestPages(t *testing.T) {
@@ -107,11 +124,13 @@ func TestPages(t *testing.T) {
 			}
 			r := e.Extract(body, p.contentType, p.url)
 			checkUTF8(t, r)
-			if !r.HTML || r.Title == "" || len(r.Text) < 500 || len(r.Links) == 0 {
-				t.Errorf("html %v, title %q, %d bytes of text, %d links", r.HTML, r.Title, len(r.Text), len(r.Links))
+			if !r.HTML || r.Title == "" || len(r.Text) < p.minText || len(r.Links) < p.minLinks {
+				t.Errorf("html %v, title %q, %d bytes of text (want %d), %d links (want %d)", r.HTML, r.Title, len(r.Text), p.minText, len(r.Links), p.minLinks)
 			}
-			if strings.Contains(r.Text, "<script") || strings.Contains(r.Text, "function(") || strings.Contains(r.Text, "{\n") {
-				t.Errorf("script or style text leaked into the text")
+			for _, s := range p.notText {
+				if strings.Contains(r.Text, s) {
+					t.Errorf("%q leaked into the text", s)
+				}
 			}
 			checkGolden(t, "page-"+strings.TrimSuffix(p.file, ".html"), r)
 		})
@@ -132,10 +151,17 @@ var charsets = []struct {
 	{"utf8-bom.html", "text/html; charset=iso-8859-1", "utf-8", SourceBOM, "Déclaration universelle des droits de l’homme"},
 	{"utf16le-bom.html", "text/html", "utf-16le", SourceBOM, "Всеобщая декларация прав человека"},
 	{"utf8-undeclared.html", "text/html", "utf-8", SourceUTF8, "世界人権宣言"},
-	{"latin1-undeclared.html", "text/html", "windows-1252", SourceDefault, "Declaración Universal de Derechos Humanos"},
+	{"latin1-undeclared.html", "text/html", "windows-1252", SourceDetected, "Declaración Universal de Derechos Humanos"},
 	{"koi8r-header-beats-meta.html", "text/html; charset=KOI8-R", "koi8-r", SourceHeader, "Всеобщая декларация прав человека"},
-	{"cp1252-meta-too-late.html", "", "windows-1252", SourceDefault, "Déclaration universelle des droits de l’homme"},
+	{"cp1252-meta-too-late.html", "", "windows-1252", SourceDetected, "Déclaration universelle des droits de l’homme"},
 	{"latin1-declared-utf8.html", "text/html; charset=utf-8", "utf-8", SourceHeader, "Declaraci\uFFFDn Universal de Derechos Humanos"},
+	{"sjis-undeclared.html", "text/html", "shift_jis", SourceDetected, "世界人権宣言"},
+	{"eucjp-undeclared.html", "text/html", "euc-jp", SourceDetected, "世界人権宣言"},
+	{"koi8r-undeclared.html", "text/html", "koi8-r", SourceDetected, "Всеобщая декларация прав человека"},
+	{"cp1251-undeclared.html", "text/html", "windows-1251", SourceDetected, "Всеобщая декларация прав человека"},
+	{"euckr-undeclared.html", "text/html", "euc-kr", SourceDetected, "세계 인권 선언"},
+	{"gb2312-undeclared.html", "text/html", "gbk", SourceDetected, "世界人权宣言"},
+	{"mixed-utf8-latin1-undeclared.html", "text/html", "utf-8", SourceMixed, "Déclaration universelle des droits de l’homme"},
 }
 
 func TestCharsets(t *testing.T) {
@@ -180,7 +206,8 @@ func TestDecodeOrder(t *testing.T) {
 		{"latin1 label is windows-1252", "", "text/html; charset=latin1", "windows-1252", SourceHeader},
 		{"unparsable content type", "", "text/html; charset=koi8-r; charset", "koi8-r", SourceHeader},
 		{"valid utf-8 past 1024 bytes", strings.Repeat("a", 2000) + "caf\xC3\xA9", "", "utf-8", SourceUTF8},
-		{"invalid utf-8 past 1024 bytes", strings.Repeat("a", 2000) + "caf\xE9 au lait", "", "windows-1252", SourceDefault},
+		{"invalid utf-8 past 1024 bytes", strings.Repeat("a", 2000) + "caf\xE9 au lait", "", "windows-1252", SourceDetected},
+		{"detection unsure: the fallback", "\x81\x8d\x8f\x90", "", "windows-1252", SourceDefault},
 		{"utf-8 cut at the size limit", "caf\xC3\xA9 \xE4\xB8", "", "utf-8", SourceUTF8},
 		{"empty body", "", "", "utf-8", SourceUTF8},
 	}
@@ -266,6 +293,33 @@ func TestCases(t *testing.T) {
 		{"xml:lang", `<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="en">`, Result{Lang: "en"}},
 		{"content-language meta", `<meta http-equiv="content-language" content="fr, en">`, Result{Lang: "fr"}},
 		{"textarea text kept", "<textarea>a &lt;b&gt;\nc</textarea>", Result{Text: "a <b>\nc"}},
+
+		// The hidden attribute (HTML §6.1): not rendered, so not text; its
+		// links still count.
+		{"hidden div", `<p>a</p><div hidden><p>secret <a href="/h">menu</a></p><div>inner</div></div><p>b</p>`,
+			Result{Text: "a\nb", Links: []Link{{URL: "http://www.example.cl/h", Anchor: "menu", Tag: TagA}}}},
+		{"hidden span closed by its parent", `<div>a<span HIDDEN>x<b>y</div>after`, Result{Text: "a\nafter"}},
+		{"hidden p closed implicitly", `<p hidden>x<p>y<div hidden="hidden">z</div>w`, Result{Text: "y\nw"}},
+		{"hidden li closed by the next li", `<ul><li hidden>x<li>y</ul>`, Result{Text: "y"}},
+		{"nested same element", `<div hidden><div>x</div>y</div>z`, Result{Text: "z"}},
+		{"until-found is visible", `<div hidden=until-found>found</div>`, Result{Text: "found"}},
+		{"class hidden is not hidden", `<div class="hidden" data-x="HIDDEN">shown</div>`, Result{Text: "shown"}},
+		{"hidden button", `<input type=submit value=Go hidden><input type=submit value=Send>`, Result{Text: "Send"}},
+		{"hidden until end", `<section hidden><p>never closed`, Result{}},
+		{"hidden ends with body", `<body><div hidden>x</body>y`, Result{Text: "y"}},
+
+		{"headings in order", `<h1>Top</h1><p>x</p><h3>Deep <img alt="icon"> <a href="#a">link</a></h3><h2>Second</h2><h4></h4><h5 hidden>Hidden</h5><h6>Six<h2>Unclosed`,
+			Result{Headings: []Heading{{1, "Top"}, {3, "Deep icon link"}, {2, "Second"}, {6, "Six"}, {2, "Unclosed"}},
+				Links: []Link{{URL: page, Anchor: "link", Tag: TagA}}}},
+		{"heading closed by any heading end tag", `<h2>a</h3>b`, Result{Text: "a\nb", Headings: []Heading{{2, "a"}}}},
+
+		// Framesets: links in frames and in <noframes>, whose text is not
+		// the page's.
+		{"frameset with noframes", `<frameset cols="20%,80%"><frame src="menu.html" title="Menu"><frame src="main.html"></frameset><noframes><body><p>No frames: <a href="main.html">main page</a> <a href="/about" rel=nofollow>about</a></p></body></noframes>`,
+			Result{Links: []Link{{URL: "http://www.example.cl/dir/menu.html", Anchor: "Menu", Tag: TagFrame}, {URL: "http://www.example.cl/dir/main.html", Tag: TagFrame},
+				{URL: "http://www.example.cl/dir/main.html", Anchor: "main page", Tag: TagA}, {URL: "http://www.example.cl/about", Anchor: "about", NoFollow: true, Tag: TagA}}}},
+		{"noframes inside noframes is not parsed again", `<noframes><a href="/a">a</a><noframes><a href="/b">b</a></noframes>`,
+			Result{Links: []Link{{URL: "http://www.example.cl/a", Anchor: "a", Tag: TagA}}}},
 	}
 	e := New(Options{Agent: "wirebot"})
 	for _, c := range cases {
@@ -301,6 +355,9 @@ func match(t *testing.T, got, want *Result) {
 	}
 	if len(got.Links) != len(want.Links) || (len(got.Links) > 0 && !reflect.DeepEqual(got.Links, want.Links)) {
 		t.Errorf("links:\n got  %+v\n want %+v", got.Links, want.Links)
+	}
+	if want.Headings != nil && !reflect.DeepEqual(got.Headings, want.Headings) {
+		t.Errorf("headings:\n got  %+v\n want %+v", got.Headings, want.Headings)
 	}
 	if want.Dropped != nil && !reflect.DeepEqual(got.Dropped, want.Dropped) {
 		t.Errorf("dropped %v, want %v", got.Dropped, want.Dropped)
@@ -459,5 +516,52 @@ func TestUnusablePageURL(t *testing.T) {
 	r := New(Options{}).Extract([]byte(`<a href="rel">r</a><a href="http://ok.cl/">ok</a>`), "text/html", "not a url")
 	if len(r.Links) != 1 || r.Links[0].URL != "http://ok.cl/" {
 		t.Errorf("links %+v", r.Links)
+	}
+}
+
+// TestResolutionCache: links resolved through the cache shared by the
+// pages an Extractor reads are what the normaliser gives for each page
+// on its own.
+func TestResolutionCache(t *testing.T) {
+	pageURLs := []string{
+		"http://www.a.cl/", "http://www.a.cl/dir/page.html", "http://www.a.cl/dir/other.html?q=1", "http://www.a.cl/dir/sub/",
+		"https://www.a.cl/dir/page.html", "http://www.b.cl/dir/page.html", "http://www.a.cl:8080/dir/page.html", "http://www.a.cl/dir",
+		"not a url",
+	}
+	hrefs := []string{"", "#f", "?x=1", "a", "./a", "../a", "../../../a", "a/b?c#d", "/a", "//www.c.cl/a", "http://www.d.cl/x", "HTTP://WWW.D.CL/x",
+		"mailto:x@a.cl", "javascript:go()", ":bad", "1a:b", "a:b", "./", "..", "?", " /spaced ", "a\tb"}
+	shared := New(Options{})
+	for _, base := range []string{"", `<base href="/base/">`, `<base href="http://www.e.cl/x/y">`} {
+		for _, p := range pageURLs {
+			var body strings.Builder
+			body.WriteString(base)
+			for _, h := range hrefs {
+				body.WriteString(`<a href="` + h + `">x</a>`)
+			}
+			got := shared.Extract([]byte(body.String()), "text/html", p)
+			want := New(Options{}).Extract([]byte(body.String()), "text/html", p)
+			if !reflect.DeepEqual(got.Links, want.Links) || !reflect.DeepEqual(got.Dropped, want.Dropped) {
+				t.Errorf("base %q, page %s:\n got  %v %v\n want %v %v", base, p, got.Links, got.Dropped, want.Links, want.Dropped)
+			}
+		}
+	}
+}
+
+// TestFallback: a page that declares nothing, is not UTF-8 and defeats
+// detection is read with the configured fallback (a browser's locale
+// default).
+func TestFallback(t *testing.T) {
+	body := []byte("\x81\x8d\x8f\x90")
+	for _, c := range []struct{ label, want string }{{"", "windows-1252"}, {"windows-1253", "windows-1253"}, {"ISO-8859-7", "iso-8859-7"}, {"bogus", "windows-1252"}, {"utf-16le", "windows-1252"}} {
+		r := New(Options{Fallback: c.label}).Extract(body, "text/html", page)
+		if r.Charset != c.want || r.CharsetSource != SourceDefault {
+			t.Errorf("fallback %q: %s from %s, want %s", c.label, r.Charset, r.CharsetSource, c.want)
+		}
+	}
+	if _, ok := LookupCharset("replacement"); ok {
+		t.Error("the replacement encoding accepted")
+	}
+	if name, ok := LookupCharset("latin1"); !ok || name != "windows-1252" {
+		t.Errorf("latin1: %s %v", name, ok)
 	}
 }

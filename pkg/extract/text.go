@@ -3,6 +3,9 @@ package extract
 import (
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
+
+	"golang.org/x/net/html/atom"
 )
 
 // textBuf accumulates text with whitespace normalised: every run of
@@ -35,10 +38,17 @@ func (t *textBuf) write(s []byte, pre bool) {
 				i++
 				continue
 			}
-			// copy the run of visible ASCII at once
+			// Copy at once a run of visible ASCII words separated by
+			// single spaces, which is what most text is.
 			j := i + 1
-			for j < len(s) && s[j] < utf8.RuneSelf && !isSpaceByte(s[j]) {
-				j++
+			for j < len(s) {
+				if d := s[j]; d > ' ' && d < 0x7f {
+					j++
+				} else if d == ' ' && j+1 < len(s) && s[j+1] > ' ' && s[j+1] < 0x7f {
+					j += 2
+				} else {
+					break
+				}
 			}
 			t.put(s[i:j])
 			i = j
@@ -90,6 +100,20 @@ func (t *textBuf) sep() { t.space = true }
 
 func (t *textBuf) String() string { return string(t.b) }
 
+// take returns the text. A buffer too large to be pooled is handed over
+// without a copy and the textBuf forgets it.
+func (t *textBuf) take() string {
+	if cap(t.b) <= maxPooled {
+		return string(t.b)
+	}
+	s := unsafe.String(unsafe.SliceData(t.b), len(t.b))
+	t.b = nil
+	return s
+}
+
+// len is the number of bytes written.
+func (t *textBuf) len() int { return len(t.b) }
+
 func (t *textBuf) reset() {
 	t.b = t.b[:0]
 	t.space, t.brk, t.full = false, false, false
@@ -103,22 +127,89 @@ func normalize(s []byte, limit int) string {
 	return t.String()
 }
 
-// blockElements start and end on a line of their own in the text
-// (roughly the elements the HTML rendering section displays as blocks,
-// §15.3.3, plus br and the table rows).
-var blockElements = map[string]bool{
-	"address": true, "article": true, "aside": true, "blockquote": true, "body": true,
-	"br": true, "caption": true, "center": true, "dd": true, "details": true,
-	"dialog": true, "dir": true, "div": true, "dl": true, "dt": true,
-	"fieldset": true, "figcaption": true, "figure": true, "footer": true, "form": true,
-	"frameset": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true,
-	"h6": true, "header": true, "hgroup": true, "hr": true, "html": true,
-	"legend": true, "li": true, "listing": true, "main": true, "menu": true,
-	"nav": true, "ol": true, "optgroup": true, "option": true, "p": true,
-	"plaintext": true, "pre": true, "search": true, "section": true, "select": true,
-	"summary": true, "table": true, "tbody": true, "textarea": true, "tfoot": true,
-	"thead": true, "tr": true, "ul": true, "xmp": true,
+// Element flags.
+const (
+	fBlock   = 1 << iota // starts and ends a line of text
+	fCell                // separated from its neighbours by a space
+	fVoid                // has no content and no end tag
+	fRaw                 // the tokenizer returns its content as raw text
+	fHeading             // h1-h6
+)
+
+// flagsOf classifies an element. Blocks are roughly the elements the HTML
+// rendering section displays as blocks (§15.3.3), plus br and the table
+// rows; cells are table cells, images and form controls (innerText uses
+// a tab between cells); void elements are those of §13.1.2; raw-text
+// elements are those the x/net/html tokenizer returns as one text token.
+func flagsOf(a atom.Atom) uint8 {
+	switch a {
+	case atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Body,
+		atom.Caption, atom.Center, atom.Dd, atom.Details, atom.Dialog, atom.Dir, atom.Div,
+		atom.Dl, atom.Dt, atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer, atom.Form,
+		atom.Frameset, atom.Header, atom.Hgroup, atom.Html, atom.Legend, atom.Li,
+		atom.Main, atom.Menu, atom.Nav, atom.Ol, atom.Optgroup, atom.Option, atom.P,
+		atom.Pre, atom.Search, atom.Section, atom.Select, atom.Summary, atom.Table, atom.Tbody,
+		atom.Tfoot, atom.Thead, atom.Tr, atom.Ul:
+		return fBlock
+	case atom.Listing:
+		return fBlock
+	case atom.Br, atom.Hr:
+		return fBlock | fVoid
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return fBlock | fHeading
+	case atom.Plaintext, atom.Textarea, atom.Xmp:
+		return fBlock | fRaw
+	case atom.Td, atom.Th, atom.Button:
+		return fCell
+	case atom.Img, atom.Input:
+		return fCell | fVoid
+	case atom.Iframe, atom.Noembed, atom.Noframes, atom.Noscript, atom.Script, atom.Style, atom.Title:
+		return fRaw
+	case atom.Area, atom.Base, atom.Col, atom.Embed, atom.Link, atom.Meta, atom.Param,
+		atom.Source, atom.Track, atom.Wbr, atom.Frame, atom.Keygen:
+		return fVoid
+	}
+	return 0
 }
 
-// cellElements are separated by a space (innerText uses a tab).
-var cellElements = map[string]bool{"td": true, "th": true, "img": true, "input": true, "button": true}
+// headingLevel is 1 for h1 ... 6 for h6.
+func headingLevel(a atom.Atom) int {
+	switch a {
+	case atom.H1:
+		return 1
+	case atom.H2:
+		return 2
+	case atom.H3:
+		return 3
+	case atom.H4:
+		return 4
+	case atom.H5:
+		return 5
+	}
+	return 6
+}
+
+// closesImplicitly reports whether a start tag of element next closes an
+// open element of kind open that is the current node, as the HTML parser's
+// rules for optional end tags do (§13.1.2.4): a block closes a p, li
+// closes li, dt and dd close each other, and so on.
+func closesImplicitly(open, next atom.Atom) bool {
+	switch open {
+	case atom.P:
+		return flagsOf(next)&(fBlock|fHeading) != 0 && next != atom.Body && next != atom.Html && next != atom.Br &&
+			next != atom.Caption && next != atom.Legend && next != atom.Optgroup && next != atom.Option &&
+			next != atom.Select && next != atom.Tbody && next != atom.Tfoot && next != atom.Thead && next != atom.Tr &&
+			next != atom.Frameset && next != atom.Textarea
+	case atom.Li:
+		return next == atom.Li
+	case atom.Dt, atom.Dd:
+		return next == atom.Dt || next == atom.Dd
+	case atom.Option:
+		return next == atom.Option || next == atom.Optgroup
+	case atom.Tr:
+		return next == atom.Tr
+	case atom.Td, atom.Th:
+		return next == atom.Td || next == atom.Th || next == atom.Tr
+	}
+	return false
+}

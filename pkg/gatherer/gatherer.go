@@ -6,7 +6,6 @@ package gatherer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -49,6 +48,12 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxURLLength is the URL normaliser's limit; 0 means the default.
 	MaxURLLength int
+	// FallbackCharset is the encoding of undeclared pages that are not
+	// UTF-8 and whose detection is unsure; "" means windows-1252.
+	FallbackCharset string
+	// InflightBytes bounds the response bytes held by the pipeline; 0
+	// means config.Defaults().Gatherer.InflightBytes.
+	InflightBytes int64
 	// Agent is the robots.txt product token (meta robots and
 	// X-Robots-Tag addressed to it count).
 	Agent string
@@ -66,13 +71,18 @@ func OptionsFromConfig(cfg config.Config) (Options, error) {
 	if err != nil {
 		return Options{}, fmt.Errorf("%w: gatherer.text_mode: %w", config.ErrInvalid, err)
 	}
+	if _, ok := extract.LookupCharset(cfg.Gatherer.FallbackCharset); !ok {
+		return Options{}, fmt.Errorf("%w: gatherer.fallback_charset: %q is not an encoding a page can be decoded from", config.ErrInvalid, cfg.Gatherer.FallbackCharset)
+	}
 	return Options{
-		Workers:      cfg.Gatherer.Workers,
-		TextMode:     mode,
-		SummaryWords: cfg.Gatherer.SummaryWords,
-		MaxBodyBytes: cfg.Harvester.MaxBodyBytes,
-		MaxURLLength: cfg.Scope.MaxURLLength,
-		Agent:        cfg.Crawl.ProductToken,
+		Workers:         cfg.Gatherer.Workers,
+		TextMode:        mode,
+		SummaryWords:    cfg.Gatherer.SummaryWords,
+		MaxBodyBytes:    cfg.Harvester.MaxBodyBytes,
+		MaxURLLength:    cfg.Scope.MaxURLLength,
+		Agent:           cfg.Crawl.ProductToken,
+		FallbackCharset: cfg.Gatherer.FallbackCharset,
+		InflightBytes:   cfg.Gatherer.InflightBytes,
 	}, nil
 }
 
@@ -94,7 +104,8 @@ type Summary struct {
 	TextBytes    int64          `json:"textBytes"`              // normalised text of the HTML pages
 	StoredBytes  int64          `json:"storedBytes"`            // text written to the segment (after mode and de-duplication), uncompressed
 	SegmentBytes int64          `json:"segmentBytes"`           // size of the segment's data file
-	Duplicates   int            `json:"duplicates"`             // pages whose text was already in the segment
+	Duplicates   int            `json:"duplicates"`             // pages whose text was already stored in this segment
+	Older        int            `json:"older"`                  // pages whose text was already stored in an older segment (unchanged pages among them)
 	Links        int            `json:"links"`                  // out-links written
 	LinksDropped map[string]int `json:"linksDropped,omitempty"` // links that failed normalisation, by reason
 	Charsets     map[string]int `json:"charsets,omitempty"`     // HTML pages by charset decoded from
@@ -147,23 +158,19 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = config.Defaults().Harvester.MaxBodyBytes
 	}
+	if o.InflightBytes <= 0 {
+		o.InflightBytes = config.Defaults().Gatherer.InflightBytes
+	}
 	b := &collection.Batch{ID: o.BatchID, Dir: o.BatchDir}
 	fail := func(err error) (*Summary, error) {
 		return nil, fmt.Errorf("gather batch %s: %w", b.Name(), err)
 	}
 	// The marker goes first: from here until the new one is written the
 	// batch counts as not gathered.
-	marker := filepath.Join(b.Dir, string(collection.StageGathered)+".done")
-	if err := os.Remove(marker); err == nil {
-		if err := collection.SyncDir(b.Dir); err != nil {
-			return fail(err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	if err := b.ClearDone(collection.StageGathered); err != nil {
 		return fail(err)
 	}
-
-	harvest := b.HarvestPath()
-	recs, err := fetchlog.ReadFile(filepath.Join(harvest, fetchlog.LogFile))
+	ins, err := readHarvest(b)
 	if err != nil {
 		return fail(err)
 	}
@@ -172,9 +179,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return fail(err)
 	}
 	defer store.Close()
-	urls := make([]string, len(recs))
-	for i := range recs {
-		urls[i] = recs[i].URL
+	urls := make([]string, len(ins))
+	for i := range ins {
+		urls[i] = ins[i].rec.URL
 	}
 	prev, err := store.PreviousHashes(b.ID, urls)
 	if err != nil {
@@ -209,16 +216,17 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	w := parsed.NewWriter(f)
 	p := &pipeline{
 		o:     o,
-		ex:    extract.New(extract.Options{MaxURLLength: o.MaxURLLength, Agent: o.Agent}),
+		ex:    extract.New(extract.Options{MaxURLLength: o.MaxURLLength, Agent: o.Agent, Fallback: o.FallbackCharset}),
 		norm:  urlnorm.New(o.MaxURLLength),
-		dir:   harvest,
 		log:   log,
-		recs:  recs,
+		ins:   ins,
 		prev:  prev,
+		store: store,
+		batch: b.ID,
 		docs:  w,
 		seg:   seg,
 		sum:   sum,
-		total: len(recs),
+		total: len(ins),
 	}
 	if err := p.run(ctx); err != nil {
 		return fail(err)
@@ -249,6 +257,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	sum.StoredBytes = st.TextBytes
 	sum.SegmentBytes = st.DataBytes
 	sum.Duplicates = st.Duplicates
+	sum.Older = st.Older
 	el := time.Since(start)
 	sum.Seconds = el.Seconds()
 	if el > 0 {
@@ -265,4 +274,18 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	log.Info("gathered", "batch", b.Name(), "docs", sum.Docs, "html", sum.HTML, "links", sum.Links, "seconds", sum.Seconds)
 	return sum, nil
+}
+
+// readHarvest reads the fetch log of a batch's harvest.
+func readHarvest(b *collection.Batch) ([]input, error) {
+	dir := b.HarvestPath()
+	recs, err := fetchlog.ReadFile(filepath.Join(dir, fetchlog.LogFile))
+	if err != nil {
+		return nil, err
+	}
+	ins := make([]input, len(recs))
+	for i := range recs {
+		ins[i] = input{rec: &recs[i], dir: dir}
+	}
+	return ins, nil
 }

@@ -43,7 +43,7 @@ func gz(t *testing.T, b []byte) []byte {
 func batch1(t *testing.T) []gathertest.Page {
 	about := fixture(t, "pages/sqlite-about.html")
 	return []gathertest.Page{
-		{DocID: 1, URL: "http://www.a.cl/", Status: 200, Header: html("text/html"), Body: about},
+		{DocID: 1, URL: "http://www.a.cl/", Status: 200, Header: http.Header{"Content-Type": {"text/html"}, "Last-Modified": {"Sat, 21 Nov 2026 10:00:00 GMT"}, "Etag": {`"abc-123"`}}, Body: about},
 		{DocID: 2, URL: "http://www.a.cl/copy", Status: 200, Header: html("text/html"), Body: about},
 		{DocID: 3, URL: "http://www.a.cl/logo.png", Status: 200, Header: html("image/png"), Body: []byte("\x89PNG\r\n\x1a\n<a href=x>")},
 		{DocID: 4, URL: "http://www.a.cl/old", Status: 301, Header: http.Header{"Location": {"/new#frag"}}, Location: "/new#frag"},
@@ -125,8 +125,11 @@ func TestRun(t *testing.T) {
 		home.Hash != extract.HashHex(want.Hash) || home.TextBytes != len(want.Text) || len(home.Links) != len(want.Links) || home.Bytes != int64(len(pages[0].Body)) {
 		t.Errorf("home page: %+v", home)
 	}
-	if c := byID[2]; c.Hash != home.Hash || c.Unchanged {
-		t.Errorf("copy: hash %s unchanged %v", c.Hash, c.Unchanged)
+	if home.LastModified != "Sat, 21 Nov 2026 10:00:00 GMT" || home.ETag != `"abc-123"` || home.DuplicateOf != "" {
+		t.Errorf("home page validators, lang: %+v", home)
+	}
+	if c := byID[2]; c.Hash != home.Hash || c.Unchanged || c.DuplicateOf != "http://www.a.cl/" {
+		t.Errorf("copy: hash %s unchanged %v duplicate of %q", c.Hash, c.Unchanged, c.DuplicateOf)
 	}
 	if d := byID[3]; d.MIME != "image/png" || d.Hash != "" || len(d.Links) != 0 || d.Title != "" {
 		t.Errorf("image parsed: %+v", d)
@@ -158,7 +161,7 @@ func TestRun(t *testing.T) {
 	if d := byID[11]; !d.NoIndex || !d.NoFollow || len(d.Links) != 0 {
 		t.Errorf("X-Robots-Tag: %+v", d)
 	}
-	if d := byID[12]; d.Charset != "koi8-r" || d.Title != "Всеобщая декларация прав человека" {
+	if d := byID[12]; d.Charset != "koi8-r" || d.Title != "Всеобщая декларация прав человека" || d.Lang != "ru" {
 		t.Errorf("koi8-r: %+v", d)
 	}
 	if d := byID[14]; d.Err == "" || d.Status != 200 {
@@ -181,7 +184,7 @@ func TestRun(t *testing.T) {
 		t.Error(err)
 	}
 	text, m, err := store.Get("http://www.a.cl/")
-	if err != nil || text != want.Text || m.Title != "About SQLite" || m.DocID != 1 || m.Segment != 1 {
+	if err != nil || text != want.Text || m.Title != "About SQLite" || m.DocID != 1 || m.Segment != 1 || m.Batch != 1 || len(m.Headings) != len(want.Headings) {
 		t.Errorf("text store: %q %+v %v", text[:min(len(text), 40)], m, err)
 	}
 	if text, _, err := store.Get("http://www.a.cl/private"); err != nil || text != "" {
@@ -241,13 +244,18 @@ func TestUnchanged(t *testing.T) {
 	b2 := gathertest.Batch(t, col, 2, []gathertest.Page{
 		// Same text, different markup: unchanged.
 		{DocID: 1, URL: "http://www.a.cl/", Status: 200, Header: html("text/html"), Body: append([]byte("<!-- new banner -->"), about...)},
-		{DocID: 2, URL: "http://www.a.cl/news", Status: 200, Header: html("text/html"), Body: []byte("<p>tuesday</p>")},
-		{DocID: 3, URL: "http://www.a.cl/static", Status: 304},
+		{DocID: 2, URL: "http://www.a.cl/news", Status: 200, Header: html("text/html"), Body: []byte(`<html lang="es-CL"><meta name="description" content="Daily  news"><p>tuesday</p>`)},
+		{DocID: 3, URL: "http://www.a.cl/static", Status: 304, Header: http.Header{"Etag": {`W/"v2"`}}},
 		{DocID: 4, URL: "http://www.a.cl/new", Status: 200, Header: html("text/html"), Body: []byte("<p>static</p>")},
 	})
 	s, err := Run(context.Background(), options(t, col, b2, 2))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Batch 2 stores one text (tuesday): the unchanged page and the copy
+	// of /static point at the texts batch 1 stored.
+	if s.Older != 2 || s.Duplicates != 0 || s.StoredBytes != int64(len("tuesday")) {
+		t.Errorf("older %d, duplicates %d, stored %d bytes", s.Older, s.Duplicates, s.StoredBytes)
 	}
 	docs := readDocs(t, b2)
 	got := []bool{docs[0].Unchanged, docs[1].Unchanged, docs[2].Unchanged, docs[3].Unchanged}
@@ -256,6 +264,12 @@ func TestUnchanged(t *testing.T) {
 	}
 	if docs[2].Hash != extract.HashHex(extract.TextHash("static")) {
 		t.Errorf("304 record carries hash %q, want the previous one", docs[2].Hash)
+	}
+	if docs[2].ETag != `W/"v2"` || docs[1].Description != "Daily news" || docs[1].Lang != "es-CL" {
+		t.Errorf("304 validators, description, lang: %+v %+v", docs[2], docs[1])
+	}
+	if docs[3].DuplicateOf != "http://www.a.cl/static" || docs[0].DuplicateOf != "" {
+		t.Errorf("duplicate of: %q %q", docs[3].DuplicateOf, docs[0].DuplicateOf)
 	}
 	if s.Unchanged != 2 || s.NotModified != 1 {
 		t.Errorf("summary %+v", s)
@@ -268,6 +282,12 @@ func TestUnchanged(t *testing.T) {
 	}
 	if text, m, _ := store.Get("http://www.a.cl/news"); text != "tuesday" || m.Segment != 2 {
 		t.Errorf("news: %q from %d", text, m.Segment)
+	}
+	if text, m, _ := store.Get("http://www.a.cl/new"); text != "static" || m.Segment != 2 || m.RecordSegment != 1 {
+		t.Errorf("new: %q from %d, stored in %d", text, m.Segment, m.RecordSegment)
+	}
+	if text, m, _ := store.Get("http://www.a.cl/"); text == "" || m.Segment != 2 || m.RecordSegment != 1 {
+		t.Errorf("home: %d bytes from %d, stored in %d", len(text), m.Segment, m.RecordSegment)
 	}
 	// Rerunning batch 1 does not see batch 2 as older.
 	os.Remove(filepath.Join(b1.Dir, "gathered.done"))
@@ -375,5 +395,25 @@ func TestFindDoc(t *testing.T) {
 	}
 	if _, _, err := FindDoc([]string{b1.Dir}, "http://nowhere.cl/", 0); !errors.Is(err, ErrNoDoc) {
 		t.Errorf("missing: %v", err)
+	}
+}
+
+func TestOptionsFromConfig(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Gatherer.FallbackCharset = "windows-1253"
+	o, err := OptionsFromConfig(cfg)
+	if err != nil || o.FallbackCharset != "windows-1253" || o.InflightBytes != cfg.Gatherer.InflightBytes {
+		t.Errorf("%+v %v", o, err)
+	}
+	for _, bad := range []string{"klingon", "replacement", "utf-16be"} {
+		cfg.Gatherer.FallbackCharset = bad
+		if _, err := OptionsFromConfig(cfg); !errors.Is(err, config.ErrInvalid) {
+			t.Errorf("fallback %q: %v", bad, err)
+		}
+	}
+	cfg = config.Defaults()
+	cfg.Gatherer.TextMode = "partial"
+	if _, err := OptionsFromConfig(cfg); !errors.Is(err, config.ErrInvalid) {
+		t.Errorf("text mode partial: %v", err)
 	}
 }

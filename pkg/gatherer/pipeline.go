@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -23,27 +24,34 @@ import (
 	"github.com/wirecrawl/wire/pkg/warcio"
 )
 
+// input is one fetch log line and the harvest directory its WARC file is
+// in (a batch harvested in shards has one directory per shard).
+type input struct {
+	rec *fetchlog.Record
+	dir string
+}
+
 // pipeline fans the records out to workers and writes their results back
 // in fetch log order.
 type pipeline struct {
 	o     Options
 	ex    *extract.Extractor
 	norm  *urlnorm.Normalizer
-	dir   string // harvest directory
 	log   *slog.Logger
-	recs  []fetchlog.Record
+	ins   []input
 	prev  map[string]uint64 // text hash of each URL in the newest older segment
+	store *textstore.Store  // older segments, for texts already stored
+	batch int
 	docs  *parsed.Writer
 	seg   *textstore.Writer
 	sum   *Summary
 	total int
 }
 
-// job is a record loaded by the reader: resp is set when the worker has
-// a body to parse.
+// job is a record handed to a worker, with the budget it holds.
 type job struct {
-	r    *result
-	resp *warcio.Response
+	i    int
+	cost int64
 }
 
 // result is what a worker made of one record.
@@ -53,13 +61,65 @@ type result struct {
 	html    bool
 	text    string
 	meta    textstore.Meta
+	older   *textstore.Meta // an older segment's entry with the same stored text
+	cost    int64           // bytes of the budget held
 	bytesIn int64
 	readErr bool
 	dropped map[string]int
 }
 
-// run processes every record. At most window results are in flight, so
-// memory stays bounded however slow one page is.
+// budget bounds the bytes of responses in flight: a reader takes a
+// record's size before reading it and the writer gives it back once the
+// record is written. A record larger than the whole budget waits until
+// nothing else is in flight, then goes through alone.
+type budget struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	limit int64
+	used  int64
+	done  bool
+}
+
+func newBudget(limit int64) *budget {
+	b := &budget{limit: limit}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// take waits for n bytes; it returns the bytes taken (n capped at the
+// limit), or false when the budget was closed.
+func (b *budget) take(n int64) (int64, bool) {
+	n = min(max(n, 1), b.limit)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for !b.done && b.used+n > b.limit {
+		b.cond.Wait()
+	}
+	if b.done {
+		return 0, false
+	}
+	b.used += n
+	return n, true
+}
+
+func (b *budget) give(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+// close wakes and refuses every waiter.
+func (b *budget) close() {
+	b.mu.Lock()
+	b.done = true
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+// run processes every record. At most window results are in flight, and
+// at most Options.InflightBytes of responses, so memory stays bounded
+// however large the batch and however slow one page is.
 func (p *pipeline) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -70,22 +130,29 @@ func (p *pipeline) run(ctx context.Context) error {
 	jobs := make(chan job, p.o.Workers)
 	results := make(chan *result, p.o.Workers)
 	slots := make(chan struct{}, window)
+	bud := newBudget(p.o.InflightBytes)
+	stop := context.AfterFunc(ctx, bud.close)
+	defer stop()
 
-	// One reader: warcio.ReadResponse is not safe for concurrent use
-	// (gowarc's NewUnmarshaler writes a package variable of
-	// github.com/google/uuid), and inflating the small gzip members is
-	// several times faster than parsing what they hold.
+	// The dispatcher hands out records in fetch log order once they fit
+	// in the window and the byte budget; each worker reads its record
+	// from its WARC file (warcio is safe for concurrent use) and parses
+	// it, so inflating and checking records uses every core too.
 	go func() {
 		defer close(jobs)
-		for i := range p.recs {
+		for i := range p.ins {
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
 				return
 			}
-			r, resp := p.load(i)
+			rec := p.ins[i].rec
+			cost, ok := bud.take(max(rec.Bytes, rec.Length))
+			if !ok {
+				return
+			}
 			select {
-			case jobs <- job{r, resp}:
+			case jobs <- job{i, cost}:
 			case <-ctx.Done():
 				return
 			}
@@ -97,9 +164,13 @@ func (p *pipeline) run(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				r := j.r
-				if j.resp != nil {
-					p.parse(r, j.resp)
+				r, resp := p.load(j.i)
+				r.cost = j.cost
+				if resp != nil {
+					if err := p.parse(r, resp); err != nil {
+						r.readErr = true
+						r.doc.Err = "gatherer: " + err.Error()
+					}
 				}
 				select {
 				case results <- r:
@@ -129,6 +200,7 @@ func (p *pipeline) run(ctx context.Context) error {
 				cancel()
 				break
 			}
+			bud.give(q.cost)
 			next++
 			<-slots
 			if p.o.Progress != nil {
@@ -142,13 +214,14 @@ func (p *pipeline) run(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if next != len(p.recs) {
-		return fmt.Errorf("internal error: wrote %d of %d records", next, len(p.recs))
+	if next != len(p.ins) {
+		return fmt.Errorf("internal error: wrote %d of %d records", next, len(p.ins))
 	}
 	return nil
 }
 
-// write appends one result to docs.jsonl and the text segment, in order.
+// write adds one result to the text segment and appends its record to
+// docs.jsonl, in order.
 func (p *pipeline) write(r *result) error {
 	d, s := r.doc, p.sum
 	prev, hadPrev := p.prev[d.URL]
@@ -161,13 +234,17 @@ func (p *pipeline) write(r *result) error {
 	case r.html && hadPrev && prev == r.meta.Hash:
 		d.Unchanged = true
 	}
-	if err := p.docs.Write(d); err != nil {
-		return err
-	}
 	if r.html {
-		if err := p.seg.Add(r.meta, r.text); err != nil {
+		added, err := p.seg.Add(r.meta, r.text, r.older)
+		if err != nil {
 			return err
 		}
+		if added.Of != "" && added.Of != d.URL {
+			d.DuplicateOf = added.Of
+		}
+	}
+	if err := p.docs.Write(d); err != nil {
+		return err
 	}
 	s.Docs++
 	s.BytesIn += r.bytesIn
@@ -206,18 +283,26 @@ func (p *pipeline) write(r *result) error {
 }
 
 // load starts the document record of one fetch log record and reads its
-// response when there is a body to parse.
+// response when there is a body to parse. Workers call it concurrently.
 func (p *pipeline) load(i int) (*result, *warcio.Response) {
-	rec := &p.recs[i]
+	in := p.ins[i]
+	rec := in.rec
 	d := &parsed.Doc{DocID: rec.DocID, URL: rec.URL, Status: rec.Status, Err: rec.Err, Fetched: rec.Fetched, MIME: rec.MIME, Bytes: rec.Bytes}
 	r := &result{i: i, doc: d}
-	if rec.Err != "" || rec.WARC == "" || rec.Status == 304 {
-		return r, nil // no body to read
+	if rec.Err != "" || rec.WARC == "" {
+		return r, nil // no response to read
 	}
-	if rec.Status >= 300 && rec.Status < 400 {
+	switch {
+	case rec.Status == 304:
+		// No body; the headers may carry new validators.
+		if resp, err := p.read(in); err == nil {
+			validators(d, resp.Header)
+		}
+		return r, nil
+	case rec.Status >= 300 && rec.Status < 400:
 		loc := rec.Location
 		if loc == "" {
-			if resp, err := p.read(rec); err == nil {
+			if resp, err := p.read(in); err == nil {
 				loc = resp.Header.Get("Location")
 			}
 		}
@@ -225,29 +310,35 @@ func (p *pipeline) load(i int) (*result, *warcio.Response) {
 			d.Redirect = p.resolve(rec.URL, loc, r)
 		}
 		return r, nil
-	}
-	if rec.Status < 200 || rec.Status >= 300 {
+	case rec.Status < 200 || rec.Status >= 300:
 		return r, nil // error pages are not parsed
 	}
-	resp, err := p.read(rec)
+	resp, err := p.read(in)
 	if err != nil {
 		// Name the WARC file without its directory, so the record does
 		// not depend on where the batch directory is.
-		p.readFailed(r, errors.New(strings.ReplaceAll(err.Error(), filepath.Join(p.dir, rec.WARC), rec.WARC)))
+		p.readFailed(r, errors.New(strings.ReplaceAll(err.Error(), filepath.Join(in.dir, rec.WARC), rec.WARC)))
 		return r, nil
 	}
+	validators(d, resp.Header)
 	return r, resp
 }
 
+// validators copies the response's validators, which the seeder keeps
+// for conditional GETs on the next visit.
+func validators(d *parsed.Doc, h http.Header) {
+	d.LastModified, d.ETag = strings.TrimSpace(h.Get("Last-Modified")), strings.TrimSpace(h.Get("ETag"))
+}
+
 // parse decodes and parses the body of a 2xx response.
-func (p *pipeline) parse(r *result, resp *warcio.Response) {
-	rec, d := &p.recs[r.i], r.doc
+func (p *pipeline) parse(r *result, resp *warcio.Response) error {
+	rec, d := p.ins[r.i].rec, r.doc
 	body := resp.Body
 	var err error
 	if ce := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); ce != "" && ce != "identity" {
 		if body, err = decodeContent(ce, body, p.o.MaxBodyBytes); err != nil {
-			p.readFailed(r, err)
-			return
+			p.log.Debug("unreadable response", "url", d.URL, "err", err)
+			return err
 		}
 	}
 	r.bytesIn = int64(len(body))
@@ -260,13 +351,15 @@ func (p *pipeline) parse(r *result, resp *warcio.Response) {
 	}
 	r.dropped = x.Dropped
 	if !x.HTML {
-		return
+		return nil
 	}
 	robots := extract.Robots{NoIndex: x.NoIndex, NoFollow: x.NoFollow}.Merge(extract.ParseRobotsHeader(resp.Header.Values("X-Robots-Tag"), p.ex.Agent()))
 	r.html = true
 	r.text = x.Text
 	d.Charset = x.Charset
 	d.Title = x.Title
+	d.Description = x.Description
+	d.Lang = x.Lang
 	d.Hash = extract.HashHex(x.Hash)
 	d.TextBytes = len(x.Text)
 	d.Redirect = x.Refresh
@@ -285,12 +378,33 @@ func (p *pipeline) parse(r *result, resp *warcio.Response) {
 	if robots.NoFollow {
 		flags |= textstore.FlagNoFollow
 	}
-	r.meta = textstore.Meta{URL: rec.URL, DocID: rec.DocID, Hash: x.Hash, Status: rec.Status, Flags: flags, Fetched: rec.Fetched,
-		MIME: d.MIME, Charset: x.Charset, Lang: x.Lang, Title: x.Title, Description: x.Description}
+	var heads []textstore.Heading
+	if len(x.Headings) > 0 {
+		heads = make([]textstore.Heading, len(x.Headings))
+		for j, h := range x.Headings {
+			heads[j] = textstore.Heading{Level: h.Level, Text: h.Text}
+		}
+	}
+	r.meta = textstore.Meta{URL: rec.URL, DocID: rec.DocID, Hash: x.Hash, Status: rec.Status, Flags: flags, Fetched: rec.Fetched, Batch: p.batch,
+		MIME: d.MIME, Charset: x.Charset, Lang: x.Lang, Title: x.Title, Description: x.Description, Headings: heads}
+	// A text an older segment already stores is pointed at, not stored
+	// again (exact duplicates, and pages that did not change).
+	if !robots.NoIndex {
+		if kept := p.o.TextMode.Keep(x.Text, p.o.SummaryWords); kept != "" {
+			older, ok, err := p.store.FindText(p.batch, x.Hash, kept)
+			if err != nil {
+				p.log.Warn("text store: looking for an older copy", "url", d.URL, "err", err)
+			} else if ok {
+				r.older = &older
+			}
+		}
+	}
+	return nil
 }
 
-func (p *pipeline) read(rec *fetchlog.Record) (*warcio.Response, error) {
-	return warcio.ReadResponse(filepath.Join(p.dir, rec.WARC), rec.Offset, rec.Length, p.o.MaxBodyBytes)
+func (p *pipeline) read(in input) (*warcio.Response, error) {
+	rec := in.rec
+	return warcio.ReadResponse(filepath.Join(in.dir, rec.WARC), rec.Offset, rec.Length, p.o.MaxBodyBytes)
 }
 
 func (p *pipeline) readFailed(r *result, err error) {

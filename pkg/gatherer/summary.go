@@ -15,8 +15,8 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "batch %06d gathered in %s with %d workers\n", s.Batch, el, s.Workers)
 	fmt.Fprintf(w, "  docs      %d: %d HTML, %d other, %d fetch errors, %d unreadable, %d redirects, %d not modified, %d unchanged\n",
 		s.Docs, s.HTML, s.Other, s.FetchErrors, s.ReadErrors, s.Redirects, s.NotModified, s.Unchanged)
-	fmt.Fprintf(w, "  bytes     %s in, %s of text, %s stored (%s on disk, %d duplicate texts)\n",
-		mb(s.BytesIn), mb(s.TextBytes), mb(s.StoredBytes), mb(s.SegmentBytes), s.Duplicates)
+	fmt.Fprintf(w, "  bytes     %s in, %s of text, %s stored (%s on disk); texts already stored: %d in this batch, %d in older segments\n",
+		mb(s.BytesIn), mb(s.TextBytes), mb(s.StoredBytes), mb(s.SegmentBytes), s.Duplicates, s.Older)
 	fmt.Fprintf(w, "  links     %d written, dropped %s; %d pages nofollow, %d noindex\n", s.Links, counts(s.LinksDropped), s.NoFollow, s.NoIndex)
 	fmt.Fprintf(w, "  charsets  %s\n", counts(s.Charsets))
 	fmt.Fprintf(w, "  speed     %.1f MB/s\n", s.MBPerSecond)

@@ -40,6 +40,7 @@ type Doc struct {
 	LastModified string    `json:"lastModified,omitempty"` // Last-Modified response header, as sent
 	ETag         string    `json:"etag,omitempty"`         // ETag response header, as sent
 	Hash         string    `json:"hash,omitempty"`         // hash of the normalised text (hex)
+	DuplicateOf  string    `json:"duplicateOf,omitempty"`  // URL of the page whose stored text this page's equals (exact duplicate); the text is stored once
 	TextBytes    int       `json:"textBytes,omitempty"`    // bytes of extracted text
 	Redirect     string    `json:"redirect,omitempty"`     // absolute redirect target (3xx or meta refresh)
 	Canonical    string    `json:"canonical,omitempty"`    // rel=canonical, absolute

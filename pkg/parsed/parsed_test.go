@@ -3,6 +3,7 @@ package parsed
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"io"
 	"os"
 	"reflect"
@@ -10,6 +11,57 @@ import (
 	"testing"
 	"time"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/golden.jsonl")
+
+// allFields has a record of each kind the gatherer writes, with every
+// field set somewhere.
+var allFields = []*Doc{
+	{DocID: 1, URL: "http://a.cl/", Status: 200, Fetched: time.Unix(1700000000, 0).UTC(), MIME: "text/html", Charset: "windows-1252", Bytes: 9359,
+		Title: "Inicio <b>", Description: "Municipalidad & más", Lang: "es-CL", LastModified: "Sat, 21 Nov 2026 10:00:00 GMT", ETag: `"abc-123"`,
+		Hash: "d9bb4b21a94d677c", TextBytes: 4192, Canonical: "http://a.cl/index.html",
+		Links: []Link{{URL: "http://a.cl/x", Anchor: "x & y"}, {URL: "http://b.cl/", NoFollow: true}}},
+	{DocID: 2, URL: "http://a.cl/copia", Status: 200, Fetched: time.Unix(1700000001, 0).UTC(), MIME: "text/html", Charset: "utf-8", Bytes: 9359,
+		Hash: "d9bb4b21a94d677c", DuplicateOf: "http://a.cl/", TextBytes: 4192, Unchanged: true},
+	{DocID: 3, URL: "http://a.cl/privado", Status: 200, Fetched: time.Unix(1700000002, 0).UTC(), MIME: "text/html", Charset: "utf-8", Bytes: 31,
+		Hash: "ac67534a3cf52733", TextBytes: 8, NoIndex: true, NoFollow: true, Redirect: "http://a.cl/otro"},
+	{DocID: 4, URL: "http://a.cl/igual", Status: 304, Fetched: time.Unix(1700000003, 0).UTC(), ETag: `W/"v2"`, Hash: "ac67534a3cf52733", Unchanged: true},
+	{DocID: 5, URL: "http://a.cl/old", Status: 301, Fetched: time.Unix(1700000004, 0).UTC(), Redirect: "http://a.cl/new"},
+	{DocID: 6, URL: "http://a.cl/down", Err: "timeout: no response in 20s", Fetched: time.Unix(1700000005, 0).UTC()},
+}
+
+// TestGolden: the writer's output for allFields is testdata/golden.jsonl
+// (go test -update rewrites it), and it reads back the same.
+func TestGolden(t *testing.T) {
+	var b bytes.Buffer
+	w := NewWriter(&b)
+	for _, d := range allFields {
+		if err := w.Write(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	path := "testdata/golden.jsonl"
+	if *update {
+		os.WriteFile(path, b.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Errorf("output differs from %s:\n%s", path, b.String())
+	}
+	docs, err := ReadFile(path)
+	if err != nil || !reflect.DeepEqual(docs, allFields) {
+		t.Errorf("read back: %v\n%+v", err, docs)
+	}
+	// The older file, written before description, lang, validators and
+	// duplicateOf existed, still reads.
+	if docs, err := ReadFile("testdata/docs.jsonl"); err != nil || len(docs) == 0 {
+		t.Errorf("testdata/docs.jsonl: %d docs, %v", len(docs), err)
+	}
+}
 
 func TestRoundTrip(t *testing.T) {
 	docs := []*Doc{
@@ -61,6 +113,8 @@ func TestBadInput(t *testing.T) {
 func FuzzReader(f *testing.F) {
 	seed, _ := os.ReadFile("testdata/docs.jsonl")
 	f.Add(seed)
+	golden, _ := os.ReadFile("testdata/golden.jsonl")
+	f.Add(golden)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := NewReader(bytes.NewReader(data), "fuzz")
 		for i := 0; i < 1000; i++ {

@@ -11,4 +11,8 @@ var (
 	ErrVersion = errors.New("unsupported text store version")
 	// ErrCorrupt means a segment file is truncated or damaged.
 	ErrCorrupt = errors.New("corrupt text store segment")
+	// ErrCompacted means a segment cannot be written again because
+	// Compact merged older batches into it: writing the batch again
+	// would drop them.
+	ErrCompacted = errors.New("text segment holds compacted batches")
 )

@@ -6,22 +6,33 @@ import (
 	"testing"
 )
 
-// FuzzDamagedSegment overwrites the frozen fixture's segment 1 with
-// arbitrary bytes: opening and reading it must give errors, never panic
-// or ask for absurd amounts of memory.
+// FuzzDamagedSegment overwrites segment 1 of a frozen fixture with
+// arbitrary bytes (segment 2, intact, may point into it): opening,
+// reading, verifying and compacting the store must give errors, never
+// panic or ask for absurd amounts of memory.
 func FuzzDamagedSegment(f *testing.F) {
-	idx, err := os.ReadFile(filepath.Join("testdata", "v1", "seg-000001.idx"))
-	if err != nil {
-		f.Fatal(err)
+	for _, v := range []string{"v1", "v2"} {
+		idx, err := os.ReadFile(filepath.Join("testdata", v, "seg-000001.idx"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		dat, err := os.ReadFile(filepath.Join("testdata", v, "seg-000001.dat"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(v, idx, dat)
+		f.Add(v, idx[:IndexHeaderSizeV1], dat)
 	}
-	dat, err := os.ReadFile(filepath.Join("testdata", "v1", "seg-000001.dat"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(idx, dat)
-	f.Add(idx[:IndexHeaderSize], dat)
-	f.Fuzz(func(t *testing.T, idx, dat []byte) {
+	f.Fuzz(func(t *testing.T, v string, idx, dat []byte) {
+		if v != "v1" && v != "v2" {
+			return
+		}
 		dir := t.TempDir()
+		for _, name := range []string{"seg-000002.idx", "seg-000002.dat", "seg-000003.idx", "seg-000003.dat"} {
+			if b, err := os.ReadFile(filepath.Join("testdata", v, name)); err == nil {
+				os.WriteFile(filepath.Join(dir, name), b, 0o644)
+			}
+		}
 		os.WriteFile(IndexPath(dir, 1), idx, 0o644)
 		os.WriteFile(DataPath(dir, 1), dat, 0o644)
 		s, err := Open(dir)
@@ -30,8 +41,13 @@ func FuzzDamagedSegment(f *testing.F) {
 		}
 		defer s.Close()
 		s.Get("http://www.uchile.cl/")
+		s.Get("http://www.uchile.cl/tercera")
 		s.GetByDocID(100)
-		s.Verify(1)
-		s.Scan(1, func(m Meta) error { _, err := s.Text(m); return err })
+		s.FindText(2, 0x1234, "Universidad de Chile\nBienvenidos")
+		for _, g := range s.Segments() {
+			s.Verify(g.ID)
+			s.Scan(g.ID, func(m Meta) error { _, err := s.Text(m); return err })
+		}
+		Compact(dir)
 	})
 }

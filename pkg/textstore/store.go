@@ -1,14 +1,20 @@
 // Package textstore is the collection's text store (COLLECTION/text/):
 // append-only segments of snappy-compressed page texts, one segment per
 // gathered batch, each with an index sorted by URL and lookup tables by
-// URL hash and by doc id. The newest segment that has a URL wins. The
-// format is docs/format/textstore.md.
+// URL hash, by doc id and by text hash. The newest segment that has a URL
+// wins. A text stored once is pointed at by every later page with the
+// same text, in any segment; Compact merges the segments into one and
+// drops the versions newer ones replaced. The format is
+// docs/format/textstore.md.
 package textstore
 
 import (
+	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"sync"
@@ -22,32 +28,61 @@ import (
 type Store struct {
 	dir  string
 	segs []*segment // by id, oldest first
+
+	mu   sync.Mutex
+	data map[dataKey]*dataFile // data files other than the segments' own, opened on first use
 }
 
-// segment is one pair of files. Its lookup tables are read on first use.
+// dataKey names a data file.
+type dataKey struct{ id, gen int }
+
+// dataFile is an opened data file.
+type dataFile struct {
+	f    *os.File
+	size int64
+}
+
+// segment is one index and the data file it uses. Its lookup tables are
+// read on first use.
 type segment struct {
 	id   int
 	hdr  indexHeader
 	idx  *os.File
-	dat  *os.File
+	dat  *dataFile
 	mu   sync.Mutex
-	urls []byte // URL-hash table, nil until loaded
-	docs []byte // doc-id table, nil until loaded
+	urls []byte   // URL-hash table, nil until loaded
+	docs []byte   // doc-id table, nil until loaded
+	hash []uint64 // every hashStride-th key of the text-hash table, nil until loaded
 }
+
+// hashStride is the spacing of the text-hash table's keys kept in memory:
+// a lookup reads one block of hashStride rows.
+const hashStride = 64
 
 // Open opens the text store in dir (created if missing) and checks the
 // header of every segment: the format version (ErrVersion), the sizes of
-// both files against the index header (ErrCorrupt). A data file without
-// its index is an unfinished segment and is ignored.
+// its files against the index header (ErrCorrupt). A data file without
+// an index naming it is unfinished or replaced and is ignored.
 func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open text store %s: %w", dir, err)
 	}
+	// A segment removed by a compaction between the listing and its
+	// opening is listed again.
+	for attempt := 0; ; attempt++ {
+		s, err := openStore(dir)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 3 {
+			return s, err
+		}
+	}
+}
+
+func openStore(dir string) (*Store, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open text store %s: %w", dir, err)
 	}
-	s := &Store{dir: dir}
+	s := &Store{dir: dir, data: map[dataKey]*dataFile{}}
 	for _, e := range entries {
 		id, ok := parseIndexName(e.Name())
 		if !ok || e.IsDir() {
@@ -64,6 +99,34 @@ func Open(dir string) (*Store, error) {
 	return s, nil
 }
 
+// readIndexHeader opens and checks the index of segment id.
+func readIndexHeader(dir string, id int) (*os.File, indexHeader, error) {
+	f, err := os.Open(IndexPath(dir, id))
+	if err != nil {
+		return nil, indexHeader{}, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, indexHeader{}, err
+	}
+	hb := make([]byte, IndexHeaderSize)
+	n, err := io.ReadFull(f, hb)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		f.Close()
+		return nil, indexHeader{}, err
+	}
+	h, err := unmarshalIndexHeader(hb[:n], st.Size())
+	if err == nil && int(h.Segment) != id {
+		err = fmt.Errorf("%w: index belongs to segment %d", ErrCorrupt, h.Segment)
+	}
+	if err != nil {
+		f.Close()
+		return nil, h, err
+	}
+	return f, h, nil
+}
+
 func openSegment(dir string, id int) (_ *segment, err error) {
 	seg := &segment{id: id}
 	defer func() {
@@ -71,40 +134,39 @@ func openSegment(dir string, id int) (_ *segment, err error) {
 			seg.close()
 		}
 	}()
-	if seg.idx, err = os.Open(IndexPath(dir, id)); err != nil {
+	if seg.idx, seg.hdr, err = readIndexHeader(dir, id); err != nil {
 		return nil, err
 	}
-	st, err := seg.idx.Stat()
+	if seg.dat, err = openData(dir, id, int(seg.hdr.Generation)); err != nil {
+		return nil, err
+	}
+	if uint64(seg.dat.size) != seg.hdr.DataSize {
+		return nil, fmt.Errorf("%w: data file is %d bytes, the index says %d (truncated or replaced?)", ErrCorrupt, seg.dat.size, seg.hdr.DataSize)
+	}
+	return seg, nil
+}
+
+// openData opens and checks the header of a data file.
+func openData(dir string, id, gen int) (*dataFile, error) {
+	f, err := os.Open(DataPathGen(dir, id, gen))
 	if err != nil {
-		return nil, err
-	}
-	hb := make([]byte, IndexHeaderSize)
-	if _, err := io.ReadFull(seg.idx, hb); err != nil {
-		return nil, fmt.Errorf("%w: index header: %v", ErrCorrupt, err)
-	}
-	if seg.hdr, err = unmarshalIndexHeader(hb, st.Size()); err != nil {
-		return nil, err
-	}
-	if int(seg.hdr.Segment) != id {
-		return nil, fmt.Errorf("%w: index belongs to segment %d", ErrCorrupt, seg.hdr.Segment)
-	}
-	if seg.dat, err = os.Open(DataPath(dir, id)); err != nil {
 		return nil, fmt.Errorf("%w: data file: %w", ErrCorrupt, err)
 	}
-	if st, err = seg.dat.Stat(); err != nil {
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
 		return nil, err
 	}
-	if uint64(st.Size()) != seg.hdr.DataSize {
-		return nil, fmt.Errorf("%w: data file is %d bytes, the index says %d (truncated or replaced?)", ErrCorrupt, st.Size(), seg.hdr.DataSize)
-	}
 	db := make([]byte, DataHeaderSize)
-	if _, err := seg.dat.ReadAt(db, 0); err != nil {
+	if _, err := f.ReadAt(db, 0); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("%w: data header: %v", ErrCorrupt, err)
 	}
 	if err := checkDataHeader(db, id); err != nil {
+		f.Close()
 		return nil, err
 	}
-	return seg, nil
+	return &dataFile{f: f, size: st.Size()}, nil
 }
 
 func (g *segment) close() {
@@ -112,7 +174,7 @@ func (g *segment) close() {
 		g.idx.Close()
 	}
 	if g.dat != nil {
-		g.dat.Close()
+		g.dat.f.Close()
 	}
 }
 
@@ -122,6 +184,12 @@ func (s *Store) Close() error {
 		g.close()
 	}
 	s.segs = nil
+	s.mu.Lock()
+	for _, d := range s.data {
+		d.f.Close()
+	}
+	s.data = nil
+	s.mu.Unlock()
 	return nil
 }
 
@@ -131,19 +199,38 @@ func (s *Store) Dir() string { return s.dir }
 // SegmentInfo describes a segment.
 type SegmentInfo struct {
 	ID           int
+	Version      int // format version of its index
+	Generation   int // of its data file
 	Entries      int
+	Records      int // texts stored in its data file (0 for version 1: unknown)
 	Mode         Mode
 	SummaryWords int
 	DataBytes    int64
+	Compacted    bool // written by Compact
+	FirstBatch   int  // lowest batch it has entries of
 }
 
 // Segments lists the segments, oldest first.
 func (s *Store) Segments() []SegmentInfo {
 	out := make([]SegmentInfo, len(s.segs))
 	for i, g := range s.segs {
-		out[i] = SegmentInfo{ID: g.id, Entries: int(g.hdr.Count), Mode: g.hdr.Mode, SummaryWords: int(g.hdr.SummaryWords), DataBytes: int64(g.hdr.DataSize)}
+		out[i] = g.info()
 	}
 	return out
+}
+
+func (g *segment) info() SegmentInfo {
+	return SegmentInfo{ID: g.id, Version: int(g.hdr.Version), Generation: int(g.hdr.Generation), Entries: int(g.hdr.Count), Records: int(g.hdr.HashRows),
+		Mode: g.hdr.Mode, SummaryWords: int(g.hdr.SummaryWords), DataBytes: int64(g.hdr.DataSize),
+		Compacted: g.hdr.Flags&HeaderCompacted != 0, FirstBatch: int(g.hdr.FirstBatch)}
+}
+
+// Segment describes segment id, if the store has it.
+func (s *Store) Segment(id int) (SegmentInfo, bool) {
+	if g := s.segment(id); g != nil {
+		return g.info(), true
+	}
+	return SegmentInfo{}, false
 }
 
 func (g *segment) err(err error) error {
@@ -188,9 +275,77 @@ func candidates(t []byte, key uint64) []uint64 {
 	return out
 }
 
+// hashCandidates returns the entry offsets of the text-hash table rows
+// whose key is key. Only every hashStride-th key is kept in memory; the
+// rows in between are read from the file.
+func (g *segment) hashCandidates(key uint64) ([]uint64, error) {
+	rows := int(g.hdr.HashRows)
+	if rows == 0 {
+		return nil, nil
+	}
+	g.mu.Lock()
+	if g.hash == nil {
+		if err := g.loadHashKeys(); err != nil {
+			g.mu.Unlock()
+			return nil, err
+		}
+	}
+	keys := g.hash
+	g.mu.Unlock()
+	// The first block whose first key is >= key may be preceded by rows
+	// with the key at the end of the block before.
+	b := sort.Search(len(keys), func(i int) bool { return keys[i] >= key })
+	if b > 0 {
+		b--
+	}
+	le := binary.LittleEndian
+	var out []uint64
+	buf := make([]byte, hashStride*TableEntrySize)
+	for row := b * hashStride; row < rows; row += hashStride {
+		n := min(hashStride, rows-row)
+		if _, err := g.idx.ReadAt(buf[:n*TableEntrySize], int64(g.hdr.HashTable)+int64(row)*TableEntrySize); err != nil {
+			return nil, g.err(fmt.Errorf("%w: text-hash table: %v", ErrCorrupt, err))
+		}
+		for i := 0; i < n; i++ {
+			k := le.Uint64(buf[i*TableEntrySize:])
+			if k > key {
+				return out, nil
+			}
+			if k == key {
+				out = append(out, le.Uint64(buf[i*TableEntrySize+8:]))
+			}
+		}
+	}
+	return out, nil
+}
+
+// loadHashKeys reads every hashStride-th key of the text-hash table.
+func (g *segment) loadHashKeys() error {
+	rows := int(g.hdr.HashRows)
+	r := bufio.NewReaderSize(io.NewSectionReader(g.idx, int64(g.hdr.HashTable), int64(rows)*TableEntrySize), 64*1024)
+	keys := make([]uint64, 0, rows/hashStride+1)
+	var row [TableEntrySize]byte
+	prev := uint64(0)
+	for i := 0; i < rows; i++ {
+		if _, err := io.ReadFull(r, row[:]); err != nil {
+			return g.err(fmt.Errorf("%w: text-hash table: %v", ErrCorrupt, err))
+		}
+		k := binary.LittleEndian.Uint64(row[:])
+		if k < prev {
+			return g.err(fmt.Errorf("%w: text-hash table out of order at row %d", ErrCorrupt, i))
+		}
+		prev = k
+		if i%hashStride == 0 {
+			keys = append(keys, k)
+		}
+	}
+	g.hash = keys
+	return nil
+}
+
 // entryAt reads the entry at offset off of the index.
 func (g *segment) entryAt(off uint64) (Meta, error) {
-	if off < IndexHeaderSize || off+4 > g.hdr.URLTable {
+	if off < g.hdr.size() || off+4 > g.hdr.URLTable {
 		return Meta{}, g.err(fmt.Errorf("%w: entry offset %d out of range", ErrCorrupt, off))
 	}
 	var lb [4]byte
@@ -205,7 +360,11 @@ func (g *segment) entryAt(off uint64) (Meta, error) {
 	if _, err := g.idx.ReadAt(b, int64(off)+4); err != nil {
 		return Meta{}, g.err(fmt.Errorf("%w: entry at %d: %v", ErrCorrupt, off, err))
 	}
-	m, err := unmarshalEntry(b)
+	return g.decode(b, off)
+}
+
+func (g *segment) decode(b []byte, off uint64) (Meta, error) {
+	m, err := unmarshalEntry(b, g.hdr.Version, g.id, int(g.hdr.Generation))
 	if err != nil {
 		return Meta{}, g.err(fmt.Errorf("entry at %d: %w", off, err))
 	}
@@ -315,52 +474,127 @@ func (s *Store) segment(id int) *segment {
 	return nil
 }
 
-// Text reads the text an entry points at, checking its checksum.
+// dataFile returns the data file of generation gen of segment id: the
+// segment's own, or one kept for the entries of newer segments that point
+// into it.
+func (s *Store) dataFile(id, gen int) (*dataFile, error) {
+	if g := s.segment(id); g != nil && int(g.hdr.Generation) == gen {
+		return g.dat, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.data == nil {
+		return nil, errors.New("text store closed")
+	}
+	k := dataKey{id, gen}
+	if d, ok := s.data[k]; ok {
+		return d, nil
+	}
+	d, err := openData(s.dir, id, gen)
+	if err != nil {
+		return nil, fmt.Errorf("text segment %06d generation %d: %w", id, gen, err)
+	}
+	s.data[k] = d
+	return d, nil
+}
+
+// Text reads the text an entry points at, checking its checksums.
 func (s *Store) Text(m Meta) (string, error) {
-	if m.Length == 0 {
-		return "", nil
+	b, err := s.block(m)
+	if err != nil || b == nil {
+		return "", err
 	}
-	g := s.segment(m.Segment)
-	if g == nil {
-		return "", fmt.Errorf("text segment %06d: %w", m.Segment, ErrNotFound)
+	text, err := snappy.Decode(nil, b)
+	if err != nil {
+		return "", fmt.Errorf("text segment %06d: %w: record at %d: %v", m.RecordSegment, ErrCorrupt, m.Offset, err)
 	}
-	return g.record(m.Offset, m.Length, m.StoredBytes)
+	return string(text), nil
 }
 
 // maxRecord bounds a record so a damaged length cannot ask for gigabytes.
 const maxRecord = 1 << 30
 
-func (g *segment) record(off, n int64, want int) (string, error) {
-	if off < DataHeaderSize || n < RecordHeaderSize || n > maxRecord || uint64(off+n) > g.hdr.DataSize {
-		return "", g.err(fmt.Errorf("%w: record at %d (%d bytes) outside the data file", ErrCorrupt, off, n))
+// block reads and checks the snappy block an entry points at; nil when
+// the entry has no text.
+func (s *Store) block(m Meta) ([]byte, error) {
+	if m.Length == 0 {
+		return nil, nil
+	}
+	d, err := s.dataFile(m.RecordSegment, m.RecordGen)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("text segment %06d: %w: record at %d: %s", m.RecordSegment, ErrCorrupt, m.Offset, fmt.Sprintf(format, args...))
+	}
+	off, n := m.Offset, m.Length
+	if off < DataHeaderSize || n < RecordHeaderSize || n > maxRecord || off+n > d.size {
+		return nil, fail("%d bytes outside the data file (%d bytes)", n, d.size)
 	}
 	b := make([]byte, n)
-	if _, err := g.dat.ReadAt(b, off); err != nil {
-		return "", g.err(fmt.Errorf("%w: record at %d: %v", ErrCorrupt, off, err))
+	if _, err := d.f.ReadAt(b, off); err != nil {
+		return nil, fail("%v", err)
 	}
 	le := binary.LittleEndian
 	blen, sum := int64(le.Uint32(b[0:])), le.Uint32(b[4:])
 	block := b[RecordHeaderSize:]
 	if blen != int64(len(block)) {
-		return "", g.err(fmt.Errorf("%w: record at %d: block of %d bytes, the index says %d", ErrCorrupt, off, blen, len(block)))
+		return nil, fail("block of %d bytes, the index says %d", blen, len(block))
 	}
 	if got := crc(block); got != sum {
-		return "", g.err(fmt.Errorf("%w: record at %d: checksum %08x, want %08x", ErrCorrupt, off, got, sum))
+		return nil, fail("checksum %08x, want %08x", got, sum)
+	}
+	if m.RecordCRC != 0 && sum != m.RecordCRC {
+		return nil, fail("checksum %08x, the entry of %s in segment %06d says %08x (was the segment written again?)", sum, m.URL, m.Segment, m.RecordCRC)
 	}
 	dl, err := snappy.DecodedLen(block)
 	// A snappy copy element of at most 5 bytes yields at most 64 bytes, so
 	// a larger claim is damage and must not be allocated.
 	if err == nil && dl > 64*(len(block)+1) {
-		err = fmt.Errorf("implausible decoded length")
+		err = errors.New("implausible decoded length")
 	}
-	if err != nil || dl != want {
-		return "", g.err(fmt.Errorf("%w: record at %d: decoded length %d, want %d (%v)", ErrCorrupt, off, dl, want, err))
+	if err != nil || dl != m.StoredBytes {
+		return nil, fail("decoded length %d, want %d (%v)", dl, m.StoredBytes, err)
 	}
-	text, err := snappy.Decode(nil, block)
-	if err != nil {
-		return "", g.err(fmt.Errorf("%w: record at %d: %v", ErrCorrupt, off, err))
+	return block, nil
+}
+
+// FindText looks, in the segments older than segment before, for a
+// stored text equal to text whose page had the text hash hash, and
+// returns the entry that points at it: a page can then point at that
+// text instead of storing it again. Candidates are found through each
+// segment's text-hash table and compared byte for byte.
+func (s *Store) FindText(before int, hash uint64, text string) (Meta, bool, error) {
+	if text == "" {
+		return Meta{}, false, nil
 	}
-	return string(text), nil
+	for i := len(s.segs) - 1; i >= 0; i-- {
+		g := s.segs[i]
+		if g.id >= before || g.hdr.HashRows == 0 {
+			continue
+		}
+		offs, err := g.hashCandidates(hash)
+		if err != nil {
+			return Meta{}, false, err
+		}
+		for _, off := range offs {
+			m, err := g.entryAt(off)
+			if err != nil {
+				return Meta{}, false, err
+			}
+			if m.Hash != hash || m.StoredBytes != len(text) || !m.HasText() {
+				continue
+			}
+			got, err := s.Text(m)
+			if err != nil {
+				return Meta{}, false, err
+			}
+			if got == text {
+				return m, true, nil
+			}
+		}
+	}
+	return Meta{}, false, nil
 }
 
 // PreviousHashes returns, for each of urls that an older segment than
@@ -394,64 +628,119 @@ func (s *Store) PreviousHashes(before int, urls []string) (map[string]uint64, er
 	return out, nil
 }
 
-// Scan calls fn for every entry of segment id in URL order: the seam for
-// compaction, which merges segments keeping the newest entry of each URL.
+// entryIter reads the entries of a segment in URL order, one at a time.
+type entryIter struct {
+	g   *segment
+	r   *bufio.Reader
+	n   uint32
+	off uint64
+	buf []byte
+}
+
+// iter reads the entries through a buffer of bufSize bytes.
+func (g *segment) iter(bufSize int) *entryIter {
+	start := g.hdr.size()
+	return &entryIter{g: g, off: start,
+		r: bufio.NewReaderSize(io.NewSectionReader(g.idx, int64(start), int64(g.hdr.URLTable-start)), bufSize)}
+}
+
+// next returns the next entry and its offset; ok is false after the last.
+func (it *entryIter) next() (m Meta, off uint64, ok bool, err error) {
+	g := it.g
+	if it.n >= g.hdr.Count {
+		return Meta{}, 0, false, nil
+	}
+	var lb [4]byte
+	if _, err := io.ReadFull(it.r, lb[:]); err != nil {
+		return Meta{}, 0, false, g.err(fmt.Errorf("%w: entry %d: %v", ErrCorrupt, it.n, err))
+	}
+	l := uint64(binary.LittleEndian.Uint32(lb[:]))
+	if it.off+4+l > g.hdr.URLTable {
+		return Meta{}, 0, false, g.err(fmt.Errorf("%w: entry %d: length %d", ErrCorrupt, it.n, l))
+	}
+	if uint64(cap(it.buf)) < l {
+		it.buf = make([]byte, l)
+	}
+	b := it.buf[:l]
+	if _, err := io.ReadFull(it.r, b); err != nil {
+		return Meta{}, 0, false, g.err(fmt.Errorf("%w: entry %d: %v", ErrCorrupt, it.n, err))
+	}
+	off = it.off
+	m, err = g.decode(b, off)
+	if err != nil {
+		return Meta{}, 0, false, err
+	}
+	it.n++
+	it.off += 4 + l
+	return m, off, true, nil
+}
+
+// Scan calls fn for every entry of segment id in URL order.
 func (s *Store) Scan(id int, fn func(Meta) error) error {
 	g := s.segment(id)
 	if g == nil {
 		return fmt.Errorf("text segment %06d: %w", id, ErrNotFound)
 	}
-	r := io.NewSectionReader(g.idx, IndexHeaderSize, int64(g.hdr.URLTable)-IndexHeaderSize)
-	var lb [4]byte
-	for n := uint32(0); n < g.hdr.Count; n++ {
-		if _, err := io.ReadFull(r, lb[:]); err != nil {
-			return g.err(fmt.Errorf("%w: entry %d: %v", ErrCorrupt, n, err))
+	it := g.iter(256 * 1024)
+	for {
+		m, _, ok, err := it.next()
+		if err != nil || !ok {
+			return err
 		}
-		l := binary.LittleEndian.Uint32(lb[:])
-		if int64(l) > r.Size() {
-			return g.err(fmt.Errorf("%w: entry %d: length %d", ErrCorrupt, n, l))
-		}
-		b := make([]byte, l)
-		if _, err := io.ReadFull(r, b); err != nil {
-			return g.err(fmt.Errorf("%w: entry %d: %v", ErrCorrupt, n, err))
-		}
-		m, err := unmarshalEntry(b)
-		if err != nil {
-			return g.err(fmt.Errorf("entry %d: %w", n, err))
-		}
-		m.Segment = g.id
 		if err := fn(m); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
-// Verify checks segment id completely: the index checksum, every entry,
-// and every record it points at.
+// Verify checks segment id completely: the index checksum, the order of
+// the entries, every text they point at (in this segment or an older
+// one), and the text-hash table.
 func (s *Store) Verify(id int) error {
 	g := s.segment(id)
 	if g == nil {
 		return fmt.Errorf("text segment %06d: %w", id, ErrNotFound)
 	}
-	body := make([]byte, int64(g.hdr.DocTable)+int64(g.hdr.Count)*TableEntrySize-IndexHeaderSize)
-	if _, err := g.idx.ReadAt(body, IndexHeaderSize); err != nil {
+	st, err := g.idx.Stat()
+	if err != nil {
+		return g.err(err)
+	}
+	body := make([]byte, st.Size()-int64(g.hdr.size()))
+	if _, err := g.idx.ReadAt(body, int64(g.hdr.size())); err != nil {
 		return g.err(fmt.Errorf("%w: index: %v", ErrCorrupt, err))
 	}
 	if got := crc(body); got != g.hdr.BodyCRC {
 		return g.err(fmt.Errorf("%w: index checksum %08x, want %08x", ErrCorrupt, got, g.hdr.BodyCRC))
 	}
 	prev := ""
-	return s.Scan(id, func(m Meta) error {
+	hashes := map[uint64]uint64{} // entry offset -> text hash, of entries storing their text here
+	it := g.iter(256 * 1024)
+	for {
+		m, off, ok, err := it.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
 		if m.URL < prev {
 			return g.err(fmt.Errorf("%w: entries out of order at %q", ErrCorrupt, m.URL))
 		}
 		prev = m.URL
-		if m.Length > 0 {
-			if _, err := g.record(m.Offset, m.Length, m.StoredBytes); err != nil {
-				return err
-			}
+		if _, err := s.block(m); err != nil {
+			return err
 		}
-		return nil
-	})
+		if m.HasText() && m.RecordSegment == g.id {
+			hashes[off] = m.Hash
+		}
+	}
+	le := binary.LittleEndian
+	rows := body[g.hdr.HashTable-g.hdr.size():]
+	for i := 0; i+TableEntrySize <= len(rows); i += TableEntrySize {
+		key, off := le.Uint64(rows[i:]), le.Uint64(rows[i+8:])
+		if h, ok := hashes[off]; !ok || h != key {
+			return g.err(fmt.Errorf("%w: text-hash table row %d points at no text of hash %016x", ErrCorrupt, i/TableEntrySize, key))
+		}
+	}
+	return nil
 }

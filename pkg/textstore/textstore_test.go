@@ -32,7 +32,7 @@ func write(t *testing.T, dir string, id int, mode Mode, words int, pages ...[2]s
 	defer w.Abort()
 	for i, p := range pages {
 		m, text := page(p[0], uint64(100*id+i), p[1])
-		if err := w.Add(m, text); err != nil {
+		if _, err := w.Add(m, text, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -191,7 +191,7 @@ func TestAbortLeavesOldSegment(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, text := page("http://a.cl/", 1, "discarded")
-	w.Add(m, text)
+	w.Add(m, text, nil)
 	w.Abort()
 	s := open(t, dir)
 	if text, _, err := s.Get("http://a.cl/"); err != nil || text != "kept" {
@@ -213,7 +213,7 @@ func TestModes(t *testing.T) {
 	w, _ := Create(dir, 3, ModeFull, 0)
 	m, _ := page("http://c.cl/", 1, text)
 	m.Flags = FlagNoIndex
-	w.Add(m, text)
+	w.Add(m, text, nil)
 	w.Commit()
 	s := open(t, dir)
 	for _, c := range []struct{ url, want string }{{"http://a.cl/", "uno dos  tres"}, {"http://b.cl/", ""}, {"http://c.cl/", ""}} {
@@ -332,29 +332,73 @@ func flipFromEnd(path string, back int) {
 	os.WriteFile(path, b, 0o644)
 }
 
-// TestFrozenV1 opens a segment written by version 1 of the format and
-// kept in testdata: later versions of the code must keep reading it (or
-// refuse it with ErrVersion once the version changes).
-func TestFrozenV1(t *testing.T) {
-	dir := filepath.Join("testdata", "v1")
+// TestFrozen opens segments written by each version of the format and
+// kept in testdata: later versions of the code must keep reading them (or
+// refuse them with ErrVersion once a version is dropped). testdata/v1 was
+// written by version 1 of this package and can no longer be rewritten;
+// go test -update rewrites testdata/v2 (only when the format changes).
+func TestFrozen(t *testing.T) {
 	if *update {
+		dir := filepath.Join("testdata", "v2")
 		os.RemoveAll(dir)
 		os.MkdirAll(dir, 0o755)
 		write(t, dir, 1, ModeFull, 0, [2]string{"http://www.uchile.cl/", "Universidad de Chile\nBienvenidos"}, [2]string{"http://www.uchile.cl/copia", "Universidad de Chile\nBienvenidos"})
-		write(t, dir, 2, ModeSummary, 2, [2]string{"http://www.uchile.cl/", "Universidad de Chile, segunda visita"})
-	}
-	s := open(t, dir)
-	for _, c := range []struct {
-		url, text string
-		seg       int
-	}{
-		{"http://www.uchile.cl/", "Universidad de", 2},
-		{"http://www.uchile.cl/copia", "Universidad de Chile\nBienvenidos", 1},
-	} {
-		text, m, err := s.Get(c.url)
-		if err != nil || text != c.text || m.Segment != c.seg || m.Title != "Título de "+c.url {
-			t.Errorf("%s: %q from %d, %+v, %v", c.url, text, m.Segment, m, err)
+		w, err := Create(dir, 2, ModeSummary, 2)
+		if err != nil {
+			t.Fatal(err)
 		}
+		m, text := page("http://www.uchile.cl/", 200, "Universidad de Chile, segunda visita")
+		m.Headings = []Heading{{1, "Universidad de Chile"}, {2, "Noticias"}}
+		w.Add(m, text, nil)
+		// The same text as a page of segment 1: pointed at, not stored.
+		s, _ := Open(dir)
+		m, text = page("http://www.uchile.cl/espejo", 201, "Universidad de Chile\nBienvenidos")
+		older, ok, err := s.FindText(2, m.Hash, ModeSummary.Keep(text, 2))
+		if err != nil || ok {
+			t.Fatalf("a summary found a full text: %v %v", ok, err)
+		}
+		w.Add(m, text, nil)
+		s.Close()
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		_ = older
+		// Segment 3 points at the text segment 1 stored.
+		s, _ = Open(dir)
+		w, _ = Create(dir, 3, ModeFull, 0)
+		m, text = page("http://www.uchile.cl/tercera", 300, "Universidad de Chile\nBienvenidos")
+		older, ok, err = s.FindText(3, m.Hash, text)
+		if err != nil || !ok || older.URL != "http://www.uchile.cl/" && older.URL != "http://www.uchile.cl/copia" {
+			t.Fatalf("FindText: %+v %v %v", older, ok, err)
+		}
+		if a, _ := w.Add(m, text, &older); a.Stored || a.Of == "" {
+			t.Fatalf("added %+v", a)
+		}
+		s.Close()
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		dir, url, text string
+		seg, recSeg    int
+	}{
+		{"v1", "http://www.uchile.cl/", "Universidad de", 2, 2},
+		{"v1", "http://www.uchile.cl/copia", "Universidad de Chile\nBienvenidos", 1, 1},
+		{"v2", "http://www.uchile.cl/", "Universidad de", 2, 2},
+		{"v2", "http://www.uchile.cl/copia", "Universidad de Chile\nBienvenidos", 1, 1},
+		{"v2", "http://www.uchile.cl/espejo", "Universidad de", 2, 2},
+		{"v2", "http://www.uchile.cl/tercera", "Universidad de Chile\nBienvenidos", 3, 1},
+	} {
+		s := open(t, filepath.Join("testdata", c.dir))
+		text, m, err := s.Get(c.url)
+		if err != nil || text != c.text || m.Segment != c.seg || m.RecordSegment != c.recSeg || m.Title != "Título de "+c.url {
+			t.Errorf("%s %s: %q from %d (record in %d), %+v, %v", c.dir, c.url, text, m.Segment, m.RecordSegment, m, err)
+		}
+	}
+	s := open(t, filepath.Join("testdata", "v2"))
+	if _, m, _ := s.Get("http://www.uchile.cl/"); len(m.Headings) != 2 || m.Headings[1] != (Heading{2, "Noticias"}) || m.Batch != 2 || m.Flags&FlagSummary == 0 {
+		t.Errorf("v2 entry: %+v", m)
 	}
 }
 

@@ -31,14 +31,24 @@ page zh.txt '<meta charset="gb2312">\n' zh | enc GB2312 > gb2312-meta-charset.ht
 { printf '\377\376'; page ru.txt '' ru | enc UTF-16LE; } > utf16le-bom.html
 # UTF-8, not declared anywhere.
 page ja.txt '' ja > utf8-undeclared.html
-# ISO-8859-1, not declared anywhere (falls back to windows-1252).
+# ISO-8859-1, not declared anywhere (detected: windows-1252).
 page es.txt '' es | enc ISO-8859-1 > latin1-undeclared.html
 # KOI8-R bytes; the header says koi8-r and a <meta> wrongly says
 # windows-1252: the header wins.
 page ru.txt '<meta charset="windows-1252">\n' ru | enc KOI8-R > koi8r-header-beats-meta.html
 # windows-1252 bytes whose <meta charset> comes after the first 1024
-# bytes: too late to count, so the fallback decides.
+# bytes: too late to count, so detection decides.
 { printf '<!DOCTYPE html>\n<!-- %s -->\n' "$(head -c 1100 /dev/zero | tr '\0' 'x')"; page fr.txt '<meta charset="windows-1252">\n' fr; } | enc WINDOWS-1252 > cp1252-meta-too-late.html
 # ISO-8859-1 bytes declared as UTF-8 by the header: decoded as UTF-8 with
 # replacement characters, as browsers do.
 page es.txt '' es | enc ISO-8859-1 > latin1-declared-utf8.html
+# Legacy encodings not declared anywhere: detected from the bytes.
+page ja.txt '' ja | enc SHIFT_JIS > sjis-undeclared.html
+page ja.txt '' ja | enc EUC-JP > eucjp-undeclared.html
+page ru.txt '' ru | enc KOI8-R > koi8r-undeclared.html
+page ru.txt '' ru | enc WINDOWS-1251 > cp1251-undeclared.html
+page ko.txt '' ko | enc EUC-KR > euckr-undeclared.html
+page zh.txt '' zh | enc GB2312 > gb2312-undeclared.html
+# Mixed: a UTF-8 page with one paragraph pasted in as ISO-8859-1 bytes and
+# no declaration. Not valid UTF-8, so detection decides for the whole page.
+{ page fr.txt '' fr | sed '$d' | sed '$d'; page es.txt '' es | enc ISO-8859-1 | sed -n '/<p>/p' | head -1; printf '</body>\n</html>\n'; } > mixed-utf8-latin1-undeclared.html

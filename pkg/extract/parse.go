@@ -1,0 +1,749 @@
+package extract
+
+import (
+	"bytes"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// rawLink is a link as written in the page, before resolution.
+type rawLink struct {
+	href     string
+	anchor   string
+	tag      string
+	nofollow bool
+}
+
+// parser is the state of one pass of the tokenizer over a page. It keeps
+// counters, not a stack of open elements, so its memory does not grow
+// with nesting depth.
+type parser struct {
+	agent    string
+	noframes bool // parse the content of <noframes> for links (top level only)
+
+	text     textBuf
+	anchor   textBuf // text of the open <a>
+	open     int     // index in links of the open <a>, -1 if none
+	links    []rawLink
+	raw      atom.Atom // raw-text element whose content the tokenizer returns next
+	template int       // depth of <template>: its content is inert
+	pre      int       // depth of <pre>/<listing>: newlines are kept
+
+	// A region hidden by the hidden attribute (HTML §6.1): the elements
+	// open in it, the hidden one first, as the HTML parser would keep
+	// them (implied end tags, end tags closing what they enclose), up to
+	// maxHiddenStack; deeper ones are only counted (hiddenExtra). The
+	// region ends when its first element is closed, or when an end tag
+	// matches none of them (an ancestor was closed).
+	hidden      []element
+	hiddenExtra int
+
+	heading  textBuf // text of the open h1-h6
+	level    int     // level of the open heading, 0 if none
+	headings []Heading
+
+	title        string
+	haveTitle    bool // the first <title> has been seen (it wins even if empty)
+	inFirstTitle bool
+	desc         string
+	haveDesc     bool
+	lang         string
+	metaLang     string
+	seenHTML     bool
+	base         string
+	haveBase     bool
+	canonical    string
+	robots       Robots
+}
+
+// element is an open element of a hidden region: its atom, or its name
+// when it has none.
+type element struct {
+	a    atom.Atom
+	name string
+}
+
+// maxHiddenStack bounds the elements remembered in a hidden region.
+const maxHiddenStack = 256
+
+// attrs holds the attributes the parser looks at; the first of duplicate
+// attributes wins, as in the HTML parser.
+type attrs struct {
+	href, rel, src, alt, title, name, content, httpEquiv, lang, xmlLang, typ, value string
+	hasHref, hidden                                                                 bool
+	seen                                                                            uint32
+}
+
+// Bits of attrs.seen.
+const (
+	aHref = 1 << iota
+	aRel
+	aSrc
+	aAlt
+	aTitle
+	aName
+	aContent
+	aHTTPEquiv
+	aLang
+	aXMLLang
+	aType
+	aValue
+	aHidden
+)
+
+// readAttrs reads the attributes of the current tag. Only the ones the
+// parser uses are converted to strings. Most tags are read straight from
+// the raw token (rawAttrs); the others through the tokenizer.
+// want selects the attributes (a* bits) to convert; hidden is always
+// read.
+func readAttrs(z *html.Tokenizer, want uint32) attrs {
+	want |= aHidden
+	if a, ok := rawAttrs(z.Raw(), want); ok {
+		return a
+	}
+	return tokenAttrs(z, want)
+}
+
+// tokenAttrs reads the attributes through html.Tokenizer.TagAttr, which
+// decodes entities and newlines and copies every key and value.
+func tokenAttrs(z *html.Tokenizer, want uint32) attrs {
+	var a attrs
+	more := true
+	for more {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		if string(k) == "hidden" {
+			if a.seen&aHidden == 0 {
+				a.seen |= aHidden
+				// hidden="until-found" content is meant to be found by
+				// searching the page: it counts as visible.
+				a.hidden = !strings.EqualFold(strings.TrimSpace(string(v)), "until-found")
+			}
+			continue
+		}
+		bit, dst := a.field(k)
+		if dst == nil || bit&want == 0 {
+			continue
+		}
+		a.set(bit, dst, v)
+	}
+	return a
+}
+
+// set records the first value of an attribute.
+func (a *attrs) set(bit uint32, dst *string, v []byte) {
+	if a.seen&bit != 0 {
+		return
+	}
+	a.seen |= bit
+	*dst = string(v)
+	if bit == aHref {
+		a.hasHref = true
+	}
+}
+
+// field returns the attrs field of a lower-case attribute name the parser
+// uses.
+func (a *attrs) field(key []byte) (uint32, *string) {
+	switch string(key) {
+	case "href":
+		return aHref, &a.href
+	case "rel":
+		return aRel, &a.rel
+	case "src":
+		return aSrc, &a.src
+	case "alt":
+		return aAlt, &a.alt
+	case "title":
+		return aTitle, &a.title
+	case "name":
+		return aName, &a.name
+	case "content":
+		return aContent, &a.content
+	case "http-equiv":
+		return aHTTPEquiv, &a.httpEquiv
+	case "lang":
+		return aLang, &a.lang
+	case "xml:lang":
+		return aXMLLang, &a.xmlLang
+	case "type":
+		return aType, &a.typ
+	case "value":
+		return aValue, &a.value
+	}
+	return 0, nil
+}
+
+func isHTMLSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' }
+
+// rawAttrs reads the attributes of a start tag from its raw bytes,
+// splitting them exactly as html.Tokenizer's readTag does (WHATWG HTML
+// §13.2.5.32-38), without copying the values it does not use. It gives up
+// (ok false) when a key has a NUL or upper-case bytes beyond ASCII, or a
+// value the parser uses needs decoding (an entity, a carriage return or
+// a NUL): TagAttr then does it.
+func rawAttrs(raw []byte, want uint32) (a attrs, ok bool) {
+	n := len(raw)
+	pos := 1
+	for pos < n { // the tag name
+		c := raw[pos]
+		pos++
+		if isHTMLSpace(c) {
+			break
+		}
+		if c == '/' || c == '>' {
+			pos--
+			break
+		}
+	}
+	skip := func() {
+		for pos < n && isHTMLSpace(raw[pos]) {
+			pos++
+		}
+	}
+	var lowered [16]byte
+	skip()
+	for pos < n {
+		if raw[pos] == '>' {
+			break
+		}
+		// The key.
+		ks := pos
+		for pos < n {
+			c := raw[pos]
+			pos++
+			if c == '=' && pos == ks+1 {
+				continue // a leading '=' is part of the name
+			}
+			if c == '=' || isHTMLSpace(c) || c == '/' || c == '>' {
+				pos--
+				break
+			}
+		}
+		ke := pos
+		// The value.
+		vs, ve := pos, pos
+		skip()
+		if pos < n {
+			c := raw[pos]
+			pos++
+			switch {
+			case c == '/':
+			case c != '=':
+				pos--
+			default:
+				skip()
+				if pos < n {
+					q := raw[pos]
+					pos++
+					switch q {
+					case '>':
+						pos--
+					case '\'', '"':
+						vs = pos
+						for pos < n && raw[pos] != q {
+							pos++
+						}
+						ve = pos
+						if pos < n {
+							pos++
+						}
+					default:
+						vs = pos - 1
+						for pos < n && !isHTMLSpace(raw[pos]) && raw[pos] != '>' {
+							pos++
+						}
+						ve = pos
+					}
+				}
+			}
+		}
+		key := raw[ks:ke]
+		if len(key) <= len(lowered) {
+			lk := lowered[:len(key)]
+			for i, c := range key {
+				switch {
+				case c == 0 || c >= 0x80:
+					return attrs{}, false
+				case 'A' <= c && c <= 'Z':
+					c += 'a' - 'A'
+				}
+				lk[i] = c
+			}
+			val := raw[vs:ve]
+			if string(lk) == "hidden" {
+				if a.seen&aHidden == 0 {
+					if needsDecoding(val) {
+						return attrs{}, false
+					}
+					a.seen |= aHidden
+					a.hidden = !strings.EqualFold(strings.TrimSpace(string(val)), "until-found")
+				}
+			} else if bit, dst := a.field(lk); dst != nil && bit&want != 0 && a.seen&bit == 0 {
+				if needsDecoding(val) {
+					return attrs{}, false
+				}
+				a.set(bit, dst, val)
+			}
+		} else if bytes.IndexByte(key, 0) >= 0 {
+			return attrs{}, false
+		}
+		skip()
+	}
+	return a, true
+}
+
+// needsDecoding reports whether an attribute value differs from its raw
+// bytes: it has a character reference, a carriage return or a NUL.
+func needsDecoding(v []byte) bool {
+	for _, c := range v {
+		if c == '&' || c == '\r' || c == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// mayBeHidden reports whether the raw text of a tag can hold a hidden
+// attribute: a cheap test that spares reading the attributes of the
+// tags the parser does not otherwise look at.
+func mayBeHidden(raw []byte) bool {
+	for i := 0; i+6 <= len(raw); i++ {
+		if c := raw[i] | 0x20; c == 'h' {
+			if w := raw[i+1 : i+6]; (w[0]|0x20) == 'i' && (w[1]|0x20) == 'd' && (w[2]|0x20) == 'd' && (w[3]|0x20) == 'e' && (w[4]|0x20) == 'n' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// relHas reports whether the space-separated rel list has token.
+func relHas(rel, token string) bool {
+	for _, t := range strings.Fields(rel) {
+		if strings.EqualFold(t, token) {
+			return true
+		}
+	}
+	return false
+}
+
+// tagName returns the atom of the current tag and, for a tag without an
+// atom, its lower-case name. It reads the name from the raw token, which
+// spares the copy html.Tokenizer.TagName makes; names with NUL or
+// non-ASCII bytes, or longer than 64 bytes, go through TagName.
+func tagName(z *html.Tokenizer, end bool) (atom.Atom, string) {
+	raw := z.Raw()
+	i := 1
+	if end {
+		i = 2
+	}
+	var buf [64]byte
+	n := 0
+	simple := true
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '/' || c == '>' {
+			break
+		}
+		if c == 0 || c >= 0x80 || n == len(buf) {
+			simple = false
+			break
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	name := buf[:n]
+	if !simple {
+		name, _ = z.TagName()
+	}
+	if a := atom.Lookup(name); a != 0 {
+		return a, ""
+	}
+	return 0, string(name)
+}
+
+func (p *parser) run(doc []byte) {
+	z := html.NewTokenizer(bytes.NewReader(doc))
+	for {
+		switch tt := z.Next(); tt {
+		case html.ErrorToken: // io.EOF: the input is in memory
+			p.closeAnchor()
+			p.closeHeading()
+			return
+		case html.TextToken:
+			raw := p.raw
+			p.raw = 0
+			if p.template > 0 {
+				continue
+			}
+			switch raw {
+			case 0:
+				if p.pre == 0 && blank(z.Raw()) {
+					p.addSpace() // most text tokens between tags: spare Text's unescaping
+				} else {
+					p.addText(z.Text(), p.pre > 0)
+				}
+			case atom.Title:
+				if p.inFirstTitle {
+					p.title = normalize(z.Text(), MaxTitleBytes)
+				}
+			case atom.Textarea, atom.Xmp, atom.Plaintext:
+				p.addText(z.Text(), true)
+			case atom.Noframes:
+				if p.noframes {
+					p.noframesLinks(z.Text())
+				}
+			default:
+				// script, style, noscript, iframe, noembed: not rendered
+				// (iframe content is a fallback for browsers without
+				// frames).
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			p.raw = 0
+			p.inFirstTitle = false
+			a, name := tagName(z, false)
+			p.startTag(z, a, name, tt == html.SelfClosingTagToken)
+		case html.EndTagToken:
+			p.raw = 0
+			p.inFirstTitle = false
+			a, name := tagName(z, true)
+			p.endTag(a, name)
+		default: // comments, doctypes
+			p.raw = 0
+		}
+	}
+}
+
+// reset prepares a pooled parser for a new page, keeping the capacity of
+// its buffers.
+func (p *parser) reset(agent string) {
+	text, anchor, heading, links, hidden := p.text.b[:0], p.anchor.b[:0], p.heading.b[:0], p.links[:0], p.hidden[:0]
+	*p = parser{agent: agent, open: -1, noframes: true, links: links, hidden: hidden}
+	p.text.b, p.anchor.b, p.heading.b = text, anchor, heading
+	p.anchor.limit = MaxAnchorBytes
+	p.heading.limit = MaxHeadingBytes
+}
+
+// noframesLinks takes the links out of the content of a <noframes>
+// element, which the tokenizer returns as raw text: what a browser
+// without frames would show. Its text is not the page's text.
+func (p *parser) noframesLinks(content []byte) {
+	sub := parser{agent: p.agent, open: -1}
+	sub.anchor.limit = MaxAnchorBytes
+	sub.run(content)
+	p.links = append(p.links, sub.links...)
+}
+
+func (p *parser) addText(s []byte, pre bool) {
+	if !p.inHidden() {
+		p.text.write(s, pre)
+		if p.level > 0 {
+			p.heading.write(s, false)
+		}
+	}
+	if p.open >= 0 {
+		p.anchor.write(s, false)
+	}
+}
+
+// blank reports whether s is only ASCII white space.
+func blank(s []byte) bool {
+	for _, c := range s {
+		if c != ' ' && c != '\n' && c != '\t' && c != '\r' && c != '\f' {
+			return false
+		}
+	}
+	return true
+}
+
+// addSpace is addText for white space outside pre.
+func (p *parser) addSpace() {
+	if !p.inHidden() {
+		p.text.sep()
+		if p.level > 0 {
+			p.heading.sep()
+		}
+	}
+	if p.open >= 0 {
+		p.anchor.sep()
+	}
+}
+
+func (p *parser) closeAnchor() {
+	if p.open >= 0 {
+		p.links[p.open].anchor = p.anchor.String()
+		p.open = -1
+	}
+}
+
+func (p *parser) closeHeading() {
+	if p.level > 0 {
+		if p.heading.len() > 0 && len(p.headings) < MaxHeadings {
+			p.headings = append(p.headings, Heading{Level: p.level, Text: p.heading.String()})
+		}
+		p.level = 0
+	}
+}
+
+// imageAlt adds the alt text of an image to the open anchor and heading.
+func (p *parser) imageAlt(alt string) {
+	if alt == "" {
+		return
+	}
+	if p.open >= 0 {
+		p.anchor.sep()
+		p.anchor.writeString(alt)
+		p.anchor.sep()
+	}
+	if p.level > 0 && !p.inHidden() {
+		p.heading.sep()
+		p.heading.writeString(alt)
+		p.heading.sep()
+	}
+}
+
+// inHidden reports whether the parser is in a hidden region.
+func (p *parser) inHidden() bool { return len(p.hidden) > 0 }
+
+func (p *parser) endHidden() { p.hidden, p.hiddenExtra = p.hidden[:0], 0 }
+
+// hiddenStart updates the hidden region for a start tag: elements the tag
+// closes implicitly are popped, and the tag is pushed if it stays open.
+func (p *parser) hiddenStart(a atom.Atom, name string, opens bool) {
+	if p.hiddenExtra == 0 {
+		for len(p.hidden) > 0 && closesImplicitly(p.hidden[len(p.hidden)-1].a, a) {
+			p.hidden = p.hidden[:len(p.hidden)-1]
+		}
+		if len(p.hidden) == 0 {
+			return // the hidden element itself was closed
+		}
+	}
+	if !opens {
+		return
+	}
+	if len(p.hidden) < maxHiddenStack && p.hiddenExtra == 0 {
+		p.hidden = append(p.hidden, element{a, name})
+	} else {
+		p.hiddenExtra++
+	}
+}
+
+// hiddenEnd updates the hidden region for an end tag.
+func (p *parser) hiddenEnd(a atom.Atom, name string) {
+	if p.hiddenExtra > 0 {
+		p.hiddenExtra--
+		return
+	}
+	for i := len(p.hidden) - 1; i >= 0; i-- {
+		if e := p.hidden[i]; e.a == a && (a != 0 || e.name == name) {
+			p.hidden = p.hidden[:i] // closes what it encloses; i == 0 ends the region
+			return
+		}
+	}
+	// No open element of the region matches: a stray end tag, which the
+	// HTML parser ignores (</p> and void elements), or the end of an
+	// ancestor, which ends the region.
+	if a != atom.P && flagsOf(a)&fVoid == 0 {
+		p.endHidden()
+	}
+}
+
+func (p *parser) startTag(z *html.Tokenizer, a atom.Atom, name string, selfClosing bool) {
+	fl := flagsOf(a)
+	if fl&fRaw != 0 {
+		p.raw = a // the tokenizer returns their content as one raw text token
+	}
+	if a == atom.Template {
+		if !selfClosing {
+			p.template++
+		}
+		return
+	}
+	if p.template > 0 {
+		return
+	}
+	opens := fl&fVoid == 0 && !selfClosing // the element stays open
+	if p.inHidden() {
+		p.hiddenStart(a, name, opens)
+	}
+	p.boundary(fl)
+	if fl&fHeading != 0 {
+		p.closeHeading() // a heading closes an open one, as in the HTML parser
+		if !p.inHidden() && !selfClosing {
+			p.level = headingLevel(a)
+			p.heading.reset()
+		}
+	}
+	var at attrs
+	switch a {
+	case atom.Html:
+		at = readAttrs(z, aLang|aXMLLang)
+		if !p.seenHTML {
+			p.seenHTML = true
+			lang := at.lang
+			if strings.TrimSpace(lang) == "" {
+				lang = at.xmlLang
+			}
+			p.lang = normalize([]byte(lang), MaxLangBytes)
+		}
+	case atom.Title:
+		if !p.haveTitle {
+			p.haveTitle, p.inFirstTitle = true, true
+		}
+		at = p.maybeHidden(z)
+	case atom.Base:
+		at = readAttrs(z, aHref)
+		if !p.haveBase && at.hasHref {
+			p.base, p.haveBase = at.href, true
+		}
+	case atom.A:
+		p.closeAnchor() // an <a> closes any open one (the adoption agency, §13.2.6.4.7)
+		at = readAttrs(z, aHref|aRel)
+		if at.hasHref {
+			p.links = append(p.links, rawLink{href: at.href, tag: TagA, nofollow: relHas(at.rel, "nofollow")})
+			p.open = len(p.links) - 1
+			p.anchor.reset()
+		}
+	case atom.Area:
+		at = readAttrs(z, aHref|aRel|aAlt)
+		if at.hasHref {
+			p.links = append(p.links, rawLink{href: at.href, tag: TagArea, anchor: normalize([]byte(at.alt), MaxAnchorBytes), nofollow: relHas(at.rel, "nofollow")})
+		}
+	case atom.Frame, atom.Iframe:
+		at = readAttrs(z, aSrc|aTitle)
+		if at.src != "" {
+			p.links = append(p.links, rawLink{href: at.src, tag: a.String(), anchor: normalize([]byte(at.title), MaxAnchorBytes)})
+		}
+	case atom.Link:
+		at = readAttrs(z, aHref|aRel|aTitle)
+		p.link(at)
+	case atom.Meta:
+		at = readAttrs(z, aName|aContent|aHTTPEquiv)
+		p.meta(at)
+	case atom.Img:
+		if p.open >= 0 || (p.level > 0 && !p.inHidden()) { // alt text counts in anchors and headings
+			p.imageAlt(readAttrs(z, aAlt).alt)
+		}
+	case atom.Input:
+		at = readAttrs(z, aType|aValue)
+		switch strings.ToLower(strings.TrimSpace(at.typ)) {
+		case "submit", "button", "reset": // their value is the visible label
+			if !p.inHidden() && !at.hidden {
+				p.text.writeString(at.value)
+				p.text.sep()
+			}
+		}
+	case atom.Pre, atom.Listing:
+		if !selfClosing {
+			p.pre++
+		}
+		at = p.maybeHidden(z)
+	default:
+		at = p.maybeHidden(z)
+	}
+	if at.hidden && !p.inHidden() && opens {
+		p.hidden = append(p.hidden, element{a, name})
+		if fl&fHeading != 0 {
+			p.level = 0 // a hidden heading is not a heading of the page
+		}
+	}
+}
+
+// maybeHidden reads the attributes of a tag only if it may have a hidden
+// attribute.
+func (p *parser) maybeHidden(z *html.Tokenizer) attrs {
+	if p.inHidden() || !mayBeHidden(z.Raw()) {
+		return attrs{}
+	}
+	return readAttrs(z, 0)
+}
+
+func (p *parser) link(a attrs) {
+	if !a.hasHref {
+		return
+	}
+	switch {
+	case relHas(a.rel, "canonical"):
+		if p.canonical == "" {
+			p.canonical = a.href
+		}
+	case relHas(a.rel, "stylesheet"), relHas(a.rel, "icon"):
+		// "alternate stylesheet" is a style, not a page
+	case relHas(a.rel, "alternate"), relHas(a.rel, "next"), relHas(a.rel, "prev"):
+		p.links = append(p.links, rawLink{href: a.href, tag: TagLink, anchor: normalize([]byte(a.title), MaxAnchorBytes), nofollow: relHas(a.rel, "nofollow")})
+	}
+}
+
+func (p *parser) meta(a attrs) {
+	name := strings.ToLower(strings.TrimSpace(a.name))
+	switch {
+	case name == "robots" || (p.agent != "" && name == p.agent):
+		p.robots = p.robots.Merge(ParseRobots(a.content))
+	case name == "description":
+		if !p.haveDesc {
+			p.desc, p.haveDesc = normalize([]byte(a.content), MaxDescriptionBytes), true
+		}
+	}
+	switch strings.ToLower(strings.TrimSpace(a.httpEquiv)) {
+	case "refresh":
+		if u := parseRefresh(a.content); u != "" {
+			p.links = append(p.links, rawLink{href: u, tag: TagRefresh})
+		}
+	case "content-language":
+		if p.metaLang == "" {
+			l, _, _ := strings.Cut(a.content, ",")
+			p.metaLang = normalize([]byte(l), MaxLangBytes)
+		}
+	}
+}
+
+func (p *parser) endTag(a atom.Atom, name string) {
+	if a == atom.Template {
+		if p.template > 0 {
+			p.template--
+		}
+		return
+	}
+	if p.template > 0 {
+		return
+	}
+	fl := flagsOf(a)
+	if p.inHidden() {
+		p.hiddenEnd(a, name)
+	}
+	switch {
+	case a == atom.A:
+		p.closeAnchor()
+	case a == atom.Pre || a == atom.Listing:
+		if p.pre > 0 {
+			p.pre--
+		}
+	case fl&fHeading != 0:
+		p.closeHeading() // any </hN> closes an open heading
+	}
+	p.boundary(fl)
+}
+
+// boundary separates the text before and after a block or cell element.
+func (p *parser) boundary(fl uint8) {
+	switch {
+	case fl&fBlock != 0:
+		p.text.block()
+	case fl&fCell != 0:
+		p.text.sep()
+	default:
+		return
+	}
+	if p.open >= 0 {
+		p.anchor.sep()
+	}
+	if p.level > 0 {
+		p.heading.sep()
+	}
+}

@@ -1,0 +1,70 @@
+#!/bin/sh
+# bench-gatherer.sh: how fast the gatherer parses, against the raw
+# throughput of golang.org/x/net/html's tokenizer alone (the limit of this
+# design), in one run on the same corpus of real HTML
+# (pkg/extract/testdata/pages: 20 pages from 8 generators, 1.1 MB).
+#
+#   scripts/bench-gatherer.sh            # 5 rounds of each benchmark
+#   COUNT=9 BENCHTIME=3s scripts/bench-gatherer.sh
+#
+# It prints, for each benchmark, the median over COUNT rounds of MB/s
+# (wall clock) and of MB/cpu-s (megabytes per second of CPU time, which
+# other jobs on a shared machine disturb less), and the gatherer's share
+# of the tokenizer's throughput on the same number of cores. The target
+# is 50 % or more. The benchmarks are Go benchmarks:
+#
+#   BenchmarkTokenizerOnly, BenchmarkTokenizerParallel  (pkg/extract)
+#   BenchmarkExtract, BenchmarkExtractParallel          (pkg/extract)
+#   BenchmarkGather                                     (pkg/gatherer)
+#
+# BenchmarkGather is the whole stage (WARC reads, charset decoding,
+# parsing on every core, docs.jsonl, the text segment, fsyncs) over the
+# corpus ten times under different host names.
+set -eu
+cd "$(dirname "$0")/.."
+COUNT=${COUNT:-5}
+BENCHTIME=${BENCHTIME:-2s}
+GATHERTIME=${GATHERTIME:-5x}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+go test -run XXX -bench 'Benchmark(TokenizerOnly|TokenizerParallel|Extract|ExtractParallel)$' \
+	-benchtime "$BENCHTIME" -count "$COUNT" ./pkg/extract > "$tmp/out.txt"
+go test -run XXX -bench 'BenchmarkGather$' -benchtime "$GATHERTIME" -count "$COUNT" ./pkg/gatherer >> "$tmp/out.txt"
+
+corpus=$(cat pkg/extract/testdata/pages/*.html | wc -c)
+pages=$(ls pkg/extract/testdata/pages/*.html | wc -l)
+procs=$(go env GOMAXPROCS 2>/dev/null || true)
+[ -n "$procs" ] || procs=$(getconf _NPROCESSORS_ONLN)
+load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
+
+awk -v corpus="$corpus" -v pages="$pages" -v procs="$procs" -v load="$load" -v count="$COUNT" '
+function median(name, col,    n, i, j, t, a) {
+	n = split(vals[name, col], a, " ")
+	for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t }
+	if (n == 0) return 0
+	return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+}
+/^Benchmark/ {
+	name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
+	for (i = 2; i <= NF; i++) {
+		if ($i == "MB/s") vals[name, "wall"] = vals[name, "wall"] " " $(i-1)
+		if ($i == "MB/cpu-s") vals[name, "cpu"] = vals[name, "cpu"] " " $(i-1)
+	}
+}
+function row(label, name, ref,    w, c, rw, rc) {
+	w = median(name, "wall"); c = median(name, "cpu")
+	if (ref == "") { printf "%-50s %8.1f %9.1f\n", label, w, c; return }
+	rw = median(ref, "wall"); rc = median(ref, "cpu")
+	printf "%-50s %8.1f %9.1f   %3.0f %% %8.0f %%\n", label, w, c, 100*w/rw, 100*c/rc
+}
+END {
+	printf "corpus: %d real pages, %.2f MB (pkg/extract/testdata/pages); %d cores; load average %s; median of %d rounds\n\n", pages, corpus/1e6, procs, load, count
+	printf "%-50s %8s %9s   %s\n", "", "MB/s", "MB/cpu-s", "share of the tokenizer (MB/s, MB/cpu-s)"
+	row("x/net/html tokenizer alone, one goroutine", "TokenizerOnly", "")
+	row("extraction (charset, text, links), one goroutine", "Extract", "TokenizerOnly")
+	row("x/net/html tokenizer alone, every core", "TokenizerParallel", "")
+	row("extraction, every core", "ExtractParallel", "TokenizerParallel")
+	row("gatherer: the whole stage, every core", "Gather", "TokenizerParallel")
+	printf "\ntarget: the gatherer at 50 %% or more of the tokenizer alone\n"
+}' "$tmp/out.txt"
