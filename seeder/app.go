@@ -10,7 +10,14 @@ import (
 // (command_<name>.go).
 func newApp() *cli.App {
 	return command.NewApp("seeder", "create a collection, add seed URLs, take gathered batches into graph.db",
-		initCommand(), addCommand(), runCommand(), checkCommand(), statsCommand())
+		initCommand(),
+		addCommand(),
+		runCommand(),
+		releaseCommand(),
+		checkCommand(),
+		statsCommand(),
+		importCommand(),
+	)
 }
 
 // withSettings is the common flags, the command's own, and one flag per

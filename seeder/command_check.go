@@ -15,8 +15,11 @@ func checkCommand() *cli.Command {
 		Name:  "check",
 		Usage: "verify graph.db and the batch markers (read-only)",
 		Description: `Opens graph.db read-only and verifies its invariants
-(docs/format/linkgraph.md) and that every batch marked seeded.done is
-recorded as seeded in graph.db. Prints each problem; exits 1 if there is any.
+(docs/format/linkgraph.md): each id has one URL and back, in-links mirror
+out-links, the site graph, the frontier set, the counters and the site page
+counts agree; that every park file graph.db records exists with its number
+of links; and that every batch marked seeded.done is recorded as seeded in
+graph.db. Prints each problem; exits 1 if there is any.
 
 ` + command.ExitCodesHelp,
 		Flags:  command.CommonFlags(),

@@ -11,10 +11,15 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",
 		Usage: "take the next gathered batch (or --batch N) into graph.db",
-		Description: `Reads the batch's batch.tsv, harvest/robots.jsonl and parsed/docs.jsonl and
-applies them to graph.db in one transaction: robots.txt rules, document
-records, links, new URLs and sites (docs/seeder.md). Then writes the batch's
-seeded.done marker with the summary, also printed on standard output.
+		Description: `Reads the batch's batch.tsv, harvest/robots.jsonl, harvest/servers.jsonl and
+parsed/docs.jsonl and applies them to graph.db in one transaction:
+robots.txt rules, server estimates, document records, links, in-links, the
+site graph, new URLs and sites, within the frontier limits of the [seeder]
+settings (links over them are parked under COLLECTION/frontier/). Then, if
+the frontier holds fewer than seeder.frontier_low_water URLs, releases
+parked links (a second transaction; see seeder release), and writes the
+batch's seeded.done marker with the summary, also printed on standard
+output (docs/seeder.md, docs/frontier.md).
 
 Without --batch it takes the oldest batch that is gathered and not seeded,
 and exits 3 when there is none. A batch already seeded is refused unless

@@ -15,8 +15,11 @@ func statsCommand() *cli.Command {
 		Name:  "stats",
 		Usage: "count documents by state, sites, links and batches (read-only)",
 		Description: `With --json, prints one JSON object:
-{"docs", "sites", "links", "byState": {state: n}, "batches": {"total",
-"managed", "harvested", "gathered", "seeded", "recorded"}}.
+{"docs", "sites", "links", "siteLinks", "frontier", "parked": {"files",
+"links"}, "byState": {state: n}, "batches": {"total", "managed",
+"harvested", "gathered", "seeded", "recorded"}}. frontier counts the URLs
+waiting for their first fetch; parked the links waiting on disk
+(docs/frontier.md).
 
 ` + command.ExitCodesHelp,
 		Flags:  append(command.CommonFlags(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}),

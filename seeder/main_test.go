@@ -134,3 +134,60 @@ func writeOneBatch(t *testing.T, dir string) {
 	b.MarkDone(collection.StageHarvested, "test")
 	b.MarkDone(collection.StageGathered, "test")
 }
+
+// seeder release through the command line: a batch with the Sydney
+// strategy on parks links, release --all takes them in.
+func TestReleaseCommand(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "col")
+	c := "--collection=" + dir
+	if code, out, errOut := seederRun(t, "", "init", c, "--seeder-new-links-per-page=1", "--seeder-frontier-low-water=0"); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := seederRun(t, "http://www.uchile.cl/\n", "add", c, "-"); code != 0 {
+		t.Fatalf("add: exit %d\n%s%s", code, out, errOut)
+	}
+	writeOneBatch(t, dir)
+	code, out, errOut := seederRun(t, "", "run", c)
+	if code != 0 || !strings.Contains(out, "1 links parked") || !strings.Contains(out, "release     none: frontier 1 (low water 0), 1 park files waiting") {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := seederRun(t, "", "stats", c); code != 0 || !strings.Contains(out, "frontier 1 urls waiting; 1 links parked in 1 files") {
+		t.Errorf("stats: exit %d\n%s", code, out)
+	}
+	if code, out, _ := seederRun(t, "", "release", c); code != 0 || !strings.Contains(out, "release     none") {
+		t.Errorf("release above low water: exit %d\n%s", code, out)
+	}
+	code, out, errOut = seederRun(t, "", "release", c, "--all")
+	if code != 0 || !strings.Contains(out, "1 park files, 1 links: 1 new urls") || !strings.Contains(out, "frontier 1 -> 2") {
+		t.Errorf("release --all: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := seederRun(t, "", "check", c); code != 0 {
+		t.Errorf("check: exit %d\n%s", code, out)
+	}
+	if code, _, _ := seederRun(t, "", "release", c, "extra"); code != command.ExitUsage {
+		t.Errorf("release with an argument: exit %d", code)
+	}
+}
+
+// Settings of the scope and the frontier are validated before anything is
+// written: a bad value is a usage error (exit 2) naming the setting.
+func TestBadSettings(t *testing.T) {
+	for _, c := range []struct {
+		flag, want string
+	}{
+		{"--seeder-frontier-overflow=keep", "seeder.frontier_overflow"},
+		{"--seeder-new-links-per-page=-1", "seeder.new_links_per_page"},
+		{"--scope-exclude=(", "scope.exclude"},
+		{"--scope-include=[a-", "scope.include"},
+		{"--scope-session-params=a=b", "scope.session_params"},
+	} {
+		dir := filepath.Join(t.TempDir(), "col")
+		code, _, errOut := seederRun(t, "", "init", "--collection="+dir, c.flag)
+		if code != command.ExitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("init %s: exit %d, %s", c.flag, code, errOut)
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("init %s created %s", c.flag, dir)
+		}
+	}
+}

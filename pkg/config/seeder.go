@@ -1,14 +1,24 @@
 package config
 
+// Overflow policies of the fixed-budget frontier (seeder.frontier_overflow).
+const (
+	OverflowPark = "park" // new URLs over the budget are parked on disk and released later
+	OverflowDrop = "drop" // new URLs over the budget are forgotten (the paper's fixed budget)
+)
+
 // Seeder holds the settings of frontier growth (Castillo, Nelli,
-// Panconesi, "Crawling the Web with Limited Memory": the Sydney strategy).
+// Panconesi, "Crawling the Web with Limited Memory": the Sydney strategy
+// and its fixed-budget variant). The frontier is the set of known URLs
+// never fetched (pending or scheduled); see docs/frontier.md.
 type Seeder struct {
-	NewLinksPerPage int `toml:"new_links_per_page" doc:"Sydney strategy: at most this many new URLs per fetched page enter the frontier now, the rest are parked on disk; 0 turns it off."`
-	FrontierBudget  int `toml:"frontier_budget" doc:"Fixed-budget mode: at most this many pending URLs; new URLs over it are parked on disk; 0 turns it off."`
+	NewLinksPerPage  int    `toml:"new_links_per_page" doc:"Sydney strategy: at most this many new URLs per fetched page enter the frontier now, the rest are parked on disk (COLLECTION/frontier/) and released when the frontier runs low; 0 turns it off."`
+	FrontierBudget   int    `toml:"frontier_budget" doc:"Fixed-budget mode: new URLs are taken into the frontier only while it holds fewer than this many URLs; 0 turns it off."`
+	FrontierOverflow string `toml:"frontier_overflow" doc:"What happens to new URLs over frontier_budget: park (kept on disk and released later, nothing is lost) or drop (forgotten until a page links to them again, as in the paper)."`
+	FrontierLowWater int    `toml:"frontier_low_water" doc:"Parked URLs are released (by seeder run after each batch, or seeder release) while the frontier holds fewer than this many URLs; keep it above manager.batch_size."`
 }
 
 func defaultSeeder() Seeder {
-	return Seeder{NewLinksPerPage: 0, FrontierBudget: 0}
+	return Seeder{NewLinksPerPage: 0, FrontierBudget: 0, FrontierOverflow: OverflowPark, FrontierLowWater: 200000}
 }
 
 // validate reports the settings of the section that are out of range.
@@ -18,5 +28,14 @@ func (c *Seeder) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.FrontierBudget < 0 {
 		bad("seeder.frontier_budget", "must not be negative, got %d", c.FrontierBudget)
+	}
+	if c.FrontierOverflow != OverflowPark && c.FrontierOverflow != OverflowDrop {
+		bad("seeder.frontier_overflow", "must be %q or %q, got %q", OverflowPark, OverflowDrop, c.FrontierOverflow)
+	}
+	if c.FrontierLowWater < 0 {
+		bad("seeder.frontier_low_water", "must not be negative, got %d", c.FrontierLowWater)
+	}
+	if c.FrontierBudget > 0 && c.FrontierLowWater > c.FrontierBudget {
+		bad("seeder.frontier_low_water", "must not exceed seeder.frontier_budget (%d), got %d", c.FrontierBudget, c.FrontierLowWater)
 	}
 }

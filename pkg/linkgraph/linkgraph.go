@@ -1,34 +1,45 @@
 // Package linkgraph is the crawl's memory in graph.db (bbolt): every URL
-// ever seen with its id and document record, every site, and the link
-// graph as one roaring bitmap of out-link ids per document. Only the
-// manager and the seeder open it, one at a time (bbolt's file lock).
+// ever seen with its id and document record, every site, the link graph
+// as roaring bitmaps of out-links and in-links per document, the site
+// graph, the frontier set and the files of parked links. Only the manager
+// and the seeder open it, one at a time (bbolt's file lock).
 //
 // Buckets (docs/format/linkgraph.md):
 //
-//	meta     "version" → "1"; "next_doc", "next_site" → uint64 (8 bytes, big endian)
-//	urls     normalised URL → doc id (8 bytes BE)
-//	docs     doc id (8 bytes BE) → Doc (JSON)
-//	sites    site key ("http://host[:port]") → site id (8 bytes BE)
-//	siterec  site id (8 bytes BE) → Site (JSON)
-//	out      doc id (8 bytes BE) → roaring bitmap of out-link doc ids (portable format)
-//	batches  batch id (8 bytes BE) → BatchState (JSON)
+//	meta      "version" → "2"; "next_doc", "next_site", "next_park" → uint64 (8 bytes BE);
+//	          "frontier" → roaring bitmap of the ids of frontier documents
+//	urls      normalised URL → doc id (8 bytes BE)
+//	docs      doc id (8 bytes BE) → Doc (binary record; version 1 JSON still read)
+//	sites     site key ("http://host[:port]") → site id (8 bytes BE)
+//	siterec   site id (8 bytes BE) → Site (JSON)
+//	out       doc id → roaring bitmap of out-link doc ids (portable format)
+//	in        doc id → roaring bitmap of in-link doc ids, mirroring out
+//	sitelinks site id → linked site ids (roaring) and link counts
+//	parked    park file number → Parked (JSON)
+//	batches   batch id (8 bytes BE) → BatchState (JSON)
+//	scores    doc id → manager's estimator state (pkg/manager)
 package linkgraph
 
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	bolt "go.etcd.io/bbolt"
 )
 
-// Version is the graph.db format version.
-const Version = "1"
+// Version is the graph.db format version this package writes.
+const Version = "2"
+
+// versionV1 is the previous format: JSON document records, no in-links,
+// site graph or frontier set. It is still read, and upgraded when opened
+// for writing.
+const versionV1 = "1"
 
 var (
 	bucketMeta    = []byte("meta")
@@ -38,128 +49,43 @@ var (
 	bucketSiteRec = []byte("siterec")
 	bucketOut     = []byte("out")
 	bucketBatches = []byte("batches")
-	// bucketIn holds in-link sets mirroring bucketOut (seeder).
+	// bucketIn holds in-link sets mirroring bucketOut.
 	bucketIn = []byte("in")
-	// bucketSiteLinks holds the site graph: site id → roaring set of
-	// linked site ids (seeder).
+	// bucketSiteLinks holds the site graph: site id → linked site ids
+	// with link counts.
 	bucketSiteLinks = []byte("sitelinks")
 	// bucketScores holds the manager's per-document estimator state
 	// (OPIC cash and history, imported historical PageRank): doc id →
 	// value, layout owned by pkg/manager.
 	bucketScores = []byte("scores")
-	allBuckets   = [][]byte{bucketMeta, bucketURLs, bucketDocs, bucketSites, bucketSiteRec, bucketOut, bucketBatches, bucketIn, bucketSiteLinks, bucketScores}
+	// bucketParked records the files of parked links under
+	// COLLECTION/frontier/.
+	bucketParked = []byte("parked")
+	allBuckets   = [][]byte{bucketMeta, bucketURLs, bucketDocs, bucketSites, bucketSiteRec, bucketOut, bucketBatches, bucketIn, bucketSiteLinks, bucketScores, bucketParked}
 
 	keyVersion  = []byte("version")
 	keyNextDoc  = []byte("next_doc")
 	keyNextSite = []byte("next_site")
+	keyNextPark = []byte("next_park")
+	keyFrontier = []byte("frontier")
 )
-
-// Sentinel errors.
-var (
-	// ErrVersion means graph.db was written by an incompatible version.
-	ErrVersion = errors.New("unsupported graph.db version")
-	// ErrBusy means another process has graph.db open.
-	ErrBusy = errors.New("graph.db is in use by another process")
-	// ErrTooManyDocs means the 32-bit id space of the roaring bitmaps is full.
-	ErrTooManyDocs = errors.New("too many documents for 32-bit ids")
-)
-
-// State is where a document stands in the crawl.
-type State string
-
-// Document states.
-const (
-	StatePending   State = "pending"   // known, never fetched, may be scheduled
-	StateScheduled State = "scheduled" // in a batch that has not been seeded yet
-	StateFetched   State = "fetched"   // fetched (any HTTP status); may be revisited
-	StateFailed    State = "failed"    // the last attempt got no response
-	StateExcluded  State = "excluded"  // robots.txt or a site cap forbids it; never scheduled
-)
-
-// Doc is what the crawl knows of one URL.
-type Doc struct {
-	ID        uint64    `json:"id"`
-	URL       string    `json:"url"`
-	Site      uint64    `json:"site"`
-	Depth     int       `json:"depth"`            // links from the site's entry point (new sites start at 0)
-	State     State     `json:"state"`            //
-	Reason    string    `json:"reason,omitempty"` // why excluded or failed
-	Batch     int       `json:"batch,omitempty"`  // batch that last scheduled it
-	Found     int       `json:"found,omitempty"`  // batch in which it was discovered (0 = seed)
-	Status    int       `json:"status,omitempty"` // last HTTP status
-	Fetched   time.Time `json:"fetched,omitzero"` // last fetch
-	Visits    int       `json:"visits,omitempty"` // fetches with a response
-	Changes   int       `json:"changes,omitempty"`
-	Hash      string    `json:"hash,omitempty"` // last text hash
-	MIME      string    `json:"mime,omitempty"`
-	Title     string    `json:"title,omitempty"`
-	Redirect  string    `json:"redirect,omitempty"`
-	Anchors   []string  `json:"anchors,omitempty"` // a few anchor texts of in-links (representational quality)
-	NoIndex   bool      `json:"noindex,omitempty"`
-	Canonical string    `json:"canonical,omitempty"`
-
-	// FirstFetched is the first fetch with a response; with Fetched,
-	// Visits and Changes it gives the manager the page's rate of change.
-	FirstFetched time.Time `json:"firstFetched,omitzero"`
-	// Failures counts the attempts in a row that got no response (reset
-	// to 0 by a response); the manager stops scheduling a page that failed
-	// too often.
-	Failures int `json:"failures,omitempty"`
-	// LastModified and ETag are the validators of the last response, sent
-	// back on a revisit as a conditional GET.
-	LastModified string `json:"lastModified,omitempty"`
-	ETag         string `json:"etag,omitempty"`
-	// History is the visit history, oldest first, at most MaxHistory
-	// visits (the freshness estimator's input).
-	History []Visit `json:"history,omitempty"`
-}
-
-// MaxHistory is the number of visits a document's History keeps.
-const MaxHistory = 16
-
-// Visit is one fetch of a document with a response.
-type Visit struct {
-	Time         time.Time `json:"t"`
-	Status       int       `json:"s,omitempty"`
-	Changed      bool      `json:"c,omitempty"`  // text hash differs from the previous visit
-	LastModified string    `json:"lm,omitempty"` // Last-Modified header of the response
-}
-
-// Site is what the crawl knows of one site (scheme, host and port).
-type Site struct {
-	ID            uint64    `json:"id"`
-	Key           string    `json:"key"` // scheme://host[:port]
-	Pages         int       `json:"pages"`
-	RobotsStatus  int       `json:"robotsStatus,omitempty"`
-	RobotsBody    string    `json:"robotsBody,omitempty"`
-	RobotsErr     string    `json:"robotsErr,omitempty"`
-	RobotsFetched time.Time `json:"robotsFetched,omitzero"`
-	// Server estimates measured by the harvester (Cao et al.: EWMA with
-	// alpha 0.8), kept so the next batch can rank servers from the start.
-	ConnectMs       float64   `json:"connectMs,omitempty"`
-	ResponseMs      float64   `json:"responseMs,omitempty"`
-	RequestsPerConn float64   `json:"requestsPerConn,omitempty"`
-	EstimatesAt     time.Time `json:"estimatesAt,omitzero"`
-}
-
-// BatchState records what has happened to a batch in graph.db.
-type BatchState struct {
-	ID      int       `json:"id"`
-	URLs    int       `json:"urls"`
-	Managed time.Time `json:"managed,omitzero"`
-	Seeded  time.Time `json:"seeded,omitzero"`
-}
 
 // Graph is an open graph.db.
 type Graph struct {
 	db       *bolt.DB
 	readOnly bool
+	// legacy is set for a version 1 file opened read-only: it has no
+	// in-links, site graph or frontier set.
+	legacy bool
 }
 
 // Open opens (creating if needed, unless readOnly) the graph database at
-// path. It waits at most timeout for another process's lock.
+// path. It waits at most timeout for another process's lock. Opened for
+// writing, a version 1 file is upgraded to version 2 in one transaction
+// (in-links, site graph and frontier set are built from the out-links and
+// documents); read-only, it is read as it is.
 func Open(path string, readOnly bool, timeout time.Duration) (*Graph, error) {
-	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: timeout, ReadOnly: readOnly, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+	db, err := bolt.Open(path, 0o644, BoltOptions(readOnly, timeout))
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: %w", path, ErrBusy)
 	}
@@ -168,19 +94,30 @@ func Open(path string, readOnly bool, timeout time.Duration) (*Graph, error) {
 	}
 	g := &Graph{db: db, readOnly: readOnly}
 	if readOnly {
-		err = db.View(func(tx *bolt.Tx) error { return checkVersion(tx, path) })
+		err = db.View(func(tx *bolt.Tx) error {
+			v, err := checkVersion(tx)
+			g.legacy = v == versionV1
+			return err
+		})
 	} else {
-		err = db.Update(func(tx *bolt.Tx) error {
+		err = db.Update(func(btx *bolt.Tx) error {
 			for _, b := range allBuckets {
-				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				if _, err := btx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
 			}
-			m := tx.Bucket(bucketMeta)
+			m := btx.Bucket(bucketMeta)
 			if m.Get(keyVersion) == nil {
+				if err := m.Put(keyFrontier, mustBytes(roaring.New())); err != nil {
+					return err
+				}
 				return m.Put(keyVersion, []byte(Version))
 			}
-			return checkVersion(tx, path)
+			v, err := checkVersion(btx)
+			if err != nil || v == Version {
+				return err
+			}
+			return upgrade(newTx(btx))
 		})
 	}
 	if err != nil {
@@ -190,34 +127,159 @@ func Open(path string, readOnly bool, timeout time.Duration) (*Graph, error) {
 	return g, nil
 }
 
-func checkVersion(tx *bolt.Tx, path string) error {
+// initialMmapSize is mapped at once so that a large transaction does not
+// remap the file as it grows (a remap copies every key and value the
+// transaction has touched onto the heap).
+const initialMmapSize = 1 << 30
+
+// BoltOptions are the bbolt options graph.db is opened with (the
+// seeder's benchmark opens its plain bbolt baseline the same way).
+func BoltOptions(readOnly bool, timeout time.Duration) *bolt.Options {
+	return &bolt.Options{Timeout: timeout, ReadOnly: readOnly, NoFreelistSync: true, FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmapSize}
+}
+
+func checkVersion(tx *bolt.Tx) (string, error) {
 	m := tx.Bucket(bucketMeta)
 	if m == nil {
-		return fmt.Errorf("%w: %s has no meta bucket", ErrVersion, path)
+		return "", fmt.Errorf("%w: no meta bucket", ErrVersion)
 	}
-	if v := string(m.Get(keyVersion)); v != Version {
-		return fmt.Errorf("%w: %q (this program reads %s)", ErrVersion, v, Version)
+	v := string(m.Get(keyVersion))
+	if v != Version && v != versionV1 {
+		return v, fmt.Errorf("%w: %q (this program reads %s and %s)", ErrVersion, v, versionV1, Version)
 	}
-	return nil
+	return v, nil
+}
+
+// upgrade turns a version 1 file into version 2: it builds the in-links
+// and the site graph from the out-links and the frontier set from the
+// documents. Version 1 document records stay JSON until rewritten.
+func upgrade(t *Tx) error {
+	sites := map[uint32]uint32{}
+	fr := roaring.New()
+	if err := t.ForEachDoc(func(d *Doc) error {
+		sites[uint32(d.ID)] = uint32(d.Site)
+		if d.InFrontier() {
+			fr.Add(uint32(d.ID))
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("upgrade: %w", err)
+	}
+	t.frontier, t.frontierDirty = fr, true
+	if err := t.ForEachOutLinks(func(id uint64, bm *roaring.Bitmap) error {
+		src := uint32(id)
+		it := bm.Iterator()
+		for it.HasNext() {
+			dst := it.Next()
+			t.inAdd = append(t.inAdd, uint64(dst)<<32|uint64(src))
+			t.siteDelta(sites[src], sites[dst], 1)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("upgrade: %w", err)
+	}
+	if err := t.flush(); err != nil {
+		return fmt.Errorf("upgrade: %w", err)
+	}
+	return t.tx.Bucket(bucketMeta).Put(keyVersion, []byte(Version))
 }
 
 // Close closes the database.
 func (g *Graph) Close() error { return g.db.Close() }
 
+// Legacy tells whether the graph is a version 1 file opened read-only
+// (no in-links, site graph or frontier set: those calls return
+// ErrNeedsUpgrade).
+func (g *Graph) Legacy() bool { return g.legacy }
+
 // View runs fn in a read-only transaction.
 func (g *Graph) View(fn func(*Tx) error) error {
-	return g.db.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) })
+	return g.db.View(func(btx *bolt.Tx) error {
+		t := newTx(btx)
+		t.legacy = g.legacy
+		return fn(t)
+	})
 }
 
 // Update runs fn in a read-write transaction, committed atomically when
-// fn returns nil.
+// fn returns nil. Changes that the transaction gathers in memory (id
+// counters, in-links, the site graph, the frontier set) are written
+// before the commit.
 func (g *Graph) Update(fn func(*Tx) error) error {
-	return g.db.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) })
+	return g.db.Update(func(btx *bolt.Tx) error {
+		t := newTx(btx)
+		if err := fn(t); err != nil {
+			return err
+		}
+		return t.flush()
+	})
 }
 
 // Tx is a transaction on the graph.
 type Tx struct {
-	tx *bolt.Tx
+	tx     *bolt.Tx
+	legacy bool
+
+	counters map[string]uint64 // id counters changed in this transaction
+
+	// URLs and documents created in this transaction, written at its end
+	// in key order: bbolt inserts sorted keys far faster than random ones
+	// (a node does not split before the commit), and a new document's
+	// record, rewritten as its anchors arrive, is encoded once.
+	newURLs  map[string]uint64 // every URL created in the transaction
+	unsorted []string          // those of them not written yet
+	newDocs  map[uint64][]byte // records of new documents not written yet (encoded: few pointers for the GC)
+	newSites map[string]uint64 // site keys created in the transaction, not written yet
+	newOut   map[uint64][]byte // out-link sets stored in the transaction, not written yet
+	urls     *bolt.Cursor      // reused for lookups (bbolt's Get allocates a cursor)
+
+	frontier      *roaring.Bitmap // loaded on first use
+	frontierDirty bool
+
+	// In-link changes (target<<32 | source), applied grouped by target
+	// by flushLinks.
+	inAdd, inDel []uint64
+	// Site graph changes: (source site, target site) → link count delta.
+	siteDeltas map[[2]uint32]int64
+}
+
+func newTx(btx *bolt.Tx) *Tx { return &Tx{tx: btx} }
+
+// flush writes what the transaction gathered in memory.
+func (t *Tx) flush() error {
+	if err := t.flushNew(); err != nil {
+		return err
+	}
+	m := t.tx.Bucket(bucketMeta)
+	for k, v := range t.counters {
+		if err := m.Put([]byte(k), u64(v)); err != nil {
+			return fmt.Errorf("write counter %s: %w", k, err)
+		}
+	}
+	t.counters = nil
+	if err := t.flushLinks(); err != nil {
+		return err
+	}
+	if t.frontierDirty {
+		t.frontier.RunOptimize()
+		v, err := t.frontier.ToBytes()
+		if err != nil {
+			return fmt.Errorf("write frontier set: %w", err)
+		}
+		if err := m.Put(keyFrontier, v); err != nil {
+			return fmt.Errorf("write frontier set: %w", err)
+		}
+		t.frontierDirty = false
+	}
+	return nil
+}
+
+func mustBytes(bm *roaring.Bitmap) []byte {
+	b, err := bm.ToBytes()
+	if err != nil {
+		panic(err) // an empty bitmap always serialises
+	}
+	return b
 }
 
 func u64(v uint64) []byte {
@@ -233,16 +295,93 @@ func getU64(b []byte) uint64 {
 	return binary.BigEndian.Uint64(b)
 }
 
-func (t *Tx) next(key []byte) (uint64, error) {
-	m := t.tx.Bucket(bucketMeta)
-	n := getU64(m.Get(key)) + 1
-	return n, m.Put(key, u64(n))
+// counter returns the current value of an id counter.
+func (t *Tx) counter(key []byte) uint64 {
+	if v, ok := t.counters[string(key)]; ok {
+		return v
+	}
+	return getU64(t.tx.Bucket(bucketMeta).Get(key))
+}
+
+// next gives the next id of a counter; the counter is written at the end
+// of the transaction.
+func (t *Tx) next(key []byte) uint64 {
+	n := t.counter(key) + 1
+	if t.counters == nil {
+		t.counters = map[string]uint64{}
+	}
+	t.counters[string(key)] = n
+	return n
+}
+
+// LastDocID is the largest document id given so far (ids run from 1 to
+// it without gaps).
+func (t *Tx) LastDocID() uint64 { return t.counter(keyNextDoc) }
+
+// flushNew writes the sites, URLs and documents created in the
+// transaction: site and URL keys in sorted order, documents in id order.
+func (t *Tx) flushNew() error {
+	if len(t.newSites) > 0 {
+		keys := make([]string, 0, len(t.newSites))
+		for k := range t.newSites {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		sites := t.tx.Bucket(bucketSites)
+		for _, k := range keys {
+			if err := sites.Put([]byte(k), u64(t.newSites[k])); err != nil {
+				return fmt.Errorf("add site %s: %w", k, err)
+			}
+		}
+		t.newSites = nil
+	}
+	if err := t.flushOut(); err != nil {
+		return err
+	}
+	if len(t.unsorted) == 0 && len(t.newDocs) == 0 {
+		return nil
+	}
+	keys := t.unsorted
+	slices.Sort(keys)
+	urls := t.tx.Bucket(bucketURLs)
+	for _, u := range keys {
+		if err := urls.Put([]byte(u), u64(t.newURLs[u])); err != nil {
+			return fmt.Errorf("add url %s: %w", u, err)
+		}
+	}
+	ids := make([]uint64, 0, len(t.newDocs))
+	for id := range t.newDocs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	docs := t.tx.Bucket(bucketDocs)
+	for _, id := range ids {
+		if err := docs.Put(u64(id), t.newDocs[id]); err != nil {
+			return fmt.Errorf("put doc %d: %w", id, err)
+		}
+	}
+	t.unsorted, t.newDocs, t.urls = nil, nil, nil
+	return nil
+}
+
+// CreatedURL returns the id of a URL created in this transaction. With
+// a lookup in a read transaction begun before it (as the seeder does on
+// other cores), it tells whether a URL is known without LookupURL.
+func (t *Tx) CreatedURL(url string) (uint64, bool) {
+	id, ok := t.newURLs[url]
+	return id, ok
 }
 
 // LookupURL returns the id of a normalised URL.
 func (t *Tx) LookupURL(url string) (uint64, bool) {
-	v := t.tx.Bucket(bucketURLs).Get([]byte(url))
-	if v == nil {
+	if id, ok := t.newURLs[url]; ok {
+		return id, true
+	}
+	if t.urls == nil {
+		t.urls = t.tx.Bucket(bucketURLs).Cursor()
+	}
+	k, v := t.urls.Seek([]byte(url))
+	if k == nil || string(k) != url {
 		return 0, false
 	}
 	return getU64(v), true
@@ -251,21 +390,45 @@ func (t *Tx) LookupURL(url string) (uint64, bool) {
 // AddURL gives a new normalised URL an id and a pending document record;
 // for a known URL it returns the existing id and created=false.
 func (t *Tx) AddURL(url string, site uint64, depth, found int) (id uint64, created bool, err error) {
+	d, created, err := t.AddURLDoc(url, &Doc{Site: site, Depth: depth, State: StatePending, Found: found})
+	if err != nil || !created {
+		return d, created, err
+	}
+	return d, true, nil
+}
+
+// AddURLDoc gives a new normalised URL an id and stores d (with its ID
+// and URL set) as its record; for a known URL it returns the existing id
+// and created=false and leaves d alone.
+func (t *Tx) AddURLDoc(url string, d *Doc) (id uint64, created bool, err error) {
 	if id, ok := t.LookupURL(url); ok {
 		return id, false, nil
 	}
-	id, err = t.next(keyNextDoc)
-	if err != nil {
-		return 0, false, fmt.Errorf("add url %s: %w", url, err)
-	}
+	return t.AddNewURLDoc(url, d)
+}
+
+// AddNewURLDoc is AddURLDoc for a URL the caller knows graph.db does not
+// hold: neither a read transaction begun before this one (on the same
+// open Graph, so no other process wrote since) nor CreatedURL found it.
+// It skips the lookup; a URL added twice would break the urls ↔ docs
+// invariant that Check verifies.
+func (t *Tx) AddNewURLDoc(url string, d *Doc) (id uint64, created bool, err error) {
+	id = t.counter(keyNextDoc) + 1
 	if id > math.MaxUint32 {
 		return 0, false, fmt.Errorf("add url %s: %w", url, ErrTooManyDocs)
 	}
-	if err := t.tx.Bucket(bucketURLs).Put([]byte(url), u64(id)); err != nil {
-		return 0, false, fmt.Errorf("add url %s: %w", url, err)
+	t.next(keyNextDoc)
+	if t.newURLs == nil {
+		t.newURLs = map[string]uint64{}
 	}
-	d := Doc{ID: id, URL: url, Site: site, Depth: depth, State: StatePending, Found: found}
-	if err := t.PutDoc(&d); err != nil {
+	if t.newDocs == nil {
+		t.newDocs = map[uint64][]byte{}
+	}
+	t.newURLs[url] = id
+	t.unsorted = append(t.unsorted, url)
+	d.ID, d.URL = id, url
+	t.newDocs[id] = nil // PutDoc keeps new documents in memory
+	if err := t.PutDoc(d); err != nil {
 		return 0, false, err
 	}
 	return id, true, nil
@@ -276,6 +439,9 @@ func (t *Tx) AddURL(url string, site uint64, depth, found int) (id uint64, creat
 // normal URL of the site starts with key+"/", so this is a range scan
 // that decodes no document.
 func (t *Tx) ForEachSiteURL(siteKey string, fn func(url string, id uint64) error) error {
+	if err := t.flushNew(); err != nil {
+		return err
+	}
 	prefix := []byte(siteKey + "/")
 	c := t.tx.Bucket(bucketURLs).Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -288,254 +454,74 @@ func (t *Tx) ForEachSiteURL(siteKey string, fn func(url string, id uint64) error
 
 // Doc reads a document record.
 func (t *Tx) Doc(id uint64) (*Doc, error) {
-	v := t.tx.Bucket(bucketDocs).Get(u64(id))
-	if v == nil {
-		return nil, fmt.Errorf("doc %d: not found", id)
+	d := new(Doc)
+	if err := t.ReadDoc(id, d); err != nil {
+		return nil, err
 	}
-	var d Doc
-	if err := json.Unmarshal(v, &d); err != nil {
-		return nil, fmt.Errorf("doc %d: %w", id, err)
-	}
-	return &d, nil
+	return d, nil
 }
 
-// PutDoc writes a document record.
+// ReadDoc reads a document record into d, reusing d's memory where it
+// can.
+func (t *Tx) ReadDoc(id uint64, d *Doc) error {
+	v, ok := t.newDocs[id]
+	if !ok {
+		v = t.tx.Bucket(bucketDocs).Get(u64(id))
+	}
+	if v == nil {
+		return fmt.Errorf("doc %d: %w", id, ErrNotFound)
+	}
+	return decodeDoc(id, v, d)
+}
+
+// DocSite returns the site id of a document, decoding no more of its
+// record than that.
+func (t *Tx) DocSite(id uint64) (uint64, error) {
+	v, ok := t.newDocs[id]
+	if !ok {
+		v = t.tx.Bucket(bucketDocs).Get(u64(id))
+	}
+	if v == nil {
+		return 0, fmt.Errorf("doc %d: %w", id, ErrNotFound)
+	}
+	return docSite(id, v)
+}
+
+// PutDoc writes a document record (binary, version 2) and keeps the
+// frontier set in step with its state.
 func (t *Tx) PutDoc(d *Doc) error {
-	v, err := json.Marshal(d)
-	if err != nil {
+	// bbolt keeps the value until the commit: a fresh slice each time.
+	v := appendDoc(make([]byte, 0, 64+len(d.URL)+len(d.Title)), d)
+	if _, ok := t.newDocs[d.ID]; ok {
+		t.newDocs[d.ID] = v
+	} else if err := t.tx.Bucket(bucketDocs).Put(u64(d.ID), v); err != nil {
 		return fmt.Errorf("put doc %d: %w", d.ID, err)
 	}
-	if err := t.tx.Bucket(bucketDocs).Put(u64(d.ID), v); err != nil {
-		return fmt.Errorf("put doc %d: %w", d.ID, err)
+	fr, err := t.frontierSet()
+	if err != nil {
+		return err
+	}
+	if d.InFrontier() {
+		if fr.CheckedAdd(uint32(d.ID)) {
+			t.frontierDirty = true
+		}
+	} else if fr.CheckedRemove(uint32(d.ID)) {
+		t.frontierDirty = true
 	}
 	return nil
 }
 
-// ForEachDoc calls fn for every document in id order.
+// ForEachDoc calls fn for every document in id order, each a fresh *Doc
+// that fn may keep.
 func (t *Tx) ForEachDoc(fn func(*Doc) error) error {
+	if err := t.flushNew(); err != nil {
+		return err
+	}
 	return t.tx.Bucket(bucketDocs).ForEach(func(k, v []byte) error {
-		var d Doc
-		if err := json.Unmarshal(v, &d); err != nil {
-			return fmt.Errorf("doc %d: %w", getU64(k), err)
+		d := new(Doc)
+		if err := decodeDoc(getU64(k), v, d); err != nil {
+			return err
 		}
-		return fn(&d)
+		return fn(d)
 	})
-}
-
-// SiteID returns the id of a site key.
-func (t *Tx) SiteID(key string) (uint64, bool) {
-	v := t.tx.Bucket(bucketSites).Get([]byte(key))
-	if v == nil {
-		return 0, false
-	}
-	return getU64(v), true
-}
-
-// AddSite gives a new site key an id; for a known key it returns the
-// existing id.
-func (t *Tx) AddSite(key string) (id uint64, created bool, err error) {
-	if id, ok := t.SiteID(key); ok {
-		return id, false, nil
-	}
-	if id, err = t.next(keyNextSite); err != nil {
-		return 0, false, fmt.Errorf("add site %s: %w", key, err)
-	}
-	if err := t.tx.Bucket(bucketSites).Put([]byte(key), u64(id)); err != nil {
-		return 0, false, fmt.Errorf("add site %s: %w", key, err)
-	}
-	return id, true, t.PutSite(&Site{ID: id, Key: key})
-}
-
-// Site reads a site record.
-func (t *Tx) Site(id uint64) (*Site, error) {
-	v := t.tx.Bucket(bucketSiteRec).Get(u64(id))
-	if v == nil {
-		return nil, fmt.Errorf("site %d: not found", id)
-	}
-	var s Site
-	if err := json.Unmarshal(v, &s); err != nil {
-		return nil, fmt.Errorf("site %d: %w", id, err)
-	}
-	return &s, nil
-}
-
-// PutSite writes a site record.
-func (t *Tx) PutSite(s *Site) error {
-	v, err := json.Marshal(s)
-	if err != nil {
-		return fmt.Errorf("put site %d: %w", s.ID, err)
-	}
-	if err := t.tx.Bucket(bucketSiteRec).Put(u64(s.ID), v); err != nil {
-		return fmt.Errorf("put site %d: %w", s.ID, err)
-	}
-	return nil
-}
-
-// ForEachSite calls fn for every site in id order.
-func (t *Tx) ForEachSite(fn func(*Site) error) error {
-	return t.tx.Bucket(bucketSiteRec).ForEach(func(k, v []byte) error {
-		var s Site
-		if err := json.Unmarshal(v, &s); err != nil {
-			return fmt.Errorf("site %d: %w", getU64(k), err)
-		}
-		return fn(&s)
-	})
-}
-
-// OutLinks returns a copy of the out-link set of a document (empty if it
-// has none), safe to keep after the transaction.
-func (t *Tx) OutLinks(id uint64) (*roaring.Bitmap, error) {
-	bm := roaring.New()
-	v := t.tx.Bucket(bucketOut).Get(u64(id))
-	if v == nil {
-		return bm, nil
-	}
-	if err := bm.UnmarshalBinary(v); err != nil {
-		return nil, fmt.Errorf("out-links of doc %d: %w", id, err)
-	}
-	return bm, nil
-}
-
-// SetOutLinks replaces the out-link set of a document.
-func (t *Tx) SetOutLinks(id uint64, bm *roaring.Bitmap) error {
-	bm.RunOptimize()
-	v, err := bm.ToBytes()
-	if err != nil {
-		return fmt.Errorf("out-links of doc %d: %w", id, err)
-	}
-	if err := t.tx.Bucket(bucketOut).Put(u64(id), v); err != nil {
-		return fmt.Errorf("out-links of doc %d: %w", id, err)
-	}
-	return nil
-}
-
-// ForEachOutLinks calls fn with every document that has out-links, in id
-// order; bm is a fresh copy.
-func (t *Tx) ForEachOutLinks(fn func(id uint64, bm *roaring.Bitmap) error) error {
-	return t.tx.Bucket(bucketOut).ForEach(func(k, v []byte) error {
-		bm := roaring.New()
-		if err := bm.UnmarshalBinary(v); err != nil {
-			return fmt.Errorf("out-links of doc %d: %w", getU64(k), err)
-		}
-		return fn(getU64(k), bm)
-	})
-}
-
-// Batch reads what graph.db records of a batch.
-func (t *Tx) Batch(id int) (BatchState, bool, error) {
-	v := t.tx.Bucket(bucketBatches).Get(u64(uint64(id)))
-	if v == nil {
-		return BatchState{ID: id}, false, nil
-	}
-	var b BatchState
-	if err := json.Unmarshal(v, &b); err != nil {
-		return b, false, fmt.Errorf("batch %d state: %w", id, err)
-	}
-	return b, true, nil
-}
-
-// PutBatch records the state of a batch.
-func (t *Tx) PutBatch(b BatchState) error {
-	v, err := json.Marshal(b)
-	if err != nil {
-		return fmt.Errorf("batch %d state: %w", b.ID, err)
-	}
-	return t.tx.Bucket(bucketBatches).Put(u64(uint64(b.ID)), v)
-}
-
-// DeleteBatch forgets a batch (used when the manager cancels it).
-func (t *Tx) DeleteBatch(id int) error {
-	return t.tx.Bucket(bucketBatches).Delete(u64(uint64(id)))
-}
-
-// Stats counts what the graph holds.
-type Stats struct {
-	Docs    int           `json:"docs"`
-	Sites   int           `json:"sites"`
-	Links   uint64        `json:"links"`
-	ByState map[State]int `json:"byState"`
-}
-
-// Stats counts documents by state, sites and links.
-func (t *Tx) Stats() (Stats, error) {
-	s := Stats{ByState: map[State]int{}}
-	err := t.ForEachDoc(func(d *Doc) error {
-		s.Docs++
-		s.ByState[d.State]++
-		return nil
-	})
-	if err != nil {
-		return s, err
-	}
-	s.Sites = t.tx.Bucket(bucketSites).Stats().KeyN
-	err = t.ForEachOutLinks(func(_ uint64, bm *roaring.Bitmap) error {
-		s.Links += bm.GetCardinality()
-		return nil
-	})
-	return s, err
-}
-
-// Check verifies the graph's invariants and returns every violation found
-// (at most limit): each URL maps to a document with that URL, ids are
-// below the counters, every document's site exists, every out-link points
-// to an existing document.
-func (t *Tx) Check(limit int) []error {
-	var errs []error
-	add := func(format string, args ...any) bool {
-		errs = append(errs, fmt.Errorf(format, args...))
-		return len(errs) < limit
-	}
-	nextDoc := getU64(t.tx.Bucket(bucketMeta).Get(keyNextDoc))
-	nextSite := getU64(t.tx.Bucket(bucketMeta).Get(keyNextSite))
-	docs := t.tx.Bucket(bucketDocs)
-	urlCount := 0
-	stop := errors.New("stop")
-	err := t.tx.Bucket(bucketURLs).ForEach(func(k, v []byte) error {
-		urlCount++
-		id := getU64(v)
-		d, err := t.Doc(id)
-		if err != nil {
-			if !add("url %s: id %d has no document", k, id) {
-				return stop
-			}
-			return nil
-		}
-		if d.URL != string(k) && !add("url %s: document %d has url %s", k, id, d.URL) {
-			return stop
-		}
-		if id > nextDoc && !add("url %s: id %d above counter %d", k, id, nextDoc) {
-			return stop
-		}
-		return nil
-	})
-	if err != nil && err != stop {
-		errs = append(errs, err)
-	}
-	if n := docs.Stats().KeyN; n != urlCount && len(errs) < limit {
-		errs = append(errs, fmt.Errorf("%d documents but %d urls", n, urlCount))
-	}
-	err = t.ForEachDoc(func(d *Doc) error {
-		if d.Site == 0 || d.Site > nextSite {
-			if !add("doc %d: site %d does not exist", d.ID, d.Site) {
-				return stop
-			}
-		}
-		return nil
-	})
-	if err != nil && err != stop {
-		errs = append(errs, err)
-	}
-	err = t.ForEachOutLinks(func(id uint64, bm *roaring.Bitmap) error {
-		if docs.Get(u64(id)) == nil && !add("out-links of missing doc %d", id) {
-			return stop
-		}
-		if !bm.IsEmpty() && uint64(bm.Maximum()) > nextDoc && !add("doc %d links to id %d above counter %d", id, bm.Maximum(), nextDoc) {
-			return stop
-		}
-		return nil
-	})
-	if err != nil && err != stop {
-		errs = append(errs, err)
-	}
-	return errs
 }

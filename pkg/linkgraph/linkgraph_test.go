@@ -2,7 +2,10 @@ package linkgraph
 
 import (
 	"errors"
+	"io"
+	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +14,8 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 )
 
+// openTemp opens a new graph.db in a temporary directory and checks its
+// invariants when the test ends (as bbolt's btesting.MustCreateDB does).
 func openTemp(t *testing.T) (*Graph, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "graph.db")
@@ -19,17 +24,19 @@ func openTemp(t *testing.T) (*Graph, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := g.View(func(tx *Tx) error {
-			if errs := tx.Check(10); len(errs) > 0 {
-				return errors.Join(errs...)
-			}
-			return nil
-		}); err != nil {
-			t.Errorf("graph check: %v", err)
-		}
+		mustCheck(t, g)
 		g.Close()
 	})
 	return g, path
+}
+
+func mustCheck(t *testing.T, g *Graph) {
+	t.Helper()
+	if err := g.View(func(tx *Tx) error {
+		return errors.Join(tx.Check(10)...)
+	}); err != nil {
+		t.Errorf("graph check: %v", err)
+	}
 }
 
 func TestAddURLOneID(t *testing.T) {
@@ -46,6 +53,9 @@ func TestAddURLOneID(t *testing.T) {
 		c, created, _ = tx.AddURL("http://a.cl/", site, 3, 1)
 		if created {
 			t.Error("known URL created again")
+		}
+		if err := bumpPages(tx, site, 2); err != nil {
+			return err
 		}
 		bm := roaring.BitmapOf(uint32(b))
 		return tx.SetOutLinks(a, bm)
@@ -71,8 +81,15 @@ func TestAddURLOneID(t *testing.T) {
 		if !bm.Contains(uint32(b)) || bm.GetCardinality() != 1 {
 			t.Errorf("out-links %v", bm.ToArray())
 		}
+		in, err := tx.InLinks(b)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(in.ToArray(), []uint32{uint32(a)}) {
+			t.Errorf("in-links of b %v", in.ToArray())
+		}
 		st, err := tx.Stats()
-		if st.Docs != 2 || st.Sites != 1 || st.Links != 1 {
+		if st.Docs != 2 || st.Sites != 1 || st.Links != 1 || st.Frontier != 2 || st.SiteLinks != 0 {
 			t.Errorf("stats %+v", st)
 		}
 		return err
@@ -82,6 +99,16 @@ func TestAddURLOneID(t *testing.T) {
 	}
 }
 
+// bumpPages adds n to a site's page count (the seeder's job).
+func bumpPages(tx *Tx, site uint64, n int) error {
+	s, err := tx.Site(site)
+	if err != nil {
+		return err
+	}
+	s.Pages += n
+	return tx.PutSite(s)
+}
+
 func TestBusyAndVersion(t *testing.T) {
 	_, path := openTemp(t)
 	if _, err := Open(path, false, 50*time.Millisecond); !errors.Is(err, ErrBusy) {
@@ -89,32 +116,227 @@ func TestBusyAndVersion(t *testing.T) {
 	}
 }
 
-func TestCheckFindsDanglingLink(t *testing.T) {
+func TestUnknownVersion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "graph.db")
+	g, err := Open(path, false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.db.Update(func(btx *bboltTx) error { return btx.Bucket(bucketMeta).Put(keyVersion, []byte("9")) })
+	g.Close()
+	for _, ro := range []bool{true, false} {
+		if _, err := Open(path, ro, time.Second); !errors.Is(err, ErrVersion) {
+			t.Errorf("open version 9 (read-only %v): %v, want ErrVersion", ro, err)
+		}
+	}
+}
+
+// graph builds a small graph in one transaction: sites a.cl, b.cl, c.cl
+// and documents 1..6 with every site's pages counted.
+func smallGraph(t *testing.T, g *Graph) {
+	t.Helper()
+	err := g.Update(func(tx *Tx) error {
+		for _, u := range []string{"http://a.cl/", "http://a.cl/1", "http://b.cl/", "http://b.cl/1", "http://c.cl/", "http://a.cl/2"} {
+			key := u[:strings.Index(u[7:], "/")+7]
+			site, _, err := tx.AddSite(key)
+			if err != nil {
+				return err
+			}
+			if _, _, err := tx.AddURL(u, site, 0, 0); err != nil {
+				return err
+			}
+			if err := bumpPages(tx, site, 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Replacing out-link sets, in one transaction or several, keeps the
+// in-links an exact mirror and the site graph counted per pair of sites.
+func TestInLinksAndSiteGraph(t *testing.T) {
+	g, _ := openTemp(t)
+	smallGraph(t, g)
+	// a.cl = site 1 (docs 1, 2, 6), b.cl = 2 (docs 3, 4), c.cl = 3 (doc 5)
+	tg := func(ids ...uint64) []Target {
+		site := map[uint64]uint64{1: 1, 2: 1, 6: 1, 3: 2, 4: 2, 5: 3}
+		var out []Target
+		for _, id := range ids {
+			out = append(out, Target{Doc: id, Site: site[id]})
+		}
+		return out
+	}
+	steps := []struct {
+		name string
+		fn   func(tx *Tx) error
+	}{
+		{"first links", func(tx *Tx) error {
+			if _, err := tx.ReplaceOutLinks(1, 1, tg(2, 3, 4, 4, 1)); err != nil {
+				return err
+			}
+			_, err := tx.ReplaceOutLinks(3, 2, tg(1, 5))
+			return err
+		}},
+		{"replace twice in one transaction", func(tx *Tx) error {
+			if _, err := tx.ReplaceOutLinks(1, 1, tg(2, 5)); err != nil {
+				return err
+			}
+			if _, err := tx.ReplaceOutLinks(1, 1, tg(2, 3, 6)); err != nil {
+				return err
+			}
+			return tx.SetOutLinks(6, roaring.BitmapOf(3))
+		}},
+		{"empty set", func(tx *Tx) error {
+			_, err := tx.ReplaceOutLinks(3, 2, nil)
+			return err
+		}},
+	}
+	wantIn := []map[uint64][]uint32{
+		{1: {1, 3}, 2: {1}, 3: {1}, 4: {1}, 5: {3}},
+		{1: {3}, 2: {1}, 3: {1, 6}, 5: {3}, 6: {1}},
+		{2: {1}, 3: {1, 6}, 6: {1}},
+	}
+	wantSites := []map[[2]uint64]uint32{
+		{{1, 2}: 2, {2, 1}: 1, {2, 3}: 1},
+		{{1, 2}: 2, {2, 1}: 1, {2, 3}: 1},
+		{{1, 2}: 2},
+	}
+	for i, st := range steps {
+		if err := g.Update(st.fn); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		mustCheck(t, g)
+		g.View(func(tx *Tx) error {
+			got := map[uint64][]uint32{}
+			tx.ForEachInLinks(func(id uint64, bm *roaring.Bitmap) error {
+				got[id] = bm.ToArray()
+				return nil
+			})
+			if !reflect.DeepEqual(got, wantIn[i]) {
+				t.Errorf("%s: in-links %v, want %v", st.name, got, wantIn[i])
+			}
+			sites := map[[2]uint64]uint32{}
+			tx.ForEachSiteLinks(func(site uint64, linked *roaring.Bitmap, counts []uint32) error {
+				for j, s := range linked.ToArray() {
+					sites[[2]uint64{site, uint64(s)}] = counts[j]
+				}
+				return nil
+			})
+			if !reflect.DeepEqual(sites, wantSites[i]) {
+				t.Errorf("%s: site graph %v, want %v", st.name, sites, wantSites[i])
+			}
+			return nil
+		})
+	}
+}
+
+func TestFrontierFollowsStates(t *testing.T) {
+	g, _ := openTemp(t)
+	smallGraph(t, g)
+	set := func(id uint64, fn func(d *Doc)) {
+		t.Helper()
+		if err := g.Update(func(tx *Tx) error {
+			d, err := tx.Doc(id)
+			if err != nil {
+				return err
+			}
+			fn(d)
+			return tx.PutDoc(d)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(1, func(d *Doc) { d.State = StateScheduled })                        // first fetch scheduled: still frontier
+	set(2, func(d *Doc) { d.State, d.Visits = StateFetched, 1 })             // fetched: out
+	set(3, func(d *Doc) { d.State = StateExcluded })                         // excluded: out
+	set(4, func(d *Doc) { d.State, d.Failures = StateFailed, 1 })            // failed: out
+	set(5, func(d *Doc) { d.State, d.Visits = StateScheduled, 2 })           // a revisit: out
+	set(6, func(d *Doc) { d.State = StateExcluded; d.State = StatePending }) // back to pending: in
+	g.View(func(tx *Tx) error {
+		fr, err := tx.Frontier()
+		if err != nil {
+			return err
+		}
+		if got := fr.ToArray(); !slices.Equal(got, []uint32{1, 6}) {
+			t.Errorf("frontier %v, want [1 6]", got)
+		}
+		return nil
+	})
+}
+
+func TestCheckFindsViolations(t *testing.T) {
+	cases := []struct {
+		name    string
+		corrupt func(tx *Tx) error
+		want    string
+	}{
+		{"dangling out-link", func(tx *Tx) error {
+			return tx.tx.Bucket(bucketOut).Put(u64(1), mustBytes(roaring.BitmapOf(99)))
+		}, "links to missing doc 99"},
+		{"in-link without out-link", func(tx *Tx) error {
+			return tx.tx.Bucket(bucketIn).Put(u64(2), mustBytes(roaring.BitmapOf(5)))
+		}, "do not mirror out-links"},
+		{"out-link without in-link", func(tx *Tx) error {
+			return tx.tx.Bucket(bucketIn).Delete(u64(3))
+		}, "in-links of doc 3 missing"},
+		{"site graph count", func(tx *Tx) error {
+			return tx.tx.Bucket(bucketSiteLinks).Put(u64(1), encodeSiteLinks(map[uint32]uint32{2: 7}))
+		}, "7 links from site 1 to site 2"},
+		{"frontier set", func(tx *Tx) error {
+			return tx.tx.Bucket(bucketMeta).Put(keyFrontier, mustBytes(roaring.BitmapOf(1)))
+		}, "frontier set"},
+		{"url to wrong id", func(tx *Tx) error {
+			return tx.tx.Bucket(bucketURLs).Put([]byte("http://a.cl/1"), u64(1))
+		}, "maps to id 1"},
+		{"site pages", func(tx *Tx) error { return bumpPages(tx, 2, 3) }, "pages 5, but 2 documents"},
+		{"document on another site", func(tx *Tx) error {
+			d, _ := tx.Doc(5)
+			d.Site = 1
+			return tx.tx.Bucket(bucketDocs).Put(u64(5), appendDoc(nil, d))
+		}, "is not on its site"},
+		{"counter", func(tx *Tx) error { return tx.tx.Bucket(bucketMeta).Put(keyNextDoc, u64(9)) }, "counter next_doc 9"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "graph.db")
+			g, err := Open(path, false, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			smallGraph(t, g)
+			g.Update(func(tx *Tx) error {
+				tx.ReplaceOutLinks(1, 1, []Target{{3, 2}, {2, 1}})
+				return nil
+			})
+			mustCheck(t, g)
+			g.db.Update(func(btx *bboltTx) error { return c.corrupt(newTx(btx)) })
+			g.View(func(tx *Tx) error {
+				errs := tx.Check(10)
+				if !strings.Contains(errors.Join(errs...).Error()+" ", c.want) {
+					t.Errorf("check found %v, want %q", errs, c.want)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// ForEachSiteURL is a key range: it must not spill into a site whose key
+// merely starts with the same characters (another port, a longer host).
+func TestForEachSiteURL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "graph.db")
 	g, err := Open(path, false, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	g.Update(func(tx *Tx) error {
-		s, _, _ := tx.AddSite("http://a.cl")
-		id, _, _ := tx.AddURL("http://a.cl/", s, 0, 0)
-		return tx.SetOutLinks(id, roaring.BitmapOf(99))
-	})
-	g.View(func(tx *Tx) error {
-		if errs := tx.Check(10); len(errs) != 1 {
-			t.Errorf("check found %v, want one dangling link", errs)
-		}
-		return nil
-	})
-}
-
-// ForEachSiteURL is a key range: it must not spill into a site whose key
-// merely starts with the same characters (another port, a longer host).
-func TestForEachSiteURL(t *testing.T) {
-	g, _ := openTemp(t)
 	var got []string
-	err := g.Update(func(tx *Tx) error {
+	err = g.Update(func(tx *Tx) error {
 		for _, u := range []string{"http://a.cl/", "http://a.cl/x?y", "http://a.cl:8080/", "http://a.cla.cl/", "http://a.c/", "https://a.cl/", "http://a.cl/z"} {
 			site, _, err := tx.AddSite(u[:strings.Index(u[8:], "/")+8])
 			if err != nil {
@@ -134,5 +356,101 @@ func TestForEachSiteURL(t *testing.T) {
 	}
 	if want := []string{"http://a.cl/", "http://a.cl/x?y", "http://a.cl/z"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// copyFixture copies a frozen graph.db from testdata to a temporary file.
+func copyFixture(t *testing.T, name string) string {
+	t.Helper()
+	in, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	path := filepath.Join(t.TempDir(), "graph.db")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// testdata/graph-v1.db was written by the version 1 seeder (the batch of
+// pkg/seeder's TestRunFirstBatch): it must keep opening, read-only as it
+// is, and for writing upgraded to version 2 with every invariant.
+func TestVersion1Fixture(t *testing.T) {
+	path := copyFixture(t, "graph-v1.db")
+	g, err := Open(path, true, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before Stats
+	var page1 *Doc
+	g.View(func(tx *Tx) error {
+		if !g.Legacy() {
+			t.Error("a version 1 file read-only should be legacy")
+		}
+		if _, err := tx.InLinks(1); !errors.Is(err, ErrNeedsUpgrade) {
+			t.Errorf("InLinks on version 1: %v, want ErrNeedsUpgrade", err)
+		}
+		if errs := tx.Check(10); len(errs) > 0 {
+			t.Errorf("check version 1: %v", errs)
+		}
+		id, ok := tx.LookupURL("http://a.cl/page1")
+		if !ok {
+			t.Fatal("page1 missing")
+		}
+		page1, err = tx.Doc(id)
+		before, err = tx.Stats()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Docs != 11 || before.Sites != 5 || before.Links != 8 || before.Frontier != 6 {
+		t.Errorf("version 1 stats %+v", before)
+	}
+	if !slices.Equal(page1.Anchors, []string{"Page One", "Again"}) || page1.Depth != 1 || page1.State != StatePending {
+		t.Errorf("page1 %+v", page1)
+	}
+	g.Close()
+
+	g, err = Open(path, false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	mustCheck(t, g)
+	g.View(func(tx *Tx) error {
+		after, err := tx.Stats()
+		if err != nil {
+			return err
+		}
+		if after.Docs != before.Docs || after.Links != before.Links || after.Frontier != before.Frontier || after.SiteLinks != 2 {
+			t.Errorf("upgraded stats %+v, before %+v", after, before)
+		}
+		in, err := tx.InLinks(page1.ID)
+		if err != nil || in.GetCardinality() != 1 {
+			t.Errorf("in-links of page1 %v, %v", in, err)
+		}
+		d, err := tx.Doc(page1.ID)
+		if err != nil || !reflect.DeepEqual(d, page1) {
+			t.Errorf("page1 after upgrade %+v, %v", d, err)
+		}
+		return nil
+	})
+	var v []byte
+	g.db.View(func(btx *bboltTx) error {
+		v = append(v, btx.Bucket(bucketMeta).Get(keyVersion)...)
+		return nil
+	})
+	if string(v) != Version {
+		t.Errorf("version after upgrade %q", v)
 	}
 }

@@ -1,13 +1,15 @@
 // Package scope decides which normalised URLs belong to a crawl: hosts
-// under the configured domain suffixes with a registrable domain, no IP
-// addresses, no excluded file extensions, no overlong URLs. The rules are
-// those of the [scope] section of the config (docs/seeder.md, "Scope").
+// under the configured domain suffixes with a registrable domain (public
+// suffix list), no IP addresses, no excluded file extensions, no overlong
+// URLs, and the include and exclude patterns. The rules are those of the
+// [scope] section of the config (docs/seeder.md, "Scope").
 package scope
 
 import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -37,6 +39,11 @@ const (
 	// ReasonExtension: the last path segment ends with an excluded
 	// extension (scope.exclude_extensions).
 	ReasonExtension Reason = "extension"
+	// ReasonExcluded: the URL matches a pattern of scope.exclude.
+	ReasonExcluded Reason = "excluded"
+	// ReasonNotIncluded: scope.include has patterns and the URL matches
+	// none of them.
+	ReasonNotIncluded Reason = "not-included"
 )
 
 // Error is a URL that Check keeps out, with the reason.
@@ -63,15 +70,43 @@ type Scope struct {
 	domains    []string
 	extensions map[string]bool
 	maxLength  int
+	include    []*regexp.Regexp
+	exclude    []*regexp.Regexp
 
 	mu    sync.Mutex
 	hosts map[string]hostVerdict // cache of checkHost
 }
 
-// New compiles the scope settings. Suffixes and extensions are compared
-// case-insensitively; leading dots are ignored.
+// New compiles the scope settings of a validated config (config.Validate
+// rejects bad patterns); it panics on a pattern that does not compile. Use
+// Compile for settings that were not validated.
 func New(cfg config.Scope) *Scope {
+	s, err := Compile(cfg)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Compile compiles the scope settings. Suffixes and extensions are
+// compared case-insensitively; leading dots are ignored. It fails on an
+// include or exclude pattern that is not a valid regular expression.
+func Compile(cfg config.Scope) (*Scope, error) {
 	s := &Scope{extensions: map[string]bool{}, maxLength: cfg.MaxURLLength, hosts: map[string]hostVerdict{}}
+	for _, p := range cfg.Include {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("scope.include %q: %w", p, err)
+		}
+		s.include = append(s.include, re)
+	}
+	for _, p := range cfg.Exclude {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("scope.exclude %q: %w", p, err)
+		}
+		s.exclude = append(s.exclude, re)
+	}
 	for _, d := range cfg.Domains {
 		d = strings.Trim(strings.ToLower(strings.TrimSpace(d)), ".")
 		if d != "" {
@@ -84,7 +119,7 @@ func New(cfg config.Scope) *Scope {
 			s.extensions[e] = true
 		}
 	}
-	return s
+	return s, nil
 }
 
 // Check returns nil if the normalised URL belongs to the crawl, or an
@@ -98,7 +133,12 @@ func New(cfg config.Scope) *Scope {
 //  5. the host has a registrable domain (publicsuffix eTLD+1): a bare
 //     public suffix or a single label is not a site of the crawl;
 //  6. the last path segment has no excluded extension (case-insensitive;
-//     the query does not count).
+//     the query does not count);
+//  7. the URL matches no scope.exclude pattern;
+//  8. if scope.include has patterns, the URL matches one of them.
+//
+// Patterns are unanchored regular expressions (RE2) on the whole normal
+// URL: "^https?://[^/]*\.uchile\.cl/" or "/calendar/".
 func (s *Scope) Check(normalURL string) error {
 	if s.maxLength > 0 && len(normalURL) > s.maxLength {
 		return &Error{URL: normalURL, Reason: ReasonTooLong, Detail: fmt.Sprintf("%d bytes, limit %d", len(normalURL), s.maxLength)}
@@ -116,7 +156,20 @@ func (s *Scope) Check(normalURL string) error {
 	if ext := extension(path); ext != "" && s.extensions[ext] {
 		return &Error{URL: normalURL, Reason: ReasonExtension, Detail: ext}
 	}
-	return nil
+	for _, re := range s.exclude {
+		if re.MatchString(normalURL) {
+			return &Error{URL: normalURL, Reason: ReasonExcluded, Detail: "matches " + re.String()}
+		}
+	}
+	if len(s.include) == 0 {
+		return nil
+	}
+	for _, re := range s.include {
+		if re.MatchString(normalURL) {
+			return nil
+		}
+	}
+	return &Error{URL: normalURL, Reason: ReasonNotIncluded}
 }
 
 // hostVerdict is the outcome of rules 3 to 5 for one host.

@@ -59,6 +59,66 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// Suffixes are matched on the host, and the host must have a registrable
+// domain under the public suffix list: a suffix more specific than a
+// registrable domain narrows the crawl to that subtree, and private
+// suffixes of the list make each of their subdomains a site of its own.
+func TestRegistrableDomain(t *testing.T) {
+	cfg := config.Defaults().Scope
+	cfg.Domains = []string{"dcc.uchile.cl", "gob.cl", "github.io"}
+	s := New(cfg)
+	for _, c := range []struct {
+		url  string
+		want Reason
+	}{
+		{"http://www.dcc.uchile.cl/", ""},           // under the narrower suffix; registrable uchile.cl
+		{"http://dcc.uchile.cl/", ""},               // equals it
+		{"http://www.uchile.cl/", ReasonOutOfScope}, // outside the subtree
+		{"http://www.minsal.gob.cl/", ""},           // registrable minsal.gob.cl
+		{"http://gob.cl/", ReasonOutOfScope},        // a public suffix itself
+		{"http://someone.github.io/", ""},           // private suffix: someone.github.io is registrable
+		{"http://github.io/", ReasonOutOfScope},     // the private suffix itself
+		{"http://www.dcc.uchile.cl.evil.com/", ReasonOutOfScope},
+	} {
+		if got := ReasonOf(s.Check(c.url)); got != c.want {
+			t.Errorf("Check(%q) = %q, want %q", c.url, got, c.want)
+		}
+	}
+}
+
+func TestPatterns(t *testing.T) {
+	cfg := config.Defaults().Scope
+	cfg.Include = []string{`^https?://[^/]*\.uchile\.cl/`, `^http://www\.gob\.cl/`}
+	cfg.Exclude = []string{`/calendar/`, `[?&]print=1`}
+	s, err := Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		url  string
+		want Reason
+		why  string
+	}{
+		{"http://www.uchile.cl/", "", "matches the first include pattern"},
+		{"https://dcc.uchile.cl/a", "", "include patterns are regular expressions"},
+		{"http://www.gob.cl/x", "", "matches the second include pattern"},
+		{"http://www.puc.cl/", ReasonNotIncluded, "in the domains but matches no include pattern"},
+		{"http://www.uchile.cl/calendar/2026/11", ReasonExcluded, "calendar trap excluded"},
+		{"http://www.uchile.cl/n?id=1&print=1", ReasonExcluded, "exclude wins over include"},
+		{"http://www.uchile.com/", ReasonOutOfScope, "patterns never widen the domains"},
+		{"http://www.uchile.cl/calendar/a.jpg", ReasonExtension, "extension is checked before the patterns"},
+	}
+	for _, c := range cases {
+		if got := ReasonOf(s.Check(c.url)); got != c.want {
+			t.Errorf("Check(%q) = %q, want %q (%s)", c.url, got, c.want, c.why)
+		}
+	}
+	cfg.Exclude = []string{"("}
+	if _, err := Compile(cfg); err == nil || !strings.Contains(err.Error(), "scope.exclude") {
+		t.Errorf("bad pattern: %v", err)
+	}
+}
+
 func TestCheckNoLengthLimit(t *testing.T) {
 	s := New(config.Scope{Domains: []string{"cl"}})
 	if err := s.Check("http://a.cl/" + strings.Repeat("x", 5000)); err != nil {

@@ -3,12 +3,11 @@ package seeder
 import (
 	"fmt"
 	"io"
-	"slices"
+	"path/filepath"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
-	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // DefaultCheckLimit is how many problems Check reports at most.
@@ -18,9 +17,12 @@ const DefaultCheckLimit = 100
 // read-only) and returns the problems found, at most limit (0 means
 // DefaultCheckLimit):
 //
-//   - the invariants of graph.db that linkgraph.Tx.Check verifies;
-//   - every document's site record exists and has the key of its URL;
-//   - every site's Pages equals the number of its documents;
+//   - every invariant of graph.db that linkgraph.Tx.Check verifies: each
+//     id has one URL and back, in-links mirror out-links, the site graph
+//     and the frontier set agree with the documents and links, counters
+//     and site page counts agree;
+//   - every park file that graph.db records exists and holds as many
+//     links as its record says;
 //   - every batch with a seeded.done marker is recorded as seeded in
 //     graph.db.
 //
@@ -39,48 +41,26 @@ func Check(col *collection.Collection, timeout time.Duration, limit int) ([]stri
 	}
 	defer g.Close()
 	var problems []string
-	add := func(format string, args ...any) bool {
+	add := func(format string, args ...any) {
 		if len(problems) < limit {
 			problems = append(problems, fmt.Sprintf(format, args...))
 		}
-		return len(problems) < limit
 	}
 	err = g.View(func(tx *linkgraph.Tx) error {
 		for _, e := range tx.Check(limit) {
 			add("%v", e)
 		}
-		sites := map[uint64]*linkgraph.Site{}
-		if err := tx.ForEachSite(func(s *linkgraph.Site) error {
-			sites[s.ID] = s
-			return nil
-		}); err != nil {
-			return err
-		}
-		pages := map[uint64]int{}
-		if err := tx.ForEachDoc(func(d *linkgraph.Doc) error {
-			pages[d.Site]++
-			s, ok := sites[d.Site]
-			switch {
-			case !ok:
-				// linkgraph's check reports site ids above the counter;
-				// this catches a missing record below it.
-				add("doc %d: site %d has no record", d.ID, d.Site)
-			case s.Key != urlnorm.SiteKey(d.URL):
-				add("doc %d: url %s is not on its site %s", d.ID, d.URL, s.Key)
+		if err := tx.ForEachParked(func(p linkgraph.Parked) error {
+			path := filepath.Join(col.Dir, FrontierDir, p.File)
+			n := 0
+			if err := readPark(path, func(parkedLink) error { n++; return nil }); err != nil {
+				add("park file %d: %v", p.Seq, err)
+			} else if n != p.Links {
+				add("park file %d (%s): %d links, its record says %d", p.Seq, p.File, n, p.Links)
 			}
 			return nil
 		}); err != nil {
 			return err
-		}
-		siteIDs := make([]uint64, 0, len(sites))
-		for id := range sites {
-			siteIDs = append(siteIDs, id)
-		}
-		slices.Sort(siteIDs)
-		for _, id := range siteIDs {
-			if s := sites[id]; s.Pages != pages[id] {
-				add("site %d (%s): pages %d, but %d documents", id, s.Key, s.Pages, pages[id])
-			}
 		}
 		for _, id := range ids {
 			b := col.Batch(id)
@@ -169,8 +149,9 @@ func (r *StatsReport) WriteText(w io.Writer) {
 	for _, st := range []linkgraph.State{linkgraph.StatePending, linkgraph.StateScheduled, linkgraph.StateFetched, linkgraph.StateFailed, linkgraph.StateExcluded} {
 		fmt.Fprintf(w, "  %-10s %d\n", st, r.ByState[st])
 	}
-	fmt.Fprintf(w, "sites    %d\n", r.Sites)
+	fmt.Fprintf(w, "sites    %d (%d linked pairs)\n", r.Sites, r.SiteLinks)
 	fmt.Fprintf(w, "links    %d\n", r.Links)
+	fmt.Fprintf(w, "frontier %d urls waiting; %d links parked in %d files\n", r.Frontier, r.Parked.Links, r.Parked.Files)
 	fmt.Fprintf(w, "batches  %d: %d seeded, %d gathered, %d harvested, %d managed (graph.db records %d seeded)\n",
 		r.Batches.Total, r.Batches.Seeded, r.Batches.Gathered, r.Batches.Harvested, r.Batches.Managed, r.Batches.Recorded)
 }

@@ -75,9 +75,10 @@ func addSeeds(t *testing.T, col *collection.Collection, cfg config.Config, urls 
 // testBatch is a batch written by hand the way the manager, harvester and
 // gatherer would.
 type testBatch struct {
-	urls   []string          // scheduled URLs (must be known)
-	robots []fetchlog.Robots // nil: no robots.jsonl
-	docs   []*parsed.Doc     // DocID filled from URL when 0
+	urls    []string          // scheduled URLs (must be known)
+	robots  []fetchlog.Robots // nil: no robots.jsonl
+	servers []fetchlog.Server // nil: no servers.jsonl
+	docs    []*parsed.Doc     // DocID filled from URL when 0
 }
 
 // writeBatch writes batch id with its batch.tsv, harvest/robots.jsonl,
@@ -114,6 +115,23 @@ func writeBatch(t *testing.T, col *collection.Collection, id int, tb testBatch) 
 		err := collection.WriteAtomic(filepath.Join(b.HarvestPath(), fetchlog.RobotsFile), func(w io.Writer) error {
 			for _, r := range tb.robots {
 				line, err := fetchlog.FormatRobots(r)
+				if err != nil {
+					return err
+				}
+				if _, err := w.Write(line); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tb.servers != nil {
+		err := collection.WriteAtomic(filepath.Join(b.HarvestPath(), fetchlog.ServersFile), func(w io.Writer) error {
+			for _, r := range tb.servers {
+				line, err := fetchlog.FormatServer(r)
 				if err != nil {
 					return err
 				}

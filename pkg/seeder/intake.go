@@ -1,9 +1,12 @@
 package seeder
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/wirecrawl/wire/pkg/config"
@@ -15,13 +18,20 @@ import (
 
 // Rejection reasons of the seeder itself, next to those of urlnorm
 // (unparsable, scheme, too-long, no-host, bad-host, bad-port) and scope
-// (ip-host, out-of-scope, extension).
+// (ip-host, out-of-scope, extension, excluded, not-included).
 const (
 	// ReasonSiteCap: the URL's site already holds scope.max_pages_per_site
 	// URLs.
 	ReasonSiteCap = "site-cap"
 	// ReasonNoFollow: a new URL seen only through a nofollow link.
 	ReasonNoFollow = "nofollow"
+	// ReasonTooDeep: a new URL deeper than the manager would ever
+	// schedule (manager.max_depth_static, or manager.max_depth_dynamic
+	// for URLs with a query).
+	ReasonTooDeep = "too-deep"
+	// ReasonBudget: a new URL over seeder.frontier_budget, forgotten
+	// (seeder.frontier_overflow = "drop").
+	ReasonBudget = "frontier-budget"
 )
 
 // Anchor texts kept per document (representational quality).
@@ -34,18 +44,29 @@ const (
 const ExcludedRobots = "robots"
 
 // intake is the part of a graph.db transaction that takes URLs in: it
-// normalises them, checks the scope, caches the sites it has seen and
-// applies their stored robots.txt rules. One intake lives for one
-// transaction.
+// normalises them, checks the scope, caches the sites it has seen,
+// applies their stored robots.txt rules and the frontier limits, and
+// writes the links it parks. One intake lives for one transaction.
 type intake struct {
 	resolver
-	tx     *linkgraph.Tx
-	token  string
-	cap    int
-	batch  int
-	sites  map[string]*siteEntry
-	byID   map[uint64]*siteEntry
-	counts intakeCounts
+	tx       *linkgraph.Tx
+	token    string
+	cap      int
+	maxDepth [2]int // static, dynamic
+	batch    int
+	frontier config.Seeder
+	parkDir  string
+	sites    map[string]*siteEntry
+	byID     map[uint64]*siteEntry
+	counts   intakeCounts
+
+	park    *parkWriter // open park file, created on the first parked link
+	parkSeq uint64
+
+	// known is set while the URLs given to create are known to be new
+	// (looked up in a snapshot from before the transaction and in
+	// CreatedURL): create then skips its own lookup.
+	known bool
 }
 
 // intakeCounts are the counters an intake keeps.
@@ -53,6 +74,7 @@ type intakeCounts struct {
 	newURLs     int
 	newSites    int
 	newExcluded int
+	parked      int
 	rejected    map[string]int
 }
 
@@ -63,13 +85,18 @@ type siteEntry struct {
 	rules *robots.Rules // parsed lazily from rec.RobotsBody
 }
 
-func newIntake(tx *linkgraph.Tx, cfg config.Config, batch int, res resolver) *intake {
+// newIntake starts taking URLs into tx; parked links go to park files in
+// parkDir (COLLECTION/frontier).
+func newIntake(tx *linkgraph.Tx, cfg config.Config, batch int, res resolver, parkDir string) *intake {
 	return &intake{
 		tx:       tx,
 		resolver: res,
 		token:    cfg.Crawl.ProductToken,
 		cap:      cfg.Scope.MaxPagesPerSite,
+		maxDepth: [2]int{cfg.Manager.MaxDepthStatic, cfg.Manager.MaxDepthDynamic},
 		batch:    batch,
+		frontier: cfg.Seeder,
+		parkDir:  parkDir,
 		sites:    map[string]*siteEntry{},
 		byID:     map[uint64]*siteEntry{},
 		counts:   intakeCounts{rejected: map[string]int{}},
@@ -107,8 +134,12 @@ type resolver struct {
 	scope *scope.Scope
 }
 
-func newResolver(cfg config.Config) resolver {
-	return resolver{norm: urlnorm.New(cfg.Scope.MaxURLLength), scope: scope.New(cfg.Scope)}
+func newResolver(cfg config.Config) (resolver, error) {
+	sc, err := scope.Compile(cfg.Scope)
+	if err != nil {
+		return resolver{}, err
+	}
+	return resolver{norm: urlnorm.NewWithParams(cfg.Scope.MaxURLLength, cfg.Scope.SessionParams), scope: sc}, nil
 }
 
 // resolve normalises raw and checks it against the scope.
@@ -149,9 +180,22 @@ func (in *intake) site(key string, create bool) (*siteEntry, error) {
 		return nil, err
 	}
 	s := &siteEntry{rec: rec}
-	in.sites[key] = s
+	// key may be a substring of a long URL (urlnorm.SiteKey): keep a copy.
+	in.sites[strings.Clone(key)] = s
 	in.byID[id] = s
 	return s, nil
+}
+
+// siteOf returns the site id of a URL that graph.db knows.
+func (in *intake) siteOf(u string) (uint64, error) {
+	s, err := in.site(urlnorm.SiteKey(u), false)
+	if err != nil {
+		return 0, err
+	}
+	if s == nil {
+		return 0, fmt.Errorf("url %s is known but its site %s is not", u, urlnorm.SiteKey(u))
+	}
+	return s.rec.ID, nil
 }
 
 // rules returns the site's known robots.txt rules: those of the body of
@@ -164,6 +208,12 @@ func (in *intake) rules(s *siteEntry) *robots.Rules {
 	return s.rules
 }
 
+// allowed tells whether the site's known rules allow u (without parsing
+// u when the site has no rules).
+func (in *intake) allowed(s *siteEntry, u string) bool {
+	return s.rec.RobotsBody == "" || in.rules(s).Allowed(u)
+}
+
 func knownRules(body, token string) *robots.Rules {
 	if body == "" {
 		return robots.AllowAll()
@@ -171,11 +221,75 @@ func knownRules(body, token string) *robots.Rules {
 	return robots.Parse([]byte(body), token)
 }
 
-// take makes sure the normalised, in-scope URL u has an id. A new URL gets
-// depth depth, state pending (excluded if its site's known robots rules
-// forbid it) and counts against its site's cap. With follow false a new
-// URL is not created (nofollow links). It returns the id, whether the URL
-// was created, and the rejection if it was refused.
+// screen tells whether a new URL at depth may be taken in now, without
+// creating anything: it is refused when it is deeper than the manager's
+// depth limit or when its site is full. It also says whether the site's
+// known robots.txt rules forbid it (such URLs are taken in as excluded
+// and never enter the frontier).
+func (in *intake) screen(u string, depth int) (forbidden bool, rej *rejection, err error) {
+	limit := in.maxDepth[0]
+	if urlnorm.IsDynamic(u) {
+		limit = in.maxDepth[1]
+	}
+	if depth > limit {
+		return false, &rejection{reason: ReasonTooDeep, err: fmt.Errorf("url %s at depth %d, limit %d", u, depth, limit)}, nil
+	}
+	s, err := in.site(urlnorm.SiteKey(u), false)
+	if err != nil || s == nil {
+		return false, nil, err
+	}
+	if in.cap > 0 && s.rec.Pages >= in.cap {
+		return false, &rejection{reason: ReasonSiteCap, err: fmt.Errorf("site %s already has %d urls (scope.max_pages_per_site)", s.rec.Key, s.rec.Pages)}, nil
+	}
+	return !in.allowed(s, u), nil, nil
+}
+
+// create gives the new, normalised, in-scope URL u an id, with depth
+// depth, found = the intake's batch and anchor (if any) as its first
+// anchor text; it is pending, or excluded if its site's known robots
+// rules forbid it. It counts against its site's cap: a full site refuses
+// it. site is the site id.
+func (in *intake) create(u string, depth int, anchor string) (id, site uint64, rej *rejection, err error) {
+	s, err := in.site(urlnorm.SiteKey(u), true)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if in.cap > 0 && s.rec.Pages >= in.cap {
+		return 0, 0, &rejection{reason: ReasonSiteCap, err: fmt.Errorf("site %s already has %d urls (scope.max_pages_per_site)", s.rec.Key, s.rec.Pages)}, nil
+	}
+	d := &linkgraph.Doc{Site: s.rec.ID, Depth: depth, State: linkgraph.StatePending, Found: in.batch}
+	if anchor != "" {
+		d.Anchors = []string{anchor}
+	}
+	excluded := !in.allowed(s, u)
+	if excluded {
+		d.State, d.Reason = linkgraph.StateExcluded, ExcludedRobots
+	}
+	add := in.tx.AddURLDoc
+	if in.known {
+		add = in.tx.AddNewURLDoc
+	}
+	id, created, err := add(u, d)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if !created {
+		return id, s.rec.ID, nil, nil
+	}
+	s.rec.Pages++
+	s.dirty = true
+	in.counts.newURLs++
+	if excluded {
+		in.counts.newExcluded++
+	}
+	return id, s.rec.ID, nil, nil
+}
+
+// take makes sure the normalised, in-scope URL u has an id, as a seed: a
+// new URL gets depth depth (subject to the site cap, not to the frontier
+// limits). With follow false a new URL is not created (nofollow links).
+// It returns the id, whether the URL was created, and the rejection if it
+// was refused.
 func (in *intake) take(u string, depth int, follow bool) (uint64, bool, *rejection, error) {
 	if id, ok := in.tx.LookupURL(u); ok {
 		return id, false, nil, nil
@@ -183,32 +297,52 @@ func (in *intake) take(u string, depth int, follow bool) (uint64, bool, *rejecti
 	if !follow {
 		return 0, false, &rejection{reason: ReasonNoFollow}, nil
 	}
-	s, err := in.site(urlnorm.SiteKey(u), true)
-	if err != nil {
-		return 0, false, nil, err
+	id, _, rej, err := in.create(u, depth, "")
+	return id, rej == nil && err == nil, rej, err
+}
+
+// budgetFull tells whether the frontier has reached seeder.frontier_budget.
+func (in *intake) budgetFull() (bool, error) {
+	if in.frontier.FrontierBudget <= 0 {
+		return false, nil
 	}
-	if in.cap > 0 && s.rec.Pages >= in.cap {
-		return 0, false, &rejection{reason: ReasonSiteCap, err: fmt.Errorf("site %s already has %d urls (scope.max_pages_per_site)", s.rec.Key, s.rec.Pages)}, nil
-	}
-	id, _, err := in.tx.AddURL(u, s.rec.ID, depth, in.batch)
-	if err != nil {
-		return 0, false, nil, err
-	}
-	s.rec.Pages++
-	s.dirty = true
-	in.counts.newURLs++
-	if !in.rules(s).Allowed(u) {
-		d, err := in.tx.Doc(id)
+	n, err := in.tx.FrontierSize()
+	return n >= uint64(in.frontier.FrontierBudget), err
+}
+
+// parkLink writes a link to the transaction's park file, creating the
+// file on first use.
+func (in *intake) parkLink(l parkedLink) error {
+	if in.park == nil {
+		in.parkSeq = in.tx.NewParkSeq()
+		w, err := createPark(in.parkDir, in.parkSeq)
 		if err != nil {
-			return 0, false, nil, err
+			return err
 		}
-		d.State, d.Reason = linkgraph.StateExcluded, ExcludedRobots
-		if err := in.tx.PutDoc(d); err != nil {
-			return 0, false, nil, err
-		}
-		in.counts.newExcluded++
+		in.park = w
 	}
-	return id, true, nil, nil
+	in.counts.parked++
+	return in.park.Write(l)
+}
+
+// finishPark publishes the park file, if any, and records it in graph.db
+// (the record commits with the transaction; a file without a record is
+// removed by the next run). batch is the batch whose links it holds.
+func (in *intake) finishPark(batch int) error {
+	if in.park == nil {
+		return nil
+	}
+	if err := in.park.Commit(); err != nil {
+		return err
+	}
+	return in.tx.PutParked(linkgraph.Parked{Seq: in.parkSeq, File: parkName(in.parkSeq), Batch: batch, Links: in.park.n, Created: time.Now().UTC()})
+}
+
+// abortPark discards an unpublished park file.
+func (in *intake) abortPark() {
+	if in.park != nil {
+		in.park.Abort()
+	}
 }
 
 // flushSites writes the site records changed during the transaction.
@@ -229,50 +363,50 @@ func (in *intake) flushSites() error {
 	return nil
 }
 
-// targetUpdate is what the links of a batch propose for one target
-// document: a smaller depth and anchor texts. Updates are collected while
+// targetUpdate is what one link of a batch proposes for its target: a
+// depth through the link and an anchor text. Proposals are logged while
 // the batch is read and applied grouped by target at the end, so each
-// target's record is decoded once, not once per in-link.
+// target's record is decoded once, not once per in-link; a log sorted
+// once costs less than a map updated for every link of the batch.
 type targetUpdate struct {
-	depth   int // smallest depth proposed; -1 if none
-	anchors []string
+	id     uint32
+	seq    uint32 // order in the log: anchors are kept first found first
+	depth  int32  // -1: none
+	anchor string // cleaned; "": none
 }
 
-type targetUpdates map[uint64]*targetUpdate
-
-func (m targetUpdates) get(id uint64) *targetUpdate {
-	t, ok := m[id]
-	if !ok {
-		t = &targetUpdate{depth: -1}
-		m[id] = t
-	}
-	return t
+// targetUpdates is the log of proposals.
+type targetUpdates struct {
+	log []targetUpdate
 }
 
-func (m targetUpdates) proposeDepth(id uint64, depth int) {
-	t := m.get(id)
-	if t.depth < 0 || depth < t.depth {
-		t.depth = depth
+// propose records a link to a known target: its depth through the link,
+// and its anchor text (if any).
+func (m *targetUpdates) propose(id uint64, depth int, anchor string) {
+	if anchor != "" {
+		anchor = cleanAnchor(anchor)
 	}
+	m.log = append(m.log, targetUpdate{id: uint32(id), seq: uint32(len(m.log)), depth: int32(depth), anchor: anchor})
 }
 
-// addAnchor records an anchor text for a target, keeping at most
-// MaxAnchors distinct texts per target in this batch.
-func (m targetUpdates) addAnchor(id uint64, text string) {
-	text = cleanAnchor(text)
-	if text == "" {
-		return
+// proposeDepth records a depth for a target.
+func (m *targetUpdates) proposeDepth(id uint64, depth int) {
+	m.log = append(m.log, targetUpdate{id: uint32(id), seq: uint32(len(m.log)), depth: int32(depth)})
+}
+
+// addAnchor records an anchor text for a target.
+func (m *targetUpdates) addAnchor(id uint64, text string) {
+	if text = cleanAnchor(text); text != "" {
+		m.log = append(m.log, targetUpdate{id: uint32(id), seq: uint32(len(m.log)), depth: -1, anchor: text})
 	}
-	t := m.get(id)
-	if len(t.anchors) >= MaxAnchors || slices.Contains(t.anchors, text) {
-		return
-	}
-	t.anchors = append(t.anchors, text)
 }
 
 // cleanAnchor collapses white space and cuts the text at MaxAnchorBytes on
 // a character boundary.
 func cleanAnchor(s string) string {
+	if clean(s) {
+		return s
+	}
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) <= MaxAnchorBytes {
 		return s
@@ -284,42 +418,73 @@ func cleanAnchor(s string) string {
 	return strings.TrimSpace(s[:cut])
 }
 
-// apply writes the collected updates, in id order. A depth only ever
-// decreases; anchors are merged with the stored ones, the stored first,
-// at most MaxAnchors distinct.
-func (m targetUpdates) apply(tx *linkgraph.Tx) (int, error) {
-	ids := make([]uint64, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
+// clean tells whether cleanAnchor would return s unchanged: at most
+// MaxAnchorBytes, and white space only as single ASCII spaces between
+// words (FuzzCleanAnchor checks it against the slow path).
+func clean(s string) bool {
+	if len(s) > MaxAnchorBytes {
+		return false
 	}
-	slices.Sort(ids)
+	prevSpace := true // a leading space is not clean
+	for _, r := range s {
+		switch {
+		case r == ' ':
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+		case r < 0x80 && r > ' ' && r != 0x7f:
+			prevSpace = false
+		case r >= 0x80 && !unicode.IsSpace(r) && r != utf8.RuneError:
+			prevSpace = false
+		default:
+			return false
+		}
+	}
+	return !prevSpace || s == ""
+}
+
+// apply writes the logged updates, in id order. A depth only ever
+// decreases; anchors are merged with the stored ones, the stored first,
+// then in the order the batch found them, at most MaxAnchors distinct.
+func (m *targetUpdates) apply(tx *linkgraph.Tx) (int, error) {
+	slices.SortFunc(m.log, func(a, b targetUpdate) int {
+		if c := cmp.Compare(a.id, b.id); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
 	changed := 0
-	for _, id := range ids {
-		t := m[id]
-		d, err := tx.Doc(id)
-		if err != nil {
+	var d linkgraph.Doc
+	for log := m.log; len(log) > 0; {
+		n := 1
+		for n < len(log) && log[n].id == log[0].id {
+			n++
+		}
+		group := log[:n]
+		log = log[n:]
+		id := uint64(group[0].id)
+		if err := tx.ReadDoc(id, &d); err != nil {
 			return changed, err
 		}
 		dirty := false
-		if t.depth >= 0 && t.depth < d.Depth {
-			d.Depth = t.depth
-			dirty = true
-		}
-		for _, a := range t.anchors {
-			if len(d.Anchors) >= MaxAnchors {
-				break
+		for _, u := range group {
+			if u.depth >= 0 && int(u.depth) < d.Depth {
+				d.Depth = int(u.depth)
+				dirty = true
 			}
-			if !slices.Contains(d.Anchors, a) {
-				d.Anchors = append(d.Anchors, a)
+			if u.anchor != "" && len(d.Anchors) < MaxAnchors && !slices.Contains(d.Anchors, u.anchor) {
+				d.Anchors = append(d.Anchors, u.anchor)
 				dirty = true
 			}
 		}
 		if dirty {
-			if err := tx.PutDoc(d); err != nil {
+			if err := tx.PutDoc(&d); err != nil {
 				return changed, err
 			}
 			changed++
 		}
 	}
+	m.log = nil
 	return changed, nil
 }

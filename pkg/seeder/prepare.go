@@ -1,18 +1,25 @@
 package seeder
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
+	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/parsed"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
-// preparedDoc is a parsed record with its links normalised and checked
-// against the scope: the work that needs no database, done ahead of the
-// transaction on every core while it takes in the previous records.
+// preparedDoc is a parsed record with its links normalised, checked
+// against the scope and looked up in graph.db as it was before the batch:
+// the work that does not need the batch's transaction, done ahead of it on
+// every core while it takes in the previous records.
 type preparedDoc struct {
 	doc   *parsed.Doc
 	links []preparedLink // links, then redirect, then canonical
@@ -24,6 +31,10 @@ type preparedLink struct {
 	rej      *rejection // why the link is kept out
 	anchor   string
 	nofollow bool
+	// known and site are the URL's id and site id if graph.db knew the
+	// URL before the batch (0 otherwise: it may still have been created
+	// by an earlier record of the batch).
+	known, site uint64
 }
 
 // chunk is a run of consecutive records, in file order.
@@ -39,15 +50,31 @@ const chunkSize = 256
 // that came with a body (a response other than 304 Not Modified).
 func hasLinks(d *parsed.Doc) bool { return d.Status > 0 && d.Status != 304 }
 
-// prepare resolves the links of one record.
-func (r resolver) prepare(d *parsed.Doc) []preparedLink {
+// prepare resolves the links of one record; tx, if not nil, is a read
+// transaction on graph.db as it was before the batch, in which known URLs
+// are looked up; sites caches site key → id lookups.
+func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites map[string]uint64) []preparedLink {
 	if !hasLinks(d) {
 		return nil
 	}
 	out := make([]preparedLink, 0, len(d.Links)+2)
 	add := func(raw, anchor string, nofollow bool) {
 		u, rej := r.resolve(raw)
-		out = append(out, preparedLink{url: u, rej: rej, anchor: anchor, nofollow: nofollow})
+		l := preparedLink{url: u, rej: rej, anchor: anchor, nofollow: nofollow}
+		if rej == nil && tx != nil {
+			if id, ok := tx.LookupURL(u); ok {
+				key := urlnorm.SiteKey(u)
+				site, ok := sites[key]
+				if !ok {
+					site, _ = tx.SiteID(key)
+					sites[key] = site
+				}
+				if site != 0 {
+					l.known, l.site = id, site
+				}
+			}
+		}
+		out = append(out, l)
 	}
 	for _, l := range d.Links {
 		add(l.URL, l.Anchor, l.NoFollow)
@@ -60,36 +87,84 @@ func (r resolver) prepare(d *parsed.Doc) []preparedLink {
 	return out
 }
 
-// prepareDocs reads records from reader, resolves their links on every
-// core, and sends them in file order, a chunk at a time, until the end of
-// the file, a read error (sent with the chunk) or ctx is done. It closes
-// out when it returns.
-func prepareDocs(ctx context.Context, reader *parsed.Reader, res resolver, out chan<- chunk) {
+// decodeRecord decodes line n of a docs.jsonl file as parsed.Reader.Next
+// does (JSON, then the version check), so that records can be decoded in
+// parallel.
+func decodeRecord(line []byte, name string, n int) (*parsed.Doc, error) {
+	var d parsed.Doc
+	if err := json.Unmarshal(line, &d); err != nil {
+		return nil, fmt.Errorf("%w: %s record %d: %w", parsed.ErrFormat, name, n, err)
+	}
+	if d.V != parsed.Version {
+		return nil, fmt.Errorf("%w: %s record %d: version %d, this program reads %d", parsed.ErrFormat, name, n, d.V, parsed.Version)
+	}
+	return &d, nil
+}
+
+// prepareDocs reads the records of a docs.jsonl file (name for messages)
+// from r, decodes them and resolves their links on every core, looking up
+// known URLs in graph.db (g, read-only snapshots; nil for none), and sends
+// them in file order, a chunk at a time, until the end of the file, an
+// error (sent with the chunk) or ctx is done. It closes out when it
+// returns, after its last read transaction has ended: the batch's
+// transaction may need to remap graph.db when it commits, which waits for
+// open read transactions.
+func prepareDocs(ctx context.Context, r io.Reader, name string, g *linkgraph.Graph, res resolver, out chan<- chunk) {
 	defer close(out)
 	workers := runtime.GOMAXPROCS(0)
+	br := bufio.NewReaderSize(r, 1<<20)
+	n := 0 // lines read
 	for {
 		var c chunk
-		for len(c.docs) < chunkSize {
-			d, err := reader.Next()
+		var lines [][]byte
+		for len(lines) < chunkSize {
+			line, err := br.ReadBytes('\n')
+			if len(bytes.TrimSpace(line)) > 0 {
+				lines = append(lines, line)
+			}
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
-				c.err = err
+				c.err = fmt.Errorf("read %s: %w", name, err)
 				break
 			}
-			c.docs = append(c.docs, preparedDoc{doc: d})
 		}
+		c.docs = make([]preparedDoc, len(lines))
+		errs := make([]error, len(lines))
 		var next atomic.Int64
 		var wg sync.WaitGroup
-		for range min(workers, len(c.docs)) {
+		for range min(workers, len(lines)) {
 			wg.Go(func() {
-				for i := int(next.Add(1) - 1); i < len(c.docs); i = int(next.Add(1) - 1) {
-					c.docs[i].links = res.prepare(c.docs[i].doc)
+				work := func(tx *linkgraph.Tx) error {
+					sites := map[string]uint64{}
+					for i := int(next.Add(1) - 1); i < len(lines); i = int(next.Add(1) - 1) {
+						d, err := decodeRecord(lines[i], name, n+i+1)
+						if err != nil {
+							errs[i] = err
+							continue
+						}
+						c.docs[i] = preparedDoc{doc: d, links: res.prepare(d, tx, sites)}
+					}
+					return nil
+				}
+				if g == nil {
+					work(nil)
+					return
+				}
+				if err := g.View(work); err != nil {
+					errs[0] = err
 				}
 			})
 		}
 		wg.Wait()
+		n += len(lines)
+		for i, err := range errs {
+			if err != nil {
+				c.docs, c.err = c.docs[:i], err
+				break
+			}
+		}
 		if len(c.docs) == 0 && c.err == nil {
 			return
 		}
@@ -98,7 +173,7 @@ func prepareDocs(ctx context.Context, reader *parsed.Reader, res resolver, out c
 		case <-ctx.Done():
 			return
 		}
-		if c.err != nil || len(c.docs) < chunkSize {
+		if c.err != nil || len(lines) < chunkSize {
 			return
 		}
 	}

@@ -20,8 +20,6 @@ import (
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/parsed"
-	"github.com/wirecrawl/wire/pkg/robots"
-	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // RunOptions are the inputs of Run.
@@ -71,6 +69,7 @@ type Summary struct {
 	NewURLs     int            `json:"newURLs"`     // URLs given an id
 	NewSites    int            `json:"newSites"`    // sites given an id
 	NewExcluded int            `json:"newExcluded"` // new URLs that known robots.txt rules forbid
+	Parked      int            `json:"parked"`      // links to new URLs parked on disk (Sydney strategy, budget)
 	Rejected    map[string]int `json:"rejected"`    // links kept out, by reason
 	Updated     int            `json:"updated"`     // link targets whose depth or anchors changed
 
@@ -78,6 +77,13 @@ type Summary struct {
 	RobotsChanged  int `json:"robotsChanged"`  // sites whose rules changed
 	RobotsExcluded int `json:"robotsExcluded"` // known URLs newly forbidden by changed rules
 	RobotsRestored int `json:"robotsRestored"` // excluded URLs that changed rules allow again
+	ServerSites    int `json:"serverSites"`    // sites whose server estimates were updated
+
+	// Frontier is the number of frontier documents after the batch.
+	Frontier uint64 `json:"frontier"`
+	// Release is what the release of parked links after the batch did,
+	// if the frontier was below seeder.frontier_low_water.
+	Release *ReleaseSummary `json:"release,omitempty"`
 
 	Started time.Time `json:"started"`
 	Elapsed string    `json:"elapsed"`
@@ -87,6 +93,9 @@ type Summary struct {
 func (s *Summary) WriteText(w io.Writer) {
 	if s.Recovered {
 		fmt.Fprintf(w, "batch %06d: graph.db already records it as seeded; wrote the missing seeded.done marker only\n", s.Batch)
+		if s.Release != nil {
+			s.Release.WriteText(w)
+		}
 		return
 	}
 	fmt.Fprintf(w, "batch %06d seeded in %s", s.Batch, s.Elapsed)
@@ -97,9 +106,13 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  docs        %d of %d scheduled: %d fetched, %d failed, %d excluded by robots, %d not attempted, %d missing (changed %d, stale %d, duplicate %d)\n",
 		s.Docs, s.Scheduled, s.Fetched, s.Failed, s.Excluded, s.Pending, s.Missing, s.Changed, s.Stale, s.Duplicate)
 	fmt.Fprintf(w, "  links       %d read, %d stored, %d targets updated\n", s.Links, s.OutLinks, s.Updated)
-	fmt.Fprintf(w, "  new         %d urls (%d excluded by robots), %d sites\n", s.NewURLs, s.NewExcluded, s.NewSites)
+	fmt.Fprintf(w, "  new         %d urls (%d excluded by robots), %d sites, %d links parked\n", s.NewURLs, s.NewExcluded, s.NewSites, s.Parked)
 	fmt.Fprintf(w, "  rejected    %s\n", formatCounts(s.Rejected))
 	fmt.Fprintf(w, "  robots.txt  %d sites, %d changed: %d urls excluded, %d restored\n", s.RobotsSites, s.RobotsChanged, s.RobotsExcluded, s.RobotsRestored)
+	fmt.Fprintf(w, "  frontier    %d urls waiting; server estimates for %d sites\n", s.Frontier, s.ServerSites)
+	if s.Release != nil {
+		s.Release.WriteText(w)
+	}
 }
 
 func formatCounts(m map[string]int) string {
@@ -131,8 +144,9 @@ func isNotAttempted(e string) bool {
 }
 
 // Run takes one gathered batch into graph.db (docs/seeder.md): robots.txt
-// records, document records, links and new URLs, all in one transaction,
-// then marks the batch seeded.
+// records, server estimates, document records, links and new URLs, all in
+// one transaction; then releases parked links if the frontier runs low
+// (a second transaction) and marks the batch seeded.
 func Run(ctx context.Context, opts RunOptions) (*Summary, error) {
 	log := logger(opts.Logger)
 	col := opts.Collection
@@ -164,6 +178,9 @@ func Run(ctx context.Context, opts RunOptions) (*Summary, error) {
 		return nil, err
 	}
 	defer g.Close()
+	if err := removeOrphanParks(g, col, log); err != nil {
+		return nil, err
+	}
 
 	var state linkgraph.BatchState
 	if err := g.View(func(tx *linkgraph.Tx) error {
@@ -172,20 +189,26 @@ func Run(ctx context.Context, opts RunOptions) (*Summary, error) {
 	}); err != nil {
 		return nil, err
 	}
+	var s *Summary
 	if !state.Seeded.IsZero() && !opts.Force {
 		// The transaction committed but the marker was never written:
 		// taking the batch in again would count its visits twice.
 		log.Warn("graph.db already records the batch as seeded; writing its marker only", "batch", b.Name(), "seeded", state.Seeded)
-		s := &Summary{Batch: b.ID, Recovered: true, Started: time.Now().UTC(), Elapsed: "0s"}
-		if err := b.MarkDone(collection.StageSeeded, s); err != nil {
-			return nil, err
+		s = &Summary{Batch: b.ID, Recovered: true, Started: time.Now().UTC(), Elapsed: "0s"}
+	} else {
+		s, err = seedBatch(ctx, g, col, b, opts, !state.Seeded.IsZero())
+		if err != nil {
+			return nil, fmt.Errorf("seed batch %s: %w", b.Name(), err)
 		}
-		return s, nil
 	}
-
-	s, err := seedBatch(ctx, g, b, opts, !state.Seeded.IsZero(), log)
-	if err != nil {
+	if s.Release, err = release(ctx, g, col, opts.Config, false, log); err != nil {
 		return nil, fmt.Errorf("seed batch %s: %w", b.Name(), err)
+	}
+	switch {
+	case s.Release.Files > 0:
+		s.Frontier = s.Release.FrontierAfter
+	case s.Release.Left == 0:
+		s.Release = nil // nothing parked: nothing to say
 	}
 	if err := b.MarkDone(collection.StageSeeded, s); err != nil {
 		return nil, err
@@ -194,8 +217,24 @@ func Run(ctx context.Context, opts RunOptions) (*Summary, error) {
 	return s, nil
 }
 
+// harvestInputs reads the robots.txt records and the server estimates of
+// a batch's harvest; either file may be absent (older harvests have no
+// servers.jsonl).
+func harvestInputs(b *collection.Batch) ([]fetchlog.Robots, []fetchlog.Server, error) {
+	dir := b.HarvestPath()
+	robotsRecs, err := fetchlog.ReadRobots(filepath.Join(dir, fetchlog.RobotsFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
+	}
+	servers, err := fetchlog.ReadServers(filepath.Join(dir, fetchlog.ServersFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
+	}
+	return robotsRecs, servers, nil
+}
+
 // seedBatch reads the batch's inputs and applies them in one transaction.
-func seedBatch(ctx context.Context, g *linkgraph.Graph, b *collection.Batch, opts RunOptions, reapply bool, log *slog.Logger) (*Summary, error) {
+func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collection, b *collection.Batch, opts RunOptions, reapply bool) (*Summary, error) {
 	start := time.Now()
 	s := &Summary{Batch: b.ID, Forced: opts.Force, Started: start.UTC(), Rejected: map[string]int{}}
 
@@ -211,13 +250,7 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, b *collection.Batch, opt
 	for _, e := range entries {
 		scheduled[e.DocID] = e.URL
 	}
-
-	robotsPath := filepath.Join(b.HarvestPath(), fetchlog.RobotsFile)
-	robotsRecs, err := fetchlog.ReadRobots(robotsPath)
-	if errors.Is(err, os.ErrNotExist) {
-		log.Debug("no robots file", "path", robotsPath)
-		robotsRecs, err = nil, nil
-	}
+	robotsRecs, servers, err := harvestInputs(b)
 	if err != nil {
 		return nil, err
 	}
@@ -228,12 +261,14 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, b *collection.Batch, opt
 		return nil, fmt.Errorf("open parsed docs: %w", err)
 	}
 	defer f.Close()
-	reader := parsed.NewReader(f, docsPath)
 
-	res := newResolver(opts.Config)
+	res, err := newResolver(opts.Config)
+	if err != nil {
+		return nil, err
+	}
 	prepCtx, cancel := context.WithCancel(ctx)
 	chunks := make(chan chunk, 2)
-	go prepareDocs(prepCtx, reader, res, chunks)
+	go prepareDocs(prepCtx, f, docsPath, g, res, chunks)
 	defer func() {
 		cancel()
 		for range chunks {
@@ -242,9 +277,13 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, b *collection.Batch, opt
 	}()
 
 	err = g.Update(func(tx *linkgraph.Tx) error {
-		in := newIntake(tx, opts.Config, b.ID, res)
-		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), updates: targetUpdates{}, out: roaring.New(), unreachable: map[string]bool{}, reapply: reapply}
+		in := newIntake(tx, opts.Config, b.ID, res, filepath.Join(col.Dir, FrontierDir))
+		defer in.abortPark()
+		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, snapshot: true, cands: map[string]int{}}
 		if err := run.robots(robotsRecs); err != nil {
+			return err
+		}
+		if err := run.servers(servers, entries); err != nil {
 			return err
 		}
 		for c := range chunks {
@@ -275,9 +314,12 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, b *collection.Batch, opt
 		if err := in.flushSites(); err != nil {
 			return err
 		}
-		s.NewURLs, s.NewSites, s.NewExcluded = in.counts.newURLs, in.counts.newSites, in.counts.newExcluded
+		s.NewURLs, s.NewSites, s.NewExcluded, s.Parked = in.counts.newURLs, in.counts.newSites, in.counts.newExcluded, in.counts.parked
 		for k, n := range in.counts.rejected {
 			s.Rejected[k] += n
+		}
+		if s.Frontier, err = tx.FrontierSize(); err != nil {
+			return err
 		}
 		st, _, err := tx.Batch(b.ID)
 		if err != nil {
@@ -287,264 +329,16 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, b *collection.Batch, opt
 			st.URLs = len(entries)
 		}
 		st.Seeded = time.Now().UTC()
-		return tx.PutBatch(st)
+		if err := tx.PutBatch(st); err != nil {
+			return err
+		}
+		// Last: the park file is published just before the commit; if the
+		// commit fails, the next run removes it (no record names it).
+		return in.finishPark(b.ID)
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.Elapsed = time.Since(start).Round(time.Millisecond).String()
 	return s, nil
-}
-
-// batchRun is the state of one batch's transaction.
-type batchRun struct {
-	in          *intake
-	s           *Summary
-	scheduled   map[uint64]string // doc id → URL, from batch.tsv
-	seen        *roaring.Bitmap   // doc ids with a parsed record
-	updates     targetUpdates
-	out         *roaring.Bitmap // reused out-link set
-	unreachable map[string]bool // sites whose robots.txt was unreachable in this batch
-	reapply     bool            // graph.db already records the batch as seeded (forced run)
-}
-
-// robots stores each site's robots.txt record and, where the known rules
-// changed, re-checks the site's URLs (docs/seeder.md, "robots.txt").
-func (r *batchRun) robots(recs []fetchlog.Robots) error {
-	for _, rec := range recs {
-		r.s.RobotsSites++
-		key := rec.Site
-		if n, err := r.in.norm.Normalize(rec.Site); err == nil {
-			key = urlnorm.SiteKey(n)
-		}
-		site, err := r.in.site(key, true)
-		if err != nil {
-			return err
-		}
-		oldBody := site.rec.RobotsBody
-		site.rec.RobotsStatus = rec.Status
-		site.rec.RobotsErr = rec.Err
-		site.rec.RobotsFetched = rec.Fetched
-		site.dirty = true
-		var newBody string
-		switch robots.ForStatus(rec.Status, nil, r.in.token).Mode() {
-		case robots.ModeRules:
-			newBody = rec.Body
-		case robots.ModeAllowAll:
-			newBody = ""
-		default:
-			// 5xx, 429 or no response: the harvester fetched nothing of
-			// the site and retries next batch; what was known stays.
-			r.unreachable[key] = true
-			continue
-		}
-		if newBody == oldBody {
-			continue
-		}
-		oldRules := r.in.rules(site)
-		site.rec.RobotsBody = newBody
-		site.rules = nil
-		newRules := r.in.rules(site)
-		r.s.RobotsChanged++
-		if err := r.recheck(site, oldRules, newRules); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// recheck applies changed robots.txt rules to the known URLs of a site.
-// It scans the site's URLs in the urls bucket (a key range: every URL of
-// the site starts with its key) and decodes only the documents whose
-// verdict changed: pending and failed ones that the new rules forbid
-// become excluded, and ones excluded by robots that the new rules allow
-// come back.
-func (r *batchRun) recheck(site *siteEntry, oldRules, newRules *robots.Rules) error {
-	tx := r.in.tx
-	return tx.ForEachSiteURL(site.rec.Key, func(u string, id uint64) error {
-		allowed := newRules.Allowed(u)
-		if allowed == oldRules.Allowed(u) {
-			return nil
-		}
-		d, err := tx.Doc(id)
-		if err != nil {
-			return err
-		}
-		switch {
-		case !allowed && (d.State == linkgraph.StatePending || d.State == linkgraph.StateFailed):
-			d.State, d.Reason = linkgraph.StateExcluded, ExcludedRobots
-			r.s.RobotsExcluded++
-		case allowed && d.State == linkgraph.StateExcluded && d.Reason == ExcludedRobots:
-			d.Reason = ""
-			rest(d)
-			r.s.RobotsRestored++
-		default:
-			return nil
-		}
-		return tx.PutDoc(d)
-	})
-}
-
-// rest puts a document that is no longer scheduled or excluded back in
-// the state its history gives (as the manager does when it cancels a
-// batch): failed if its last attempts failed, fetched if it has been
-// fetched, else pending.
-func rest(d *linkgraph.Doc) {
-	switch {
-	case d.Failures > 0:
-		d.State = linkgraph.StateFailed
-	case d.Visits > 0:
-		d.State, d.Reason = linkgraph.StateFetched, ""
-	default:
-		d.State, d.Reason = linkgraph.StatePending, ""
-	}
-}
-
-// doc takes in one parsed record: the document's own fields, then its
-// links.
-func (r *batchRun) doc(p *preparedDoc) error {
-	tx := r.in.tx
-	pd := p.doc
-	want, ok := r.scheduled[pd.DocID]
-	if !ok {
-		return fmt.Errorf("%w: parsed record for doc %d (%s) which batch.tsv does not schedule", ErrMismatch, pd.DocID, pd.URL)
-	}
-	if pd.URL != want {
-		return fmt.Errorf("%w: parsed record for doc %d has url %s, batch.tsv has %s", ErrMismatch, pd.DocID, pd.URL, want)
-	}
-	if pd.DocID > 1<<32-1 || r.seen.Contains(uint32(pd.DocID)) {
-		r.s.Duplicate++
-		return nil
-	}
-	r.seen.Add(uint32(pd.DocID))
-	d, err := tx.Doc(pd.DocID)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrMismatch, err)
-	}
-	if d.URL != pd.URL {
-		return fmt.Errorf("%w: doc %d is %s in graph.db, %s in the batch", ErrMismatch, pd.DocID, d.URL, pd.URL)
-	}
-	r.s.Docs++
-
-	response := pd.Status > 0
-	if (response && !d.Fetched.IsZero() && pd.Fetched.Before(d.Fetched)) || (r.reapply && d.Batch > r.in.batch) {
-		// An older visit than the one graph.db holds, or a document that a
-		// later batch has scheduled since: it must not overwrite the newer
-		// state.
-		r.s.Stale++
-		return nil
-	}
-	// Counters grow once per visit: not when a forced run takes the
-	// batch in again, nor for a visit graph.db already holds.
-	count := !r.reapply && !(response && !d.Fetched.IsZero() && pd.Fetched.Equal(d.Fetched))
-	d.Batch = r.in.batch
-	siteKey := urlnorm.SiteKey(d.URL)
-	switch {
-	case response:
-		r.s.Fetched++
-		d.State, d.Reason = linkgraph.StateFetched, pd.Err
-		d.Status = pd.Status
-		d.Fetched = pd.Fetched
-		if d.FirstFetched.IsZero() {
-			d.FirstFetched = pd.Fetched
-		}
-		d.Failures = 0
-		if pd.Status != 304 {
-			if count && d.Visits > 0 && pd.Hash != "" && d.Hash != "" && pd.Hash != d.Hash {
-				d.Changes++
-				r.s.Changed++
-			}
-			d.MIME, d.Title, d.Hash = pd.MIME, pd.Title, pd.Hash
-			d.Redirect, d.NoIndex, d.Canonical = pd.Redirect, pd.NoIndex, pd.Canonical
-		}
-		if count {
-			d.Visits++
-		}
-	case pd.Err == ExcludedRobots && !r.unreachable[siteKey]:
-		r.s.Excluded++
-		d.State, d.Reason = linkgraph.StateExcluded, ExcludedRobots
-	case pd.Err == ExcludedRobots || isNotAttempted(pd.Err):
-		r.s.Pending++
-		rest(d)
-	default:
-		r.s.Failed++
-		d.State, d.Reason = linkgraph.StateFailed, pd.Err
-		if d.Reason == "" {
-			d.Reason = "no response"
-		}
-		if count {
-			d.Failures++
-		}
-	}
-	if err := tx.PutDoc(d); err != nil {
-		return err
-	}
-	if !hasLinks(pd) {
-		return nil // the stored out-links stay as they were
-	}
-	return r.links(d, p.links, siteKey)
-}
-
-// links takes in a fetched page's resolved links (with its redirect and
-// canonical): new in-scope URLs get ids, and the page's out-link set is
-// replaced.
-func (r *batchRun) links(d *linkgraph.Doc, links []preparedLink, siteKey string) error {
-	r.out.Clear()
-	for _, l := range links {
-		r.s.Links++
-		if l.rej != nil {
-			r.in.reject(l.rej)
-			continue
-		}
-		depth := 0
-		if urlnorm.SiteKey(l.url) == siteKey {
-			depth = d.Depth + 1
-		}
-		id, created, rej, err := r.in.take(l.url, depth, !l.nofollow)
-		if err != nil {
-			return err
-		}
-		if rej != nil {
-			r.in.reject(rej)
-			continue
-		}
-		r.out.Add(uint32(id))
-		if id == d.ID {
-			continue
-		}
-		if !created {
-			r.updates.proposeDepth(id, depth)
-		}
-		if l.anchor != "" {
-			r.updates.addAnchor(id, l.anchor)
-		}
-	}
-	r.s.OutLinks += r.out.GetCardinality()
-	return r.in.tx.SetOutLinks(d.ID, r.out)
-}
-
-// missing puts the scheduled URLs that got no parsed record back.
-func (r *batchRun) missing(entries []batch.Entry) error {
-	tx := r.in.tx
-	for _, e := range entries {
-		if e.DocID <= 1<<32-1 && r.seen.Contains(uint32(e.DocID)) {
-			continue
-		}
-		d, err := tx.Doc(e.DocID)
-		if err != nil {
-			return fmt.Errorf("%w: batch.tsv schedules doc %d: %w", ErrMismatch, e.DocID, err)
-		}
-		if d.URL != e.URL {
-			return fmt.Errorf("%w: doc %d is %s in graph.db, %s in batch.tsv", ErrMismatch, e.DocID, d.URL, e.URL)
-		}
-		r.s.Missing++
-		if d.State != linkgraph.StateScheduled {
-			continue
-		}
-		rest(d)
-		if err := tx.PutDoc(d); err != nil {
-			return err
-		}
-	}
-	return nil
 }

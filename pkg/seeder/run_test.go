@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -396,7 +397,15 @@ func TestCheckFindsCorruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = g.Update(func(tx *linkgraph.Tx) error {
-		if err := tx.SetOutLinks(1, roaring.BitmapOf(2, 999)); err != nil { // dangling link
+		if err := tx.SetOutLinks(1, roaring.BitmapOf(2, 999)); err == nil { // dangling link
+			t.Error("SetOutLinks took a link to a missing document")
+		}
+		d, err := tx.Doc(2)
+		if err != nil {
+			return err
+		}
+		d.URL += "-renamed" // id → URL no longer matches URL → id
+		if err := tx.PutDoc(d); err != nil {
 			return err
 		}
 		site, _ := tx.SiteID("http://a.cl")
@@ -415,8 +424,11 @@ func TestCheckFindsCorruption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(problems) != 3 {
-		t.Errorf("check found %d problems, want 3:\n%v", len(problems), problems)
+	all := strings.Join(problems, "\n")
+	for _, want := range []string{"-renamed maps to id 0", "pages 99, but 5 documents", "batch 000001: has seeded.done but graph.db does not record it"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("check found:\n%s\nwant a problem %q", all, want)
+		}
 	}
 }
 
@@ -497,5 +509,150 @@ func TestRunForceKeepsLaterBatches(t *testing.T) {
 	s := runBatch(t, col, cfg, 1, true)
 	if d := readGraph(t, col).doc(t, "http://a.cl/"); d.State != linkgraph.StateScheduled || d.Batch != 2 || s.Stale != 1 {
 		t.Errorf("a.cl/ %s in batch %d after a forced rerun of batch 1 (stale %d)", d.State, d.Batch, s.Stale)
+	}
+}
+
+// Each visit goes to the history with its validators, at most
+// linkgraph.MaxHistory of them; a 304 keeps the content and updates the
+// validators it carries. The harvester's server estimates go to the
+// sites of their host, unless newer ones are stored.
+func TestRunHistoryValidatorsServers(t *testing.T) {
+	cfg := testConfig()
+	col := newCollection(t, cfg)
+	addSeeds(t, col, cfg, "http://a.cl/", "http://a.cl:8080/", "http://b.cl/")
+	for i := 1; i <= linkgraph.MaxHistory+2; i++ {
+		at := t0.Add(time.Duration(i) * time.Hour)
+		d := &parsed.Doc{URL: "http://a.cl/", Status: 200, Fetched: at, Hash: fmt.Sprintf("h%d", i/2), Title: "A", LastModified: fmt.Sprintf("lm%d", i), ETag: fmt.Sprintf(`"e%d"`, i)}
+		if i%3 == 0 {
+			d = &parsed.Doc{URL: "http://a.cl/", Status: 304, Fetched: at, Hash: "ignored", ETag: `"e304"`}
+		}
+		tb := testBatch{urls: []string{"http://a.cl/"}, docs: []*parsed.Doc{d}}
+		if i == 1 {
+			tb.urls = append(tb.urls, "http://a.cl:8080/", "http://b.cl/")
+			tb.servers = []fetchlog.Server{
+				{Host: "a.cl", ConnectMs: 12, ResponseMs: 40, RequestsPerConn: 9, Measured: at},
+				{Host: "zz.cl", ConnectMs: 1, Measured: at},
+			}
+		}
+		if i == 2 {
+			tb.servers = []fetchlog.Server{{Host: "a.cl", ConnectMs: 99, Measured: t0}} // older than stored
+		}
+		writeBatch(t, col, i, tb)
+		runBatch(t, col, cfg, i, false)
+	}
+	g := readGraph(t, col)
+	a := g.doc(t, "http://a.cl/")
+	n := linkgraph.MaxHistory + 2
+	if a.Visits != n || len(a.History) != linkgraph.MaxHistory {
+		t.Fatalf("visits %d, history %d", a.Visits, len(a.History))
+	}
+	if first := a.History[0]; !first.Time.Equal(t0.Add(3*time.Hour)) || first.Status != 304 {
+		t.Errorf("oldest kept visit %+v, want the third", first)
+	}
+	last := a.History[len(a.History)-1]
+	if !last.Time.Equal(t0.Add(time.Duration(n)*time.Hour)) || last.Status != 304 || last.Changed {
+		t.Errorf("last visit %+v", last)
+	}
+	prev := a.History[len(a.History)-2] // visit 17: hash h8 after h8 (visit 16)
+	if prev.Status != 200 || prev.Changed || prev.LastModified != "lm17" {
+		t.Errorf("visit 17 %+v", prev)
+	}
+	if v := a.History[len(a.History)-3]; !v.Changed { // visit 16: h8 after h7 (15 was a 304)
+		t.Errorf("visit 16 %+v should be a change", v)
+	}
+	if a.ETag != `"e304"` || a.LastModified != "lm17" || a.Hash != "h8" {
+		t.Errorf("validators after a 304: etag %s last-modified %s hash %s", a.ETag, a.LastModified, a.Hash)
+	}
+	for _, key := range []string{"http://a.cl", "http://a.cl:8080"} {
+		if s := g.sites[key]; s.ConnectMs != 12 || s.ResponseMs != 40 || s.RequestsPerConn != 9 || !s.EstimatesAt.Equal(t0.Add(time.Hour)) {
+			t.Errorf("site %s estimates %+v", key, s)
+		}
+	}
+	if s := g.sites["http://b.cl"]; s.ConnectMs != 0 || !s.EstimatesAt.IsZero() {
+		t.Errorf("b.cl got estimates %+v", s)
+	}
+}
+
+// A robots.txt fetch cut short (an error with a 200 status) is
+// unreachable, as the harvester treated it (robots.ForFetch): the
+// known rules stay.
+func TestRobotsFetchErrorIsUnreachable(t *testing.T) {
+	cfg := testConfig()
+	col := newCollection(t, cfg)
+	addSeeds(t, col, cfg, "http://a.cl/")
+	writeBatch(t, col, 1, testBatch{
+		urls:   []string{"http://a.cl/"},
+		robots: []fetchlog.Robots{{Site: "http://a.cl", Status: 200, Fetched: t0, Body: "User-agent: *\nDisallow: /", Err: "timeout: no data for 20s"}},
+		docs:   []*parsed.Doc{{URL: "http://a.cl/", Err: "robots"}},
+	})
+	s := runBatch(t, col, cfg, 1, false)
+	if s.RobotsChanged != 0 || s.Pending != 1 || s.Excluded != 0 {
+		t.Errorf("summary %+v", s)
+	}
+	if site := readGraph(t, col).sites["http://a.cl"]; site.RobotsBody != "" || site.RobotsErr == "" {
+		t.Errorf("site %+v", site)
+	}
+}
+
+// Include and exclude patterns and the session parameters of the config
+// apply to links, and every rejection is counted by reason.
+func TestRunScopePatterns(t *testing.T) {
+	cfg := testConfig()
+	cfg.Scope.MaxPagesPerSite = 0
+	cfg.Scope.Include = []string{`^http://a\.cl/`}
+	cfg.Scope.Exclude = []string{`/calendar/`}
+	cfg.Scope.SessionParams = []string{"token"}
+	col := newCollection(t, cfg)
+	addSeeds(t, col, cfg, "http://a.cl/")
+	writeBatch(t, col, 1, testBatch{
+		urls: []string{"http://a.cl/"},
+		docs: []*parsed.Doc{{URL: "http://a.cl/", Status: 200, Fetched: t0, Links: []parsed.Link{
+			{URL: "http://a.cl/news?token=9&id=1"}, // session parameter removed
+			{URL: "http://a.cl/news?id=1&sid=2"},   // sid is not a session parameter here
+			{URL: "http://a.cl/calendar/2026"},     // excluded
+			{URL: "http://b.cl/"},                  // not included
+			{URL: "http://a.cl/x.jpg"},             // extension
+		}}},
+	})
+	s := runBatch(t, col, cfg, 1, false)
+	want := map[string]int{"excluded": 1, "not-included": 1, "extension": 1}
+	if !reflect.DeepEqual(s.Rejected, want) || s.NewURLs != 2 {
+		t.Errorf("rejected %v, new %d; want %v, 2", s.Rejected, s.NewURLs, want)
+	}
+	g := readGraph(t, col)
+	for _, u := range []string{"http://a.cl/news?id=1", "http://a.cl/news?id=1&sid=2"} {
+		g.doc(t, u)
+	}
+}
+
+// A harvest merged from shards (docs/format/harvest.md: the shards'
+// robots.jsonl and servers.jsonl concatenated) is taken in as one: the
+// robots.txt and server estimates of every shard are stored.
+func TestRunShardedHarvest(t *testing.T) {
+	cfg := testConfig()
+	col := newCollection(t, cfg)
+	addSeeds(t, col, cfg, "http://a.cl/", "http://b.cl/")
+	writeBatch(t, col, 1, testBatch{
+		urls: []string{"http://a.cl/", "http://b.cl/"},
+		robots: []fetchlog.Robots{ // shard 1, then shard 2
+			{Site: "http://a.cl", Status: 200, Fetched: t0, Body: robotsPrivate},
+			{Site: "http://b.cl", Status: 200, Fetched: t0.Add(time.Second), Body: "User-agent: *\nDisallow: /x\n"},
+		},
+		servers: []fetchlog.Server{
+			{Host: "a.cl", ConnectMs: 5, ResponseMs: 10, Measured: t0},
+			{Host: "b.cl", ConnectMs: 7, ResponseMs: 20, Measured: t0},
+		},
+		docs: []*parsed.Doc{
+			{URL: "http://a.cl/", Status: 200, Fetched: t0, Links: []parsed.Link{{URL: "http://a.cl/private/1"}}},
+			{URL: "http://b.cl/", Status: 200, Fetched: t0, Links: []parsed.Link{{URL: "http://b.cl/x/1"}, {URL: "http://b.cl/y"}}},
+		},
+	})
+	s := runBatch(t, col, cfg, 1, false)
+	if s.RobotsSites != 2 || s.ServerSites != 2 || s.NewExcluded != 2 || s.NewURLs != 3 {
+		t.Errorf("summary %+v", s)
+	}
+	g := readGraph(t, col)
+	if g.sites["http://b.cl"].ResponseMs != 20 || g.sites["http://a.cl"].RobotsBody != robotsPrivate {
+		t.Errorf("sites %+v", g.sites)
 	}
 }

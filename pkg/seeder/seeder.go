@@ -1,8 +1,11 @@
 // Package seeder takes the crawl's findings into graph.db: it creates
 // collections, injects seed lists, and for each gathered batch updates the
-// document records, the sites' robots.txt, and the link graph, giving ids
-// to the new URLs that are in scope. What it does step by step is in
-// docs/seeder.md; the database it writes is in docs/format/linkgraph.md.
+// document records, the sites' robots.txt and server estimates, and the
+// link graph, giving ids to the new URLs that are in scope within the
+// frontier limits (the Sydney strategy and the fixed budget, whose
+// parked links it writes to park files and releases later). What it does
+// step by step is in docs/seeder.md and docs/frontier.md; the database it
+// writes is in docs/format/linkgraph.md.
 package seeder
 
 import (

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -80,10 +81,14 @@ func AddSeeds(opts SeedOptions, r io.Reader, name string, problems io.Writer) (*
 	}
 	defer g.Close()
 
+	res, err := newResolver(opts.Config)
+	if err != nil {
+		return nil, err
+	}
 	var s *SeedSummary
 	err = g.Update(func(tx *linkgraph.Tx) error {
 		s = &SeedSummary{Lines: len(lines), Rejected: map[string]int{}}
-		in := newIntake(tx, opts.Config, 0, newResolver(opts.Config))
+		in := newIntake(tx, opts.Config, 0, res, filepath.Join(opts.Collection.Dir, FrontierDir))
 		for _, l := range lines {
 			u, rej := in.resolve(l.url)
 			if rej == nil {

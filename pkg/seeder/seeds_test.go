@@ -109,3 +109,20 @@ func TestInitRefusesExisting(t *testing.T) {
 		t.Errorf("second init: %v, want ErrExists", err)
 	}
 }
+
+// FuzzCleanAnchor checks the fast path of cleanAnchor against the slow
+// one: strings.Fields, joined, cut at MaxAnchorBytes.
+func FuzzCleanAnchor(f *testing.F) {
+	for _, s := range []string{"Página  uno", " a", "a ", "a\tb", "año\u00a0nuevo", "ok text", "", "\xff", strings.Repeat("x", 101)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		slow := strings.Join(strings.Fields(s), " ")
+		if len(slow) > MaxAnchorBytes {
+			return // cut: covered by the slow path itself
+		}
+		if got := cleanAnchor(s); got != slow {
+			t.Fatalf("cleanAnchor(%q) = %q, want %q", s, got, slow)
+		}
+	})
+}

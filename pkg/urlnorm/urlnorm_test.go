@@ -30,7 +30,9 @@ func TestNormalize(t *testing.T) {
 		{"http://www.example.cl/?", "http://www.example.cl/", "empty query dropped"},
 		{"http://www.example.cl/p?b=2&a=1", "http://www.example.cl/p?b=2&a=1", "query order kept"},
 		{"http://www.example.cl/p?PHPSESSID=abc&id=3", "http://www.example.cl/p?id=3", "session id removed"},
-		{"http://www.example.cl/p;jsessionid=x?id=3&sid=9", "http://www.example.cl/p;jsessionid=x?id=3", "session id in query removed"},
+		{"http://www.example.cl/p;jsessionid=x?id=3&sid=9", "http://www.example.cl/p?id=3", "session ids in query and path parameters removed"},
+		{"http://www.example.cl/a;JSESSIONID=1;type=a/b;v=2", "http://www.example.cl/a;type=a/b;v=2", "§3.3: only the session path parameter goes, case-insensitively"},
+		{"http://www.example.cl/dir;sid=9/x", "http://www.example.cl/dir/x", "a path parameter ends at the next /"},
 		{"http://www.ñandú.cl/", "http://www.xn--and-6ma2c.cl/", "IDN to punycode"},
 		{"http://WWW.EXAMPLE.CL./", "http://www.example.cl/", "trailing dot of host removed"},
 		{"http://user:pw@www.example.cl/", "http://www.example.cl/", "user information removed"},
@@ -50,6 +52,19 @@ func TestNormalize(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("%s: Normalize(%q) = %q, %v; want %q", tc.why, tc.in, got, err, tc.want)
 		}
+	}
+}
+
+func TestNoSessionParams(t *testing.T) {
+	n := NewWithParams(0, nil)
+	for _, u := range []string{"http://www.example.cl/p;jsessionid=x?id=3&sid=9", "http://www.example.cl/p?PHPSESSID=1"} {
+		if got, err := n.Normalize(u); err != nil || got != u {
+			t.Errorf("without session parameters Normalize(%q) = %q, %v; want it unchanged", u, got, err)
+		}
+	}
+	n = NewWithParams(0, []string{"token"})
+	if got, _ := n.Normalize("http://a.cl/p?token=1&sid=2"); got != "http://a.cl/p?sid=2" {
+		t.Errorf("configured parameters: got %q", got)
 	}
 }
 
@@ -158,6 +173,51 @@ func FuzzResolve(f *testing.F) {
 		}
 		if s2, err := n.Normalize(s); err != nil || s2 != s {
 			t.Fatalf("Resolve(%q) = %q, renormalised %q, %v", ref, s, s2, err)
+		}
+	})
+}
+
+// FuzzASCIIHost checks that the fast path for plain ASCII host names gives
+// exactly what IDNA lookup gives.
+func FuzzASCIIHost(f *testing.F) {
+	for _, h := range []string{"www.uchile.cl", "WWW.UChile.CL", "a-b.cl", "xn--and-6ma2c.cl", "a--b.cl", "ab--c.cl", "-a.cl", "a-.cl", "1.2.3", "a..b", "a_b.cl", "", "x", strings.Repeat("a", 64) + ".cl"} {
+		f.Add(h)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		fast, ok := asciiHost(h)
+		if !ok {
+			return
+		}
+		slow, err := idnaHost(h)
+		if err != nil {
+			t.Fatalf("asciiHost(%q) = %q, but IDNA rejects it: %v", h, fast, err)
+		}
+		if fast != slow {
+			t.Fatalf("asciiHost(%q) = %q, IDNA gives %q", h, fast, slow)
+		}
+	})
+}
+
+// FuzzIsNormal checks the fast path of Normalize: whatever it accepts as
+// already normal, the full path normalises to the same string.
+func FuzzIsNormal(f *testing.F) {
+	seedCorpus(f)
+	for _, u := range []string{"http://www.a.cl/x/y.html?id=3&b=%2F", "https://a.cl:8443/", "http://a.cl:80/", "http://a.cl/%7e", "http://a.cl/a/./b", "http://a.cl/?", "http://a.cl/p?sid=1", "http://a.cl/p;jsessionid=1", "http://1.2.3.4/", "http://A.cl/"} {
+		f.Add(u)
+	}
+	n := New(0)
+	slow := New(0)
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !n.isNormal(raw) {
+			return
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatalf("isNormal(%q), but it does not parse: %v", raw, err)
+		}
+		got, err := slow.normalizeURL(raw, u)
+		if err != nil || got != raw {
+			t.Fatalf("isNormal(%q), but the full path gives %q, %v", raw, got, err)
 		}
 	})
 }

@@ -1,0 +1,311 @@
+package linkgraph
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// State is where a document stands in the crawl.
+type State string
+
+// Document states.
+const (
+	StatePending   State = "pending"   // known, never fetched, may be scheduled
+	StateScheduled State = "scheduled" // in a batch that has not been seeded yet
+	StateFetched   State = "fetched"   // fetched (any HTTP status); may be revisited
+	StateFailed    State = "failed"    // the last attempt got no response
+	StateExcluded  State = "excluded"  // robots.txt or a site cap forbids it; never scheduled
+)
+
+// Doc is what the crawl knows of one URL.
+type Doc struct {
+	ID        uint64    `json:"id"`
+	URL       string    `json:"url"`
+	Site      uint64    `json:"site"`
+	Depth     int       `json:"depth"`            // links from the site's entry point (new sites start at 0)
+	State     State     `json:"state"`            //
+	Reason    string    `json:"reason,omitempty"` // why excluded or failed
+	Batch     int       `json:"batch,omitempty"`  // batch that last scheduled it
+	Found     int       `json:"found,omitempty"`  // batch in which it was discovered (0 = seed)
+	Status    int       `json:"status,omitempty"` // last HTTP status
+	Fetched   time.Time `json:"fetched,omitzero"` // last fetch
+	Visits    int       `json:"visits,omitempty"` // fetches with a response
+	Changes   int       `json:"changes,omitempty"`
+	Hash      string    `json:"hash,omitempty"` // last text hash
+	MIME      string    `json:"mime,omitempty"`
+	Title     string    `json:"title,omitempty"`
+	Redirect  string    `json:"redirect,omitempty"`
+	Anchors   []string  `json:"anchors,omitempty"` // a few anchor texts of in-links (representational quality)
+	NoIndex   bool      `json:"noindex,omitempty"`
+	Canonical string    `json:"canonical,omitempty"`
+
+	// FirstFetched is the first fetch with a response; with Fetched,
+	// Visits and Changes it gives the manager the page's rate of change.
+	FirstFetched time.Time `json:"firstFetched,omitzero"`
+	// Failures counts the attempts in a row that got no response (reset
+	// to 0 by a response); the manager stops scheduling a page that failed
+	// too often.
+	Failures int `json:"failures,omitempty"`
+	// LastModified and ETag are the validators of the last response, sent
+	// back on a revisit as a conditional GET.
+	LastModified string `json:"lastModified,omitempty"`
+	ETag         string `json:"etag,omitempty"`
+	// History is the visit history, oldest first, at most MaxHistory
+	// visits (the freshness estimator's input).
+	History []Visit `json:"history,omitempty"`
+}
+
+// MaxHistory is the number of visits a document's History keeps.
+const MaxHistory = 16
+
+// Visit is one fetch of a document with a response.
+type Visit struct {
+	Time         time.Time `json:"t"`
+	Status       int       `json:"s,omitempty"`
+	Changed      bool      `json:"c,omitempty"`  // text hash differs from the previous visit
+	LastModified string    `json:"lm,omitempty"` // Last-Modified header of the response
+}
+
+// InFrontier tells whether the document is in the frontier: known and
+// never attempted, waiting to be fetched (pending, or scheduled for its
+// first fetch). Excluded documents, fetched ones and ones that failed are
+// not. graph.db keeps the set of these ids (Tx.Frontier).
+func (d *Doc) InFrontier() bool {
+	switch d.State {
+	case StatePending:
+		return true
+	case StateScheduled:
+		return d.Visits == 0 && d.Failures == 0
+	}
+	return false
+}
+
+// AddVisit appends a visit to the history, dropping the oldest beyond
+// MaxHistory.
+func (d *Doc) AddVisit(v Visit) {
+	d.History = append(d.History, v)
+	if n := len(d.History) - MaxHistory; n > 0 {
+		d.History = append(d.History[:0], d.History[n:]...)
+	}
+}
+
+// docRecordV2 is the first byte of a binary document record (format
+// version 2). Version 1 records are JSON objects and start with '{'.
+const docRecordV2 = 2
+
+// stateCodes are the one-byte codes of the known states in a binary
+// record; code 0 is followed by the state as a string.
+var stateCodes = map[State]byte{StatePending: 1, StateScheduled: 2, StateFetched: 3, StateFailed: 4, StateExcluded: 5}
+
+var codeStates = [...]State{1: StatePending, 2: StateScheduled, 3: StateFetched, 4: StateFailed, 5: StateExcluded}
+
+// appendDoc appends the binary record of d (docs/format/linkgraph.md,
+// "Doc records"). The id is the key and is not repeated.
+func appendDoc(b []byte, d *Doc) []byte {
+	b = append(b, docRecordV2)
+	b = binary.AppendUvarint(b, d.Site)
+	if c, ok := stateCodes[d.State]; ok {
+		b = append(b, c)
+	} else {
+		b = append(b, 0)
+		b = appendString(b, string(d.State))
+	}
+	for _, v := range [...]int{d.Depth, d.Batch, d.Found, d.Status, d.Visits, d.Changes, d.Failures} {
+		b = binary.AppendVarint(b, int64(v))
+	}
+	b = appendTime(b, d.Fetched)
+	b = appendTime(b, d.FirstFetched)
+	var flags byte
+	if d.NoIndex {
+		flags |= 1
+	}
+	b = append(b, flags)
+	for _, s := range [...]string{d.URL, d.Reason, d.Hash, d.MIME, d.Title, d.Redirect, d.Canonical, d.LastModified, d.ETag} {
+		b = appendString(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(len(d.Anchors)))
+	for _, a := range d.Anchors {
+		b = appendString(b, a)
+	}
+	b = binary.AppendUvarint(b, uint64(len(d.History)))
+	for _, v := range d.History {
+		b = appendTime(b, v.Time)
+		b = binary.AppendVarint(b, int64(v.Status))
+		c := byte(0)
+		if v.Changed {
+			c = 1
+		}
+		b = append(b, c)
+		b = appendString(b, v.LastModified)
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendTime writes a time as nanoseconds since 1970 (varint); the zero
+// time is 0.
+func appendTime(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return append(b, 0)
+	}
+	return binary.AppendVarint(b, t.UnixNano())
+}
+
+// decoder reads a binary record; the first error sticks.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: truncated %s", ErrCorrupt, what)
+	}
+}
+
+func (d *decoder) uvarint(what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint(what string) int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte(what string) byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) == 0 {
+		d.fail(what)
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) string(what string) string {
+	n := d.uvarint(what)
+	if d.err != nil {
+		return ""
+	}
+	if n > uint64(len(d.b)) {
+		d.fail(what)
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) time(what string) time.Time {
+	n := d.varint(what)
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// decodeDoc reads a document record of either version into d.
+func decodeDoc(id uint64, v []byte, d *Doc) error {
+	if len(v) > 0 && v[0] == '{' {
+		*d = Doc{}
+		if err := json.Unmarshal(v, d); err != nil {
+			return fmt.Errorf("doc %d: %w: %w", id, ErrCorrupt, err)
+		}
+		d.ID = id
+		return nil
+	}
+	if len(v) == 0 || v[0] != docRecordV2 {
+		return fmt.Errorf("doc %d: %w: unknown record version", id, ErrCorrupt)
+	}
+	dec := decoder{b: v[1:]}
+	*d = Doc{ID: id}
+	d.Site = dec.uvarint("site")
+	if c := dec.byte("state"); c == 0 {
+		d.State = State(dec.string("state"))
+	} else if int(c) < len(codeStates) {
+		d.State = codeStates[c]
+	} else {
+		return fmt.Errorf("doc %d: %w: unknown state code %d", id, ErrCorrupt, c)
+	}
+	for _, p := range [...]*int{&d.Depth, &d.Batch, &d.Found, &d.Status, &d.Visits, &d.Changes, &d.Failures} {
+		*p = int(dec.varint("counter"))
+	}
+	d.Fetched = dec.time("fetched")
+	d.FirstFetched = dec.time("firstFetched")
+	d.NoIndex = dec.byte("flags")&1 != 0
+	for _, p := range [...]*string{&d.URL, &d.Reason, &d.Hash, &d.MIME, &d.Title, &d.Redirect, &d.Canonical, &d.LastModified, &d.ETag} {
+		*p = dec.string("string field")
+	}
+	if n := dec.uvarint("anchors"); n > 0 && dec.err == nil {
+		if n > uint64(len(dec.b)) {
+			dec.fail("anchors")
+		} else {
+			d.Anchors = make([]string, n)
+			for i := range d.Anchors {
+				d.Anchors[i] = dec.string("anchor")
+			}
+		}
+	}
+	if n := dec.uvarint("history"); n > 0 && dec.err == nil {
+		if n > uint64(len(dec.b)) {
+			dec.fail("history")
+		} else {
+			d.History = make([]Visit, n)
+			for i := range d.History {
+				h := &d.History[i]
+				h.Time = dec.time("visit time")
+				h.Status = int(dec.varint("visit status"))
+				h.Changed = dec.byte("visit changed") != 0
+				h.LastModified = dec.string("visit last-modified")
+			}
+		}
+	}
+	if dec.err != nil {
+		return fmt.Errorf("doc %d: %w", id, dec.err)
+	}
+	// Fields appended to the format later go here, each read only while
+	// bytes remain (older records end before them and read as zero).
+	return nil
+}
+
+// docSite reads only the site id of a document record.
+func docSite(id uint64, v []byte) (uint64, error) {
+	if len(v) > 1 && v[0] == docRecordV2 {
+		s, n := binary.Uvarint(v[1:])
+		if n <= 0 {
+			return 0, fmt.Errorf("doc %d: %w: truncated site", id, ErrCorrupt)
+		}
+		return s, nil
+	}
+	var d Doc
+	if err := decodeDoc(id, v, &d); err != nil {
+		return 0, err
+	}
+	return d.Site, nil
+}

@@ -1,0 +1,479 @@
+package linkgraph
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// Target is one out-link of a page: the target document and its site.
+type Target struct {
+	Doc  uint64
+	Site uint64
+}
+
+// OutLinks returns a copy of the out-link set of a document (empty if it
+// has none), safe to keep after the transaction.
+func (t *Tx) OutLinks(id uint64) (*roaring.Bitmap, error) {
+	bm := roaring.New()
+	v := t.outValue(id)
+	if v == nil {
+		return bm, nil
+	}
+	if err := bm.UnmarshalBinary(v); err != nil {
+		return nil, fmt.Errorf("out-links of doc %d: %w: %w", id, ErrCorrupt, err)
+	}
+	return bm, nil
+}
+
+// outValue is the stored out-link set of a document, as written in this
+// transaction or in the bucket.
+func (t *Tx) outValue(id uint64) []byte {
+	if v, ok := t.newOut[id]; ok {
+		return v
+	}
+	return t.tx.Bucket(bucketOut).Get(u64(id))
+}
+
+// putOut stores an out-link set; the sets are written in id order when the
+// transaction ends (a batch's pages come in any order, and random inserts
+// into one bbolt node are quadratic before the commit splits it).
+func (t *Tx) putOut(id uint64, v []byte) {
+	if t.newOut == nil {
+		t.newOut = map[uint64][]byte{}
+	}
+	t.newOut[id] = v
+}
+
+// flushOut writes the out-link sets stored in this transaction.
+func (t *Tx) flushOut() error {
+	if len(t.newOut) == 0 {
+		return nil
+	}
+	ids := make([]uint64, 0, len(t.newOut))
+	for id := range t.newOut {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := t.tx.Bucket(bucketOut)
+	for _, id := range ids {
+		if err := out.Put(u64(id), t.newOut[id]); err != nil {
+			return fmt.Errorf("out-links of doc %d: %w", id, err)
+		}
+	}
+	t.newOut = nil
+	return nil
+}
+
+// InLinks returns a copy of the in-link set of a document: the documents
+// whose out-links contain it.
+func (t *Tx) InLinks(id uint64) (*roaring.Bitmap, error) {
+	if t.legacy {
+		return nil, ErrNeedsUpgrade
+	}
+	if err := t.flushLinks(); err != nil {
+		return nil, err
+	}
+	return t.bitmap(bucketIn, id, "in-links")
+}
+
+func (t *Tx) bitmap(bucket []byte, id uint64, what string) (*roaring.Bitmap, error) {
+	bm := roaring.New()
+	b := t.tx.Bucket(bucket)
+	if b == nil {
+		return bm, nil
+	}
+	v := b.Get(u64(id))
+	if v == nil {
+		return bm, nil
+	}
+	if err := bm.UnmarshalBinary(v); err != nil {
+		return nil, fmt.Errorf("%s of doc %d: %w: %w", what, id, ErrCorrupt, err)
+	}
+	return bm, nil
+}
+
+// SetOutLinks replaces the out-link set of a document, keeping the
+// in-links and the site graph in step; the sites of the documents are
+// read from their records. ReplaceOutLinks does the same without those
+// reads when the caller knows the sites.
+func (t *Tx) SetOutLinks(id uint64, bm *roaring.Bitmap) error {
+	src, err := t.DocSite(id)
+	if err != nil {
+		return fmt.Errorf("out-links of doc %d: %w", id, err)
+	}
+	targets := make([]Target, 0, bm.GetCardinality())
+	it := bm.Iterator()
+	for it.HasNext() {
+		dst := uint64(it.Next())
+		site, err := t.DocSite(dst)
+		if err != nil {
+			return fmt.Errorf("out-links of doc %d: %w", id, err)
+		}
+		targets = append(targets, Target{Doc: dst, Site: site})
+	}
+	_, err = t.ReplaceOutLinks(id, src, targets)
+	return err
+}
+
+// ReplaceOutLinks replaces the out-link set of document src (of site
+// srcSite) with targets (duplicates allowed; each Site must be the site of
+// its Doc) and records the changes of in-links and of the site graph,
+// which are written grouped by target at the end of the transaction. It
+// returns the number of distinct targets stored.
+func (t *Tx) ReplaceOutLinks(src, srcSite uint64, targets []Target) (uint64, error) {
+	old := roaring.New()
+	if v := t.outValue(src); v != nil {
+		if err := old.UnmarshalBinary(v); err != nil {
+			return 0, fmt.Errorf("out-links of doc %d: %w: %w", src, ErrCorrupt, err)
+		}
+	}
+	nw := roaring.New()
+	s32 := uint32(srcSite)
+	for _, tg := range targets {
+		if tg.Doc == 0 || tg.Doc > 1<<32-1 {
+			return 0, fmt.Errorf("out-links of doc %d: bad target id %d", src, tg.Doc)
+		}
+		if nw.CheckedAdd(uint32(tg.Doc)) && !old.Contains(uint32(tg.Doc)) {
+			t.inAdd = append(t.inAdd, tg.Doc<<32|src)
+			t.siteDelta(s32, uint32(tg.Site), 1)
+		}
+	}
+	it := old.Iterator()
+	for it.HasNext() {
+		dst := it.Next()
+		if nw.Contains(dst) {
+			continue
+		}
+		t.inDel = append(t.inDel, uint64(dst)<<32|src)
+		site, err := t.DocSite(uint64(dst))
+		if err != nil {
+			return 0, fmt.Errorf("out-links of doc %d: %w", src, err)
+		}
+		t.siteDelta(s32, uint32(site), -1)
+	}
+	nw.RunOptimize()
+	v, err := nw.ToBytes()
+	if err != nil {
+		return 0, fmt.Errorf("out-links of doc %d: %w", src, err)
+	}
+	t.putOut(src, v)
+	return nw.GetCardinality(), nil
+}
+
+// AddOutLinks adds targets to the out-link set of document src (of site
+// srcSite), keeping the links it already has, with the in-links and the
+// site graph in step. It returns the number of links added.
+func (t *Tx) AddOutLinks(src, srcSite uint64, targets []Target) (uint64, error) {
+	bm := roaring.New()
+	if v := t.outValue(src); v != nil {
+		if err := bm.UnmarshalBinary(v); err != nil {
+			return 0, fmt.Errorf("out-links of doc %d: %w: %w", src, ErrCorrupt, err)
+		}
+	}
+	var added uint64
+	for _, tg := range targets {
+		if tg.Doc == 0 || tg.Doc > 1<<32-1 {
+			return 0, fmt.Errorf("out-links of doc %d: bad target id %d", src, tg.Doc)
+		}
+		if bm.CheckedAdd(uint32(tg.Doc)) {
+			added++
+			t.inAdd = append(t.inAdd, tg.Doc<<32|src)
+			t.siteDelta(uint32(srcSite), uint32(tg.Site), 1)
+		}
+	}
+	if added == 0 {
+		return 0, nil
+	}
+	bm.RunOptimize()
+	v, err := bm.ToBytes()
+	if err != nil {
+		return 0, fmt.Errorf("out-links of doc %d: %w", src, err)
+	}
+	t.putOut(src, v)
+	return added, nil
+}
+
+func (t *Tx) siteDelta(src, dst uint32, n int64) {
+	if src == dst {
+		return // the site graph has no loops
+	}
+	if t.siteDeltas == nil {
+		t.siteDeltas = map[[2]uint32]int64{}
+	}
+	k := [2]uint32{src, dst}
+	t.siteDeltas[k] += n
+	if t.siteDeltas[k] == 0 {
+		delete(t.siteDeltas, k)
+	}
+}
+
+// flushLinks writes the gathered in-link and site graph changes: each
+// target's in-link set and each site's links are read and written once.
+func (t *Tx) flushLinks() error {
+	if err := t.flushInLinks(); err != nil {
+		return err
+	}
+	return t.flushSiteLinks()
+}
+
+func (t *Tx) flushInLinks() error {
+	if len(t.inAdd) == 0 && len(t.inDel) == 0 {
+		return nil
+	}
+	slices.Sort(t.inAdd)
+	slices.Sort(t.inDel)
+	in := t.tx.Bucket(bucketIn)
+	add, del := t.inAdd, t.inDel
+	var adds, dels []uint32
+	for len(add) > 0 || len(del) > 0 {
+		// The next target with changes.
+		target := uint64(1<<64 - 1)
+		if len(add) > 0 {
+			target = add[0] >> 32
+		}
+		if len(del) > 0 && del[0]>>32 < target {
+			target = del[0] >> 32
+		}
+		adds, dels = adds[:0], dels[:0]
+		// Each change was computed against the set as it stood, so a
+		// pair's changes alternate: more adds than removes means the link
+		// is there now, more removes that it is gone.
+		for len(add) > 0 || len(del) > 0 {
+			var pair uint64
+			switch {
+			case len(add) > 0 && (len(del) == 0 || add[0] <= del[0]):
+				pair = add[0]
+			default:
+				pair = del[0]
+			}
+			if pair>>32 != target {
+				break
+			}
+			n := 0
+			for len(add) > 0 && add[0] == pair {
+				n++
+				add = add[1:]
+			}
+			for len(del) > 0 && del[0] == pair {
+				n--
+				del = del[1:]
+			}
+			switch {
+			case n > 0:
+				adds = append(adds, uint32(pair))
+			case n < 0:
+				dels = append(dels, uint32(pair))
+			}
+		}
+		if len(adds) == 0 && len(dels) == 0 {
+			continue
+		}
+		bm := roaring.New()
+		key := u64(target)
+		if v := in.Get(key); v != nil {
+			if err := bm.UnmarshalBinary(v); err != nil {
+				return fmt.Errorf("in-links of doc %d: %w: %w", target, ErrCorrupt, err)
+			}
+		}
+		bm.AddMany(adds)
+		for _, s := range dels {
+			bm.Remove(s)
+		}
+		if bm.IsEmpty() {
+			if err := in.Delete(key); err != nil {
+				return fmt.Errorf("in-links of doc %d: %w", target, err)
+			}
+			continue
+		}
+		bm.RunOptimize()
+		v, err := bm.ToBytes()
+		if err != nil {
+			return fmt.Errorf("in-links of doc %d: %w", target, err)
+		}
+		if err := in.Put(key, v); err != nil {
+			return fmt.Errorf("in-links of doc %d: %w", target, err)
+		}
+	}
+	t.inAdd, t.inDel = t.inAdd[:0], t.inDel[:0]
+	return nil
+}
+
+func (t *Tx) flushSiteLinks() error {
+	if len(t.siteDeltas) == 0 {
+		return nil
+	}
+	keys := make([][2]uint32, 0, len(t.siteDeltas))
+	for k := range t.siteDeltas {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b [2]uint32) int {
+		if a[0] != b[0] {
+			return int(int64(a[0]) - int64(b[0]))
+		}
+		return int(int64(a[1]) - int64(b[1]))
+	})
+	sl := t.tx.Bucket(bucketSiteLinks)
+	for len(keys) > 0 {
+		src := keys[0][0]
+		n := 1
+		for n < len(keys) && keys[n][0] == src {
+			n++
+		}
+		links, err := decodeSiteLinks(src, sl.Get(u64(uint64(src))))
+		if err != nil {
+			return err
+		}
+		for _, k := range keys[:n] {
+			c := int64(links[k[1]]) + t.siteDeltas[k]
+			switch {
+			case c < 0:
+				return fmt.Errorf("site graph: links from site %d to site %d would be %d", src, k[1], c)
+			case c == 0:
+				delete(links, k[1])
+			default:
+				links[k[1]] = uint32(c)
+			}
+		}
+		if len(links) == 0 {
+			if err := sl.Delete(u64(uint64(src))); err != nil {
+				return err
+			}
+		} else if err := sl.Put(u64(uint64(src)), encodeSiteLinks(links)); err != nil {
+			return fmt.Errorf("site links of site %d: %w", src, err)
+		}
+		keys = keys[n:]
+	}
+	clear(t.siteDeltas)
+	return nil
+}
+
+// encodeSiteLinks writes a site's links: uvarint length of a roaring
+// bitmap of the linked site ids, the bitmap (portable format), then for
+// each linked site in increasing order the number of page links (uvarint).
+func encodeSiteLinks(links map[uint32]uint32) []byte {
+	bm := roaring.New()
+	for s := range links {
+		bm.Add(s)
+	}
+	bm.RunOptimize()
+	rb := mustBytes(bm)
+	b := binary.AppendUvarint(nil, uint64(len(rb)))
+	b = append(b, rb...)
+	it := bm.Iterator()
+	for it.HasNext() {
+		b = binary.AppendUvarint(b, uint64(links[it.Next()]))
+	}
+	return b
+}
+
+func decodeSiteLinks(site uint32, v []byte) (map[uint32]uint32, error) {
+	links := map[uint32]uint32{}
+	if v == nil {
+		return links, nil
+	}
+	bm, counts, err := splitSiteLinks(site, v)
+	if err != nil {
+		return nil, err
+	}
+	it := bm.Iterator()
+	for i := 0; it.HasNext(); i++ {
+		links[it.Next()] = counts[i]
+	}
+	return links, nil
+}
+
+func splitSiteLinks(site uint32, v []byte) (*roaring.Bitmap, []uint32, error) {
+	n, k := binary.Uvarint(v)
+	if k <= 0 || n > uint64(len(v)-k) {
+		return nil, nil, fmt.Errorf("site links of site %d: %w: bad length", site, ErrCorrupt)
+	}
+	bm := roaring.New()
+	if err := bm.UnmarshalBinary(v[k : k+int(n)]); err != nil {
+		return nil, nil, fmt.Errorf("site links of site %d: %w: %w", site, ErrCorrupt, err)
+	}
+	rest := v[k+int(n):]
+	counts := make([]uint32, 0, bm.GetCardinality())
+	for len(rest) > 0 {
+		c, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return nil, nil, fmt.Errorf("site links of site %d: %w: bad count", site, ErrCorrupt)
+		}
+		counts = append(counts, uint32(c))
+		rest = rest[k:]
+	}
+	if uint64(len(counts)) != bm.GetCardinality() {
+		return nil, nil, fmt.Errorf("site links of site %d: %w: %d counts for %d sites", site, ErrCorrupt, len(counts), bm.GetCardinality())
+	}
+	return bm, counts, nil
+}
+
+// SiteLinks returns the sites that pages of site links to (never itself)
+// and, in the same order, how many page-to-page links go to each.
+func (t *Tx) SiteLinks(site uint64) (*roaring.Bitmap, []uint32, error) {
+	if t.legacy {
+		return nil, nil, ErrNeedsUpgrade
+	}
+	if err := t.flushLinks(); err != nil {
+		return nil, nil, err
+	}
+	v := t.tx.Bucket(bucketSiteLinks).Get(u64(site))
+	if v == nil {
+		return roaring.New(), nil, nil
+	}
+	return splitSiteLinks(uint32(site), v)
+}
+
+// ForEachSiteLinks calls fn for every site with links to other sites, in
+// id order, with the linked sites and the page link counts (as SiteLinks).
+func (t *Tx) ForEachSiteLinks(fn func(site uint64, linked *roaring.Bitmap, counts []uint32) error) error {
+	if t.legacy {
+		return ErrNeedsUpgrade
+	}
+	if err := t.flushLinks(); err != nil {
+		return err
+	}
+	return t.tx.Bucket(bucketSiteLinks).ForEach(func(k, v []byte) error {
+		id := getU64(k)
+		bm, counts, err := splitSiteLinks(uint32(id), v)
+		if err != nil {
+			return err
+		}
+		return fn(id, bm, counts)
+	})
+}
+
+// ForEachOutLinks calls fn with every document that has out-links, in id
+// order; bm is a fresh copy.
+func (t *Tx) ForEachOutLinks(fn func(id uint64, bm *roaring.Bitmap) error) error {
+	if err := t.flushOut(); err != nil {
+		return err
+	}
+	return forEachBitmap(t.tx.Bucket(bucketOut), "out-links", fn)
+}
+
+// ForEachInLinks calls fn with every document that has in-links, in id
+// order; bm is a fresh copy.
+func (t *Tx) ForEachInLinks(fn func(id uint64, bm *roaring.Bitmap) error) error {
+	if t.legacy {
+		return ErrNeedsUpgrade
+	}
+	if err := t.flushLinks(); err != nil {
+		return err
+	}
+	return forEachBitmap(t.tx.Bucket(bucketIn), "in-links", fn)
+}
+
+func forEachBitmap(b interface {
+	ForEach(func(k, v []byte) error) error
+}, what string, fn func(id uint64, bm *roaring.Bitmap) error) error {
+	return b.ForEach(func(k, v []byte) error {
+		bm := roaring.New()
+		if err := bm.UnmarshalBinary(v); err != nil {
+			return fmt.Errorf("%s of doc %d: %w: %w", what, getU64(k), ErrCorrupt, err)
+		}
+		return fn(getU64(k), bm)
+	})
+}

@@ -1,0 +1,129 @@
+package linkgraph
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Site is what the crawl knows of one site (scheme, host and port).
+type Site struct {
+	ID            uint64    `json:"id"`
+	Key           string    `json:"key"` // scheme://host[:port]
+	Pages         int       `json:"pages"`
+	RobotsStatus  int       `json:"robotsStatus,omitempty"`
+	RobotsBody    string    `json:"robotsBody,omitempty"`
+	RobotsErr     string    `json:"robotsErr,omitempty"`
+	RobotsFetched time.Time `json:"robotsFetched,omitzero"`
+	// Server estimates measured by the harvester (Cao et al.: EWMA with
+	// alpha 0.8), kept so the next batch can rank servers from the start.
+	ConnectMs       float64   `json:"connectMs,omitempty"`
+	ResponseMs      float64   `json:"responseMs,omitempty"`
+	RequestsPerConn float64   `json:"requestsPerConn,omitempty"`
+	EstimatesAt     time.Time `json:"estimatesAt,omitzero"`
+}
+
+// SiteID returns the id of a site key.
+func (t *Tx) SiteID(key string) (uint64, bool) {
+	if id, ok := t.newSites[key]; ok {
+		return id, true
+	}
+	v := t.tx.Bucket(bucketSites).Get([]byte(key))
+	if v == nil {
+		return 0, false
+	}
+	return getU64(v), true
+}
+
+// AddSite gives a new site key an id; for a known key it returns the
+// existing id.
+func (t *Tx) AddSite(key string) (id uint64, created bool, err error) {
+	if id, ok := t.SiteID(key); ok {
+		return id, false, nil
+	}
+	id = t.counter(keyNextSite) + 1
+	if id > 1<<32-1 {
+		return 0, false, fmt.Errorf("add site %s: %w", key, ErrTooManyDocs)
+	}
+	t.next(keyNextSite)
+	if t.newSites == nil {
+		t.newSites = map[string]uint64{}
+	}
+	t.newSites[strings.Clone(key)] = id // written in key order at the end (flushNew)
+	return id, true, t.PutSite(&Site{ID: id, Key: key})
+}
+
+// LastSiteID is the largest site id given so far.
+func (t *Tx) LastSiteID() uint64 { return t.counter(keyNextSite) }
+
+// Site reads a site record.
+func (t *Tx) Site(id uint64) (*Site, error) {
+	v := t.tx.Bucket(bucketSiteRec).Get(u64(id))
+	if v == nil {
+		return nil, fmt.Errorf("site %d: %w", id, ErrNotFound)
+	}
+	var s Site
+	if err := json.Unmarshal(v, &s); err != nil {
+		return nil, fmt.Errorf("site %d: %w: %w", id, ErrCorrupt, err)
+	}
+	return &s, nil
+}
+
+// PutSite writes a site record.
+func (t *Tx) PutSite(s *Site) error {
+	v, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("put site %d: %w", s.ID, err)
+	}
+	if err := t.tx.Bucket(bucketSiteRec).Put(u64(s.ID), v); err != nil {
+		return fmt.Errorf("put site %d: %w", s.ID, err)
+	}
+	return nil
+}
+
+// ForEachSite calls fn for every site in id order.
+func (t *Tx) ForEachSite(fn func(*Site) error) error {
+	return t.tx.Bucket(bucketSiteRec).ForEach(func(k, v []byte) error {
+		var s Site
+		if err := json.Unmarshal(v, &s); err != nil {
+			return fmt.Errorf("site %d: %w: %w", getU64(k), ErrCorrupt, err)
+		}
+		return fn(&s)
+	})
+}
+
+// BatchState records what has happened to a batch in graph.db.
+type BatchState struct {
+	ID      int       `json:"id"`
+	URLs    int       `json:"urls"`
+	Managed time.Time `json:"managed,omitzero"`
+	Seeded  time.Time `json:"seeded,omitzero"`
+}
+
+// Batch reads what graph.db records of a batch.
+func (t *Tx) Batch(id int) (BatchState, bool, error) {
+	v := t.tx.Bucket(bucketBatches).Get(u64(uint64(id)))
+	if v == nil {
+		return BatchState{ID: id}, false, nil
+	}
+	var b BatchState
+	if err := json.Unmarshal(v, &b); err != nil {
+		return b, false, fmt.Errorf("batch %d state: %w", id, err)
+	}
+	return b, true, nil
+}
+
+// PutBatch records the state of a batch.
+func (t *Tx) PutBatch(b BatchState) error {
+	v, err := json.Marshal(b)
+	if err != nil {
+		return fmt.Errorf("batch %d state: %w", b.ID, err)
+	}
+	return t.tx.Bucket(bucketBatches).Put(u64(uint64(b.ID)), v)
+}
+
+// DeleteBatch forgets a batch (used when the manager cancels it).
+func (t *Tx) DeleteBatch(id int) error {
+	return t.tx.Bucket(bucketBatches).Delete(u64(uint64(id)))
+}

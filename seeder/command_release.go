@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/seeder"
+)
+
+func releaseCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "release",
+		Usage: "take parked links back into the frontier (Sydney strategy, frontier budget)",
+		Description: `Links that seeder.new_links_per_page or seeder.frontier_budget kept out
+of the frontier wait in park files under COLLECTION/frontier/. seeder run
+releases them by itself after each batch while the frontier holds fewer
+than seeder.frontier_low_water URLs; this command does the same now, or
+with --all releases every park file whatever the frontier size (the
+budget still applies: what it does not admit is parked again). Released
+links get ids (unless out of scope, over the site cap or too deep, or
+their page was fetched again since) and are added to their pages'
+out-links, in one transaction (docs/frontier.md).
+
+` + command.ExitCodesHelp,
+		Flags: withSettings(
+			&cli.BoolFlag{Name: "all", Usage: "release every park file, whatever the frontier size"},
+		),
+		Action: runRelease,
+	}
+}
+
+func runRelease(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return command.Usage("release takes no arguments, got %q", c.Args().First())
+	}
+	col, cfg, err := command.Open(c)
+	if err != nil {
+		return err
+	}
+	s, err := seeder.Release(c.Context, seeder.ReleaseOptions{Collection: col, Config: cfg, All: c.Bool("all"), Logger: command.Logger(c)})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "release of parked links in %s\n", s.Elapsed)
+	s.WriteText(c.App.Writer)
+	return nil
+}
