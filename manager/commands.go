@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wirecrawl/wire/pkg/batch"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
 	"github.com/wirecrawl/wire/pkg/manager"
@@ -56,7 +57,12 @@ func printResult(w io.Writer, r *manager.Result) error {
 	fmt.Fprintf(tw, "revisits\t%d\n", r.Revisits)
 	fmt.Fprintf(tw, "score\t%s .. %s\n", num(r.ScoreMin), num(r.ScoreMax))
 	if !r.Recovered {
-		fmt.Fprintf(tw, "candidates\t%d (%d over the per-site limit, %d over the batch size)\n", r.Stats.Candidates, r.Stats.SiteCapped, r.Stats.Left)
+		fmt.Fprintf(tw, "robots.txt\t%d sites with a stored copy in robots.jsonl\n", r.Robots)
+		fmt.Fprintf(tw, "candidates\t%d (%d over max_pages_per_site, %d over max_site_pages, %d over max_fetches_per_script, %d over the batch size)\n",
+			r.Stats.Candidates, r.Stats.SiteCapped, r.Stats.SiteFull, r.Stats.ScriptCapped, r.Stats.Left)
+		for _, n := range r.Stats.Notes {
+			fmt.Fprintf(tw, "note\t%s\n", n)
+		}
 	}
 	fmt.Fprintf(tw, "elapsed\t%s\n", r.Elapsed.Round(time.Millisecond))
 	return tw.Flush()
@@ -67,24 +73,59 @@ func num(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
 func showCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "show",
-		Usage:     "summarise a batch file",
+		Usage:     "summarise a batch file, and print its entries with --rows",
 		ArgsUsage: "FILE|N",
 		Description: `Prints a batch's id, creation time, strategy, parameters, counts, the
-sites with most pages, a histogram of pages per site, the score range
-and the depths. N (digits only) is batch N of the collection; anything
-else is a path. A malformed or truncated file is reported with its line.
+robots.txt copies and server estimates beside it, the score range and
+quantiles, the sites with most pages, a histogram of pages per site and
+the depths. N (digits only) is batch N of the collection; anything else
+is a path. A malformed or truncated file is reported with its line.
+
+With --rows (or any filter flag) it then prints the entries that pass
+every filter given, tab-separated, in batch order. Flags go before FILE|N.
 
 ` + command.ExitCodesHelp,
-		Flags: command.CommonFlags(),
+		Flags: append(command.CommonFlags(),
+			&cli.IntFlag{Name: "top", Value: 10, Usage: "list this many sites"},
+			&cli.BoolFlag{Name: "rows", Usage: "print the entries (those the filters select)"},
+			&cli.StringFlag{Name: "site", Usage: "only entries of this site (scheme://host[:port])"},
+			&cli.StringFlag{Name: "kind", Usage: "only entries of this kind: new or revisit"},
+			&cli.StringFlag{Name: "contains", Usage: "only entries whose URL contains this text"},
+			&cli.IntFlag{Name: "min-depth", Usage: "only entries at least this deep"},
+			&cli.IntFlag{Name: "max-depth", Usage: "only entries at most this deep"},
+			&cli.Float64Flag{Name: "min-score", Usage: "only entries with at least this score"},
+			&cli.Float64Flag{Name: "max-score", Usage: "only entries with at most this score"},
+			&cli.IntFlag{Name: "limit", Usage: "print at most this many entries (0: all)"},
+		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return command.Usage("show: want one batch file or batch number, got %d arguments", c.NArg())
+			}
+			if k := c.String("kind"); k != "" && k != batch.KindNew && k != batch.KindRevisit {
+				return command.Usage("show: --kind wants new or revisit, got %q", k)
 			}
 			path, err := batchPath(c.String(command.FlagCollection), c.Args().First())
 			if err != nil {
 				return err
 			}
-			return manager.Show(c.App.Writer, path)
+			opts := manager.ShowOptions{
+				Top: c.Int("top"),
+				Filter: manager.RowFilter{
+					Site: c.String("site"), Kind: c.String("kind"), Contains: c.String("contains"),
+					MinDepth: c.Int("min-depth"),
+					MinScore: c.Float64("min-score"), MaxScore: c.Float64("max-score"),
+					Limit: c.Int("limit"),
+				},
+			}
+			if c.IsSet("max-depth") {
+				d := c.Int("max-depth")
+				opts.Filter.MaxDepth = &d
+			}
+			opts.Rows = c.Bool("rows")
+			for _, f := range []string{"site", "kind", "contains", "min-depth", "max-depth", "min-score", "max-score", "limit"} {
+				opts.Rows = opts.Rows || c.IsSet(f)
+			}
+			return manager.Show(c.App.Writer, path, opts)
 		},
 	}
 }

@@ -3,6 +3,23 @@
 // See docs/manager.md.
 package main
 
-import "github.com/wirecrawl/wire/pkg/command"
+import (
+	"os"
+	"runtime/debug"
 
-func main() { command.Main(newApp()) }
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/manager"
+)
+
+func main() {
+	// Unless GOMEMLIMIT says otherwise, keep the heap under 3/4 of the
+	// machine's memory: on a country-sized graph the collector then works
+	// harder instead of letting garbage double the live heap
+	// (docs/manager.md, "Scale").
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if limit := manager.MemoryLimit(); limit > 0 {
+			debug.SetMemoryLimit(limit)
+		}
+	}
+	command.Main(newApp())
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,5 +137,61 @@ func TestShowMalformedAndUsage(t *testing.T) {
 	}
 	if code, _, _ := runApp(t, "cancel", "-c", t.TempDir()); code != command.ExitFailure {
 		t.Errorf("cancel outside a collection: exit %d", code)
+	}
+}
+
+func TestStatsExplainHistory(t *testing.T) {
+	dir := newCollection(t)
+	code, out, errOut := runApp(t, "stats", "-c", dir)
+	if code != command.ExitOK || !strings.Contains(out, "known       4") || !strings.Contains(out, "links       3") {
+		t.Errorf("stats: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runApp(t, "stats", "-c", dir, "--json")
+	var tot struct {
+		Docs    int            `json:"docs"`
+		ByState map[string]int `json:"byState"`
+	}
+	if code != command.ExitOK || json.Unmarshal([]byte(out), &tot) != nil || tot.Docs != 4 || tot.ByState["pending"] != 4 {
+		t.Errorf("stats --json: exit %d\n%s", code, out)
+	}
+
+	code, out, errOut = runApp(t, "explain", "-c", dir, "--manager-strategy", "backlink", "http://A.cl/1")
+	if flat := strings.Join(strings.Fields(out), " "); code != command.ExitOK || !strings.Contains(flat, "url http://a.cl/1") || !strings.Contains(flat, "next batch in the next batch") || !strings.Contains(flat, "IQ 1 1 in-links") {
+		t.Errorf("explain: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut = runApp(t, "explain", "-c", dir, "http://nowhere.cl/"); code != command.ExitFailure || !strings.Contains(errOut, "not in graph.db") {
+		t.Errorf("explain unknown: exit %d %s", code, errOut)
+	}
+	if code, _, _ = runApp(t, "explain", "-c", dir); code != command.ExitUsage {
+		t.Errorf("explain without URL: exit %d", code)
+	}
+
+	// The historical strategy needs an import; export this collection's
+	// PageRank and import it into itself by file.
+	code, _, errOut = runApp(t, "run", "-c", dir, "--manager-strategy", "historical")
+	if code != command.ExitFailure || !strings.Contains(errOut, "history import") {
+		t.Errorf("historical without import: exit %d %s", code, errOut)
+	}
+	file := filepath.Join(t.TempDir(), "pr.tsv")
+	if code, _, errOut = runApp(t, "history", "export", "-c", dir, file); code != command.ExitOK || !strings.Contains(errOut, "exported the PageRank of 4 pages") {
+		t.Errorf("export: exit %d %s", code, errOut)
+	}
+	code, out, errOut = runApp(t, "history", "import", "-c", dir, file)
+	if code != command.ExitOK || !strings.Contains(out, "imported 4 PageRank values") || !strings.Contains(out, "4 of them URLs this collection knows") {
+		t.Errorf("import: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runApp(t, "run", "-c", dir, "--manager-strategy", "historical", "--manager-historical-new-pages", "parent")
+	if code != command.ExitOK || !strings.Contains(out, "strategy    historical") || !strings.Contains(out, "historical PageRank of 4 pages") {
+		t.Errorf("historical run: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runApp(t, "show", "-c", dir, "--site", "http://a.cl", "--kind", "new", "1")
+	if code != command.ExitOK || !strings.Contains(out, "3 of 4 entries match, 3 shown") || strings.Contains(out, "\thttp://b.cl/\n") {
+		t.Errorf("show --site: exit %d\n%s", code, out)
+	}
+	if code, _, _ = runApp(t, "show", "-c", dir, "--kind", "old", "1"); code != command.ExitUsage {
+		t.Errorf("show --kind old: exit %d", code)
+	}
+	if code, _, _ = runApp(t, "history", "import", "-c", dir, filepath.Join(dir, "nothing")); code != command.ExitFailure {
+		t.Errorf("import of a missing file: exit %d", code)
 	}
 }

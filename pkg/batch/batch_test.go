@@ -29,6 +29,22 @@ func TestReadV1Fixture(t *testing.T) {
 	}
 }
 
+// testdata/v2.tsv is a frozen version 2 file written by the manager, with
+// validators on a revisit and the header keys added within version 2.
+func TestReadV2Fixture(t *testing.T) {
+	h, entries, err := ReadFile(filepath.Join("testdata", "v2.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Batch != 1 || h.Strategy != "pagerank" || h.Params["max_fetches_per_script"] != "1" || h.Params["robots_max_age"] != "24h0m0s" || h.Counts["robots"] != 0 || h.Counts["urls"] != 6 {
+		t.Errorf("header %+v", h)
+	}
+	want := Entry{DocID: 7, Site: "http://b.cl", Score: 0.211697, Depth: 0, Kind: KindRevisit, URL: "http://b.cl/", LastModified: "Mon, 02 Nov 2026 15:04:05 GMT", ETag: `"5f2a"`}
+	if len(entries) != 6 || entries[5] != want {
+		t.Errorf("entries %+v", entries)
+	}
+}
+
 // FuzzBatchRead checks that Read never panics, reports every failure as
 // ErrFormat, and that what it accepts writes back to a file it reads the
 // same way.

@@ -6,37 +6,63 @@ import (
 )
 
 // Strategies returns the intrinsic-quality estimators the manager knows,
-// the names accepted by manager.strategy.
+// the names accepted by manager.strategy (Baeza-Yates et al. 2005, §4).
 func Strategies() []string {
-	return []string{"breadth-first", "backlink", "pagerank"}
+	return []string{"breadth-first", "backlink", "pagerank", "partial-pagerank", "opic", "larger-sites-first", "historical"}
+}
+
+// HistoricalNewPages returns the ways the historical strategy values a
+// page the previous crawl did not have, the names accepted by
+// manager.historical_new_pages.
+func HistoricalNewPages() []string {
+	return []string{"zero", "random", "parent"}
 }
 
 // Manager holds the settings of the value function and of batches.
 type Manager struct {
-	Strategy        string   `toml:"strategy" doc:"Intrinsic-quality estimator: breadth-first, backlink or pagerank."`
-	Alpha           float64  `toml:"alpha" doc:"Exponent of intrinsic quality in V(p) = IQ^alpha * RQ^beta * F^gamma."`
-	Beta            float64  `toml:"beta" doc:"Exponent of representational quality."`
-	Gamma           float64  `toml:"gamma" doc:"Exponent of freshness."`
-	Damping         float64  `toml:"damping" doc:"PageRank damping factor (pagerank strategy)."`
-	BatchSize       int      `toml:"batch_size" doc:"At most this many URLs in one batch."`
-	MaxPagesPerSite int      `toml:"max_pages_per_site" doc:"At most this many URLs of one site in one batch."`
-	MaxDepthStatic  int      `toml:"max_depth_static" doc:"Pages of static URLs deeper than this (links from the site's entry page) are not scheduled."`
-	MaxDepthDynamic int      `toml:"max_depth_dynamic" doc:"Pages of dynamic URLs (with a query) deeper than this are not scheduled."`
-	MinRevisit      Duration `toml:"min_revisit" doc:"A fetched page is not scheduled again before this much time has passed."`
+	Strategy            string   `toml:"strategy" doc:"Intrinsic-quality estimator: breadth-first, backlink, pagerank, partial-pagerank, opic, larger-sites-first or historical."`
+	Alpha               float64  `toml:"alpha" doc:"Exponent of intrinsic quality in V(p) = IQ^alpha * RQ^beta * F^gamma."`
+	Beta                float64  `toml:"beta" doc:"Exponent of representational quality."`
+	Gamma               float64  `toml:"gamma" doc:"Exponent of freshness."`
+	RQURL               float64  `toml:"rq_url" doc:"Representational quality of a page known only by its URL (between 0 and rq_anchors)."`
+	RQAnchors           float64  `toml:"rq_anchors" doc:"Representational quality of a page known by its URL and the anchor text of links to it (below 1, the value of a fetched page)."`
+	Damping             float64  `toml:"damping" doc:"PageRank damping factor (pagerank, partial-pagerank, historical)."`
+	PageRankInterval    int      `toml:"pagerank_interval" doc:"partial-pagerank: PageRank is computed again once this many pages have been fetched since the last computation."`
+	HistoricalNewPages  string   `toml:"historical_new_pages" doc:"historical: value of pages the previous crawl did not have: zero, random or parent."`
+	BatchSize           int      `toml:"batch_size" doc:"At most this many URLs in one batch."`
+	MaxPagesPerSite     int      `toml:"max_pages_per_site" doc:"At most this many URLs of one site in one batch."`
+	MaxSitePages        int      `toml:"max_site_pages" doc:"At most this many pages of one site are fetched in the whole collection (new pages of a site with that many fetched or scheduled pages wait); 0 means no cap."`
+	MaxDepthStatic      int      `toml:"max_depth_static" doc:"Pages of static URLs deeper than this (links from where the crawl entered the site) are not scheduled."`
+	MaxDepthDynamic     int      `toml:"max_depth_dynamic" doc:"Pages of dynamic URLs (a query, a script extension or /cgi-bin/) deeper than this are not scheduled."`
+	DynamicExtensions   []string `toml:"dynamic_extensions" doc:"File extensions (without dot) that make a URL dynamic even without a query."`
+	MaxFetchesPerScript int      `toml:"max_fetches_per_script" doc:"At most this many URLs with a query are fetched per script (URL before the '?'); 0 means no limit."`
+	MinRevisit          Duration `toml:"min_revisit" doc:"A fetched page is not scheduled again before this much time has passed."`
+	RobotsMaxAge        Duration `toml:"robots_max_age" doc:"A site's stored robots.txt younger than this goes into the batch (robots.jsonl) so the harvester need not fetch it again; 0 sends none."`
 }
 
 func defaultManager() Manager {
 	return Manager{
-		Strategy:        "pagerank",
-		Alpha:           1,
-		Beta:            1,
-		Gamma:           1,
-		Damping:         0.85,
-		BatchSize:       100000,
-		MaxPagesPerSite: 1000,
-		MaxDepthStatic:  15,
-		MaxDepthDynamic: 5,
-		MinRevisit:      Duration(7 * 24 * time.Hour),
+		Strategy:           "pagerank",
+		Alpha:              1,
+		Beta:               1,
+		Gamma:              1,
+		RQURL:              0.25,
+		RQAnchors:          0.5,
+		Damping:            0.85,
+		PageRankInterval:   100000,
+		HistoricalNewPages: "random",
+		BatchSize:          100000,
+		MaxPagesPerSite:    1000,
+		MaxSitePages:       25000,
+		MaxDepthStatic:     15,
+		MaxDepthDynamic:    5,
+		DynamicExtensions: []string{
+			"php", "php3", "php4", "php5", "phtml", "asp", "aspx", "jsp", "jspx",
+			"cgi", "pl", "py", "cfm", "shtml", "do", "action", "dll",
+		},
+		MaxFetchesPerScript: 1,
+		MinRevisit:          Duration(7 * 24 * time.Hour),
+		RobotsMaxAge:        Duration(24 * time.Hour),
 	}
 }
 
@@ -50,8 +76,20 @@ func (c *Manager) validate(bad func(key, format string, args ...any)) {
 			bad(key, "must be between 0 and 100, got %g", v)
 		}
 	}
+	if !(c.RQURL >= 0 && c.RQURL <= c.RQAnchors) {
+		bad("manager.rq_url", "must be between 0 and rq_anchors (%g), got %g", c.RQAnchors, c.RQURL)
+	}
+	if !(c.RQAnchors >= 0 && c.RQAnchors < 1) {
+		bad("manager.rq_anchors", "must be at least 0 and below 1, got %g", c.RQAnchors)
+	}
 	if c.Damping <= 0 || c.Damping >= 1 {
 		bad("manager.damping", "must be strictly between 0 and 1, got %g", c.Damping)
+	}
+	if c.PageRankInterval < 1 {
+		bad("manager.pagerank_interval", "must be at least 1, got %d", c.PageRankInterval)
+	}
+	if !contains(HistoricalNewPages(), c.HistoricalNewPages) {
+		bad("manager.historical_new_pages", "want one of %s, got %q", strings.Join(HistoricalNewPages(), ", "), c.HistoricalNewPages)
 	}
 	if c.BatchSize < 1 {
 		bad("manager.batch_size", "must be at least 1, got %d", c.BatchSize)
@@ -59,10 +97,24 @@ func (c *Manager) validate(bad func(key, format string, args ...any)) {
 	if c.MaxPagesPerSite < 1 {
 		bad("manager.max_pages_per_site", "must be at least 1, got %d", c.MaxPagesPerSite)
 	}
+	if c.MaxSitePages < 0 {
+		bad("manager.max_site_pages", "must not be negative, got %d", c.MaxSitePages)
+	}
 	if c.MaxDepthStatic < 0 || c.MaxDepthDynamic < 0 {
 		bad("manager.max_depth_*", "must not be negative")
 	}
+	for _, e := range c.DynamicExtensions {
+		if e == "" || strings.ContainsAny(e, "./?# ") {
+			bad("manager.dynamic_extensions", "want extensions without dot, got %q", e)
+		}
+	}
+	if c.MaxFetchesPerScript < 0 {
+		bad("manager.max_fetches_per_script", "must not be negative, got %d", c.MaxFetchesPerScript)
+	}
 	if c.MinRevisit < 0 {
 		bad("manager.min_revisit", "must not be negative")
+	}
+	if c.RobotsMaxAge < 0 {
+		bad("manager.robots_max_age", "must not be negative")
 	}
 }

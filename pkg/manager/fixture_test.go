@@ -88,6 +88,8 @@ type page struct {
 	failures int
 	anchors  []string
 	links    []string // URLs of out-links (added first if unknown)
+	lm, etag string
+	history  []linkgraph.Visit
 }
 
 // add adds the pages in order (so their ids follow the order), then
@@ -100,9 +102,22 @@ func (f *fixture) add(pages ...page) {
 			if err != nil {
 				return 0, err
 			}
-			id, _, err := tx.AddURL(u, site, depth, found)
+			id, created, err := tx.AddURL(u, site, depth, found)
+			if err != nil {
+				return 0, err
+			}
 			f.ids[u] = id
-			return id, err
+			if created { // the seeder counts a site's pages
+				s, err := tx.Site(site)
+				if err != nil {
+					return 0, err
+				}
+				s.Pages++
+				if err := tx.PutSite(s); err != nil {
+					return 0, err
+				}
+			}
+			return id, nil
 		}
 		for _, p := range pages {
 			id, err := addURL(p.url, p.depth, p.found)
@@ -118,6 +133,7 @@ func (f *fixture) add(pages ...page) {
 			}
 			d.Batch, d.Visits, d.Changes, d.FirstFetched, d.Fetched = p.batch, p.visits, p.changes, p.first, p.fetched
 			d.Failures, d.Anchors = p.failures, p.anchors
+			d.LastModified, d.ETag, d.History = p.lm, p.etag, p.history
 			if err := tx.PutDoc(d); err != nil {
 				return err
 			}
@@ -139,6 +155,23 @@ func (f *fixture) add(pages ...page) {
 			}
 		}
 		return nil
+	})
+}
+
+// site changes the record of the site with key (which must exist).
+func (f *fixture) site(key string, change func(s *linkgraph.Site)) {
+	f.t.Helper()
+	f.update(func(tx *linkgraph.Tx) error {
+		id, ok := tx.SiteID(key)
+		if !ok {
+			f.t.Fatalf("no site %s", key)
+		}
+		s, err := tx.Site(id)
+		if err != nil {
+			return err
+		}
+		change(s)
+		return tx.PutSite(s)
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"time"
 
@@ -64,14 +65,18 @@ type Result struct {
 	Revisits  int
 	ScoreMin  float64
 	ScoreMax  float64
+	Robots    int  // sites whose stored robots.txt went into robots.jsonl
+	Servers   int  // servers whose estimates went into servers.jsonl
 	Recovered bool // an interrupted batch was completed instead of a new one written
 	Elapsed   time.Duration
 	Stats     Stats // how the batch was chosen (zero when Recovered)
 }
 
 // Run writes the next batch: it reads graph.db, scores the candidates,
-// writes batches/NNNNNN/batch.tsv and then, in one transaction, marks the
-// batch's documents scheduled and records the batch in graph.db.
+// writes batches/NNNNNN/robots.jsonl, servers.jsonl and batch.tsv and
+// then marks the batch's documents scheduled and, in the last of those
+// transactions, stores the estimator's state (OPIC cash, partial
+// PageRank) and records the batch in graph.db.
 //
 // If a previous run was killed between the file and the transaction, Run
 // completes that batch instead (Result.Recovered). If no page can be
@@ -109,7 +114,7 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 	var p *plan
 	err = g.View(func(tx *linkgraph.Tx) error {
 		var err error
-		p, err = makePlan(ctx, tx, m, now, log)
+		p, err = makePlan(ctx, tx, m, now, log, 0)
 		return err
 	})
 	if err != nil {
@@ -124,11 +129,17 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 		return nil, err
 	}
 	b := col.Batch(id)
-	h := header(id, now, m, p.entries)
+	if err := os.MkdirAll(b.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("write batch %s: %w", b.Name(), err)
+	}
+	if err := writeSidecars(b, p); err != nil {
+		return nil, fmt.Errorf("write batch %s: %w", b.Name(), err)
+	}
+	h := header(id, now, m, p)
 	if err := collection.WriteAtomic(b.File(), func(w io.Writer) error { return batch.Write(w, h, p.entries) }); err != nil {
 		return nil, fmt.Errorf("write batch %s: %w", b.Name(), err)
 	}
-	marked, err := markScheduled(g, id, p.entries, now)
+	marked, err := markScheduled(g, id, p.entries, now, p.save)
 	if err != nil {
 		return nil, fmt.Errorf("record batch %s in graph.db (the next run completes it): %w", b.Name(), err)
 	}
@@ -140,10 +151,12 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 		Batch: id, File: b.File(), Strategy: m.Strategy,
 		URLs: len(p.entries), Sites: c.sites, New: c.new, Revisits: c.revisits,
 		ScoreMin: c.scoreMin, ScoreMax: c.scoreMax,
+		Robots: len(p.robots), Servers: len(p.servers),
 		Elapsed: time.Since(start), Stats: p.stats,
 	}
 	log.Info("wrote batch", "batch", id, "urls", res.URLs, "sites", res.Sites, "new", res.New, "revisits", res.Revisits,
-		"candidates", p.stats.Candidates, "site_capped", p.stats.SiteCapped, "left", p.stats.Left)
+		"candidates", p.stats.Candidates, "site_capped", p.stats.SiteCapped, "site_full", p.stats.SiteFull,
+		"script_capped", p.stats.ScriptCapped, "left", p.stats.Left, "robots", res.Robots)
 	return res, nil
 }
 
@@ -177,6 +190,12 @@ func emptyFrontier(st Stats, m *config.Manager) error {
 				why += fmt.Sprintf("; %s: %d", skipHelp[k], n)
 			}
 		}
+		if st.SiteFull > 0 {
+			why += fmt.Sprintf("; of sites at max_site_pages (%d): %d", m.MaxSitePages, st.SiteFull)
+		}
+		if st.ScriptCapped > 0 {
+			why += fmt.Sprintf("; of scripts at max_fetches_per_script (%d): %d", m.MaxFetchesPerScript, st.ScriptCapped)
+		}
 	}
 	return fmt.Errorf("plan batch: frontier is empty: %s: %w", why, collection.ErrNothingToDo)
 }
@@ -190,41 +209,67 @@ var skipHelp = map[string]string{
 	"no_gain":  "would gain no value from a visit",
 }
 
-// markScheduled records batch id in graph.db in one transaction: every
-// entry's document that is still a candidate (pending, fetched or
-// failed) becomes scheduled in batch id, and the batch state is stored.
-// It returns the number of documents now scheduled in the batch; running
-// it twice changes nothing the second time.
-func markScheduled(g *linkgraph.Graph, id int, entries []batch.Entry, managed time.Time) (int, error) {
+// markChunk is the number of documents markScheduled writes per
+// transaction. bbolt holds every page a transaction touches in memory,
+// a whole leaf page per scattered document, so one transaction for a
+// batch of 100,000 would hold hundreds of megabytes.
+const markChunk = 10_000
+
+// markScheduled records batch id in graph.db: every entry's document
+// that is still a candidate (pending, fetched or failed) becomes
+// scheduled in batch id, in transactions of markChunk documents in id
+// order, and the last one stores the estimator's state (save, if not nil)
+// and the batch state. Until that last transaction graph.db has no record
+// of the batch, so a crash in between leaves a batch file without a
+// record, which the next run completes; running it twice changes nothing
+// the second time. It returns the number of documents now scheduled in
+// the batch.
+func markScheduled(g *linkgraph.Graph, id int, entries []batch.Entry, managed time.Time, save func(*linkgraph.Tx) error) (int, error) {
+	return markInChunks(g, id, entries, managed, save, markChunk)
+}
+
+func markInChunks(g *linkgraph.Graph, id int, entries []batch.Entry, managed time.Time, save func(*linkgraph.Tx) error, chunk int) (int, error) {
 	ids := make([]uint64, len(entries))
 	for i, e := range entries {
 		ids[i] = e.DocID
 	}
 	slices.Sort(ids) // write in key order
+	ids = slices.Compact(ids)
 	marked := 0
-	err := g.Update(func(tx *linkgraph.Tx) error {
-		for i, docID := range ids {
-			if i > 0 && docID == ids[i-1] {
-				continue
-			}
-			d, err := tx.Doc(docID)
-			if err != nil {
-				return fmt.Errorf("%w: %w", ErrBatchMismatch, err)
-			}
-			switch {
-			case d.State == linkgraph.StateScheduled && d.Batch == id:
+	for lo := 0; ; lo += chunk {
+		hi := min(lo+chunk, len(ids))
+		last := hi == len(ids)
+		err := g.Update(func(tx *linkgraph.Tx) error {
+			for _, docID := range ids[lo:hi] {
+				d, err := tx.Doc(docID)
+				if err != nil {
+					return fmt.Errorf("%w: %w", ErrBatchMismatch, err)
+				}
+				switch {
+				case d.State == linkgraph.StateScheduled && d.Batch == id:
+					marked++
+					continue
+				case d.State != linkgraph.StatePending && d.State != linkgraph.StateFetched && d.State != linkgraph.StateFailed:
+					continue
+				}
+				d.State, d.Batch = linkgraph.StateScheduled, id
+				if err := tx.PutDoc(d); err != nil {
+					return err
+				}
 				marked++
-				continue
-			case d.State != linkgraph.StatePending && d.State != linkgraph.StateFetched && d.State != linkgraph.StateFailed:
-				continue
 			}
-			d.State, d.Batch = linkgraph.StateScheduled, id
-			if err := tx.PutDoc(d); err != nil {
-				return err
+			if !last {
+				return nil
 			}
-			marked++
+			if save != nil {
+				if err := save(tx); err != nil {
+					return fmt.Errorf("store estimator state: %w", err)
+				}
+			}
+			return tx.PutBatch(linkgraph.BatchState{ID: id, URLs: len(entries), Managed: managed})
+		})
+		if err != nil || last {
+			return marked, err
 		}
-		return tx.PutBatch(linkgraph.BatchState{ID: id, URLs: len(entries), Managed: managed})
-	})
-	return marked, err
+	}
 }

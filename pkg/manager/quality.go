@@ -5,67 +5,149 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
-	"github.com/wirecrawl/wire/pkg/pagerank"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
 )
 
 // Intrinsic-quality estimators (manager.strategy), after Baeza-Yates et
-// al. 2005, §4.1. Each gives every known page an IQ in (0, 1]; only the
+// al. 2005, §4. Each gives every known page an IQ in (0, 1]; only the
 // order matters within a strategy, the scale matters when new pages
 // compete with revisits.
 const (
-	StrategyBreadthFirst = "breadth-first"
-	StrategyBacklink     = "backlink"
-	StrategyPageRank     = "pagerank"
+	StrategyBreadthFirst     = "breadth-first"
+	StrategyBacklink         = "backlink"
+	StrategyPageRank         = "pagerank"
+	StrategyPartialPageRank  = "partial-pagerank"
+	StrategyOPIC             = "opic"
+	StrategyLargerSitesFirst = "larger-sites-first"
+	StrategyHistorical       = "historical"
 )
+
+// estimate is an estimator's answer: IQ(p) = val[p]/scale for every
+// position p, what to write into graph.db's scores bucket with the batch,
+// and how to describe a page's value to a person.
+type estimate struct {
+	val      []float64
+	scale    float64
+	describe func(p int32) string
+	save     func(tx *linkgraph.Tx) error // nil: the estimator keeps no state
+	notes    []string                     // for the run's log and explain
+}
+
+// iq is IQ(p).
+func (e *estimate) iq(p int32) float64 { return e.val[p] / e.scale }
+
+// scaleToMax sets scale to the largest value (1 if there is none).
+func (e *estimate) scaleToMax() {
+	e.scale = 0
+	for _, x := range e.val {
+		e.scale = max(e.scale, x)
+	}
+	if e.scale <= 0 {
+		e.scale = 1
+	}
+}
+
+func g4(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+
+// intrinsicQuality runs the configured estimator over the whole graph.
+func intrinsicQuality(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config.Manager) (*estimate, error) {
+	switch m.Strategy {
+	case StrategyBreadthFirst:
+		return breadthFirstIQ(v), nil
+	case StrategyBacklink:
+		indeg, err := v.inDegrees(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		return backlinkIQ(indeg), nil
+	case StrategyPageRank:
+		pr, err := v.pageRank(ctx, tx, m.Damping)
+		if err != nil {
+			return nil, err
+		}
+		return pageRankIQ(pr), nil
+	case StrategyPartialPageRank:
+		return partialPageRankIQ(ctx, tx, v, m)
+	case StrategyOPIC:
+		return opicIQ(ctx, tx, v)
+	case StrategyLargerSitesFirst:
+		return largerSitesFirstIQ(v), nil
+	case StrategyHistorical:
+		return historicalIQ(ctx, tx, v, m)
+	}
+	return nil, fmt.Errorf("unknown strategy %q (want one of %s)", m.Strategy, strings.Join(config.Strategies(), ", "))
+}
 
 // breadthFirstIQ ranks the N pages by order of discovery: earlier batch
 // first (found), then lower depth, then lower id, and gives the page of
 // rank r (0-based) IQ = 1 − r/N, so the first page has 1 and the last
-// 1/N. Arguments are indexed alike; ids ascend.
-func breadthFirstIQ(found, depth []int32, ids []uint64) []float64 {
-	n := len(ids)
+// 1/N.
+func breadthFirstIQ(v *graphView) *estimate {
+	n := len(v.ids)
 	order := make([]int32, n)
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int {
-		if c := cmp.Compare(found[a], found[b]); c != 0 {
+		if c := cmp.Compare(v.found[a], v.found[b]); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(depth[a], depth[b]); c != 0 {
+		if c := cmp.Compare(v.depth[a], v.depth[b]); c != 0 {
 			return c
 		}
-		return cmp.Compare(ids[a], ids[b])
+		return cmp.Compare(v.ids[a], v.ids[b])
 	})
-	iq := make([]float64, n)
+	e := &estimate{val: make([]float64, n), scale: 1}
 	for r, i := range order {
-		iq[i] = 1 - float64(r)/float64(n)
+		e.val[i] = 1 - float64(r)/float64(n)
 	}
-	return iq
+	e.describe = func(p int32) string {
+		return fmt.Sprintf("discovery rank %d of %d (found in batch %d at depth %d)", int(float64(n)*(1-e.val[p])+0.5)+1, n, v.found[p], v.depth[p])
+	}
+	return e
 }
 
 // backlinkIQ turns in-link counts c into IQ = (c+1)/(max+1): pages nobody
 // links to yet (seeds) keep a positive value, the most linked page has 1.
-func backlinkIQ(indeg []int32) []float64 {
-	m := int32(0)
-	for _, c := range indeg {
-		m = max(m, c)
-	}
-	iq := make([]float64, len(indeg))
+func backlinkIQ(indeg []int32) *estimate {
+	e := &estimate{val: make([]float64, len(indeg))}
 	for i, c := range indeg {
-		iq[i] = float64(c+1) / float64(m+1)
+		e.val[i] = float64(c + 1)
 	}
-	return iq
+	e.scaleToMax()
+	e.describe = func(p int32) string {
+		return fmt.Sprintf("%d in-links (the most linked page has %d)", indeg[p], int(e.scale)-1)
+	}
+	return e
 }
 
-// pagerankIQ is the PageRank of every known page over the known graph,
+// pageRankIQ is the PageRank of every known page over the known graph,
 // scaled so that the highest is 1.
-func pagerankIQ(ctx context.Context, g *pagerank.Graph, damping float64) ([]float64, pagerank.Result, error) {
-	res, err := pagerank.Compute(ctx, g, pagerank.Options{Damping: damping})
-	if err != nil {
-		return nil, res, fmt.Errorf("compute pagerank: %w", err)
+func pageRankIQ(pr []float64) *estimate {
+	e := &estimate{val: pr}
+	e.scaleToMax()
+	e.describe = func(p int32) string {
+		return fmt.Sprintf("PageRank %s (the highest is %s, the mean 1/N = %s)", g4(pr[p]), g4(e.scale), g4(1/float64(len(pr))))
 	}
-	pagerank.NormalizeMax(res.Rank)
-	return res.Rank, res, nil
+	return e
+}
+
+// largerSitesFirstIQ gives every page of a site IQ = (pending+1)/(max+1),
+// pending the site's pages never fetched (Baeza-Yates et al. §4.1: the
+// site with the most pending pages first). Pages of one site tie and come
+// in doc id order, the order the seeder found them.
+func largerSitesFirstIQ(v *graphView) *estimate {
+	e := &estimate{val: make([]float64, len(v.ids))}
+	for p, s := range v.site {
+		e.val[p] = float64(v.pending[s] + 1)
+	}
+	e.scaleToMax()
+	e.describe = func(p int32) string {
+		return fmt.Sprintf("its site has %d pending pages (the largest frontier is %d)", v.pending[v.site[p]], int(e.scale)-1)
+	}
+	return e
 }

@@ -22,6 +22,7 @@ import (
 //	batch.tsv without a batch state in graph.db → complete the transaction
 //	batches/.cancelled-NNNNNN                   → finish the roll-back, remove
 //	newest batch directory without batch.tsv    → remove (file never committed)
+//	  (holding only robots.jsonl, servers.jsonl or temporary files)
 
 // cancelledPrefix starts the name a cancelled batch directory takes until
 // it is removed; the name is not a batch id, so no stage sees it.
@@ -58,7 +59,7 @@ func completeInterrupted(ctx context.Context, col *collection.Collection, g *lin
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	marked, err := markScheduled(g, id, entries, h.Created)
+	marked, err := markScheduled(g, id, entries, h.Created, nil)
 	if err != nil {
 		return nil, fmt.Errorf("complete interrupted batch %s: %w", b.Name(), err)
 	}
@@ -105,8 +106,9 @@ func finishCancels(ctx context.Context, col *collection.Collection, g *linkgraph
 }
 
 // removeUnwritten removes batch directories newer than the newest batch
-// file that hold nothing but a temporary batch file: a manager was killed
-// while writing it, and the id should not be skipped.
+// file that hold nothing but what the manager writes before batch.tsv
+// (robots.jsonl, servers.jsonl, temporary files): a manager was killed
+// before the batch was complete, and the id should not be skipped.
 func removeUnwritten(col *collection.Collection, log *slog.Logger) error {
 	ids, err := col.BatchIDs()
 	if err != nil {
@@ -144,7 +146,7 @@ func removeUnwritten(col *collection.Collection, log *slog.Logger) error {
 
 func onlyTemporary(files []os.DirEntry) bool {
 	for _, f := range files {
-		if !strings.HasPrefix(f.Name(), "."+collection.BatchFile+".tmp-") {
+		if !unwrittenFile(f.Name()) {
 			return false
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func smallWeb() []page {
 		{url: "http://a.cl/z?id=1", found: 2, depth: 6}, // dynamic, too deep
 		{url: "http://a.cl/q?p=2", found: 2, depth: 2},  // dynamic, within its limit
 		{url: "http://a.cl/w", found: 1, depth: 1},      // capped or not, by profit
-		{url: "http://b.cl/", visits: 1, state: linkgraph.StateFetched, fetched: daysAgo(10),
+		{url: "http://b.cl/", visits: 1, state: linkgraph.StateFetched, fetched: daysAgo(10), lm: "Mon, 02 Nov 2026 15:04:05 GMT", etag: `"5f2a"`,
 			links: []string{"http://b.cl/1", "http://b.cl/2", "http://a.cl/"}},
 		{url: "http://b.cl/1", found: 1, depth: 1, state: linkgraph.StateFailed, failures: 1},
 		{url: "http://b.cl/2", found: 1, depth: 1, state: linkgraph.StateFailed, failures: MaxFailures},
@@ -54,7 +55,25 @@ func smallWebFixture(t *testing.T, strategy string) *fixture {
 	f.cfg.Manager.Strategy = strategy
 	f.cfg.Manager.MaxPagesPerSite = 3
 	f.add(smallWeb()...)
+	if strategy == StrategyHistorical {
+		// The previous crawl knew a.cl/ and b.cl/ well, a.cl/x a little.
+		f.importHistory("http://a.cl/\t0.3\nhttp://b.cl/\t0.2\nhttp://a.cl/x\t0.01\nhttp://old.cl/\t0.1\n")
+	}
 	return f
+}
+
+// importHistory imports a PageRank file with the given lines.
+func (f *fixture) importHistory(lines string) *HistoryResult {
+	f.t.Helper()
+	path := filepath.Join(f.t.TempDir(), "pagerank.tsv")
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	res, err := ImportHistory(context.Background(), f.col, path, HistoryOptions{Config: f.cfg, Now: func() time.Time { return testNow }})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return res
 }
 
 func readBatch(t *testing.T, col *collection.Collection, id int) (batch.Header, []batch.Entry) {
@@ -126,8 +145,8 @@ func TestRunRules(t *testing.T) {
 			if perSite["http://a.cl"] != 3 {
 				t.Errorf("a.cl has %d pages in the batch, want the cap 3", perSite["http://a.cl"])
 			}
-			if e := in["http://b.cl/"]; e.Kind != batch.KindRevisit {
-				t.Errorf("b.cl/ kind %q, want revisit", e.Kind)
+			if e := in["http://b.cl/"]; e.Kind != batch.KindRevisit || e.LastModified != "Mon, 02 Nov 2026 15:04:05 GMT" || e.ETag != `"5f2a"` {
+				t.Errorf("b.cl/ entry %+v, want a revisit with its validators", e)
 			}
 			if e := in["https://c.cl/"]; e.Kind != batch.KindNew || e.Site != "https://c.cl" {
 				t.Errorf("c.cl/ entry %+v", e)
@@ -366,42 +385,59 @@ func BenchmarkRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for lo := 0; lo < docs; lo += 10_000 {
-		err := g.Update(func(tx *linkgraph.Tx) error {
-			for i := lo; i < lo+10_000; i++ {
-				key := fmt.Sprintf("http://s%d.cl", i%sites)
-				site, _, err := tx.AddSite(key)
-				if err != nil {
-					return err
-				}
-				id, _, err := tx.AddURL(fmt.Sprintf("%s/p%d", key, i), site, i/sites%10, i/20_000)
-				if err != nil {
-					return err
-				}
-				if i%3 == 0 {
-					d, _ := tx.Doc(id)
-					d.State, d.Visits, d.Fetched = linkgraph.StateFetched, 1, testNow.Add(-30*day)
-					if err := tx.PutDoc(d); err != nil {
-						return err
+	for pass := 0; pass < 2; pass++ { // documents, then links between them
+		for lo := 0; lo < docs; lo += 10_000 {
+			err := g.Update(func(tx *linkgraph.Tx) error {
+				for i := lo; i < lo+10_000; i++ {
+					key := fmt.Sprintf("http://s%d.cl", i%sites)
+					if pass == 0 {
+						site, _, err := tx.AddSite(key)
+						if err != nil {
+							return err
+						}
+						d := &linkgraph.Doc{Site: site, Depth: i / sites % 10, Found: i / 20_000, State: linkgraph.StatePending}
+						if i%3 == 0 {
+							d.State, d.Visits, d.Fetched = linkgraph.StateFetched, 1, testNow.Add(-30*day)
+						}
+						if _, _, err := tx.AddURLDoc(fmt.Sprintf("%s/p%d", key, i), d); err != nil {
+							return err
+						}
+						continue
+					}
+					if i%3 != 0 {
+						continue
 					}
 					bm := roaring.New()
 					for j := 0; j < 3*links; j++ {
 						bm.Add(uint32(1 + int(float64(docs-1)*math.Pow(r.Float64(), 2))))
 					}
-					if err := tx.SetOutLinks(id, bm); err != nil {
+					if err := tx.SetOutLinks(uint64(i+1), bm); err != nil {
 						return err
 					}
 				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
 			}
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
 		}
 	}
 	g.Close()
 	cfg := config.Defaults()
 	cfg.Manager.BatchSize = 10_000
+	// The historical strategy uses this graph's own PageRank, exported
+	// and imported.
+	var pr bytes.Buffer
+	if _, err := ExportPageRank(context.Background(), col, &pr, HistoryOptions{Config: cfg}); err != nil {
+		b.Fatal(err)
+	}
+	prFile := filepath.Join(dir, "pagerank.tsv")
+	if err := os.WriteFile(prFile, pr.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ImportHistory(context.Background(), col, prFile, HistoryOptions{Config: cfg}); err != nil {
+		b.Fatal(err)
+	}
 	for _, strategy := range config.Strategies() {
 		b.Run(strategy, func(b *testing.B) {
 			cfg.Manager.Strategy = strategy
@@ -418,5 +454,51 @@ func BenchmarkRun(b *testing.B) {
 				b.StartTimer()
 			}
 		})
+	}
+}
+
+// Marking a batch in several transactions: the batch is recorded only by
+// the last, so a failure half-way leaves it unrecorded, and the next run
+// completes it from the file.
+func TestMarkInChunks(t *testing.T) {
+	f := smallWebFixture(t, StrategyBacklink)
+	res := f.mustRun()
+	_, entries := readBatch(t, f.col, 1)
+	if _, err := f.cancel(false); err != nil {
+		t.Fatal(err)
+	}
+	// The file again, by hand, and a bad entry at the end.
+	h := batch.Header{Batch: 1, Created: testNow, Strategy: "backlink", Counts: map[string]int{"urls": len(entries)}}
+	if err := collection.WriteAtomic(f.col.Batch(1).File(), func(w io.Writer) error { return batch.Write(w, h, entries) }); err != nil {
+		t.Fatal(err)
+	}
+	bad := append(slices.Clone(entries), batch.Entry{DocID: 999, Site: "http://a.cl", Kind: batch.KindNew, URL: "http://a.cl/none"})
+	g := f.open()
+	saved := false
+	_, err := markInChunks(g, 1, bad, testNow, func(*linkgraph.Tx) error { saved = true; return nil }, 4)
+	g.Close()
+	if !errors.Is(err, ErrBatchMismatch) || saved {
+		t.Fatalf("err %v, state saved %v", err, saved)
+	}
+	if _, ok := f.batchState(1); ok {
+		t.Fatal("batch recorded after a failed chunk")
+	}
+	scheduled := 0
+	for _, e := range entries {
+		if f.doc(e.URL).State == linkgraph.StateScheduled {
+			scheduled++
+		}
+	}
+	if scheduled == 0 || scheduled == len(entries) {
+		t.Errorf("%d of %d scheduled: the chunks before the failure should be", scheduled, len(entries))
+	}
+	again := f.mustRun()
+	if !again.Recovered || again.URLs != res.URLs {
+		t.Errorf("recovery %+v", again)
+	}
+	for _, e := range entries {
+		if d := f.doc(e.URL); d.State != linkgraph.StateScheduled || d.Batch != 1 {
+			t.Errorf("%s: %s in batch %d", e.URL, d.State, d.Batch)
+		}
 	}
 }

@@ -2,9 +2,13 @@ package manager
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
+	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +16,8 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
 )
 
 // Summary describes a batch file for people.
@@ -25,9 +31,22 @@ type Summary struct {
 	ScoreMin  float64
 	ScoreMed  float64
 	ScoreMax  float64
-	TopSites  []SiteCount // the sites with most pages, at most 10
+	Quantiles []Quantile  // score quantiles (QuantileLevels)
+	TopSites  []SiteCount // the sites with most pages, at most Top (10 by default)
 	SiteSizes []Bucket    // how many sites have 1, 2–3, 4–7, … pages
 	Depths    []int       // Depths[d] is the number of URLs at depth d
+	Robots    int         // lines of robots.jsonl beside the file (−1: no file)
+	Servers   int         // lines of servers.jsonl beside the file (−1: no file)
+}
+
+// QuantileLevels are the score quantiles a summary reports.
+var QuantileLevels = []float64{0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99}
+
+// Quantile is the score below which a fraction P of the batch's entries
+// lie (nearest rank).
+type Quantile struct {
+	P     float64
+	Score float64
 }
 
 // SiteCount is the number of pages of one site in a batch.
@@ -42,9 +61,13 @@ type Bucket struct {
 	Sites    int
 }
 
-// Summarize computes the summary of a batch.
+// Summarize computes the summary of a batch, with the top 10 sites.
 func Summarize(h batch.Header, entries []batch.Entry) Summary {
-	s := Summary{Header: h, URLs: len(entries)}
+	return summarize(h, entries, 10)
+}
+
+func summarize(h batch.Header, entries []batch.Entry, top int) Summary {
+	s := Summary{Header: h, URLs: len(entries), Robots: -1, Servers: -1}
 	c := count(entries)
 	s.Sites, s.New, s.Revisits, s.ScoreMin, s.ScoreMax = c.sites, c.new, c.revisits, c.scoreMin, c.scoreMax
 	if len(entries) == 0 {
@@ -66,6 +89,9 @@ func Summarize(h batch.Header, entries []batch.Entry) Summary {
 	if len(scores)%2 == 0 {
 		s.ScoreMed = (scores[mid-1] + scores[mid]) / 2
 	}
+	for _, q := range QuantileLevels {
+		s.Quantiles = append(s.Quantiles, Quantile{q, quantile(scores, q)})
+	}
 	for _, site := range slices.Sorted(maps.Keys(bySite)) {
 		s.TopSites = append(s.TopSites, SiteCount{site, bySite[site]})
 	}
@@ -81,8 +107,15 @@ func Summarize(h batch.Header, entries []batch.Entry) Summary {
 		}
 		s.SiteSizes[k].Sites++
 	}
-	s.TopSites = s.TopSites[:min(10, len(s.TopSites))]
+	s.TopSites = s.TopSites[:min(max(top, 0), len(s.TopSites))]
 	return s
+}
+
+// quantile is the nearest-rank quantile q of ascending values: the
+// smallest value with at least q of the values at or below it.
+func quantile(sorted []float64, q float64) float64 {
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
 // Print writes the summary as aligned text.
@@ -110,8 +143,19 @@ func (s Summary) Print(w io.Writer) error {
 			fmt.Fprintf(tw, "warning\tthe header says %s=%d, the entries have %d\n", k, n, got)
 		}
 	}
+	if s.Robots >= 0 {
+		fmt.Fprintf(tw, "robots.txt\t%d sites with a stored copy (robots.jsonl); the others are fetched first\n", s.Robots)
+	}
+	if s.Servers >= 0 {
+		fmt.Fprintf(tw, "servers\t%d with known estimates (servers.jsonl)\n", s.Servers)
+	}
 	if s.URLs > 0 {
 		fmt.Fprintf(tw, "score\tmin %s  median %s  max %s\n", num(s.ScoreMin), num(s.ScoreMed), num(s.ScoreMax))
+		qs := make([]string, len(s.Quantiles))
+		for i, q := range s.Quantiles {
+			qs[i] = fmt.Sprintf("p%s %s", strconv.FormatFloat(100*q.P, 'g', -1, 64), num(q.Score))
+		}
+		fmt.Fprintf(tw, "quantiles\t%s\n", strings.Join(qs, "  "))
 		fmt.Fprintf(tw, "\n")
 		fmt.Fprintf(tw, "top sites\tpages\n")
 		for _, sc := range s.TopSites {
@@ -139,14 +183,88 @@ func (s Summary) Print(w io.Writer) error {
 
 func num(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
 
-// Show reads the batch file at path and prints its summary. A malformed
-// file gives the reader's error, with its line number.
-func Show(w io.Writer, path string) error {
+// RowFilter selects the entries manager show prints; zero fields select
+// everything.
+type RowFilter struct {
+	Site     string  // site key, exactly ("http://www.a.cl")
+	Kind     string  // batch.KindNew or batch.KindRevisit
+	Contains string  // substring of the URL
+	MinDepth int     // depth at least this
+	MaxDepth *int    // depth at most this; nil means no limit
+	MinScore float64 // score at least this
+	MaxScore float64 // score at most this; +Inf or 0 means no limit
+	Limit    int     // at most this many rows; 0 means all
+}
+
+// Match tells whether entry e passes the filter.
+func (f RowFilter) Match(e batch.Entry) bool {
+	switch {
+	case f.Site != "" && e.Site != f.Site,
+		f.Kind != "" && e.Kind != f.Kind,
+		f.Contains != "" && !strings.Contains(e.URL, f.Contains),
+		e.Depth < f.MinDepth,
+		f.MaxDepth != nil && e.Depth > *f.MaxDepth,
+		e.Score < f.MinScore,
+		f.MaxScore > 0 && e.Score > f.MaxScore:
+		return false
+	}
+	return true
+}
+
+// ShowOptions configure Show.
+type ShowOptions struct {
+	Top    int       // sites listed; 0 means 10
+	Rows   bool      // print the entries that pass Filter after the summary
+	Filter RowFilter // which entries
+}
+
+// Show reads the batch file at path and prints its summary, the counts of
+// robots.jsonl and servers.jsonl beside it, and with opts.Rows the
+// entries opts.Filter selects, as tab-separated lines in batch order. A
+// malformed file gives the reader's error, with its line number.
+func Show(w io.Writer, path string, opts ShowOptions) error {
 	h, entries, err := batch.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	s := Summarize(h, entries)
+	top := opts.Top
+	if top <= 0 {
+		top = 10
+	}
+	s := summarize(h, entries, top)
 	s.File = path
-	return s.Print(w)
+	dir := filepath.Dir(path)
+	if rs, err := fetchlog.ReadRobots(filepath.Join(dir, collection.BatchRobotsFile)); err == nil {
+		s.Robots = len(rs)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if ss, err := fetchlog.ReadServers(filepath.Join(dir, collection.BatchServersFile)); err == nil {
+		s.Servers = len(ss)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := s.Print(w); err != nil {
+		return err
+	}
+	if !opts.Rows {
+		return nil
+	}
+	fmt.Fprintf(w, "\n# %s\n", strings.Join(batch.Columns[:6], "\t"))
+	shown, matched := 0, 0
+	for _, e := range entries {
+		if !opts.Filter.Match(e) {
+			continue
+		}
+		matched++
+		if opts.Filter.Limit > 0 && shown >= opts.Filter.Limit {
+			continue
+		}
+		shown++
+		if _, err := fmt.Fprintf(w, "%d\t%s\t%s\t%d\t%s\t%s\n", e.DocID, e.Site, strconv.FormatFloat(e.Score, 'g', 6, 64), e.Depth, e.Kind, e.URL); err != nil {
+			return err
+		}
+	}
+	_, err = fmt.Fprintf(w, "# %d of %d entries match, %d shown\n", matched, len(entries), shown)
+	return err
 }

@@ -15,7 +15,7 @@ import (
 func TestShow(t *testing.T) {
 	var out bytes.Buffer
 	path := filepath.Join("testdata", "golden", "pagerank.tsv")
-	if err := Show(&out, path); err != nil {
+	if err := Show(&out, path, ShowOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got := strings.Join(strings.Fields(out.String()), " ")
@@ -24,11 +24,13 @@ func TestShow(t *testing.T) {
 		"created 2026-11-22T12:00:00Z",
 		"strategy pagerank",
 		"alpha=1 batch_size=100000",
-		"urls 6 sites 3 new 5 revisits 1",
-		"score min 0.2117 median 0.7468 max 0.7884",
+		"max_fetches_per_script=1 max_pages_per_site=3 max_site_pages=25000",
+		"urls 6 sites 3 new 4 revisits 2",
+		"score min 0.2117 median 0.5277 max 0.5913",
+		"quantiles p1 0.2117 p10 0.2117 p25 0.2957 p50 0.4953 p75 0.5601 p90 0.5913 p99 0.5913",
 		"top sites pages http://a.cl 3 http://b.cl 2 https://c.cl 1",
 		"pages per site sites 1 1 2-3 2",
-		"depth urls 0 2 1 3 2 1",
+		"depth urls 0 3 1 2 2 1",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
@@ -80,8 +82,8 @@ func TestShowRejectsMalformed(t *testing.T) {
 	tests := []struct {
 		name, content, want string
 	}{
-		{"bad score", strings.Replace(string(good), "0.666667", "lots", 1), "line 8: score"},
-		{"missing field", strings.Replace(string(good), "\tnew\thttp://a.cl/x", "\thttp://a.cl/x", 1), "line 8: want 8"},
+		{"bad score", strings.Replace(string(good), "\t0.5\t2\t", "\tlots\t2\t", 1), "line 8: score"},
+		{"missing field", strings.Replace(string(good), "\tnew\thttp://a.cl/q?p=2", "\thttp://a.cl/q?p=2", 1), "line 8: want 8"},
 		{"truncated", strings.Join(lines[:len(lines)-3], ""), "truncated"},
 		{"cut mid-line", string(good[:len(good)-30]), "line 13"},
 		{"not a batch", "hello\n", "line 1"},
@@ -93,9 +95,57 @@ func TestShowRejectsMalformed(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		err := Show(&out, path)
+		err := Show(&out, path, ShowOptions{})
 		if !errors.Is(err, batch.ErrFormat) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err %v, want ErrFormat mentioning %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// Quantiles are nearest-rank: the smallest score with at least that
+// share of the entries at or below it.
+func TestQuantile(t *testing.T) {
+	v := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, tt := range []struct{ q, want float64 }{{0.01, 1}, {0.1, 1}, {0.25, 3}, {0.5, 5}, {0.9, 9}, {0.99, 10}, {1, 10}} {
+		if got := quantile(v, tt.q); got != tt.want {
+			t.Errorf("quantile %g = %g, want %g", tt.q, got, tt.want)
+		}
+	}
+}
+
+// Rows are printed in batch order, filtered, and counted.
+func TestShowRows(t *testing.T) {
+	two := 2
+	path := filepath.Join("testdata", "golden", "pagerank.tsv")
+	tests := []struct {
+		name   string
+		filter RowFilter
+		urls   []string
+	}{
+		{"all", RowFilter{}, []string{"http://a.cl/q?p=2", "http://a.cl/w", "https://c.cl/", "http://a.cl/", "http://b.cl/1", "http://b.cl/"}},
+		{"site", RowFilter{Site: "http://b.cl"}, []string{"http://b.cl/1", "http://b.cl/"}},
+		{"revisits", RowFilter{Kind: batch.KindRevisit}, []string{"http://a.cl/", "http://b.cl/"}},
+		{"depth 1-2", RowFilter{MinDepth: 1, MaxDepth: &two}, []string{"http://a.cl/q?p=2", "http://a.cl/w", "http://b.cl/1"}},
+		{"scores", RowFilter{MinScore: 0.3, MaxScore: 0.561}, []string{"http://a.cl/w", "https://c.cl/", "http://a.cl/"}},
+		{"contains, limit", RowFilter{Contains: "a.cl", Limit: 2}, []string{"http://a.cl/q?p=2", "http://a.cl/w"}},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		if err := Show(&out, path, ShowOptions{Rows: true, Filter: tt.filter}); err != nil {
+			t.Fatal(err)
+		}
+		_, rows, _ := strings.Cut(out.String(), "# docid\tsite\tscore\tdepth\tkind\turl\n")
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(rows), "\n") {
+			if f := strings.Split(line, "\t"); len(f) == 6 {
+				got = append(got, f[5])
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(tt.urls, " ") {
+			t.Errorf("%s: rows %v, want %v\n%s", tt.name, got, tt.urls, out.String())
+		}
+		if !strings.Contains(rows, "entries match") {
+			t.Errorf("%s: no count line", tt.name)
 		}
 	}
 }

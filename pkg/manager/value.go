@@ -2,12 +2,13 @@ package manager
 
 import (
 	"math"
+	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
-	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // The value of a page in the index (Castillo, ch. 3, eq. 3.3) is
@@ -21,13 +22,11 @@ import (
 // because a visit brings the page's representation to full text (RQ = 1)
 // and makes the copy fresh (F = 1). docs/manager.md explains each factor.
 
-// Representational quality levels, after the ordering of Castillo ch. 3,
-// §3.4 (URL < URL + anchor text < URL + anchor text + full text).
-const (
-	RQURL     = 0.5  // only the URL is known
-	RQAnchors = 0.75 // the URL and the anchor text of links to it
-	RQFull    = 1.0  // fetched, full text stored; every visit brings a page here
-)
+// RQFull is the representational quality of a fetched page (its full
+// text is stored); every visit brings a page there. The levels below it,
+// URL only and URL + anchor text, are manager.rq_url and
+// manager.rq_anchors (Castillo ch. 3, §3.4).
+const RQFull = 1.0
 
 // Freshness prior and failure handling.
 const (
@@ -36,62 +35,218 @@ const (
 	PriorChangeInterval = 30 * 24 * time.Hour
 	// priorChanges is the weight of the prior, in observed changes.
 	priorChanges = 0.5
+	// MaxLastModifiedAge caps the span a Last-Modified date adds to a
+	// page's history: a page that says it has not changed for ten years
+	// counts as unchanged for one.
+	MaxLastModifiedAge = 365 * 24 * time.Hour
 	// MaxFailures is the number of attempts in a row without a response
 	// (Doc.Failures) after which a failed page is no longer scheduled.
 	MaxFailures = 3
 	// FailedFactor multiplies the profit of a page whose last attempt got
-	// no response: it is scheduled like a new page, at half the profit.
+	// no response.
 	FailedFactor = 0.5
 )
 
-// RepresentationalQuality is RQ(p) as the index holds the page now.
-func RepresentationalQuality(d *linkgraph.Doc) float64 {
+// RepresentationalQuality is RQ(p) as the index holds the page now: 1
+// once fetched (full text), rq_anchors when anchor text of links to it is
+// known, rq_url when only its URL is.
+func RepresentationalQuality(d *linkgraph.Doc, m *config.Manager) float64 {
 	switch {
-	case d.State == linkgraph.StateFetched:
+	case fetchedCopy(d):
 		return RQFull
 	case len(d.Anchors) > 0:
-		return RQAnchors
+		return m.RQAnchors
 	}
-	return RQURL
+	return m.RQURL
 }
 
-// ChangeRate estimates λ, the page's rate of change in changes per day,
-// from its visit history. Changes are modelled as a Poisson process (Cho
-// and Garcia-Molina, "Estimating frequency of change", 2003); with a
-// Gamma prior of mean one change per PriorChangeInterval and the weight
-// of half a change, the posterior mean after X changes detected over an
-// observed span E is
-//
-//	λ = (X + 1/2) / (E + PriorChangeInterval/2)
-//
-// so a page visited once has λ = 1/30 per day, and the estimate tends to
-// X/E as the history grows. X is Doc.Changes (at most Visits−1: a change
-// is detected between two visits); E is Fetched − FirstFetched, or, when
-// FirstFetched is not recorded, (Visits−1)·minRevisit, a lower bound since
-// no page is revisited sooner.
-func ChangeRate(d *linkgraph.Doc, minRevisit time.Duration) float64 {
-	n := max(d.Visits-1, 0)
-	x := min(max(d.Changes, 0), n)
-	var span time.Duration
-	switch {
-	case n == 0:
-	case !d.FirstFetched.IsZero() && d.Fetched.After(d.FirstFetched):
-		span = d.Fetched.Sub(d.FirstFetched)
-	default:
-		span = time.Duration(n) * minRevisit
+// fetchedCopy tells whether the index holds a fetched copy of d: it is
+// fetched, or it failed after having been fetched.
+func fetchedCopy(d *linkgraph.Doc) bool {
+	switch d.State {
+	case linkgraph.StateFetched:
+		return true
+	case linkgraph.StateFailed, linkgraph.StateScheduled:
+		return d.Visits > 0 && !d.Fetched.IsZero()
 	}
-	return (float64(x) + priorChanges) / days(span+PriorChangeInterval/2)
+	return false
+}
+
+// History is what the change-rate estimator reads of a page's visits.
+type History struct {
+	Visits    int     // visits with a response the estimate uses
+	Changed   int     // intervals between visits in which the text changed (censored: one or more changes)
+	Unchanged int     // intervals in which it did not
+	Exact     int     // changes whose time is known from Last-Modified
+	Span      float64 // days observed
+	Lambda    float64 // the estimate, changes per day
+	FromDoc   bool    // no visit history: built from Visits, Changes and FirstFetched
+}
+
+// ChangeRate estimates λ, the page's rate of change in changes per day.
+// See EstimateHistory.
+func ChangeRate(d *linkgraph.Doc, minRevisit time.Duration) float64 {
+	return EstimateHistory(d, minRevisit).Lambda
+}
+
+// EstimateHistory estimates the page's rate of change from its visit
+// history (docs/manager.md, "F, freshness").
+//
+// Changes are a Poisson process of rate λ (Cho and Garcia-Molina,
+// "Estimating frequency of change", 2003). Each interval between two
+// visits says only whether the text changed at least once (a censored
+// count); a Last-Modified date inside an interval that changed, or before
+// the first visit, gives the time of the last change exactly. With a
+// Gamma prior whose mode is one change per 30 days (shape 3/2, rate
+// 15 days), λ is the posterior mode, the root of
+//
+//	½ + K + Σ_changed g(λΔᵢ) = λ · (15 days + Σ_all Δᵢ + Σ Aⱼ)
+//
+// where Δᵢ are the interval lengths, g(x) = x / (1 − e^(−x)) the expected
+// number of changes in an interval known to hold at least one, K the
+// changes dated by Last-Modified and Aⱼ the spans after them known to hold
+// none. When λΔ is small, g ≈ 1 and λ = (½ + changes)/(15 days + span):
+// one change per 30 days for a page seen once, the observed rate as the
+// history grows. Newton's method from that value converges in a few
+// steps (the left side is convex in λ).
+//
+// Without a visit history (History empty) the estimate uses Visits − 1
+// intervals of equal length spanning FirstFetched to Fetched (or
+// min_revisit each if FirstFetched is unknown), Changes of them changed.
+func EstimateHistory(d *linkgraph.Doc, minRevisit time.Duration) History {
+	var h History
+	var buf [linkgraph.MaxHistory]float64
+	changed := buf[:0] // lengths of changed intervals, days
+	exposure := 0.0    // days known to hold no change
+	if len(d.History) > 0 {
+		visits := d.History // oldest first, as the seeder keeps it
+		byTime := func(a, b linkgraph.Visit) int { return a.Time.Compare(b.Time) }
+		if !slices.IsSortedFunc(visits, byTime) {
+			visits = slices.Clone(visits)
+			slices.SortStableFunc(visits, byTime)
+		}
+		h.Visits = 1
+		if a, ok := lastModifiedAge(visits[0].LastModified, visits[0].Time, time.Time{}); ok {
+			h.Exact++
+			exposure += a
+			h.Span += a
+		}
+		for i := 1; i < len(visits); i++ {
+			prev, cur := visits[i-1], visits[i]
+			if !cur.Time.After(prev.Time) {
+				continue
+			}
+			h.Visits++
+			dt := days(cur.Time.Sub(prev.Time))
+			h.Span += dt
+			switch a, ok := lastModifiedAge(cur.LastModified, cur.Time, prev.Time); {
+			case !cur.Changed:
+				h.Unchanged++
+				exposure += dt
+			case ok:
+				h.Exact++
+				exposure += a
+			default:
+				h.Changed++
+				changed = append(changed, dt)
+			}
+		}
+	} else {
+		h.FromDoc = true
+		n := max(d.Visits-1, 0)
+		h.Visits = max(d.Visits, 0)
+		x := min(max(d.Changes, 0), n)
+		var span time.Duration
+		switch {
+		case n == 0:
+		case !d.FirstFetched.IsZero() && d.Fetched.After(d.FirstFetched):
+			span = d.Fetched.Sub(d.FirstFetched)
+		default:
+			span = time.Duration(n) * minRevisit
+		}
+		h.Span = days(span)
+		if n > 0 {
+			each := h.Span / float64(n)
+			h.Changed, h.Unchanged = x, n-x
+			for range x {
+				changed = append(changed, each)
+			}
+			exposure = each * float64(n-x)
+		}
+	}
+	h.Lambda = solveRate(float64(h.Exact), changed, exposure)
+	return h
+}
+
+// lastModifiedAge parses a Last-Modified value sent at time t and returns
+// the days from it to t, if it is a valid date not after t and after
+// since (when since is set), capped at MaxLastModifiedAge.
+func lastModifiedAge(lm string, t, since time.Time) (float64, bool) {
+	if lm == "" {
+		return 0, false
+	}
+	m, err := http.ParseTime(strings.TrimSpace(lm))
+	if err != nil || m.After(t) || (!since.IsZero() && !m.After(since)) {
+		return 0, false
+	}
+	return days(min(t.Sub(m), MaxLastModifiedAge)), true
+}
+
+// solveRate finds the root of ½ + exact + Σ g(λΔᵢ) − λ·T with T = prior +
+// Σ Δᵢ + exposure, by Newton's method from the left.
+func solveRate(exact float64, changed []float64, exposure float64) float64 {
+	total := days(PriorChangeInterval/2) + exposure
+	for _, dt := range changed {
+		total += dt
+	}
+	lambda := (priorChanges + exact + float64(len(changed))) / total
+	for range 100 {
+		s := priorChanges + exact - lambda*total
+		ds := -total
+		for _, dt := range changed {
+			g, dg := censored(lambda * dt)
+			s += g
+			ds += dt * dg
+		}
+		step := s / ds
+		lambda -= step
+		if math.Abs(step) <= 1e-12*lambda {
+			break
+		}
+	}
+	return lambda
+}
+
+// censored returns g(x) = x/(1 − e^(−x)), the expected number of Poisson
+// events in an interval of mean x known to hold at least one, and g'(x).
+func censored(x float64) (g, dg float64) {
+	if x < 1e-8 {
+		return 1 + x/2, 0.5
+	}
+	em := -math.Expm1(-x) // 1 − e^(−x)
+	return x / em, (em - x*(1-em)) / (em * em)
 }
 
 // Freshness is F(p) now: the probability that the stored copy is still
-// the page's content, exp(−λ·age) with age the time since the last
-// fetch. A page never fetched (or with an unknown fetch time) has F = 0.
+// the page's content, exp(−λ·age) with age the time since the last fetch.
+// A page never fetched has no copy that could be stale: F = 1 (the index
+// holds its URL and anchor text, as current as the links that gave them).
+// A copy whose fetch time is unknown has F = 0.
 func Freshness(d *linkgraph.Doc, now time.Time, minRevisit time.Duration) float64 {
-	if d.State != linkgraph.StateFetched || d.Fetched.IsZero() {
-		return 0
+	f, _ := freshness(d, now, minRevisit)
+	return f
+}
+
+func freshness(d *linkgraph.Doc, now time.Time, minRevisit time.Duration) (float64, History) {
+	if !fetchedCopy(d) {
+		if d.State == linkgraph.StateFetched {
+			return 0, History{}
+		}
+		return 1, History{}
 	}
+	h := EstimateHistory(d, minRevisit)
 	age := max(now.Sub(d.Fetched), 0)
-	return math.Exp(-ChangeRate(d, minRevisit) * days(age))
+	return math.Exp(-h.Lambda * days(age)), h
 }
 
 func days(d time.Duration) float64 { return d.Hours() / 24 }
@@ -117,53 +272,63 @@ var skipNames = [skipCount]string{"", "state", "recent", "deep", "failures", "ba
 type assessment struct {
 	skip    skip
 	revisit bool    // batch entry kind
+	holds   bool    // already counted against its site's and its script's limits (fetched or tried before)
+	dynamic bool    // dynamic URL (depth limit max_depth_dynamic)
+	rq, f   float64 // factors now
 	logGain float64 // ln(1 − RQ^β·F^γ) + ln(FailedFactor if failed)
+}
+
+// holdsSlot tells whether d already counts against its site's collection
+// limit and its script's limit: it was fetched, tried or is scheduled.
+func holdsSlot(d *linkgraph.Doc) bool {
+	switch d.State {
+	case linkgraph.StateFetched, linkgraph.StateFailed, linkgraph.StateScheduled:
+		return true
+	}
+	return d.Visits > 0
 }
 
 // assess decides whether d may be scheduled and, if so, the part of its
 // profit that does not depend on intrinsic quality.
-func assess(d *linkgraph.Doc, m *config.Manager, now time.Time) assessment {
-	var a assessment
+func assess(d *linkgraph.Doc, m *config.Manager, rules *limits, now time.Time) assessment {
+	a := assessment{holds: holdsSlot(d), dynamic: rules.dynamic(d.URL)}
 	switch d.State {
 	case linkgraph.StatePending:
 	case linkgraph.StateFailed:
 		if d.Failures >= MaxFailures {
-			return assessment{skip: skipFailures}
+			a.skip = skipFailures
+			return a
 		}
 		a.logGain = math.Log(FailedFactor)
 	case linkgraph.StateFetched:
 		if !d.Fetched.IsZero() && now.Sub(d.Fetched) < m.MinRevisit.D() {
-			return assessment{skip: skipRecent}
+			a.skip = skipRecent
+			return a
 		}
 	default:
-		return assessment{skip: skipState}
+		a.skip = skipState
+		return a
 	}
 	a.revisit = d.State == linkgraph.StateFetched || d.Visits > 0
 	limit := m.MaxDepthStatic
-	if urlnorm.IsDynamic(d.URL) {
+	if a.dynamic {
 		limit = m.MaxDepthDynamic
 	}
 	if d.Depth > limit {
-		return assessment{skip: skipDeep}
+		a.skip = skipDeep
+		return a
 	}
 	if !batchURL(d.URL) {
-		return assessment{skip: skipBadURL}
+		a.skip = skipBadURL
+		return a
 	}
-	now1 := math.Pow(RepresentationalQuality(d), m.Beta) * math.Pow(Freshness(d, now, m.MinRevisit.D()), m.Gamma)
+	a.rq = RepresentationalQuality(d, m)
+	a.f, _ = freshness(d, now, m.MinRevisit.D())
+	now1 := math.Pow(a.rq, m.Beta) * math.Pow(a.f, m.Gamma)
 	if now1 >= 1 {
-		return assessment{skip: skipNoGain}
+		a.skip = skipNoGain
+		return a
 	}
 	a.logGain += math.Log1p(-now1)
 	return a
-}
-
-// batchURL tells whether u can be an entry of a batch file (see
-// pkg/batch): an http(s) URL on its site, without tabs or newlines. The
-// seeder only stores such URLs; this keeps one bad record from making
-// every batch unwritable.
-func batchURL(u string) bool {
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return false
-	}
-	return !strings.ContainsAny(u, "\t\n\r") && strings.HasPrefix(u, urlnorm.SiteKey(u)+"/")
 }

@@ -238,3 +238,94 @@ func BenchmarkCompute(b *testing.B) {
 		b.ReportMetric(float64(res.Iterations), "iterations")
 	}
 }
+
+// The two-pass in-link builder gives the transpose of the forward
+// graph, and ComputeIn over it the same ranks as Compute.
+func TestInBuilder(t *testing.T) {
+	g := randomGraph(2*chunk+5, 6, 3)
+	b := NewInBuilder(g.N)
+	for pass := 0; pass < 2; pass++ {
+		for src := 0; src < g.N; src++ {
+			out := append([]uint32(nil), g.Out(src)...)
+			if src%7 == 0 {
+				out = append(out, uint32(src), uint32(g.N+3)) // dropped: self-link, out of range
+			}
+			var err error
+			if pass == 0 {
+				err = b.Count(src, out)
+			} else {
+				err = b.Fill(src, out)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if pass == 0 {
+			b.Allocate()
+		}
+	}
+	in, deg, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := g.Transpose()
+	if in.Edges() != want.Edges() {
+		t.Fatalf("%d edges, want %d", in.Edges(), want.Edges())
+	}
+	for p := 0; p < g.N; p++ {
+		if deg[p] != uint32(g.OutDegree(p)) {
+			t.Fatalf("outdeg[%d] = %d, want %d", p, deg[p], g.OutDegree(p))
+		}
+		a, w := in.Out(p), want.Out(p)
+		for i := range w {
+			if a[i] != w[i] {
+				t.Fatalf("in-links of %d: %v, want %v", p, a, w)
+			}
+		}
+	}
+	r1, err := Compute(context.Background(), g, Options{Damping: 0.85})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := ComputeIn(context.Background(), in, deg, Options{Damping: 0.85})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r1.Rank {
+		if r1.Rank[i] != r2.Rank[i] {
+			t.Fatalf("rank[%d] %v vs %v", i, r1.Rank[i], r2.Rank[i])
+		}
+	}
+}
+
+func TestInBuilderMisuse(t *testing.T) {
+	b := NewInBuilder(3)
+	if err := b.Fill(0, nil); err == nil {
+		t.Error("Fill before Allocate accepted")
+	}
+	if err := b.Count(1, []uint32{0, 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Count(1, nil); err == nil {
+		t.Error("repeated source accepted")
+	}
+	b.Allocate()
+	if err := b.Count(2, nil); err == nil {
+		t.Error("Count after Allocate accepted")
+	}
+	if err := b.Fill(1, []uint32{0}); err != nil { // one edge short
+		t.Fatal(err)
+	}
+	if _, _, err := b.Graph(); err == nil {
+		t.Error("a second pass with fewer edges accepted")
+	}
+	b2 := NewInBuilder(2)
+	b2.Count(0, []uint32{1})
+	b2.Allocate()
+	if err := b2.Fill(1, []uint32{0}); err == nil {
+		t.Error("a second pass with an edge the first did not have accepted")
+	}
+	if _, err := ComputeIn(context.Background(), &Graph{N: 2, Offsets: make([]int, 3)}, []uint32{0}, Options{Damping: 0.85}); err == nil {
+		t.Error("out-degrees of the wrong length accepted")
+	}
+}

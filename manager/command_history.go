@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/manager"
+)
+
+func historyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "history",
+		Usage: "import the PageRank of a previous crawl (historical strategy), or export this one's",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "import",
+				Usage:     "replace the historical PageRank with the one of a previous crawl",
+				ArgsUsage: "COLLECTION|GRAPH.DB|FILE",
+				Description: `SOURCE is the collection directory (or graph.db file) of a previous crawl
+of the same web, whose PageRank is computed over its whole graph
+(manager.damping), or a PageRank file: lines "URL<TAB>PageRank", '#'
+comments (what "manager history export" writes). The values are stored
+in this collection's graph.db by URL and used by the historical strategy
+(manager.historical_new_pages says how pages the previous crawl did not
+have are valued). Takes the manager lock.
+
+` + command.ExitCodesHelp,
+				Flags: append(command.CommonFlags(), command.SettingFlags()...),
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return command.Usage("history import: want one source, got %d arguments", c.NArg())
+					}
+					col, cfg, err := command.Open(c)
+					if err != nil {
+						return err
+					}
+					res, err := manager.ImportHistory(c.Context, col, c.Args().First(), manager.HistoryOptions{Config: cfg, Logger: command.Logger(c)})
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(c.App.Writer, "imported %d PageRank values from %s (%s), %d of them URLs this collection knows; max %.4g, min %.4g, in %s\n",
+						res.Pages, res.Source, res.Kind, res.Matched, res.Max, res.Min, res.Elapsed.Round(time.Millisecond))
+					return nil
+				},
+			},
+			{
+				Name:      "export",
+				Usage:     "write this collection's PageRank as a PageRank file (- for stdout)",
+				ArgsUsage: "FILE",
+				Description: `Computes the PageRank of this collection's graph (manager.damping) and
+writes "URL<TAB>PageRank" lines in URL order, after a "# wire-pagerank 1"
+header: the history of the next crawl ("manager history import FILE").
+The file is written atomically.
+
+` + command.ExitCodesHelp,
+				Flags: append(command.CommonFlags(), command.SettingFlags()...),
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return command.Usage("history export: want one file, got %d arguments", c.NArg())
+					}
+					col, cfg, err := command.Open(c)
+					if err != nil {
+						return err
+					}
+					opts := manager.HistoryOptions{Config: cfg, Logger: command.Logger(c)}
+					var res *manager.HistoryResult
+					write := func(w io.Writer) error {
+						res, err = manager.ExportPageRank(c.Context, col, w, opts)
+						return err
+					}
+					if path := c.Args().First(); path == "-" {
+						err = write(c.App.Writer)
+					} else {
+						err = collection.WriteAtomic(path, write)
+					}
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(c.App.ErrWriter, "exported the PageRank of %d pages (%d iterations) in %s\n", res.Pages, res.Iterations, res.Elapsed.Round(time.Millisecond))
+					return nil
+				},
+			},
+		},
+	}
+}

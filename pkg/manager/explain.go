@@ -1,0 +1,244 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
+)
+
+// ErrUnknownURL means explain was asked about a URL graph.db does not
+// know.
+var ErrUnknownURL = errors.New("URL not in graph.db")
+
+// Explanation is every factor of one page's value and what the next run
+// would do with it.
+type Explanation struct {
+	URL      string
+	Doc      *linkgraph.Doc
+	Site     string
+	Strategy string
+	Alpha    float64
+	Beta     float64
+	Gamma    float64
+
+	IQ     float64 // intrinsic quality, (0, 1]
+	IQWhy  string  // the estimator's own value
+	RQ     float64 // representational quality now
+	RQWhy  string
+	F      float64 // freshness now
+	FWhy   string
+	Change History // the change-rate estimate (fetched pages)
+	VNow   float64 // IQ^α·RQ^β·F^γ
+	VAfter float64 // IQ^α: a visit brings RQ and F to 1
+	Profit float64 // (VAfter − VNow), halved for a page whose last attempt failed
+
+	Dynamic    bool
+	DepthLimit int
+	Script     string // for a query URL, the script it belongs to
+
+	Candidate  bool
+	Rank       int // candidates before it in profit order (0 = first)
+	Candidates int
+	InBatch    bool
+	Position   int    // 0-based position in the next batch, when in it
+	Verdict    string // in the next batch or why not
+	Notes      []string
+}
+
+// Explain computes, without writing anything, the batch the next run
+// would write and reports everything about rawURL in it: every factor of
+// its value, and why it is or is not in the batch. rawURL is looked up as
+// given, then normalised.
+func Explain(ctx context.Context, col *collection.Collection, rawURL string, opts Options) (*Explanation, error) {
+	timeout := opts.GraphTimeout
+	if timeout <= 0 {
+		timeout = DefaultGraphTimeout
+	}
+	g, err := linkgraph.Open(col.GraphPath(), true, timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	m := &opts.Config.Manager
+	now := opts.now().UTC().Truncate(time.Second)
+	var ex *Explanation
+	err = g.View(func(tx *linkgraph.Tx) error {
+		id, ok := tx.LookupURL(rawURL)
+		u := rawURL
+		if !ok {
+			n, err := urlnorm.New(opts.Config.Scope.MaxURLLength).Normalize(rawURL)
+			if err != nil {
+				return fmt.Errorf("explain %s: %w", rawURL, err)
+			}
+			if id, ok = tx.LookupURL(n); !ok {
+				return fmt.Errorf("explain %s: %w", rawURL, ErrUnknownURL)
+			}
+			u = n
+		}
+		p, err := makePlan(ctx, tx, m, now, opts.logger(), id)
+		if err != nil {
+			return err
+		}
+		ex = explanation(u, p, opts, now)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ex, nil
+}
+
+func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
+	m := &opts.Config.Manager
+	v, w := p.view, p.view.watch
+	d := w.doc
+	ex := &Explanation{
+		URL: u, Doc: d, Site: urlnorm.SiteKey(d.URL), Strategy: m.Strategy,
+		Alpha: m.Alpha, Beta: m.Beta, Gamma: m.Gamma,
+		IQ: w.iq, IQWhy: w.rawName,
+		Dynamic: w.a.dynamic, Script: ScriptOf(d.URL),
+		Candidates: len(v.cands), Notes: p.stats.Notes,
+	}
+	ex.DepthLimit = m.MaxDepthStatic
+	if ex.Dynamic {
+		ex.DepthLimit = m.MaxDepthDynamic
+	}
+	ex.RQ = RepresentationalQuality(d, m)
+	switch {
+	case fetchedCopy(d):
+		ex.RQWhy = "fetched: the full text is stored"
+	case len(d.Anchors) > 0:
+		ex.RQWhy = fmt.Sprintf("not fetched, anchor text known (%q…): rq_anchors", d.Anchors[0])
+	default:
+		ex.RQWhy = "not fetched, only the URL is known: rq_url"
+	}
+	ex.F, ex.Change = freshness(d, now, m.MinRevisit.D())
+	switch {
+	case !fetchedCopy(d) && d.State == linkgraph.StateFetched:
+		ex.FWhy = "fetched, but the time of the fetch is unknown"
+	case !fetchedCopy(d):
+		ex.FWhy = "never fetched: no stored copy can be stale"
+	default:
+		ex.FWhy = fmt.Sprintf("exp(−λ·age), λ = %s changes/day, age %s", g4(ex.Change.Lambda), now.Sub(d.Fetched).Round(time.Minute))
+	}
+	iqa := math.Pow(ex.IQ, m.Alpha)
+	ex.VAfter = iqa
+	ex.VNow = iqa * math.Pow(ex.RQ, m.Beta) * math.Pow(ex.F, m.Gamma)
+	ex.Profit = ex.VAfter - ex.VNow
+	if d.State == linkgraph.StateFailed {
+		ex.Profit *= FailedFactor
+	}
+	ex.Candidate = w.cand >= 0
+	switch {
+	case !ex.Candidate:
+		ex.Verdict = "not a candidate: " + skipReason(w, m, now)
+	case w.batchAt >= 0:
+		ex.InBatch, ex.Position, ex.Rank = true, w.batchAt, w.rank
+		ex.Verdict = fmt.Sprintf("in the next batch, at position %d of %d (profit rank %d of %d candidates)", w.batchAt+1, len(p.entries), w.rank+1, len(v.cands))
+	default:
+		ex.Rank = w.rank
+		ex.Verdict = fmt.Sprintf("not in the next batch (profit rank %d of %d candidates): %s", w.rank+1, len(v.cands), w.fate)
+	}
+	return ex
+}
+
+// skipReason says why the watched document is not a candidate.
+func skipReason(w *watched, m *config.Manager, now time.Time) string {
+	d := w.doc
+	switch w.a.skip {
+	case skipState:
+		switch d.State {
+		case linkgraph.StateScheduled:
+			return fmt.Sprintf("it is scheduled in batch %d, which has not been seeded yet", d.Batch)
+		case linkgraph.StateExcluded:
+			return fmt.Sprintf("it is excluded (%s)", orNone(d.Reason))
+		}
+		return fmt.Sprintf("its state is %q", d.State)
+	case skipRecent:
+		return fmt.Sprintf("fetched %s ago, less than min_revisit %s (a candidate again from %s)",
+			now.Sub(d.Fetched).Round(time.Minute), m.MinRevisit, d.Fetched.Add(m.MinRevisit.D()).UTC().Format(time.RFC3339))
+	case skipDeep:
+		kind, limit := "static", m.MaxDepthStatic
+		if w.a.dynamic {
+			kind, limit = "dynamic", m.MaxDepthDynamic
+		}
+		return fmt.Sprintf("depth %d is beyond the limit for %s pages (%d)", d.Depth, kind, limit)
+	case skipFailures:
+		return fmt.Sprintf("its last %d attempts got no response (the limit is %d)", d.Failures, MaxFailures)
+	case skipBadURL:
+		return "its URL cannot be written in a batch file"
+	case skipNoGain:
+		return fmt.Sprintf("a visit would add no value: RQ^beta·F^gamma = 1 (beta=%g, gamma=%g)", m.Beta, m.Gamma)
+	}
+	return "unknown"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no reason recorded"
+	}
+	return s
+}
+
+// Print writes the explanation as aligned text.
+func (ex *Explanation) Print(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	d := ex.Doc
+	fmt.Fprintf(tw, "url\t%s\n", ex.URL)
+	fmt.Fprintf(tw, "doc\t%d (site %s)\n", d.ID, ex.Site)
+	state := string(d.State)
+	if d.State == linkgraph.StateScheduled {
+		state += fmt.Sprintf(" in batch %d", d.Batch)
+	}
+	if d.Reason != "" {
+		state += " (" + d.Reason + ")"
+	}
+	fmt.Fprintf(tw, "state\t%s\n", state)
+	kind := "static"
+	if ex.Dynamic {
+		kind = "dynamic"
+	}
+	fmt.Fprintf(tw, "depth\t%d (%s page, limit %d)\n", d.Depth, kind, ex.DepthLimit)
+	if ex.Script != "" {
+		fmt.Fprintf(tw, "script\t%s\n", ex.Script)
+	}
+	fmt.Fprintf(tw, "found\tbatch %d\n", d.Found)
+	if d.Visits > 0 || !d.Fetched.IsZero() {
+		fmt.Fprintf(tw, "visits\t%d, last %s (status %d), %d failures in a row\n", d.Visits, d.Fetched.UTC().Format(time.RFC3339), d.Status, d.Failures)
+	}
+	fmt.Fprintf(tw, "\n")
+	fmt.Fprintf(tw, "strategy\t%s\n", ex.Strategy)
+	fmt.Fprintf(tw, "IQ\t%s\t%s\n", g4(ex.IQ), ex.IQWhy)
+	fmt.Fprintf(tw, "RQ\t%s\t%s\n", g4(ex.RQ), ex.RQWhy)
+	fmt.Fprintf(tw, "F\t%s\t%s\n", g4(ex.F), ex.FWhy)
+	if h := ex.Change; h.Visits > 0 {
+		src := "visit history"
+		if h.FromDoc {
+			src = "visit counts (no history)"
+		}
+		fmt.Fprintf(tw, "changes\t%d visits over %s days: %d intervals changed, %d unchanged, %d dated by Last-Modified (%s)\n",
+			h.Visits, g4(h.Span), h.Changed, h.Unchanged, h.Exact, src)
+	}
+	fmt.Fprintf(tw, "V now\t%s\tIQ^%g · RQ^%g · F^%g\n", g4(ex.VNow), ex.Alpha, ex.Beta, ex.Gamma)
+	fmt.Fprintf(tw, "V after\t%s\tIQ^%g (a visit brings RQ and F to 1)\n", g4(ex.VAfter), ex.Alpha)
+	profit := "V after − V now"
+	if d.State == linkgraph.StateFailed {
+		profit += ", halved: the last attempt failed"
+	}
+	fmt.Fprintf(tw, "profit\t%s\t%s\n", g4(ex.Profit), profit)
+	fmt.Fprintf(tw, "\n")
+	fmt.Fprintf(tw, "next batch\t%s\n", ex.Verdict)
+	for _, n := range ex.Notes {
+		fmt.Fprintf(tw, "note\t%s\n", n)
+	}
+	return tw.Flush()
+}

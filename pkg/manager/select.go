@@ -1,0 +1,143 @@
+package manager
+
+import (
+	"fmt"
+
+	"github.com/wirecrawl/wire/pkg/config"
+)
+
+// before tells whether candidate a comes before candidate b in a batch:
+// higher profit first, ties by ascending doc id, so the same graph always
+// gives the same batch.
+func (v *graphView) before(a, b int32) bool {
+	ca, cb := &v.cands[a], &v.cands[b]
+	if ca.logProfit != cb.logProfit {
+		return ca.logProfit > cb.logProfit
+	}
+	return v.ids[ca.pos] < v.ids[cb.pos]
+}
+
+// candHeap is a binary heap of candidate indices, the first in batch
+// order on top. Building it is linear and each pop logarithmic, so a
+// batch of k pages out of n candidates costs O(n + k log n), not a sort of
+// all n.
+type candHeap struct {
+	v *graphView
+	h []int32
+}
+
+func newCandHeap(v *graphView) *candHeap {
+	h := &candHeap{v: v, h: make([]int32, len(v.cands))}
+	for i := range h.h {
+		h.h[i] = int32(i)
+	}
+	for i := len(h.h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+	return h
+}
+
+func (h *candHeap) down(i int) {
+	n := len(h.h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		best := l
+		if r := l + 1; r < n && h.v.before(h.h[r], h.h[l]) {
+			best = r
+		}
+		if !h.v.before(h.h[best], h.h[i]) {
+			return
+		}
+		h.h[i], h.h[best] = h.h[best], h.h[i]
+		i = best
+	}
+}
+
+func (h *candHeap) pop() int32 {
+	top := h.h[0]
+	last := len(h.h) - 1
+	h.h[0] = h.h[last]
+	h.h = h.h[:last]
+	if last > 0 {
+		h.down(0)
+	}
+	return top
+}
+
+// selectBatch takes candidates in batch order, skipping those the limits
+// forbid, until the batch is full (docs/manager.md, "Candidates and
+// limits"):
+//
+//   - max_pages_per_site pages of one site in the batch;
+//   - max_site_pages pages of one site in the collection: a page not yet
+//     fetched, tried or scheduled is skipped once its site has that many;
+//   - max_fetches_per_script query URLs per script: a new query URL is
+//     skipped once that many URLs of its script were fetched, tried or
+//     scheduled (or taken into this batch).
+//
+// It returns the indices of the chosen candidates in batch order.
+func selectBatch(v *graphView, m *config.Manager) []int32 {
+	st := &v.stats
+	h := newCandHeap(v)
+	bySite := make([]int32, len(v.held))
+	watch := int32(-1)
+	if v.watch != nil {
+		watch = int32(v.watch.cand)
+	}
+	var out []int32
+	for len(h.h) > 0 {
+		if len(out) == m.BatchSize {
+			st.Left += len(h.h)
+			break
+		}
+		i := h.pop()
+		c := &v.cands[i]
+		fate := ""
+		switch {
+		case int(bySite[c.site]) >= m.MaxPagesPerSite:
+			st.SiteCapped++
+			fate = fmt.Sprintf("its site already has %d pages of higher profit in this batch (max_pages_per_site)", m.MaxPagesPerSite)
+		case !c.holds && m.MaxSitePages > 0 && int(v.held[c.site]) >= m.MaxSitePages:
+			st.SiteFull++
+			fate = fmt.Sprintf("its site has %d pages fetched, tried or scheduled (max_site_pages %d)", v.held[c.site], m.MaxSitePages)
+		case c.script >= 0 && m.MaxFetchesPerScript > 0 && int(v.slots[c.script]) >= m.MaxFetchesPerScript:
+			st.ScriptCapped++
+			fate = fmt.Sprintf("its script already has %d URLs fetched, tried or scheduled (max_fetches_per_script %d)", v.slots[c.script], m.MaxFetchesPerScript)
+		}
+		if i == watch {
+			v.watch.fate = fate
+			if fate == "" {
+				v.watch.batchAt = len(out)
+			}
+		}
+		if fate != "" {
+			continue
+		}
+		bySite[c.site]++
+		if !c.holds {
+			v.held[c.site]++
+			if c.script >= 0 {
+				v.slots[c.script]++
+			}
+		}
+		out = append(out, i)
+	}
+	if watch >= 0 && v.watch.fate == "" && v.watch.batchAt < 0 {
+		v.watch.fate = fmt.Sprintf("the batch is full (batch_size %d) before its turn", m.BatchSize)
+	}
+	return out
+}
+
+// rankOf counts the candidates that come before candidate i.
+func (v *graphView) rankOf(i int32) int {
+	r := 0
+	for j := range v.cands {
+		if int32(j) != i && v.before(int32(j), i) {
+			r++
+		}
+	}
+	return r
+}

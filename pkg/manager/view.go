@@ -1,0 +1,203 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
+)
+
+// graphView is the part of graph.db the value function needs, in dense
+// arrays indexed by the position of the document in id order: 12 bytes
+// per document (8 more for breadth-first, 4 for opic), 24 per candidate
+// (docs/manager.md, "Scale").
+type graphView struct {
+	ids    []uint32 // position → doc id (ascending)
+	site   []uint32 // site id
+	found  []int32  // batch in which it was found (breadth-first only)
+	depth  []int32  // depth (breadth-first only)
+	visits []uint32 // fetches with a response (opic only)
+	pos    []int32  // doc id → position, −1 for ids without a document; nil if ids are sparse
+	cands  []cand
+
+	held    []int32          // site id → pages of the site fetched, tried or scheduled
+	pending []int32          // site id → pending pages of the site
+	scripts map[uint64]int32 // script hash → index in slots
+	slots   []int32          // script index → query URLs of it fetched, tried or scheduled
+	fetched int              // documents with at least one visit
+
+	watch *watched // the document explain asks about, or nil
+	stats Stats
+}
+
+// cand is a document that may be scheduled (24 bytes).
+type cand struct {
+	logProfit float64 // ln(profit); first ln of the IQ-free part, then the whole
+	pos       int32
+	site      uint32
+	script    int32 // script index (slots) of a new query URL subject to max_fetches_per_script, else −1
+	revisit   bool
+	holds     bool
+}
+
+// script returns the index of the script of query URL u, adding it.
+func (v *graphView) script(u string) int32 {
+	h := scriptHash(u)
+	if h == 0 {
+		return -1
+	}
+	i, ok := v.scripts[h]
+	if !ok {
+		i = int32(len(v.slots))
+		v.scripts[h] = i
+		v.slots = append(v.slots, 0)
+	}
+	return i
+}
+
+// watched is what explain records of one document while a plan is made.
+type watched struct {
+	id      uint64
+	doc     *linkgraph.Doc
+	pos     int32
+	a       assessment
+	hist    History
+	cand    int // index in cands, −1 if not a candidate
+	iq, raw float64
+	rawName string
+	rank    int    // candidates with a higher profit (or equal and a lower id)
+	fate    string // what the selection did with it
+	batchAt int    // position in the batch, −1 if not in it
+}
+
+// readDocs is the one pass over the documents: the arrays of the view,
+// the per-site and per-script counts of the limits, and the candidates
+// with the IQ-free part of their profit.
+func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time.Time, watch uint64) (*graphView, error) {
+	v := &graphView{stats: Stats{Skipped: map[string]int{}}, scripts: map[uint64]int32{}}
+	if watch != 0 {
+		v.watch = &watched{id: watch, pos: -1, cand: -1, batchAt: -1}
+	}
+	rules := newLimits(m)
+	keepVisits := m.Strategy == StrategyOPIC
+	keepOrder := m.Strategy == StrategyBreadthFirst
+	var skipped [skipCount]int
+	err := tx.ForEachDoc(func(d *linkgraph.Doc) error {
+		if len(v.ids)%8192 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if d.ID > math.MaxUint32 || d.ID == 0 || (len(v.ids) > 0 && uint32(d.ID) <= v.ids[len(v.ids)-1]) {
+			return fmt.Errorf("doc %d: id out of order or range", d.ID)
+		}
+		if d.Site > math.MaxUint32 {
+			return fmt.Errorf("doc %d: site id %d out of range", d.ID, d.Site)
+		}
+		p := int32(len(v.ids))
+		site := uint32(d.Site)
+		v.ids = append(v.ids, uint32(d.ID))
+		v.site = append(v.site, site)
+		if keepOrder {
+			v.found = append(v.found, int32(d.Found))
+			v.depth = append(v.depth, int32(d.Depth))
+		}
+		if keepVisits {
+			v.visits = append(v.visits, uint32(max(d.Visits, 0)))
+		}
+		if d.Visits > 0 {
+			v.fetched++
+		}
+		for int(site) >= len(v.held) {
+			v.held = append(v.held, 0)
+			v.pending = append(v.pending, 0)
+		}
+		a := assess(d, m, rules, now)
+		if a.holds {
+			v.held[site]++
+			if d.State != linkgraph.StateExcluded {
+				if i := v.script(d.URL); i >= 0 {
+					v.slots[i]++
+				}
+			}
+		}
+		if d.State == linkgraph.StatePending {
+			v.pending[site]++
+		}
+		skipped[a.skip]++
+		c := -1
+		if a.skip == candidate {
+			c = len(v.cands)
+			k := cand{pos: p, site: site, logProfit: a.logGain, script: -1, revisit: a.revisit, holds: a.holds}
+			if !a.holds {
+				k.script = v.script(d.URL)
+			}
+			v.cands = append(v.cands, k)
+		}
+		if w := v.watch; w != nil && w.id == d.ID {
+			w.doc, w.pos, w.a, w.cand = d, p, a, c
+			_, w.hist = freshness(d, now, m.MinRevisit.D())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+	v.indexPositions()
+	n := len(v.ids)
+	v.stats.Docs = n
+	v.stats.Candidates = len(v.cands)
+	for s := skip(1); s < skipCount; s++ {
+		if skipped[s] > 0 {
+			v.stats.Skipped[skipNames[s]] = skipped[s]
+		}
+	}
+	return v, nil
+}
+
+// indexPositions makes the map from doc id to position, a dense array
+// when the ids are (the seeder counts them out), else nil and position
+// searches the ids.
+func (v *graphView) indexPositions() {
+	n := len(v.ids)
+	maxID := v.maxID()
+	if maxID > 4*uint64(n)+1024 {
+		return
+	}
+	v.pos = make([]int32, maxID+1)
+	for i := range v.pos {
+		v.pos[i] = -1
+	}
+	for p, id := range v.ids {
+		v.pos[id] = int32(p)
+	}
+}
+
+// position maps a doc id found in an out-link set to its position, or −1.
+func (v *graphView) position(id uint64) int32 {
+	if v.pos == nil {
+		if id > math.MaxUint32 {
+			return -1
+		}
+		if p, ok := slices.BinarySearch(v.ids, uint32(id)); ok {
+			return int32(p)
+		}
+		return -1
+	}
+	if id >= uint64(len(v.pos)) {
+		return -1
+	}
+	return v.pos[id]
+}
+
+// maxID is the largest doc id, 0 without documents.
+func (v *graphView) maxID() uint64 {
+	if len(v.ids) == 0 {
+		return 0
+	}
+	return uint64(v.ids[len(v.ids)-1])
+}
