@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/report"
+)
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "report",
+		Usage: "write a self-contained HTML report of the crawl, with plots",
+		Description: `Reads graph.db (read-only) and every harvested batch's fetch log, computes
+PageRank over the known link graph (damping: manager.damping), and writes
+one HTML page that needs no network and no other file: pages per site
+(log-log), in- and out-degree distributions, depth, HTTP status and MIME
+types, pages, bytes and harvest speed per batch, cumulative PageRank of
+the fetched pages in crawl order, and the top sites and pages by
+PageRank. The plots are inline SVG. The page goes to COLLECTION/report.html
+unless --output names another file (- for standard output); it is written
+atomically. --json writes the numbers behind the plots instead. Run it
+when no manager or seeder is writing graph.db. See docs/report.md.
+
+` + command.ExitCodesHelp,
+		Flags: append(append(command.CommonFlags(),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` (- for standard output; default COLLECTION/report.html)"},
+			&cli.BoolFlag{Name: "json", Usage: "write the report's data as JSON instead of HTML"},
+			&cli.IntFlag{Name: "top", Value: report.DefaultTop, Usage: "rows of the top sites and top pages tables"},
+		), command.SettingFlags()...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return command.Usage("report takes no arguments, got %q", c.Args().First())
+			}
+			col, cfg, err := command.Open(c)
+			if err != nil {
+				return err
+			}
+			data, err := report.Collect(c.Context, col, report.Options{Damping: cfg.Manager.Damping, Top: c.Int("top"), Logger: command.Logger(c)})
+			if err != nil {
+				return err
+			}
+			write := func(w io.Writer) error { return data.Render(w) }
+			name := "report.html"
+			if c.Bool("json") {
+				name = "report.json"
+				write = func(w io.Writer) error {
+					enc := json.NewEncoder(w)
+					enc.SetIndent("", "  ")
+					return enc.Encode(data)
+				}
+			}
+			out := c.String("output")
+			if out == "-" {
+				return write(c.App.Writer)
+			}
+			if out == "" {
+				out = filepath.Join(col.Dir, name)
+			}
+			if err := collection.WriteAtomic(out, write); err != nil {
+				return fmt.Errorf("write report %s: %w", out, err)
+			}
+			fmt.Fprintf(c.App.Writer, "wrote %s: %d pages known, %d fetched, %d batches\n", out, data.Totals.Known, data.Totals.Fetched, data.Totals.Batches)
+			return nil
+		},
+	}
+}

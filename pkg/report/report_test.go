@@ -1,0 +1,322 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/report.golden.html")
+
+var t0 = time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC)
+
+// newCollection builds a crawl of two sites whose PageRank is known by
+// hand (damping 0.85):
+//
+//	1 http://a.cl/   → 2, 3, 4   fetched first
+//	2 http://a.cl/x  → 1         fetched third
+//	3 http://b.cl/   → 1         fetched second
+//	4 http://a.cl/y              pending (dangling)
+//
+// By symmetry PR(2) = PR(3) = PR(4) = q and PR(1) = p = 1 − 3q, with
+// q = (1−d)/4 + d·q/4 + d·p/3, so q = 0.3208333/1.6375 = 0.195929 and
+// p = 0.412214.
+func newCollection(t *testing.T) *collection.Collection {
+	t.Helper()
+	col, err := collection.Create(t.TempDir(), []byte("\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := linkgraph.Open(col.GraphPath(), false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	type page struct {
+		url   string
+		depth int
+		first time.Duration // 0: not fetched
+		links []uint32
+		title string
+	}
+	pages := []page{
+		{"http://a.cl/", 0, time.Nanosecond, []uint32{2, 3, 4}, "Home of A"},
+		{"http://a.cl/x", 1, 2 * time.Second, []uint32{1}, "X"},
+		{"http://b.cl/", 0, time.Second, []uint32{1}, "B"},
+		{"http://a.cl/y", 1, 0, nil, ""},
+	}
+	err = g.Update(func(tx *linkgraph.Tx) error {
+		for _, p := range pages {
+			site, _, err := tx.AddSite(p.url[:strings.LastIndex(p.url, "/")])
+			if err != nil {
+				return err
+			}
+			id, _, err := tx.AddURL(p.url, site, p.depth, 0)
+			if err != nil {
+				return err
+			}
+			d, err := tx.Doc(id)
+			if err != nil {
+				return err
+			}
+			if p.first > 0 {
+				d.State, d.Status, d.Title = linkgraph.StateFetched, 200, p.title
+				d.FirstFetched = t0.Add(p.first)
+				d.Fetched = d.FirstFetched
+			}
+			if err := tx.PutDoc(d); err != nil {
+				return err
+			}
+		}
+		for i, p := range pages {
+			if len(p.links) > 0 {
+				if err := tx.SetOutLinks(uint64(i+1), roaring.BitmapOf(p.links...)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	harvest(t, col, 1, t0.Add(1500*time.Millisecond), 2.5, []fetchlog.Record{
+		{DocID: 1, URL: "http://a.cl/", Status: 200, Bytes: 1000, MIME: "text/html", Fetched: t0},
+		{DocID: 3, URL: "http://b.cl/", Status: 200, Bytes: 2000, MIME: "text/html", Fetched: t0.Add(time.Second)},
+		{DocID: 9, URL: "http://b.cl/private", Err: "robots", Fetched: t0},
+		{DocID: 10, URL: "http://c.cl/", Err: "dns: no such host c.cl", Fetched: t0},
+	})
+	harvest(t, col, 2, t0.Add(10*time.Second), 1, []fetchlog.Record{
+		{DocID: 2, URL: "http://a.cl/x", Status: 200, Bytes: 500, MIME: "text/html", Fetched: t0.Add(2 * time.Second)},
+		{DocID: 11, URL: "http://a.cl/gone", Status: 404, Bytes: 100, MIME: "text/html", Fetched: t0.Add(3 * time.Second)},
+		{DocID: 12, URL: "http://a.cl/f.pdf", Status: 200, Bytes: 3000, MIME: "application/pdf", Fetched: t0.Add(4 * time.Second)},
+	})
+	// A batch not harvested yet.
+	if err := os.MkdirAll(col.Batch(3).Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(col.Batch(3).File(), []byte("# wire-batch 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return col
+}
+
+// harvest writes a harvested batch: batch file, fetch log and marker.
+func harvest(t *testing.T, col *collection.Collection, id int, finished time.Time, rate float64, recs []fetchlog.Record) {
+	t.Helper()
+	b := col.Batch(id)
+	if err := os.MkdirAll(b.HarvestPath(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b.File(), []byte("# wire-batch 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	log.WriteString(fetchlog.Header())
+	for _, r := range recs {
+		log.WriteString(r.Format())
+	}
+	if err := os.WriteFile(filepath.Join(b.HarvestPath(), fetchlog.LogFile), []byte(log.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := map[string]any{"version": 1, "batch": id, "elapsed_seconds": 2, "pages_per_second": rate, "finished": finished}
+	if err := b.MarkDone(collection.StageHarvested, marker); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-5 }
+
+func TestCollect(t *testing.T) {
+	col := newCollection(t)
+	d, err := Collect(context.Background(), col, Options{Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const p, q = 0.412214, 0.195929
+	if want := (Totals{Batches: 3, Known: 4, Fetched: 3, Pending: 1, Sites: 2, Links: 5, Bytes: 6600, Lines: 7, Seconds: 4}); d.Totals != want {
+		t.Errorf("totals %+v, want %+v", d.Totals, want)
+	}
+	if d.Unharvested != 1 || len(d.Batches) != 2 {
+		t.Errorf("%d unharvested, batches %+v", d.Unharvested, d.Batches)
+	}
+	if b := d.Batches[0]; b.URLs != 4 || b.Fetched != 2 || b.Bytes != 3000 || b.PagesPerSecond != 2.5 {
+		t.Errorf("batch 1 %+v", b)
+	}
+	checkXY(t, "site sizes (known)", d.SiteSizesKnown, []XY{{1, 1}, {3, 1}})
+	checkXY(t, "site sizes (fetched)", d.SiteSizesFetched, []XY{{1, 1}, {2, 1}})
+	checkXY(t, "in-degree", d.InDegree, []XY{{1, 3}, {2, 1}})
+	checkXY(t, "out-degree", d.OutDegree, []XY{{1, 2}, {3, 1}})
+	if d.ZeroIn != 0 || d.ZeroOut != 0 {
+		t.Errorf("zero in %d, zero out %d", d.ZeroIn, d.ZeroOut)
+	}
+	if !equalInts(d.DepthKnown, []int{2, 2}) || !equalInts(d.DepthFetched, []int{2, 1}) {
+		t.Errorf("depth known %v fetched %v", d.DepthKnown, d.DepthFetched)
+	}
+	wantStatus := []Count{{"200", 4}, {"404", 1}, {"no response: dns", 1}, {"robots.txt", 1}}
+	if len(d.Statuses) != len(wantStatus) {
+		t.Fatalf("statuses %v", d.Statuses)
+	}
+	for i, c := range wantStatus {
+		if d.Statuses[i] != c {
+			t.Errorf("status %d: %v, want %v", i, d.Statuses[i], c)
+		}
+	}
+	if len(d.MIMEs) != 2 || d.MIMEs[0] != (Count{"text/html", 3}) || d.MIMEs[1] != (Count{"application/pdf", 1}) {
+		t.Errorf("MIME types %v", d.MIMEs)
+	}
+	checkXY(t, "cumulative PageRank", d.Cumulative, []XY{{0, 0}, {1, p}, {2, p + q}, {3, p + 2*q}})
+	if !near(d.PageRank.FetchedShare, p+2*q) || !d.PageRank.Converged || d.PageRank.Nodes != 4 || d.PageRank.Edges != 5 {
+		t.Errorf("pagerank %+v", d.PageRank)
+	}
+	if len(d.BatchEnds) != 2 || d.BatchEnds[0] != 2 || d.BatchEnds[1] != 3 {
+		t.Errorf("batch ends %v, want [2 3]", d.BatchEnds)
+	}
+	if len(d.TopPages) != 4 || d.TopPages[0].URL != "http://a.cl/" || !near(d.TopPages[0].Rank, p) || d.TopPages[0].Title != "Home of A" ||
+		d.TopPages[0].Position != 1 || d.TopPages[0].InLinks != 2 || d.TopPages[1].URL != "http://a.cl/x" || d.TopPages[1].Position != 3 || d.TopPages[3].Position != 0 {
+		t.Errorf("top pages %+v", d.TopPages)
+	}
+	if len(d.TopSites) != 2 || d.TopSites[0] != (SiteRow{"http://a.cl", d.TopSites[0].Rank, 3, 2}) || !near(d.TopSites[0].Rank, p+2*q) || !near(d.TopSites[1].Rank, q) {
+		t.Errorf("top sites %+v", d.TopSites)
+	}
+	if d, err := Collect(context.Background(), col, Options{Top: 1}); err != nil || len(d.TopPages) != 1 || len(d.TopSites) != 1 {
+		t.Errorf("Top 1: %v, %+v", err, d)
+	}
+}
+
+func checkXY(t *testing.T, name string, got, want []XY) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %v, want %v", name, got, want)
+		return
+	}
+	for i := range want {
+		if !near(got[i].X, want[i].X) || !near(got[i].Y, want[i].Y) {
+			t.Errorf("%s: %v, want %v", name, got, want)
+			return
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestCollectBusy(t *testing.T) {
+	col := newCollection(t)
+	g, err := linkgraph.Open(col.GraphPath(), false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := Collect(context.Background(), col, Options{GraphTimeout: 50 * time.Millisecond}); err == nil || !strings.Contains(err.Error(), "graph.db is in use") {
+		t.Errorf("Collect while graph.db is written: %v", err)
+	}
+}
+
+// TestRenderGolden renders the hand-built crawl and compares the page
+// with testdata/report.golden.html (go test ./pkg/report -update
+// rewrites it): the same data gives the same bytes.
+func TestRenderGolden(t *testing.T) {
+	d, err := Collect(context.Background(), newCollection(t), Options{Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Collection = "/data/cl"
+	var out bytes.Buffer
+	if err := d.Render(&out); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "report.golden.html")
+	if *update {
+		if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("the report differs from %s (run go test ./pkg/report -update and review the diff)", golden)
+	}
+	html := out.String()
+	for _, id := range PlotIDs() {
+		m := regexp.MustCompile(`<svg class="plot" id="` + id + `"[^>]*>(.*?)</svg>`).FindStringSubmatch(html)
+		if m == nil || !strings.Contains(m[1], `class="mark`) {
+			t.Errorf("plot %s is missing or empty", id)
+		}
+	}
+	if regexp.MustCompile(`(?i)\s(src|href)=|url\(|<script`).MatchString(html) {
+		t.Errorf("the report refers to outside resources or has a script")
+	}
+}
+
+func TestRenderEmpty(t *testing.T) {
+	var out bytes.Buffer
+	if err := (&Data{Collection: "/c", Generated: t0}).Render(&out); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), `class="nodata"`); n != len(PlotIDs()) {
+		t.Errorf("%d of %d plots say they have no data", n, len(PlotIDs()))
+	}
+}
+
+func TestNiceStep(t *testing.T) {
+	for _, c := range []struct{ raw, want float64 }{
+		{0, 1}, {0.3, 0.5}, {1, 1}, {1.2, 2}, {3, 5}, {7, 10}, {160, 200}, {4100, 5000},
+	} {
+		if got := niceStep(c.raw); !near(got, c.want) {
+			t.Errorf("niceStep(%g) = %g, want %g", c.raw, got, c.want)
+		}
+	}
+}
+
+func TestAxis(t *testing.T) {
+	a := newAxis(3, 4200, true, 0, 100)
+	if a.lo != 0 || a.hi != 4 || strings.Join(a.tickLabels, " ") != "1 10 100 1k 10k" {
+		t.Errorf("log axis 3..4200: %g..%g %v", a.lo, a.hi, a.tickLabels)
+	}
+	if !near(a.pos(100), 50) || !near(a.pos(1), 0) {
+		t.Errorf("log positions: 100 → %g, 1 → %g", a.pos(100), a.pos(1))
+	}
+	a = newAxis(0, 730, false, 300, 0)
+	if strings.Join(a.tickLabels, " ") != "0 200 400 600 800" || !near(a.pos(400), 150) {
+		t.Errorf("linear axis 0..730: %v, 400 → %g", a.tickLabels, a.pos(400))
+	}
+	if a := newAxis(5, 5, false, 0, 1); a.hi <= a.lo {
+		t.Errorf("a flat axis has no extent: %+v", a)
+	}
+}
+
+func TestLogPlotSkipsZero(t *testing.T) {
+	svg := (&XYPlot{ID: "p", LogX: true, LogY: true, Series: []Series{{Points: []XY{{0, 5}, {1, 0}, {2, 3}, {math.NaN(), 1}}}}}).SVG()
+	if n := strings.Count(svg, `class="mark"`); n != 1 {
+		t.Errorf("%d points drawn, want 1 (the others cannot be on log axes):\n%s", n, svg)
+	}
+	svg = (&XYPlot{ID: "p<&>", Title: `"x" & <y>`}).SVG()
+	if strings.Contains(svg, "<y>") || !strings.Contains(svg, "&lt;y&gt;") || !strings.Contains(svg, `id="p&lt;&amp;&gt;"`) {
+		t.Errorf("text is not escaped: %s", svg)
+	}
+}
