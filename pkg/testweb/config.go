@@ -51,6 +51,21 @@ type Config struct {
 	// Latency is an optional artificial delay added before every HTTP
 	// response (default 0).
 	Latency time.Duration
+	// Pages, when positive, scales the in-scope site sizes so that they
+	// add up to about this many pages (the sizes keep their heavy-tailed
+	// shape and the cap MaxPages; Hosts*MaxPages must exceed Pages). Zero
+	// keeps the unscaled sizes (median about 4 pages).
+	Pages int
+	// HeavyPages gives HTML pages heavy-tailed byte sizes: about 5% of
+	// them end with an appendix of text (no links) whose length follows a
+	// Pareto law, from a few KB to 1 MiB. Off, pages are 2-8 KB.
+	HeavyPages bool
+	// Hostile adds the hostile hosts (see HostileHosts and the package
+	// documentation): in-scope hosts that drip, never end, explode, loop,
+	// trap, reset or do not resolve, linked from ordinary home pages.
+	// Off (the default) the web has none and serves exactly what it
+	// served before the field existed.
+	Hostile bool
 }
 
 // withDefaults fills zero fields and validates the configuration.
@@ -72,6 +87,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.OutOfScope < 0 {
 		c.OutOfScope = 0
+	}
+	if c.Pages < 0 {
+		return c, fmt.Errorf("testweb: Pages must not be negative, got %d", c.Pages)
+	}
+	if c.Pages > 0 && int64(c.Pages) >= int64(c.Hosts)*int64(c.MaxPages) {
+		return c, fmt.Errorf("testweb: Pages (%d) must be less than Hosts*MaxPages (%d*%d)", c.Pages, c.Hosts, c.MaxPages)
 	}
 	if c.Latency < 0 {
 		return c, fmt.Errorf("testweb: Latency must not be negative, got %v", c.Latency)

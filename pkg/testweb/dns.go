@@ -72,7 +72,8 @@ func (w *Web) startDNS() ([]*dns.Server, string, error) {
 
 // serveDNS answers A queries for every host of the web with the HTTP
 // listen address (TTL 300), other types of known names with an empty
-// NOERROR answer, and unknown names with NXDOMAIN.
+// NOERROR answer, and unknown names with NXDOMAIN; the hostile hosts of
+// kinds nxdomain and servfail get NXDOMAIN and SERVFAIL.
 func (w *Web) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
 	w.dnsQueries.Add(1)
 	m := new(dns.Msg)
@@ -88,7 +89,20 @@ func (w *Web) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
 		m.Rcode = dns.RcodeFormatError
 	default:
 		q := req.Question[0]
-		if _, ok := w.byName[canonicalHost(q.Name)]; !ok {
+		name := canonicalHost(q.Name)
+		if h, ok := w.hostileByName[name]; ok {
+			switch h.kind {
+			case HostileNXDomain:
+				m.Rcode = dns.RcodeNameError
+				m.Authoritative = true
+			case HostileServFail:
+				m.Rcode = dns.RcodeServerFailure
+				m.Authoritative = false
+			}
+			if m.Rcode != dns.RcodeSuccess {
+				break
+			}
+		} else if _, ok := w.byName[name]; !ok {
 			m.Rcode = dns.RcodeNameError
 			break
 		}

@@ -61,7 +61,8 @@ type site struct {
 	openPrefix bool        // privPrefix+"open-" is re-allowed
 	charset    charsetMode
 	hasLogo    bool
-	metaUTF8   bool // csUTF8Header sites that also declare <meta charset>
+	metaUTF8   bool    // csUTF8Header sites that also declare <meta charset>
+	raw        float64 // unscaled Pareto size, before rounding and caps
 }
 
 // pageKind classifies a page of the model.
@@ -110,6 +111,9 @@ func (w *Web) buildSites() {
 		w.sites = append(w.sites, w.newSite(cfg.Hosts+j, name, word, false))
 	}
 	w.nIn = cfg.Hosts
+	if cfg.Pages > 0 {
+		w.scaleSizes(cfg.Pages)
+	}
 
 	w.bySize = make([]int, w.nIn)
 	for i := range w.bySize {
@@ -243,9 +247,11 @@ func (w *Web) newSite(idx int, name, word string, inScope bool) site {
 	}
 	// Heavy-tailed (Pareto, alpha 1.1) size, capped at MaxPages.
 	u := 1 - r.float()
-	n := int(2.5 * math.Pow(u, -1/1.1))
+	s.raw = 2.5 * math.Pow(u, -1/1.1)
+	n := int(s.raw)
 	if !inScope {
 		n = r.between(3, 30)
+		s.raw = float64(n)
 	}
 	s.pages = min(max(n, 1), w.cfg.MaxPages)
 
@@ -277,14 +283,24 @@ func (w *Web) newSite(idx int, name, word string, inScope bool) site {
 		s.robots = robotsRules
 		s.privPrefix = r.pick(w.voc.priv)
 		s.openPrefix = r.chance(0.25)
-		if s.pages < 3 && w.cfg.MaxPages >= 3 {
-			s.pages = 3
-		}
-		if s.pages < 2 {
-			s.privPrefix = ""
-		}
+		w.fitRobotsSize(&s)
 	}
 	return s
+}
+
+// fitRobotsSize gives a site with robots rules the three pages its
+// private prefix needs, or drops the prefix when the site cannot have
+// them.
+func (w *Web) fitRobotsSize(s *site) {
+	if s.robots != robotsRules {
+		return
+	}
+	if s.pages < 3 && w.cfg.MaxPages >= 3 {
+		s.pages = 3
+	}
+	if s.pages < 2 {
+		s.privPrefix = ""
+	}
 }
 
 // origin returns "http://name:port" (without the port before Start).

@@ -1,8 +1,10 @@
 package testweb
 
 import (
+	"bytes"
 	"fmt"
 	"html"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -28,8 +30,9 @@ const (
 
 // respond computes the response for uri on site si together with the
 // truth about it. inModel is false for URLs that are not pages of the
-// model (unknown paths, /robots.txt).
-func (w *Web) respond(si int, uri string) (resp response, info PageInfo, inModel bool) {
+// model (unknown paths, /robots.txt). Without truth the links and anchors
+// of info are left out, which saves resolving every link when serving.
+func (w *Web) respond(si int, uri string, truth bool) (resp response, info PageInfo, inModel bool) {
 	s := &w.sites[si]
 	origin := w.origin(si)
 	if uri == "/robots.txt" {
@@ -50,19 +53,18 @@ func (w *Web) respond(si int, uri string) (resp response, info PageInfo, inModel
 	pageURL := origin + m.path
 	switch m.kind {
 	case kindHome, kindHTML, kindPrivate, kindFrames:
-		text, info := w.renderHTML(si, i, m)
+		body, info := w.renderHTML(si, i, m, truth)
 		info.URL = pageURL
 		info.Status = 200
 		info.MIME = s.charset.contentType()
-		body := []byte(text)
 		if s.charset.latin1() {
-			enc, err := charmap.ISO8859_1.NewEncoder().String(text)
+			enc, err := charmap.ISO8859_1.NewEncoder().Bytes(body)
 			if err != nil {
 				// Cannot happen: the vocabulary is Latin-1. Serve UTF-8
 				// and say so rather than lie about the bytes.
 				info.MIME = mimeHTMLUTF8
 			} else {
-				body = []byte(enc)
+				body = enc
 			}
 		}
 		return response{status: 200, ctype: info.MIME, body: body}, info, true
@@ -182,7 +184,8 @@ type pageWriter struct {
 	w        *Web
 	si, i    int
 	r        rng
-	b        strings.Builder
+	b        bytes.Buffer
+	truth    bool     // collect links and anchors
 	base     *url.URL // URL relative references resolve against
 	basePath string
 	upper    bool // old-style upper-case tags
@@ -224,19 +227,26 @@ func (p *pageWriter) attr(name, val string) string {
 	return " " + name + `="` + html.EscapeString(val) + `"`
 }
 
-// resolve returns the absolute, fragment-less URL href points to.
+// resolve returns the absolute, fragment-less URL href points to (only
+// when collecting the truth; ok says whether href parses either way).
 func (p *pageWriter) resolve(href string) (string, bool) {
 	ref, err := url.Parse(href)
 	if err != nil {
 		return "", false
+	}
+	if !p.truth {
+		return "", true
 	}
 	u := p.base.ResolveReference(ref)
 	u.Fragment, u.RawFragment = "", ""
 	return u.String(), true
 }
 
-// add records a link.
+// add records a link (only when collecting the truth).
 func (p *pageWriter) add(abs, anchor string) {
+	if !p.truth {
+		return
+	}
 	p.links = append(p.links, abs)
 	p.anchors = append(p.anchors, strings.Join(strings.Fields(anchor), " "))
 }
@@ -489,9 +499,9 @@ func (s *site) charsetMeta() string {
 }
 
 // renderHTML renders an HTML page (home, ordinary, private or frameset)
-// and returns its UTF-8 text with the Title, Links and Anchors of the
-// truth filled in.
-func (w *Web) renderHTML(si, i int, m pageMeta) (string, PageInfo) {
+// and returns its UTF-8 text with the Title (and, with truth, the Links
+// and Anchors) of the truth filled in.
+func (w *Web) renderHTML(si, i int, m pageMeta, truth bool) ([]byte, PageInfo) {
 	s := &w.sites[si]
 	origin := w.origin(si)
 	base, err := url.Parse(origin + m.path)
@@ -499,11 +509,12 @@ func (w *Web) renderHTML(si, i int, m pageMeta) (string, PageInfo) {
 		// Cannot happen: host names and paths are generated ASCII.
 		base = &url.URL{Scheme: "http", Host: s.name, Path: "/"}
 	}
-	p := &pageWriter{w: w, si: si, i: i, r: newRNG(s.seed, uint64(i), tagBody), base: base, basePath: base.Path}
+	p := &pageWriter{w: w, si: si, i: i, r: newRNG(s.seed, uint64(i), tagBody), base: base, basePath: base.Path, truth: truth}
+	p.b.Grow(8 << 10)
 	title := w.fullTitle(si, i, m.kind)
 	if m.kind == kindFrames {
 		p.frameset(title)
-		return p.b.String(), PageInfo{Title: title, Links: p.links, Anchors: p.anchors}
+		return p.b.Bytes(), PageInfo{Title: title, Links: p.links, Anchors: p.anchors}
 	}
 	b := &p.b
 	if p.r.chance(0.2) {
@@ -594,6 +605,10 @@ func (w *Web) renderHTML(si, i int, m pageMeta) (string, PageInfo) {
 	}
 	if i == 0 {
 		w.homeExtras(p)
+		w.writeHostileLinks(p)
+	}
+	if w.cfg.HeavyPages {
+		w.appendix(p)
 	}
 	b.WriteString("<div id=\"pie\">\n<p>© 2024 " + html.EscapeString(s.label) + ". Todos los derechos reservados.</p>\n<p>")
 	p.a(p.hrefTo(si, "/"), "Inicio")
@@ -602,7 +617,7 @@ func (w *Web) renderHTML(si, i int, m pageMeta) (string, PageInfo) {
 		p.a("#arriba", "Volver arriba")
 	}
 	b.WriteString("</p>\n</div>\n</body>\n</html>\n")
-	return b.String(), PageInfo{Title: title, Links: p.links, Anchors: p.anchors}
+	return b.Bytes(), PageInfo{Title: title, Links: p.links, Anchors: p.anchors}
 }
 
 // homeExtras writes the "friend sites" block of a home page. It links the
@@ -649,4 +664,32 @@ func (p *pageWriter) frameset(title string) {
 	p.frame("frame", p.hrefTo(p.si, "/"), ` name="menu"`)
 	p.frame("frame", p.hrefTo(p.si, p.pagePath(p.r.intn(s.pages))), ` name="contenido"`)
 	b.WriteString("<noframes><p>Su navegador no soporta marcos.</p></noframes>\n</frameset>\n</html>\n")
+}
+
+// appendix writes, on about 5% of the pages, a long appendix of text
+// without links whose length follows a Pareto law (alpha 1.2, from 2 KB,
+// at most 1 MiB). It draws from its own random stream, so the rest of the
+// page is the same with or without it.
+func (w *Web) appendix(p *pageWriter) {
+	s := &w.sites[p.si]
+	r := newRNG(s.seed, uint64(p.i), tagAppendix)
+	if !r.chance(0.05) {
+		return
+	}
+	size := min(int(2000*math.Pow(1-r.float(), -1/1.2)), 1<<20)
+	b := &p.b
+	b.WriteString("<div class=\"anexo\">\n<h2>Anexo</h2>\n")
+	for start := b.Len(); b.Len()-start < size; {
+		b.WriteString("<p>")
+		for ns := r.between(3, 8); ns > 0; ns-- {
+			n := r.between(6, 16)
+			words := make([]string, n)
+			for k := range words {
+				words[k] = r.pick(w.voc.text)
+			}
+			b.WriteString(html.EscapeString(capitalize(strings.Join(words, " "))) + ". ")
+		}
+		b.WriteString("</p>\n")
+	}
+	b.WriteString("</div>\n")
 }

@@ -19,6 +19,8 @@ const (
 	tagBody
 	tagTitle
 	tagRobotsErr
+	tagGarbage
+	tagAppendix
 )
 
 const golden = 0x9e3779b97f4a7c15

@@ -764,7 +764,7 @@ func TestGenerationIsFast(t *testing.T) {
 	// Render a sample of pages of the biggest site.
 	si := big.bySize[0]
 	for i := 0; i < 2000; i++ {
-		if _, _, ok := big.respond(si, big.pathOf(&big.sites[si], i, big.sites[si].kindOf(i))); !ok {
+		if _, _, ok := big.respond(si, big.pathOf(&big.sites[si], i, big.sites[si].kindOf(i)), true); !ok {
 			t.Fatalf("page %d of the biggest site not found", i)
 		}
 	}

@@ -65,6 +65,45 @@
 // other bots (BadBot, EvilScraper, MJ12bot, AhrefsBot, SemrushBot, DotBot)
 // or an empty-Disallow group for Googlebot. One host (two from 100 hosts
 // on) answers 500 for robots.txt; the others answer 404.
+//
+// # Scale
+//
+// Config.Pages scales the site sizes (keeping their Pareto shape and the
+// cap MaxPages) to about that many pages: scripts/bench-crawl.sh serves a
+// million pages on 10,000 hosts (largest site 20,000 pages). Building the
+// model takes milliseconds; a page is rendered in about 30-50 µs on
+// request; memory is the model (a few MB) plus about 200 bytes per
+// recorded request. Config.HeavyPages gives page sizes a heavy tail too
+// (5% of HTML pages carry a Pareto-sized appendix, up to 1 MiB). PageCount
+// counts the pages without listing them; ForEachPage enumerates the
+// truth of every page (the link graph) on every core; Reachable walks it
+// from seed URLs as a polite in-scope crawler could, which is the
+// denominator of a crawl's coverage.
+//
+// # Hostile hosts
+//
+// With Config.Hostile the web also has one in-scope host of each kind of
+// HostileKind, named <kind>.hostil.<suffix>, linked from the home pages
+// of the biggest sites (so from the first seed):
+//
+//	drip.hostil.cl           "/" sends its 600 bytes one per second
+//	endless.hostil.cl        "/" is a chunked body without end (stopped after 1 GiB)
+//	gzip-bomb.hostil.cl      "/" is ~1 MiB of gzip (Content-Encoding: gzip) that decodes to 1 GiB
+//	redirect-loop.hostil.cl  "/" -> /loop/1 -> ... -> /loop/9 -> "/", and /self -> /self
+//	huge.hostil.cl           "/" is a 50 MiB HTML page
+//	garbage.hostil.cl        "/" is 64 KiB of random bytes labelled text/html; charset=utf-8
+//	many-links.hostil.cl     "/" has 20,000 links to /item/N.html, small pages
+//	calendar.hostil.cl       /calendar?month=N without end: a trap only a site cap stops
+//	deep.hostil.cl           "/" nests 100,000 <div> elements
+//	nxdomain.hostil.cl       DNS answers NXDOMAIN
+//	servfail.hostil.cl       DNS answers SERVFAIL
+//	reset.hostil.cl          "/" resets the connection; /partial.html resets it mid-body
+//
+// HostileHosts and IsHostile give the truth about them, and Page
+// describes their pages; URLs, ForEachPage and Reachable leave them out,
+// and HostNames includes them. The streaming answers stop as soon as the
+// client goes away or the web is closed. Without Config.Hostile the web
+// serves byte for byte what it served before hostile hosts existed.
 package testweb
 
 import (
@@ -125,10 +164,12 @@ type Request struct {
 	Path string
 	// Method and UserAgent are as sent by the client.
 	Method, UserAgent string
-	// Status is the HTTP status answered.
+	// Status is the HTTP status answered; 0 when the connection was reset
+	// before any response (the hostile reset host).
 	Status int
 	// Start is when the handler began and End when the full response had
-	// been written.
+	// been written (for the hostile streaming answers: when the server
+	// saw the client go away).
 	Start, End time.Time
 	// RemoteAddr is the client address.
 	RemoteAddr string
@@ -157,6 +198,14 @@ type Web struct {
 	logo   []byte
 	port   atomic.Int64
 
+	hostiles      []*hostile          // Config.Hostile only
+	hostileByName map[string]*hostile // by host name
+	hostileFrom   map[int][]*hostile  // by in-scope site linking them
+	bombOnce      sync.Once
+	bomb          []byte        // the gzip bomb, built on first request
+	quit          chan struct{} // closed by Close: streaming handlers stop
+	lastUA        atomic.Pointer[string]
+
 	life    sync.Mutex // serializes Start and Close
 	started bool
 	closed  bool
@@ -169,7 +218,8 @@ type Web struct {
 	httpAddr string
 	dnsAddr  string
 	answerIP net.IP
-	requests []reqRecord
+	requests [][]reqRecord // chunks of reqChunk records: no copying as it grows
+	nReq     int
 	reqSeq   uint64 // arrival counter
 	conns    []Conn
 	connIDs  map[net.Conn]uint64
@@ -177,11 +227,18 @@ type Web struct {
 	dnsQueries atomic.Int64
 }
 
-// reqRecord is a completed request with its arrival number.
+// reqRecord is a completed request with its arrival number, kept small
+// (times as Unix nanoseconds, strings shared between requests where they
+// can be) because the scale run records a million of them.
 type reqRecord struct {
-	seq uint64
-	Request
+	seq, connID                  uint64
+	host, path, method, ua, addr string
+	status                       int
+	start, end                   int64
 }
+
+// reqChunk is the number of request records per chunk.
+const reqChunk = 1 << 14
 
 // connIDKey is the context key of the connection id.
 type connIDKey struct{}
@@ -194,8 +251,15 @@ func New(cfg Config) (*Web, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Web{cfg: c, voc: newVocab(), connIDs: make(map[net.Conn]uint64)}
+	w := &Web{cfg: c, voc: newVocab(), connIDs: make(map[net.Conn]uint64), quit: make(chan struct{})}
+	if _, port, err := net.SplitHostPort(c.HTTPAddr); err == nil {
+		// A fixed port is known before Start: URLs carry it at once.
+		if p, err := strconv.Atoi(port); err == nil && p > 0 {
+			w.port.Store(int64(p))
+		}
+	}
 	w.buildSites()
+	w.buildHostile()
 	w.logo, err = makeLogo(c.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("testweb: drawing logo: %w", err)
@@ -246,12 +310,13 @@ func (w *Web) Start() error {
 	w.httpAddr = ta.String()
 	w.answerIP = ta.IP.To4()
 	w.mu.Unlock()
+	prevPort := w.port.Load()
 	w.port.Store(int64(ta.Port))
 
 	srvs, dnsAddr, err := w.startDNS()
 	if err != nil {
 		_ = ln.Close()
-		w.port.Store(0)
+		w.port.Store(prevPort)
 		w.mu.Lock()
 		w.httpAddr = ""
 		w.mu.Unlock()
@@ -290,6 +355,7 @@ func (w *Web) Close() error {
 		return nil
 	}
 	w.closed = true
+	close(w.quit) // the drip, endless and huge answers stop at once
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var errs []error
@@ -341,11 +407,15 @@ func (w *Web) SeedURLs(n int) []string {
 	return out
 }
 
-// HostNames returns the in-scope host names, sorted.
+// HostNames returns the in-scope host names, sorted; with Config.Hostile
+// they include the hostile hosts (see HostileHosts).
 func (w *Web) HostNames() []string {
-	out := make([]string, 0, w.nIn)
+	out := make([]string, 0, w.nIn+len(w.hostiles))
 	for _, s := range w.sites[:w.nIn] {
 		out = append(out, s.name)
+	}
+	for _, h := range w.hostiles {
+		out = append(out, h.name)
 	}
 	sort.Strings(out)
 	return out
@@ -372,20 +442,25 @@ func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
 	if err != nil || !strings.EqualFold(u.Scheme, "http") {
 		return PageInfo{URL: rawURL}, false
 	}
-	si, known := w.byName[canonicalHost(u.Hostname())]
+	host := canonicalHost(u.Hostname())
+	if h, hostile := w.hostileByName[host]; hostile {
+		return w.hostilePage(h, u.RequestURI())
+	}
+	si, known := w.byName[host]
 	if !known {
 		_, info = errorResponse(http.StatusMisdirectedRequest)
 		info.URL = rawURL
 		return info, false
 	}
-	_, info, ok = w.respond(si, u.RequestURI())
+	_, info, ok = w.respond(si, u.RequestURI(), true)
 	return info, ok
 }
 
 // URLs returns, sorted, every URL that is a page of the model, whatever
 // its status (200, 3xx, the 404 and 500 pages of the model), on in-scope
-// and out-of-scope hosts; robots.txt files are not included. Every one is
-// reachable from its host's home page through links.
+// and out-of-scope hosts; robots.txt files and the hostile hosts (see
+// HostileHosts) are not included. Every one is reachable from its host's
+// home page through links.
 func (w *Web) URLs() []string {
 	var out []string
 	for si := range w.sites {
@@ -406,12 +481,18 @@ func (w *Web) URLs() []string {
 // has been written, in arrival order (the order in which handlers began).
 func (w *Web) Requests() []Request {
 	w.mu.Lock()
-	recs := append([]reqRecord(nil), w.requests...)
+	recs := make([]reqRecord, 0, w.nReq)
+	for _, c := range w.requests {
+		recs = append(recs, c...)
+	}
 	w.mu.Unlock()
 	sort.SliceStable(recs, func(a, b int) bool { return recs[a].seq < recs[b].seq })
 	out := make([]Request, len(recs))
-	for k := range recs {
-		out[k] = recs[k].Request
+	for k, r := range recs {
+		out[k] = Request{
+			ConnID: r.connID, Host: r.host, Path: r.path, Method: r.method, UserAgent: r.ua,
+			Status: r.status, Start: time.Unix(0, r.start), End: time.Unix(0, r.end), RemoteAddr: r.addr,
+		}
 	}
 	return out
 }
@@ -471,6 +552,14 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 	start := time.Now()
 	connID, _ := req.Context().Value(connIDKey{}).(uint64)
 	host := canonicalHost(hostOnly(req.Host))
+	si, known := w.byName[host]
+	h, hostile := w.hostileByName[host]
+	switch {
+	case known:
+		host = w.sites[si].name // one string per host, however many requests
+	case hostile:
+		host = h.name
+	}
 	w.mu.Lock()
 	w.reqSeq++
 	seq := w.reqSeq
@@ -484,24 +573,54 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 	if !strings.HasPrefix(uri, "/") {
 		uri = req.URL.RequestURI()
 	}
-	var resp response
-	si, known := w.byName[host]
-	switch {
-	case req.Method != http.MethodGet && req.Method != http.MethodHead:
-		resp, _ = errorResponse(http.StatusMethodNotAllowed)
-	case !known:
-		resp, _ = errorResponse(http.StatusMisdirectedRequest)
-	default:
-		resp, _, _ = w.respond(si, uri)
-	}
 	if d := w.cfg.Latency; d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-req.Context().Done():
-			t.Stop()
-		}
+		w.pause(req, d)
 	}
+	var status int
+	if hostile {
+		status = w.serveHostile(rw, req, h, uri)
+	} else {
+		var resp response
+		switch {
+		case req.Method != http.MethodGet && req.Method != http.MethodHead:
+			resp, _ = errorResponse(http.StatusMethodNotAllowed)
+		case !known:
+			resp, _ = errorResponse(http.StatusMisdirectedRequest)
+		default:
+			resp, _, _ = w.respond(si, uri, false)
+		}
+		w.writeResponse(rw, req, resp)
+		status = resp.status
+	}
+	end := time.Now()
+	rec := reqRecord{
+		seq: seq, connID: connID, host: host, path: req.RequestURI, method: req.Method,
+		ua: w.internUA(req.UserAgent()), addr: req.RemoteAddr, status: status,
+		start: start.UnixNano(), end: end.UnixNano(),
+	}
+	w.mu.Lock()
+	if n := len(w.requests); n == 0 || len(w.requests[n-1]) == reqChunk {
+		w.requests = append(w.requests, make([]reqRecord, 0, reqChunk))
+	}
+	last := &w.requests[len(w.requests)-1]
+	*last = append(*last, rec)
+	w.nReq++
+	w.mu.Unlock()
+}
+
+// internUA returns ua, sharing the string of the previous request when it
+// is the same (a crawler sends one User-Agent), so that a million
+// recorded requests do not hold a million copies.
+func (w *Web) internUA(ua string) string {
+	if p := w.lastUA.Load(); p != nil && *p == ua {
+		return *p
+	}
+	w.lastUA.Store(&ua)
+	return ua
+}
+
+// writeResponse sends a complete in-memory response.
+func (w *Web) writeResponse(rw http.ResponseWriter, req *http.Request, resp response) {
 	h := rw.Header()
 	h["Date"] = nil // keep responses byte-identical
 	h.Set("Content-Type", resp.ctype)
@@ -516,12 +635,4 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodHead {
 		_, _ = rw.Write(resp.body)
 	}
-	end := time.Now()
-	w.mu.Lock()
-	w.requests = append(w.requests, reqRecord{seq: seq, Request: Request{
-		ConnID: connID, Host: host, Path: req.RequestURI, Method: req.Method,
-		UserAgent: req.UserAgent(), Status: resp.status, Start: start, End: end,
-		RemoteAddr: req.RemoteAddr,
-	}})
-	w.mu.Unlock()
 }

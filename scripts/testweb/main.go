@@ -4,9 +4,17 @@
 //	go run ./scripts/testweb --hosts 200 --seed 1 --http 127.0.0.1:0 --dns 127.0.0.1:0 \
 //	    --seeds-out seeds.txt --seeds 20 --ready-file ready.txt --log requests.tsv
 //
+// --pages N scales the site sizes to about N pages in all, --heavy-pages
+// gives page sizes a heavy tail and --hostile adds the hostile hosts (see
+// the package documentation of pkg/testweb): the scale run of
+// scripts/bench-crawl.sh uses all three.
+//
 // Once listening it writes the seed URLs (one per line) to --seeds-out,
-// then "http=127.0.0.1:PORT\ndns=127.0.0.1:PORT\n" to --ready-file
-// (atomically: a temporary file renamed into place) and to stdout. On
+// the effective configuration as JSON (testweb.Config, with the actual
+// listen addresses, so that testweb.New rebuilds the same web with the
+// same URLs) to --config-out, then "http=127.0.0.1:PORT\ndns=127.0.0.1:PORT\n"
+// to --ready-file (atomically: a temporary file renamed into place) and
+// to stdout. On
 // SIGINT or SIGTERM it stops and, with --log, writes the request log as
 // TSV without a header line, one request per line in arrival order:
 // connection id, host, path, status, start (RFC 3339 with nanoseconds),
@@ -15,6 +23,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -47,6 +56,7 @@ type options struct {
 	seeds     int
 	readyFile string
 	logFile   string
+	configOut string
 }
 
 // newApp builds the command; it serves until the context of RunContext is
@@ -65,6 +75,10 @@ func newApp(stdout io.Writer) *cli.App {
 			&cli.StringFlag{Name: "http", Value: testweb.DefaultAddr, Usage: "HTTP listen address (127.0.0.0/8 only)"},
 			&cli.StringFlag{Name: "dns", Value: testweb.DefaultAddr, Usage: "DNS listen address, UDP and TCP (127.0.0.0/8 only)"},
 			&cli.DurationFlag{Name: "latency", Usage: "artificial delay before every HTTP response"},
+			&cli.IntFlag{Name: "pages", Usage: "scale site sizes to about this many pages in all (0: unscaled)"},
+			&cli.BoolFlag{Name: "heavy-pages", Usage: "heavy-tailed page sizes (5% of pages carry a long appendix)"},
+			&cli.BoolFlag{Name: "hostile", Usage: "add the hostile hosts (drip, endless, gzip bomb, loops, traps, resets, DNS failures)"},
+			&cli.StringFlag{Name: "config-out", Usage: "write the effective configuration (JSON, actual addresses) here once listening"},
 			&cli.StringFlag{Name: "seeds-out", Usage: "write seed URLs (one per line) to this file"},
 			&cli.IntFlag{Name: "seeds", Value: 20, Usage: "number of seed URLs (biggest sites first)"},
 			&cli.StringFlag{Name: "ready-file", Usage: "write http=ADDR and dns=ADDR lines here once listening"},
@@ -84,7 +98,11 @@ func newApp(stdout io.Writer) *cli.App {
 					HTTPAddr:   c.String("http"),
 					DNSAddr:    c.String("dns"),
 					Latency:    c.Duration("latency"),
+					Pages:      c.Int("pages"),
+					HeavyPages: c.Bool("heavy-pages"),
+					Hostile:    c.Bool("hostile"),
 				},
+				configOut: c.String("config-out"),
 				seedsOut:  c.String("seeds-out"),
 				seeds:     c.Int("seeds"),
 				readyFile: c.String("ready-file"),
@@ -132,6 +150,17 @@ func run(ctx context.Context, opts options, stdout io.Writer) (err error) {
 		}
 		if err := writeAtomic(opts.seedsOut, []byte(text)); err != nil {
 			return fmt.Errorf("writing seeds: %w", err)
+		}
+	}
+	if opts.configOut != "" {
+		cfg := opts.cfg
+		cfg.HTTPAddr, cfg.DNSAddr = w.HTTPAddr(), w.DNSAddr()
+		data, err := json.MarshalIndent(cfg, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding configuration: %w", err)
+		}
+		if err := writeAtomic(opts.configOut, append(data, '\n')); err != nil {
+			return fmt.Errorf("writing configuration: %w", err)
 		}
 	}
 	ready := "http=" + w.HTTPAddr() + "\ndns=" + w.DNSAddr() + "\n"

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirecrawl/wire/pkg/testweb"
 )
 
 func TestServeUntilCancelled(t *testing.T) {
@@ -109,5 +112,56 @@ func TestRefusesNonLoopback(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "loopback") {
 			t.Errorf("%v: error %v, want a loopback refusal", args, err)
 		}
+	}
+}
+
+// TestConfigOutRebuildsTheWeb: the configuration written by --config-out
+// rebuilds, without listening, a web with the same URLs (ports included),
+// hostile hosts and sizes, which is how scripts compute the truth.
+func TestConfigOutRebuildsTheWeb(t *testing.T) {
+	dir := t.TempDir()
+	seeds, ready, cfgFile := filepath.Join(dir, "seeds.txt"), filepath.Join(dir, "ready"), filepath.Join(dir, "web.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- newApp(io.Discard).RunContext(ctx, []string{"testweb", "--hosts", "40", "--seed", "5",
+			"--pages", "3000", "--heavy-pages", "--hostile", "--seeds-out", seeds, "--seeds", "3",
+			"--ready-file", ready, "--config-out", cfgFile})
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ready file never appeared")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	data, err := os.ReadFile(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg testweb.Config
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Hostile || !cfg.HeavyPages || cfg.Pages != 3000 || cfg.Hosts != 40 || strings.HasSuffix(cfg.HTTPAddr, ":0") {
+		t.Fatalf("config %+v", cfg)
+	}
+	w, err := testweb.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedText, _ := os.ReadFile(seeds)
+	if got := strings.Join(w.SeedURLs(3), "\n") + "\n"; got != string(seedText) {
+		t.Errorf("rebuilt seeds %q, served %q", got, seedText)
+	}
+	if len(w.HostileHosts()) == 0 || w.PageCount() < 3000 {
+		t.Errorf("rebuilt web: %d hostile hosts, %d pages", len(w.HostileHosts()), w.PageCount())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
