@@ -80,7 +80,7 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 	env := []string{"WIRE_BIN=" + bin}
 	run(t, env, filepath.Join(bin, "seeder"), "init", "--collection", col,
 		"--harvester-allow-private", "--harvester-dns-server", web.DNSAddr(),
-		"--harvester-wait", e2eWait.String(), "--harvester-connections", "30",
+		"--harvester-wait", e2eWait.String(), "--harvester-connections", "30", "--harvester-connections-per-ip", "0",
 		"--harvester-total-timeout", "10s",
 		"--manager-batch-size", "400", "--manager-strategy", "backlink", "--scope-domains", "cl")
 	run(t, env, filepath.Join(bin, "seeder"), "add", "--collection", col, seeds)
@@ -171,8 +171,11 @@ func checkPoliteness(t *testing.T, web *testweb.Web, cfg config.Config) {
 	for host, cs := range conns {
 		sort.Slice(cs, func(i, j int) bool { return cs[i].Opened.Before(cs[j].Opened) })
 		for i := 1; i < len(cs); i++ {
+			// The server may notice a close a little after the client
+			// dialled the next connection (scheduling lag); more is two
+			// connections at once.
 			prevClosed := cs[i-1].Closed
-			if prevClosed.IsZero() || cs[i].Opened.Before(prevClosed) {
+			if prevClosed.IsZero() || prevClosed.Sub(cs[i].Opened) > 100*time.Millisecond {
 				t.Errorf("host %s: connection %d opened at %v while connection %d was open (closed %v)",
 					host, cs[i].ID, cs[i].Opened.Format(time.StampMicro), cs[i-1].ID, prevClosed.Format(time.StampMicro))
 			}

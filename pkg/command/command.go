@@ -127,10 +127,18 @@ func LoadConfig(c *cli.Context) (config.Config, error) {
 }
 
 // Open opens the collection named by --collection and loads its config.
+// Unlike LoadConfig, it requires the collection's wire.toml (unless
+// --config names another file): a collection that lost its config must
+// not crawl silently on the defaults.
 func Open(c *cli.Context) (*collection.Collection, config.Config, error) {
 	col, err := collection.Open(c.String(FlagCollection))
 	if err != nil {
 		return nil, config.Config{}, err
+	}
+	if c.String(FlagConfig) == "" {
+		if _, err := os.Stat(col.ConfigPath()); err != nil {
+			return nil, config.Config{}, fmt.Errorf("%w: collection %s has no config: %w (restore it, or name one with --config)", config.ErrInvalid, col.Dir, err)
+		}
 	}
 	cfg, err := LoadConfig(c)
 	if err != nil {

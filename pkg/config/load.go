@@ -95,6 +95,9 @@ func decodeInto(c *Config, data []byte, name string) error {
 	if err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
+			if perr.LastKey != "" {
+				return fmt.Errorf("%w: %s: line %d: %s: %s", ErrInvalid, name, perr.Position.Line, perr.LastKey, perr.Message)
+			}
 			return fmt.Errorf("%w: %s: line %d: %s", ErrInvalid, name, perr.Position.Line, perr.Message)
 		}
 		return fmt.Errorf("%w: %s: %w", ErrInvalid, name, err)

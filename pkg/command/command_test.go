@@ -1,0 +1,65 @@
+package command
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
+)
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{nil, ExitOK},
+		{errors.New("disk on fire"), ExitFailure},
+		{fmt.Errorf("run: %w", collection.ErrNothingToDo), ExitNothingToDo},
+		{fmt.Errorf("lock: %w", collection.ErrLocked), ExitLocked},
+		{fmt.Errorf("load: %w", config.ErrInvalid), ExitUsage},
+		{Usage("bad %s", "flag"), ExitUsage},
+	}
+	for _, tc := range tests {
+		if got := ExitCode(tc.err); got != tc.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+func cliContext(t *testing.T, args ...string) *cli.Context {
+	t.Helper()
+	set := flag.NewFlagSet("test", flag.ContinueOnError)
+	for _, f := range append(CommonFlags(), SettingFlags()...) {
+		if err := f.Apply(set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := set.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return cli.NewContext(&cli.App{ErrWriter: os.Stderr}, set, nil)
+}
+
+// TestOpenNeedsConfig: a collection whose wire.toml is gone must not crawl
+// on the defaults (found by the fault-injection run).
+func TestOpenNeedsConfig(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "col")
+	if _, err := collection.Create(dir, config.Render(config.Defaults())); err != nil {
+		t.Fatal(err)
+	}
+	if _, cfg, err := Open(cliContext(t, "--collection", dir, "--harvester-wait", "3s")); err != nil || cfg.Harvester.Wait.D().Seconds() != 3 {
+		t.Fatalf("open with config: %v, wait %v", err, cfg.Harvester.Wait)
+	}
+	os.Remove(filepath.Join(dir, config.FileName))
+	_, _, err := Open(cliContext(t, "--collection", dir))
+	if ExitCode(err) != ExitUsage {
+		t.Errorf("open without wire.toml: %v (exit %d), want exit %d", err, ExitCode(err), ExitUsage)
+	}
+}
