@@ -13,5 +13,10 @@ func newApp() *cli.App {
 		runCommand(),
 		showCommand(),
 		cancelCommand(),
+		statsCommand(),
+		explainCommand(),
+		historyCommand(),
+		statusCommand(),
+		reportCommand(),
 	)
 }
