@@ -18,5 +18,6 @@ func newApp() *cli.App {
 		historyCommand(),
 		statusCommand(),
 		reportCommand(),
+		simulateCommand(),
 	)
 }
