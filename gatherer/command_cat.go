@@ -10,7 +10,6 @@ import (
 	"github.com/wirecrawl/wire/pkg/command"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/textstore"
-	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 func catCommand() *cli.Command {
@@ -41,7 +40,7 @@ func parseTarget(c *cli.Context, cfg config.Config) (target, error) {
 	if id, err := strconv.ParseUint(arg, 10, 64); err == nil {
 		return target{docID: id}, nil
 	}
-	if n, err := urlnorm.New(cfg.Scope.MaxURLLength).Normalize(arg); err == nil {
+	if n, err := cfg.Scope.Normalizer().Normalize(arg); err == nil {
 		arg = n
 	}
 	return target{url: arg}, nil

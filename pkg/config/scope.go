@@ -67,3 +67,10 @@ func (c *Scope) validate(bad func(key, format string, args ...any)) {
 		bad("scope.max_pages_per_site", "must not be negative")
 	}
 }
+
+// Normalizer returns the project's URL normaliser with this scope's
+// limits (max_url_length, session_params): every stage that normalises
+// URLs builds it here, so they all agree on one spelling per page.
+func (c Scope) Normalizer() *urlnorm.Normalizer {
+	return urlnorm.NewWithParams(c.MaxURLLength, c.SessionParams)
+}

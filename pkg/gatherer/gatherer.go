@@ -48,6 +48,9 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxURLLength is the URL normaliser's limit; 0 means the default.
 	MaxURLLength int
+	// SessionParams are the session-id parameters links lose
+	// (scope.session_params); nil means urlnorm's default list.
+	SessionParams []string
 	// FallbackCharset is the encoding of undeclared pages that are not
 	// UTF-8 and whose detection is unsure; "" means windows-1252.
 	FallbackCharset string
@@ -80,6 +83,7 @@ func OptionsFromConfig(cfg config.Config) (Options, error) {
 		SummaryWords:    cfg.Gatherer.SummaryWords,
 		MaxBodyBytes:    cfg.Harvester.MaxBodyBytes,
 		MaxURLLength:    cfg.Scope.MaxURLLength,
+		SessionParams:   cfg.Scope.SessionParams,
 		Agent:           cfg.Crawl.ProductToken,
 		FallbackCharset: cfg.Gatherer.FallbackCharset,
 		InflightBytes:   cfg.Gatherer.InflightBytes,
@@ -214,10 +218,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 
 	sum := &Summary{Batch: b.ID, Workers: o.Workers, Started: start.UTC(), LinksDropped: map[string]int{}, Charsets: map[string]int{}}
 	w := parsed.NewWriter(f)
+	norm := urlnorm.New(o.MaxURLLength)
+	if o.SessionParams != nil {
+		norm = urlnorm.NewWithParams(o.MaxURLLength, o.SessionParams)
+	}
 	p := &pipeline{
 		o:     o,
-		ex:    extract.New(extract.Options{MaxURLLength: o.MaxURLLength, Agent: o.Agent, Fallback: o.FallbackCharset}),
-		norm:  urlnorm.New(o.MaxURLLength),
+		ex:    extract.New(extract.Options{Normalizer: norm, MaxURLLength: o.MaxURLLength, Agent: o.Agent, Fallback: o.FallbackCharset}),
+		norm:  norm,
 		log:   log,
 		ins:   ins,
 		prev:  prev,

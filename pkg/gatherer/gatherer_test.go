@@ -417,3 +417,22 @@ func TestOptionsFromConfig(t *testing.T) {
 		t.Errorf("text mode partial: %v", err)
 	}
 }
+
+// TestSessionParamsFromConfig: links lose exactly the session parameters
+// the operator configured (scope.session_params), as in the seeder.
+func TestSessionParamsFromConfig(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Scope.SessionParams = []string{"tok"}
+	o, err := OptionsFromConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.SessionParams) != 1 || o.SessionParams[0] != "tok" {
+		t.Fatalf("options carry %v", o.SessionParams)
+	}
+	n := cfg.Scope.Normalizer()
+	got, err := n.Normalize("http://a.cl/p?sid=1&tok=2&x=3")
+	if err != nil || got != "http://a.cl/p?sid=1&x=3" {
+		t.Errorf("normalised to %q, %v", got, err)
+	}
+}

@@ -3,9 +3,9 @@ package gatherer
 import (
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 	"time"
+
+	"github.com/wirecrawl/wire/pkg/tally"
 )
 
 // WriteText prints the summary for people: the batch, the documents, the
@@ -28,19 +28,5 @@ func counts(m map[string]int) string {
 	if len(m) == 0 {
 		return "none"
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
+	return tally.Format(m)
 }

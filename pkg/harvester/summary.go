@@ -10,6 +10,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/batch"
 	"github.com/wirecrawl/wire/pkg/fetch"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/tally"
 )
 
 // Summary is what a harvest did. It is written as JSON into the batch's
@@ -107,23 +108,7 @@ func (s *Summary) String() string {
 }
 
 // counts formats a map as "a 3, b 1", largest first.
-func counts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
-}
+func counts(m map[string]int) string { return tally.Format(m) }
 
 // byKey formats a map as "a 1, b 3", in key order.
 func byKey(m map[string]int) string {

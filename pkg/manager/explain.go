@@ -75,7 +75,7 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 		id, ok := tx.LookupURL(rawURL)
 		u := rawURL
 		if !ok {
-			n, err := urlnorm.New(opts.Config.Scope.MaxURLLength).Normalize(rawURL)
+			n, err := opts.Config.Scope.Normalizer().Normalize(rawURL)
 			if err != nil {
 				return fmt.Errorf("explain %s: %w", rawURL, err)
 			}

@@ -139,7 +139,7 @@ func newResolver(cfg config.Config) (resolver, error) {
 	if err != nil {
 		return resolver{}, err
 	}
-	return resolver{norm: urlnorm.NewWithParams(cfg.Scope.MaxURLLength, cfg.Scope.SessionParams), scope: sc}, nil
+	return resolver{norm: cfg.Scope.Normalizer(), scope: sc}, nil
 }
 
 // resolve normalises raw and checks it against the scope.
