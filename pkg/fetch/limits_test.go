@@ -344,12 +344,12 @@ func TestResolverCache(t *testing.T) {
 	if kindOf(err) != KindDNS || !strings.Contains(Text(err), "timeout looking up www.example.test") {
 		t.Fatalf("silent server: %v", err)
 	}
-	if took := time.Since(start); took > time.Second {
+	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("silent server took %v", took)
 	}
 	start = time.Now()
 	silent.Lookup(ctx, "www.example.test")
-	if took := time.Since(start); took > 50*time.Millisecond {
+	if took := time.Since(start); took > 500*time.Millisecond {
 		t.Errorf("cached failure took %v", took)
 	}
 }

@@ -267,3 +267,32 @@ func mustGzip(t testing.TB, b []byte) []byte {
 	}
 	return out
 }
+
+// TestCompressionTiers: a record under storeBelow is stored (its member
+// is larger than its body), a larger one compressed; both decode to the
+// same record text.
+func TestCompressionTiers(t *testing.T) {
+	line := []byte("<p>hola mundo, lorem ipsum dolor sit amet</p>\n")
+	for _, tc := range []struct {
+		name       string
+		body       []byte
+		compressed bool
+	}{
+		{"small page stored", bytes.Repeat(line, 50), false},
+		{"large page compressed", bytes.Repeat(line, 350), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			enc, err := Encode(exchange("http://www.a.cl/", tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := enc.buf.Bytes()[enc.respOff : enc.respOff+enc.respLen]
+			if got := enc.respLen < len(tc.body); got != tc.compressed {
+				t.Errorf("member %d bytes for a %d-byte body: compressed %v, want %v", enc.respLen, len(tc.body), got, tc.compressed)
+			}
+			if rec := gunzip(t, m); !bytes.Contains(rec, tc.body) {
+				t.Errorf("decoded record lacks the body")
+			}
+		})
+	}
+}
