@@ -8,6 +8,9 @@
 #   SIZES="1000000:20" scripts/bench-manager.sh   # PAGES:LINKS_PER_PAGE ...
 #   WIRE_SCALE_DIR=/data/scale scripts/bench-manager.sh
 #   FIT_ONLY=1 scripts/bench-manager.sh           # only the fits, from $WIRE_SCALE_DIR/results.txt
+#   WIRE_SCALE_SOURCE=testweb SIZES="1000000:0 5000000:0" scripts/bench-manager.sh
+#                                                 # graphs from the test web's own generator
+#                                                 # (pkg/testweb; links per page are its own)
 #
 # Collections are built once into $WIRE_SCALE_DIR (default /tmp/wire-scale,
 # about 1 GB per million pages) and reused. Each run is a child process:

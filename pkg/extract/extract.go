@@ -305,7 +305,7 @@ func (e *Extractor) resolveHref(base *url.URL, baseStr, raw string, cache map[re
 		// A fragment (or nothing) refers to the base itself, which is
 		// already normal; the normaliser drops fragments.
 		res.url = baseStr
-	} else if u, err := e.norm.Resolve(base, href); err != nil {
+	} else if u, err := e.norm.ResolveNormal(base, baseStr, href); err != nil {
 		res.reason = string(urlnorm.ReasonOf(err))
 		if res.reason == "" {
 			res.reason = string(urlnorm.ReasonUnparsable)

@@ -126,6 +126,81 @@ func (n *Normalizer) Normalize(raw string) (string, error) {
 // as a page's final URL or its <base href>) and normalises the result.
 func (n *Normalizer) Resolve(base *url.URL, ref string) (string, error) {
 	ref = strings.TrimSpace(ref)
+	if s, ok := n.resolveFast(base.String(), ref); ok {
+		return s, nil
+	}
+	return n.resolveSlow(base, ref)
+}
+
+// ResolveNormal is Resolve for a caller that also holds the base's normal
+// form baseStr (the normalised string base was parsed from), which spares
+// formatting it: a simple reference against it is resolved by string
+// operations alone. A baseStr that is not in normal form only costs the
+// fast path.
+func (n *Normalizer) ResolveNormal(base *url.URL, baseStr, ref string) (string, error) {
+	ref = strings.TrimSpace(ref)
+	if s, ok := n.resolveFast(baseStr, ref); ok {
+		return s, nil
+	}
+	return n.resolveSlow(base, ref)
+}
+
+// resolveFast resolves, without parsing, the common references: an
+// absolute URL already in normal form, or a relative path (and query) of
+// characters that need no escaping, or escapes, and no colon, against a
+// base in normal form.
+// The joined string must then pass isNormal (no dot segment, no session
+// parameter, ...); anything else reports false and takes resolveSlow
+// (FuzzResolveFast checks that both agree).
+func (n *Normalizer) resolveFast(base, ref string) (string, bool) {
+	if n.isNormal(ref) {
+		return ref, true
+	}
+	if !n.isNormal(base) {
+		return "", false
+	}
+	if ref == "" {
+		return base, true
+	}
+	if strings.HasPrefix(ref, "//") {
+		return "", false // network-path reference: another host
+	}
+	query := false
+	for i := 0; i < len(ref); i++ {
+		c := ref[i]
+		switch {
+		case c == '?' && !query:
+			query = true
+		case c == '%' || c != ':' && allowed(c, query):
+			// Escapes and the rest are checked by isNormal below; a
+			// colon could make the reference absolute.
+		default:
+			return "", false
+		}
+	}
+	// base is scheme://authority/path[?query], the path never empty.
+	origin := strings.Index(base, "://") + 3
+	origin += strings.IndexByte(base[origin:], '/')
+	var s string
+	switch ref[0] {
+	case '/':
+		s = base[:origin] + ref
+	case '?':
+		path, _, _ := strings.Cut(base, "?")
+		s = path + ref
+	default:
+		path, _, _ := strings.Cut(base, "?")
+		s = path[:strings.LastIndexByte(path, '/')+1] + ref
+	}
+	if !n.isNormal(s) {
+		return "", false
+	}
+	return s, true
+}
+
+// resolveSlow is Resolve through url.URL.ResolveReference and the full
+// normaliser (ref already trimmed).
+func (n *Normalizer) resolveSlow(base *url.URL, ref string) (string, error) {
 	if len(ref) > n.maxLen()*3 {
 		return "", &Error{URL: ref, Reason: ReasonTooLong}
 	}

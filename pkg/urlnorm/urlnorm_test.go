@@ -221,3 +221,54 @@ func FuzzIsNormal(f *testing.F) {
 		}
 	})
 }
+
+// FuzzResolveFast checks the fast path of Resolve: whatever it resolves
+// by string operations, url.URL.ResolveReference and the full normaliser
+// resolve to the same string, against bases of every shape.
+func FuzzResolveFast(f *testing.F) {
+	seedCorpus(f)
+	for _, r := range []string{"", "a", "a/b.html", "/", "/x/y?id=3&b=c", "?q=2", "?", "..", "../a", "./a", ".", "a/..", "//other.cl/a", "a?b?c", "a//b", "/a?sid=1", "HTTP://A.cl/", "http://a.cl/x", "a=b&c", "~u/", "a.", "a..b", "a%20b", "a%2Fb/../c", "%2e%2e/x", "a%zz", "x,y(1)!*+@$", "a:b", "./a:b", "a;b=c?d;e", "?x=%41", "a?b#c"} {
+		f.Add(r)
+	}
+	n := New(0)
+	var bases []*url.URL
+	for _, b := range []string{"http://www.example.cl/a/b.html?q=1", "https://a.cl:8443/", "http://a.cl/dir/", "http://a.cl/x/y/z", "http://a.cl/p;jsessionid=1", "http://A.cl/a", "http://a.cl/a/./b"} {
+		u, err := url.Parse(b)
+		if err != nil {
+			f.Fatal(err)
+		}
+		bases = append(bases, u)
+	}
+	f.Fuzz(func(t *testing.T, ref string) {
+		for _, base := range bases {
+			fast, ok := n.resolveFast(base.String(), ref)
+			if !ok {
+				continue
+			}
+			slow, err := n.resolveSlow(base, ref)
+			if err != nil || slow != fast {
+				t.Fatalf("resolveFast(%q, %q) = %q, the full path gives %q, %v", base, ref, fast, slow, err)
+			}
+		}
+	})
+}
+
+// BenchmarkResolve resolves common references against a normal base,
+// through Resolve (the fast path where it applies) and through the full
+// path alone.
+func BenchmarkResolve(b *testing.B) {
+	n := New(0)
+	base, _ := url.Parse("http://www.example.cl/noticias/2024/index.html")
+	for _, ref := range []string{"articulo-1.html", "/contacto", "?page=2", "http://www.uchile.cl/", "fotos/a%20b.jpg", "../otra/pagina.html"} {
+		b.Run("resolve/"+ref, func(b *testing.B) {
+			for b.Loop() {
+				_, _ = n.Resolve(base, ref)
+			}
+		})
+		b.Run("full/"+ref, func(b *testing.B) {
+			for b.Loop() {
+				_, _ = n.resolveSlow(base, ref)
+			}
+		})
+	}
+}

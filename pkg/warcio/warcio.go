@@ -572,6 +572,7 @@ func readResponse(f io.ReaderAt, path string, offset, length, maxBody int64) (re
 	// reader that fails inside the WARC header, so a damaged member must
 	// be refused here. The record is read up to what the caller can use.
 	var plain bytes.Buffer
+	plain.Grow(int(min(4*length, maxBody+maxRecordHeader)))
 	if _, err := io.Copy(&plain, io.LimitReader(zr, maxBody+maxRecordHeader)); err != nil {
 		return nil, fmt.Errorf("%w: %s at %d: %w", ErrRecord, path, offset, err)
 	}
