@@ -180,22 +180,27 @@ type Robots struct {
 
 // ReadRobots reads a robots file (JSON lines). A partial last line is
 // ignored as in Read.
-func ReadRobots(path string) ([]Robots, error) {
+func ReadRobots(path string) ([]Robots, error) { return readJSONLines[Robots](path, "robots") }
+
+// readJSONLines reads a file of one JSON value per line; the text after
+// the last newline (empty, or a line torn by a crash) is ignored. On a bad
+// line it returns the values before it and an error naming the line.
+func readJSONLines[T any](path, what string) ([]T, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read robots file %s: %w", path, err)
+		return nil, fmt.Errorf("read %s file %s: %w", what, path, err)
 	}
-	var out []Robots
+	var out []T
 	lines := strings.Split(string(data), "\n")
 	for i, line := range lines {
 		if i == len(lines)-1 || strings.TrimSpace(line) == "" {
-			continue // the text after the last newline is empty or interrupted
+			continue
 		}
-		var r Robots
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
+		var v T
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
 			return out, fmt.Errorf("%w: %s line %d: %w", ErrFormat, path, i+1, err)
 		}
-		out = append(out, r)
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -245,13 +250,7 @@ func FormatServer(s Server) ([]byte, error) {
 
 // ReadServers reads a servers file (JSON lines); a partial last line is
 // ignored as in Read.
-func ReadServers(path string) ([]Server, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read servers file %s: %w", path, err)
-	}
-	return ParseServers(data, path)
-}
+func ReadServers(path string) ([]Server, error) { return readJSONLines[Server](path, "servers") }
 
 // ParseServers reads the content of a servers file; name is for errors.
 func ParseServers(data []byte, name string) ([]Server, error) {

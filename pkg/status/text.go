@@ -3,12 +3,12 @@ package status
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/tally"
 )
 
 // WriteText prints the status for people, in one screen.
@@ -112,23 +112,7 @@ func describeHarvest(h *Harvest) string {
 }
 
 // counts prints a map as "k n, k n", largest first.
-func counts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
-}
+func counts(m map[string]int) string { return tally.Format(m) }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
