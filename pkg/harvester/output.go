@@ -233,62 +233,45 @@ func (r *resumed) loadLog(path string, warcSizes map[string]int64) error {
 // loadRobots reads the robots file, rewriting it without a torn or
 // damaged tail.
 func (r *resumed) loadRobots(path string) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read robots file: %w", err)
-	}
-	lines, err := fetchlog.ReadRobots(path)
-	rewrite := err != nil || (len(data) > 0 && data[len(data)-1] != '\n')
-	if err != nil {
-		r.repaired = append(r.repaired, fmt.Sprintf("robots file: %v; kept the %d lines before it", err, len(lines)))
-	}
+	lines, err := loadJSONLines(r, path, "robots file", fetchlog.ReadRobots, fetchlog.FormatRobots)
 	for _, l := range lines {
 		r.robots[l.Site] = l
 	}
-	if !rewrite {
-		return nil
-	}
-	return collection.WriteAtomic(path, func(w io.Writer) error {
-		for _, l := range lines {
-			b, err := fetchlog.FormatRobots(l)
-			if err != nil {
-				return err
-			}
-			if _, err := w.Write(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return err
 }
 
 // loadServers reads the servers file (one line per server done in an
 // earlier run; the latest line of a host wins), dropping a torn tail.
 func (r *resumed) loadServers(path string) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read servers file: %w", err)
-	}
-	lines, err := fetchlog.ReadServers(path)
-	rewrite := err != nil || (len(data) > 0 && data[len(data)-1] != '\n')
-	if err != nil {
-		r.repaired = append(r.repaired, fmt.Sprintf("servers file: %v; kept the %d lines before it", err, len(lines)))
-	}
+	lines, err := loadJSONLines(r, path, "servers file", fetchlog.ReadServers, fetchlog.FormatServer)
 	for _, l := range lines {
 		r.servers[l.Host] = l
 	}
-	if !rewrite {
-		return nil
+	return err
+}
+
+// loadJSONLines reads a JSON-lines file of an earlier run with read; if
+// its tail is torn or damaged, it keeps the good lines, notes the repair
+// and rewrites the file atomically with format. A missing file is empty.
+func loadJSONLines[T any](r *resumed, path, what string, read func(string) ([]T, error), format func(T) ([]byte, error)) ([]T, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
 	}
-	return collection.WriteAtomic(path, func(w io.Writer) error {
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	lines, err := read(path)
+	rewrite := err != nil || (len(data) > 0 && data[len(data)-1] != '\n')
+	if err != nil {
+		r.repaired = append(r.repaired, fmt.Sprintf("%s: %v; kept the %d lines before it", what, err, len(lines)))
+	}
+	if !rewrite {
+		return lines, nil
+	}
+	return lines, collection.WriteAtomic(path, func(w io.Writer) error {
 		for _, l := range lines {
-			b, err := fetchlog.FormatServer(l)
+			b, err := format(l)
 			if err != nil {
 				return err
 			}
