@@ -920,13 +920,13 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 	}()
 	h.client = fetch.New(ClientConfig(h.cfg), h.log)
 
-	if resuming {
-		// The killed run may have had requests in flight that it never
-		// logged: no host is asked again before a full wait from now.
-		floor := time.Now().Add(hc.Wait.D())
-		for _, srv := range servers {
-			h.hosts.later(srv.Host, floor)
-		}
+	// No host is asked before a full wait from now: a killed run may have
+	// had requests in flight that it never logged, and the run of the
+	// previous batch (or shard) may have asked the same host a moment ago,
+	// from another process this one knows nothing of.
+	floor := time.Now().Add(hc.Wait.D())
+	for _, srv := range servers {
+		h.hosts.later(srv.Host, floor)
 	}
 	h.log.Info("harvesting", "batch", b.Name(), "urls", len(entries), "left", pending, "hosts", len(servers),
 		"connections", hc.Connections, "per_ip", hc.ConnectionsPerIP, "ranking", h.rank.Name(), "wait", hc.Wait)
