@@ -441,3 +441,30 @@ func TestRobotsRedirectToBusyHost(t *testing.T) {
 		t.Errorf("redir.test/a: %+v", r)
 	}
 }
+
+// TestWaitAcrossRuns: the harvest of the next batch, started the moment
+// the previous one ends (as scripts/crawl.sh does), must not ask a host
+// sooner than the wait after the previous run's last request to it (found
+// by the fault-injection test: 16.6 ms with a 20 ms wait).
+func TestWaitAcrossRuns(t *testing.T) {
+	const wait = 300 * time.Millisecond
+	web := ht.Start(t, pagesHost("a.test", 4, 0))
+	cfg := web.Config(wait)
+	for id, paths := range [][]string{{"/p0", "/p1"}, {"/p2", "/p3"}} {
+		var urls []string
+		for _, p := range paths {
+			urls = append(urls, web.URL("a.test", p))
+		}
+		dir := filepath.Join(t.TempDir(), fmt.Sprintf("%06d", id+1))
+		ht.WriteBatch(t, dir, id+1, ht.Entries(urls...))
+		if _, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(web.RequestsTo("a.test")); n < 5 {
+		t.Fatalf("%d requests to a.test, want robots.txt and 4 pages at least", n)
+	}
+	if err := web.CheckWait(wait); err != nil {
+		t.Error(err)
+	}
+}
