@@ -473,7 +473,12 @@ mkdir -p "@REMOTE@-$host" && cd "@REMOTE@-$host" && HOME=$PWD exec bash -c "$*"
 
 // testShardsParallel runs the worked example of docs/operations.md
 // ("Harvester shards"): GNU parallel over ssh, with ssh replaced by a
-// stand-in that runs each "host" in a directory of its own.
+// stand-in that runs each "host" in a directory of its own. It runs it
+// as written (two hosts, two shards) and with more shards than hosts
+// (one host, two shards): there both shards run in one scratch copy, the
+// second one merges them there, and the shard output must still come
+// back whole (a shard in a bare batch directory keeps the shard
+// directories; the collection's merge removes them).
 func (e *opsEnv) testShardsParallel(t *testing.T) {
 	if !e.hasShards(t) {
 		t.Skip("harvester run has no --shard flag yet (issue 4)")
@@ -483,6 +488,12 @@ func (e *opsEnv) testShardsParallel(t *testing.T) {
 			t.Skipf("%s is not installed (apt-get install %s): the GNU parallel example is not run", tool, tool)
 		}
 	}
+	t.Run("two-hosts", func(t *testing.T) { e.shardsParallel(t, []string{"h1", "h2"}, 2) })
+	t.Run("one-host", func(t *testing.T) { e.shardsParallel(t, []string{"h1"}, 2) })
+}
+
+// shardsParallel runs the GNU parallel example with n shards on hosts.
+func (e *opsEnv) shardsParallel(t *testing.T, hostNames []string, n int) {
 	col := e.newCollection(t)
 	if r := e.cron(nil, "--cycles", "1", col); r.code != 0 {
 		t.Fatalf("cron.sh: exit %d\n%s", r.code, r.stderr)
@@ -495,13 +506,17 @@ func (e *opsEnv) testShardsParallel(t *testing.T) {
 		t.Fatal(err)
 	}
 	hosts := filepath.Join(work, "harvest-hosts.txt")
-	if err := os.WriteFile(hosts, []byte("1/h1\n1/h2\n"), 0o644); err != nil {
+	var lines strings.Builder
+	for _, h := range hostNames {
+		fmt.Fprintf(&lines, "1/%s\n", h)
+	}
+	if err := os.WriteFile(hosts, []byte(lines.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// The example's lines, with --ssh added.
 	script := `set -e
 cd "$COL/batches"
-B=000002 N=2
+B=000002 N=$N
 cp ../wire.toml $B/wire.toml
 seq 1 $N | parallel --ssh "$SSH" --sshloginfile "$HOSTS" --jobs 1 --workdir wire-scratch \
     --transferfile $B --return $B/harvest-shard-{}-of-$N --return $B/harvested-shard-{}-of-$N.done --cleanup \
@@ -509,19 +524,19 @@ seq 1 $N | parallel --ssh "$SSH" --sshloginfile "$HOSTS" --jobs 1 --workdir wire
 rm $B/wire.toml
 harvester run --quiet --collection "$COL" --batch $B
 `
-	env := []string{"COL=" + col, "SSH=" + ssh, "HOSTS=" + hosts, "PATH=" + e.bin + ":" + os.Getenv("PATH")}
+	env := []string{"N=" + strconv.Itoa(n), "COL=" + col, "SSH=" + ssh, "HOSTS=" + hosts, "PATH=" + e.bin + ":" + os.Getenv("PATH")}
 	e.must(t, env, "bash", "-c", script)
-	for _, h := range []string{"h1", "h2"} {
+	for _, h := range hostNames {
 		if _, err := os.Stat(filepath.Join(remote+"-"+h, "wire-scratch", "000002", collection.BatchFile)); err != nil {
 			t.Errorf("host %s did not get the batch: %v", h, err)
 		}
 	}
 	var logs [][]fetchlog.Record
-	for i := 1; i <= 2; i++ {
+	for i := 1; i <= n; i++ {
 		// Which host ran which shard is up to parallel.
 		var found []fetchlog.Record
-		for _, h := range []string{"h1", "h2"} {
-			p := filepath.Join(remote+"-"+h, "wire-scratch", "000002", fmt.Sprintf("harvest-shard-%d-of-2", i), fetchlog.LogFile)
+		for _, h := range hostNames {
+			p := filepath.Join(remote+"-"+h, "wire-scratch", "000002", fmt.Sprintf("harvest-shard-%d-of-%d", i, n), fetchlog.LogFile)
 			if _, err := os.Stat(p); err == nil {
 				found = fetchRecords(t, p)
 			}
@@ -534,6 +549,9 @@ harvester run --quiet --collection "$COL" --batch $B
 	batchDir := filepath.Join(col, collection.BatchesDir, "000002")
 	if _, err := os.Stat(filepath.Join(batchDir, "harvested.done")); err != nil {
 		t.Fatalf("the shards brought back by parallel were not merged: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(batchDir, "harvest-shard-*")); len(left) > 0 {
+		t.Errorf("the collection's merge left shard directories behind: %v", left)
 	}
 	_, entries, err := batch.ReadFile(filepath.Join(batchDir, collection.BatchFile))
 	if err != nil {

@@ -89,6 +89,11 @@ type Options struct {
 	// Shard, if not the zero value, harvests only the batch URLs of one
 	// shard, into that shard's own directory (docs/format/harvest.md).
 	Shard Shard
+	// KeepShards keeps the shard directories after a merge. RunDir sets
+	// it: a bare batch directory may be a scratch copy whose shard
+	// output is still to be copied back to the collection (GNU parallel
+	// --return), so only a run in the collection removes them.
+	KeepShards bool
 }
 
 // ClientConfig returns the HTTP client settings of a configuration.
@@ -197,6 +202,7 @@ func RunDir(ctx context.Context, dir string, opts Options) (*Summary, error) {
 	if id, err := strconv.Atoi(filepath.Base(b.Dir)); err == nil {
 		b.ID = id
 	}
+	opts.KeepShards = true
 	return harvestBatch(ctx, b, opts)
 }
 
@@ -225,6 +231,15 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	case errors.Is(ready, collection.ErrAlreadyDone) && opts.Force && s.Whole():
 	case errors.Is(ready, collection.ErrAlreadyDone) && opts.Force:
 		return nil, fmt.Errorf("batch %s: %w: already harvested as a whole; harvest it again without --shard", b.Name(), ErrShards)
+	case errors.Is(ready, collection.ErrAlreadyDone) && !opts.KeepShards:
+		// Merged by a shard in a bare batch directory, which kept the
+		// shard directories: the collection's run tidies them.
+		if n, err := shardsPresent(b.Dir); err == nil && n > 0 {
+			if err := removeShards(b.Dir, n); err != nil {
+				log.Warn("shard directories left behind", "batch", b.Name(), "err", err)
+			}
+		}
+		return nil, ready
 	default:
 		return nil, ready
 	}
@@ -338,7 +353,7 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	}
 	log.Info("harvested shard", "batch", b.Name(), "shard", s.String(), "urls", sum.URLs, "fetched", sum.Fetched, "elapsed", time.Since(start).Round(time.Millisecond))
 	if missing := missingShards(b.Dir, s.N); len(missing) == 0 {
-		merged, err := mergeIfFree(b, entries, s.N, log)
+		merged, err := mergeIfFree(b, entries, s.N, opts.KeepShards, log)
 		if err != nil {
 			return nil, err
 		}
@@ -371,7 +386,7 @@ func checkShards(b *collection.Batch, entries []batch.Entry, opts Options, log *
 		if missing := missingShards(b.Dir, n); len(missing) > 0 {
 			return false, nil, fmt.Errorf("batch %s: %w: harvested in %d shards, shards %s not done (harvester run --shard i/%d)", b.Name(), ErrShards, n, joinInts(missing), n)
 		}
-		sum, err := finishMerge(b, entries, n, log)
+		sum, err := finishMerge(b, entries, n, opts.KeepShards, log)
 		return true, sum, err
 	}
 	if exists(filepath.Join(b.Dir, PartialDir)) || exists(b.HarvestPath()) {
@@ -382,7 +397,7 @@ func checkShards(b *collection.Batch, entries []batch.Entry, opts Options, log *
 	}
 	if shardDone(b.Dir, s) && !opts.Force {
 		if len(missingShards(b.Dir, s.N)) == 0 {
-			if _, err := mergeIfFree(b, entries, s.N, log); err != nil {
+			if _, err := mergeIfFree(b, entries, s.N, opts.KeepShards, log); err != nil {
 				return false, nil, err
 			}
 		}
@@ -393,7 +408,7 @@ func checkShards(b *collection.Batch, entries []batch.Entry, opts Options, log *
 
 // mergeIfFree merges the shards of a batch unless another harvester holds
 // the batch lock (it is then merging them itself).
-func mergeIfFree(b *collection.Batch, entries []batch.Entry, n int, log *slog.Logger) (bool, error) {
+func mergeIfFree(b *collection.Batch, entries []batch.Entry, n int, keep bool, log *slog.Logger) (bool, error) {
 	lock, err := collection.LockPath(filepath.Join(b.Dir, LockFile))
 	if errors.Is(err, collection.ErrLocked) {
 		return false, nil
@@ -405,16 +420,16 @@ func mergeIfFree(b *collection.Batch, entries []batch.Entry, n int, log *slog.Lo
 	if b.Done(collection.StageHarvested) {
 		return false, nil
 	}
-	if _, err := finishMerge(b, entries, n, log); err != nil {
+	if _, err := finishMerge(b, entries, n, keep, log); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
 // finishMerge merges the n shards into harvest/, marks the batch
-// harvested and removes the shard directories. The caller holds the batch
-// lock.
-func finishMerge(b *collection.Batch, entries []batch.Entry, n int, log *slog.Logger) (*Summary, error) {
+// harvested and, unless keep, removes the shard directories. The caller
+// holds the batch lock.
+func finishMerge(b *collection.Batch, entries []batch.Entry, n int, keep bool, log *slog.Logger) (*Summary, error) {
 	start := time.Now()
 	recs, err := mergeShards(b.Dir, n, entries)
 	if err != nil {
@@ -447,8 +462,10 @@ func finishMerge(b *collection.Batch, entries []batch.Entry, n int, log *slog.Lo
 	if err := b.MarkDone(collection.StageHarvested, sum); err != nil {
 		return nil, err
 	}
-	if err := removeShards(b.Dir, n); err != nil {
-		log.Warn("shard directories left behind", "batch", b.Name(), "err", err)
+	if !keep {
+		if err := removeShards(b.Dir, n); err != nil {
+			log.Warn("shard directories left behind", "batch", b.Name(), "err", err)
+		}
 	}
 	log.Info("merged shards", "batch", b.Name(), "shards", n, "urls", sum.URLs, "elapsed", time.Since(start).Round(time.Millisecond))
 	return sum, nil
