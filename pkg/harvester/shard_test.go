@@ -65,7 +65,12 @@ func shardWeb(t *testing.T) (*ht.Web, []string) {
 func TestShardsSharedDirectory(t *testing.T) {
 	web, urls := shardWeb(t)
 	cfg := web.Config(10 * time.Millisecond)
-	dir := filepath.Join(t.TempDir(), "000005")
+	// The batch directory is a collection's (as on a shared file system).
+	col, err := collection.Create(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := col.Batch(5).Dir
 	ht.WriteBatch(t, dir, 5, ht.Entries(urls...))
 	var wg sync.WaitGroup
 	sums := make([]*harvester.Summary, 3)
@@ -132,6 +137,21 @@ func TestShardsSharedDirectory(t *testing.T) {
 	if _, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg, Shard: harvester.Shard{I: 1, N: 3}}); !errors.Is(err, collection.ErrAlreadyDone) {
 		t.Errorf("shard run on a harvested batch: %v", err)
 	}
+	// The collection's run on the batch removes the shard directories
+	// the bare-directory merge kept, and keeps the markers.
+	if _, err := harvester.RunCollection(context.Background(), col, 5, harvester.Options{Config: cfg}); !errors.Is(err, collection.ErrAlreadyDone) {
+		t.Errorf("collection run on a harvested batch: %v", err)
+	}
+	for i := 1; i <= 3; i++ {
+		s := harvester.Shard{I: i, N: 3}
+		if exists(filepath.Join(dir, s.HarvestDir())) || !exists(filepath.Join(dir, s.Marker())) {
+			t.Errorf("shard %d: directory left by the collection run, or marker gone", i)
+		}
+	}
+	if got := readLog(t, b.HarvestPath()); len(got) != len(urls) {
+		t.Errorf("after tidying, harvest/ logs %d URLs of %d", len(got), len(urls))
+	}
+	checkWARCs(t, b.HarvestPath())
 }
 
 // TestShardsCopiedBack: two machines harvest one shard each in their own
