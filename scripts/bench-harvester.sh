@@ -7,19 +7,28 @@
 #   1. wait 0: the harvester's requests/s (the `harvester run` command,
 #      WARC files and logs written) against a plain keep-alive Go client
 #      fetching the same URLs at the same concurrency, one connection per
-#      host (the ceiling; the same client without the per-host limit is
-#      printed too); best of BENCH_ROUNDS rounds each;
+#      host, looking host names up in the test web's DNS server as the
+#      harvester does (the ceiling; the same client without the per-host
+#      limit is printed too); best of BENCH_ROUNDS rounds each, with the
+#      CPU per request, the TCP connections each opened, and the busiest
+#      host's timeline (with 200 hosts both clients end when their largest
+#      host, 278 requests on one connection, is done); and, for information,
+#      the harvester's rate over its request phase alone (first request
+#      to last: without reading the batch, the final fsyncs and publishing);
 #   2. wait 1 s on a small web: the harvester's makespan against the lower
 #      bound politeness sets (the largest per-host page count x the wait).
 #
 # The lines starting with "bench: RESULT" are the figures docs/harvester.md
-# records. Takes about a minute and a half (the wait-1s part is bounded by
-# its largest site: 40 pages, about 41 s).
+# records. Takes about a minute (the wait-1s part is bounded by its
+# largest site: 40 pages, about 41 s).
 #
 # Environment (defaults in brackets): BENCH_HOSTS [200], BENCH_MAX_PAGES
 # [300], BENCH_CONNECTIONS [32], BENCH_LATENCY [0s, added by the test web
-# to every response], BENCH_ROUNDS [2], BENCH_WAIT_HOSTS [40],
-# BENCH_WAIT_MAX_PAGES [40], BENCH_WAIT [1s].
+# to every response], BENCH_ROUNDS [3], BENCH_WAIT_HOSTS [40],
+# BENCH_WAIT_MAX_PAGES [40], BENCH_WAIT [1s]. For a CPU profile of the
+# harvester alone: WIRE_BENCH=1 BENCH_PROFILE=1 BENCH_HOSTS=1500 go test
+# ./harvester -run '^TestBenchHarvester$' -cpuprofile cpu.out (the
+# clients' goroutines carry the pprof label client=harvester|plain).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

@@ -22,12 +22,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/netip"
-	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -178,6 +177,29 @@ type Response struct {
 	// connection has carried, this one included.
 	Reused       bool
 	ConnRequests int
+
+	bodyBuf *bytes.Buffer // holds Body, from bodyPool; see Release
+}
+
+// bodyPool recycles the buffers bodies are read into (see
+// Response.Release).
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody bounds the buffers kept for reuse.
+const maxPooledBody = 1 << 20
+
+// Release gives the buffer of the body back for reuse by later
+// responses: r.Body must not be used after. Calling it is optional (a
+// response that is not released is collected as usual).
+func (r *Response) Release() {
+	if r == nil || r.bodyBuf == nil {
+		return
+	}
+	if r.bodyBuf.Cap() <= maxPooledBody {
+		r.bodyBuf.Reset()
+		bodyPool.Put(r.bodyBuf)
+	}
+	r.bodyBuf, r.Body = nil, nil
 }
 
 // MIME is the media type of the response, lower-case, without parameters.
@@ -186,12 +208,8 @@ func (r *Response) MIME() string { return MediaType(r.Header.Get("Content-Type")
 // MediaType returns the media type of a Content-Type value, lower-case,
 // without parameters ("" if empty).
 func MediaType(ct string) string {
-	if ct == "" {
-		return ""
-	}
-	if mt, _, err := mime.ParseMediaType(ct); err == nil {
-		return mt
-	}
+	// What mime.ParseMediaType returns as the media type, valid or not,
+	// without parsing (and allocating) the parameters.
 	mt, _, _ := strings.Cut(ct, ";")
 	return strings.ToLower(strings.TrimSpace(mt))
 }
@@ -237,6 +255,29 @@ type Host struct {
 	// ourClose is set while CloseIdle runs: connections closed then are
 	// closed by us, not by the server.
 	ourClose bool
+
+	// base is a child of the context Do was last given (baseOf), from
+	// which each request's context is made: a request then registers
+	// with this host's context, not with the caller's, which all the
+	// harvester's connections share (its lock was contended). Only Do
+	// (one at a time) and Close touch these.
+	base       context.Context
+	baseOf     context.Context
+	baseCancel context.CancelFunc
+}
+
+// baseFor returns the host's context under ctx, made anew when ctx is
+// not the one of the last request (or cannot be compared).
+func (h *Host) baseFor(ctx context.Context) context.Context {
+	if h.base != nil && reflect.TypeOf(ctx).Comparable() && ctx == h.baseOf {
+		return h.base
+	}
+	if h.baseCancel != nil {
+		h.baseCancel()
+	}
+	h.base, h.baseCancel = context.WithCancel(ctx)
+	h.baseOf = ctx
+	return h.base
 }
 
 // inflight is what a request's connections report: the bytes written (the
@@ -246,6 +287,7 @@ type inflight struct {
 	mu        sync.Mutex
 	req       bytes.Buffer
 	watchdog  *time.Timer
+	total     *time.Timer // the total time limit
 	readLim   time.Duration
 	firstByte time.Time
 	ttfb      *time.Timer
@@ -254,7 +296,54 @@ type inflight struct {
 	window    time.Duration
 	winStart  time.Time
 	winBytes  int64
+	// gotConn is set once the request has a connection: the transport
+	// asking for another one means it wants to send the request again
+	// (see Host.dial). connErr is the first error of a read or write on
+	// the connection while the request was in flight.
+	gotConn bool
+	connErr error
 }
+
+// haveConn records that the request got a connection and tells whether
+// it had one already (the transport is re-sending it).
+func (f *inflight) haveConn() (again bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	again = f.gotConn
+	f.gotConn = true
+	return again
+}
+
+// hadConn tells whether the request got a connection already.
+func (f *inflight) hadConn() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.gotConn
+}
+
+// connFailed records the first error of the connection under the request.
+func (f *inflight) connFailed(err error) {
+	f.mu.Lock()
+	if f.connErr == nil {
+		f.connErr = err
+	}
+	f.mu.Unlock()
+}
+
+// lostConn is the error of the connection the request was sent on, for a
+// request the transport wanted to send again.
+func (f *inflight) lostConn() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.connErr != nil {
+		return f.connErr
+	}
+	return io.ErrUnexpectedEOF
+}
+
+// errNotResent is what Host.dial answers when the transport asks for a
+// new connection to send a request again after the first one failed.
+var errNotResent = errors.New("fetch: a request is never sent again on a new connection")
 
 func (f *inflight) wrote(p []byte) {
 	f.mu.Lock()
@@ -310,6 +399,9 @@ func (f *inflight) stop() {
 	if f.ttfb != nil {
 		f.ttfb.Stop()
 	}
+	if f.total != nil {
+		f.total.Stop()
+	}
 	f.mu.Unlock()
 }
 
@@ -341,13 +433,19 @@ func (c *Client) NewHost() *Host {
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // no HTTP/2
 		MaxResponseHeaderBytes: c.cfg.MaxHeaderBytes,
 		WriteBufferSize:        4 << 10,
-		ReadBufferSize:         32 << 10,
+		ReadBufferSize:         4 << 10, // a body is read past it, into its own buffer (readBody)
 	}
 	return h
 }
 
-// Close closes the session's idle connection.
-func (h *Host) Close() { h.CloseIdle() }
+// Close closes the session's idle connection and releases its context.
+func (h *Host) Close() {
+	h.CloseIdle()
+	if h.baseCancel != nil {
+		h.baseCancel()
+		h.base, h.baseOf, h.baseCancel = nil, nil, nil
+	}
+}
 
 // CloseIdle closes the idle connection, if any, e.g. before moving to
 // another site of the same host name, so that the server never sees two.
@@ -397,6 +495,13 @@ func (h *Host) current() *inflight {
 // address against the policy and connects to the first allowed one that
 // answers, without a second lookup.
 func (h *Host) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if f := h.current(); f != nil && f.hadConn() {
+		// Go's Transport silently re-sends a GET with no body on a new
+		// connection when a kept-alive one fails, which would hit the
+		// host again at once, past the politeness wait and unseen by the
+		// fetch log: refused here, and Do reports the first failure.
+		return nil, errNotResent
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, &Error{Kind: KindBadURL, Detail: err.Error()}
@@ -502,17 +607,29 @@ type conn2 struct {
 
 func (c *conn2) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
-	if f := c.h.current(); f != nil && n > 0 {
-		f.wrote(p[:n])
+	if n > 0 || err != nil {
+		if f := c.h.current(); f != nil {
+			if n > 0 {
+				f.wrote(p[:n])
+			}
+			if err != nil {
+				f.connFailed(err)
+			}
+		}
 	}
 	return n, err
 }
 
 func (c *conn2) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if n > 0 {
+	if n > 0 || err != nil {
 		if f := c.h.current(); f != nil {
-			f.read(n)
+			if n > 0 {
+				f.read(n)
+			}
+			if err != nil {
+				f.connFailed(err)
+			}
 		}
 	}
 	return n, err
@@ -590,23 +707,45 @@ func (h *Host) Get(ctx context.Context, rawURL string, maxBody int64) (*Response
 //     timeout before the headers, protocol error, cancelled).
 func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 	rawURL := r.URL
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	// The request's context: cancelled with a cause by the time limits —
+	// the total one (a timer armed here), and those of the inflight
+	// (read, first byte, transfer rate).
+	reqCtx, cancel := context.WithCancelCause(h.baseFor(ctx))
+	defer cancel(nil)
+	f := &inflight{readLim: h.c.cfg.ReadTimeout, cancel: cancel, minRate: float64(h.c.cfg.MinTransferRate), window: h.c.cfg.RateWindow}
+	var ip string
+	var conn *conn2
+	var reused bool
+	trace := &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if f.haveConn() {
+				// A second connection for the same request (an idle
+				// one; a new one is refused in dial): stop it before
+				// it is sent again.
+				cancel(errNotResent)
+				return
+			}
+			if a, ok := info.Conn.RemoteAddr().(*net.TCPAddr); ok {
+				ip = a.IP.String()
+			}
+			conn, _ = info.Conn.(*conn2)
+			reused = info.Reused
+		},
+		WroteRequest: func(httptrace.WroteRequestInfo) { f.startTTFB(h.c.cfg.FirstByteTimeout) },
+	}
+	// The URL is parsed once, here.
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), http.MethodGet, rawURL, nil)
+	if err != nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "" {
 		return nil, &Error{URL: rawURL, Kind: KindBadURL, Detail: "not an absolute http(s) URL"}
 	}
-	if key := u.Scheme + "://" + u.Host; key != h.lastKey {
+	if key := req.URL.Scheme + "://" + req.URL.Host; key != h.lastKey {
 		// Another scheme or port of the host: the transport would open a
 		// second connection beside the idle one.
 		h.CloseIdle()
 		h.lastKey = key
 	}
 	start := time.Now()
-	reqCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	reqCtx, cancelT := context.WithTimeoutCause(reqCtx, h.c.cfg.TotalTimeout, errTotalTimeout)
-	defer cancelT()
-
-	f := &inflight{readLim: h.c.cfg.ReadTimeout, cancel: cancel, minRate: float64(h.c.cfg.MinTransferRate), window: h.c.cfg.RateWindow}
+	f.total = time.AfterFunc(h.c.cfg.TotalTimeout, func() { cancel(errTotalTimeout) })
 	f.watchdog = time.AfterFunc(h.c.cfg.ReadTimeout, func() { cancel(errReadTimeout) })
 	defer f.stop()
 	h.mu.Lock()
@@ -618,30 +757,11 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		h.mu.Unlock()
 	}()
 
-	var ip string
-	var conn *conn2
-	var reused bool
-	trace := &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) {
-			if a, ok := info.Conn.RemoteAddr().(*net.TCPAddr); ok {
-				ip = a.IP.String()
-			}
-			conn, _ = info.Conn.(*conn2)
-			reused = info.Reused
-		},
-		WroteRequest: func(httptrace.WroteRequestInfo) { f.startTTFB(h.c.cfg.FirstByteTimeout) },
-	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), http.MethodGet, rawURL, nil)
-	if err != nil {
-		return nil, &Error{URL: rawURL, Kind: KindBadURL, Detail: err.Error()}
-	}
-	// Go's Transport silently re-sends a replayable request (a GET with
-	// no body) on a new connection when a reused one fails, which would
-	// hit the host again at once, past the politeness wait and unseen by
-	// the fetch log. A request with a non-nil Body and no GetBody is not
-	// replayable; the Transport probes the empty body and sends no body
-	// and no chunked encoding, so the wire request is unchanged.
-	req.Body = emptyBody{}
+	// Go's Transport silently re-sends a GET with no body on a new
+	// connection when a kept-alive one fails: Host.dial refuses that
+	// connection (a non-replayable empty body would do too, but the
+	// Transport probes such a body with a goroutine and a timer on every
+	// request), and the first failure is reported below.
 	req.Header.Set("User-Agent", h.c.cfg.UserAgent)
 	req.Header.Set("Accept", "*/*")
 	req.Header.Set("Accept-Encoding", AcceptEncoding)
@@ -656,6 +776,11 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		if conn != nil {
 			conn.fail()
 		}
+		if errors.Is(err, errNotResent) || errors.Is(context.Cause(reqCtx), errNotResent) {
+			// The transport wanted to send the request again: what
+			// failed is the connection it was sent on.
+			return nil, h.classify(context.Background(), rawURL, f.lostConn())
+		}
 		return nil, h.classify(reqCtx, rawURL, err)
 	}
 	defer resp.Body.Close()
@@ -666,7 +791,7 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		IP:         ip,
 		Status:     resp.StatusCode,
 		StatusLine: statusLine(resp),
-		Header:     resp.Header.Clone(),
+		Header:     resp.Header, // the transport is done with it: storedHeader edits it in place
 		Reused:     reused,
 	}
 	if fb := f.first(); !fb.IsZero() {
@@ -692,7 +817,8 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		truncated = TruncatedOther
 		drained = drain(resp)
 	} else {
-		body, truncated, readErr = readBody(resp, r.MaxBody)
+		out.bodyBuf = bodyPool.Get().(*bytes.Buffer)
+		body, truncated, readErr = readBodyInto(out.bodyBuf, resp, r.MaxBody)
 	}
 	out.Body, out.Truncated = body, truncated
 	if truncated != "" && conn != nil && !drained {
@@ -775,6 +901,11 @@ func coding(resp *http.Response) string {
 // a compression bomb nor an endless stream of empty blocks is read
 // further.
 func readBody(resp *http.Response, max int64) ([]byte, string, error) {
+	return readBodyInto(new(bytes.Buffer), resp, max)
+}
+
+// readBodyInto is readBody into buf (empty), whose bytes it returns.
+func readBodyInto(buf *bytes.Buffer, resp *http.Response, max int64) ([]byte, string, error) {
 	rawCap := max + max/8 + 64<<10
 	lr := &io.LimitedReader{R: resp.Body, N: rawCap + 1}
 	var r io.Reader = lr
@@ -795,11 +926,10 @@ func readBody(resp *http.Response, max int64) ([]byte, string, error) {
 	case "br":
 		r = brotli.NewReader(lr)
 	}
-	var buf bytes.Buffer
 	if cl := resp.ContentLength; cl > 0 && coding(resp) == "" {
 		buf.Grow(int(min(cl, max) + bytes.MinRead))
 	}
-	n, err := io.Copy(&buf, io.LimitReader(r, max+1))
+	n, err := io.Copy(buf, io.LimitReader(r, max+1))
 	if n > max {
 		return buf.Bytes()[:max], TruncatedLength, nil
 	}
@@ -856,10 +986,3 @@ func fallbackRequest(req *http.Request) []byte {
 	b.WriteString("\r\n")
 	return b.Bytes()
 }
-
-// emptyBody is a request body that is empty but, unlike http.NoBody,
-// makes the request non-replayable (see Host.Get).
-type emptyBody struct{}
-
-func (emptyBody) Read([]byte) (int, error) { return 0, io.EOF }
-func (emptyBody) Close() error             { return nil }

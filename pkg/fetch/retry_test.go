@@ -42,6 +42,10 @@ func TestNoSilentRetry(t *testing.T) {
 	}
 	if _, err := h.Get(context.Background(), url+"/second", testMax); err == nil {
 		t.Error("reset connection gave no error")
+	} else if k := KindOf(Text(err)); k != string(KindReset) {
+		// The failure of the connection the request went on, not of the
+		// refused second one.
+		t.Errorf("error %q, want kind %s", Text(err), KindReset)
 	}
 	if n := requests.Load(); n != 2 {
 		t.Errorf("server saw %d requests, want 2 (the second must not be retried)", n)

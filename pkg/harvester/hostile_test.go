@@ -192,6 +192,15 @@ func TestHostileServers(t *testing.T) {
 	if err := web.CheckOneConnPerHost(); err != nil {
 		t.Error(err)
 	}
+	// The transport would send a request reset on a kept-alive connection
+	// again at once (pkg/fetch refuses it): once each.
+	seen := map[string]int{}
+	for _, r := range web.RequestsTo("reset.test") {
+		seen[r.Path]++
+	}
+	if seen["/before"] != 1 || seen["/mid"] != 1 {
+		t.Errorf("reset.test: requests %v, want /before and /mid once each", seen)
+	}
 	checkWARCs(t, filepath.Join(dir, "harvest"))
 	servers := readServers(t, filepath.Join(dir, "harvest"))
 	if s := servers["dnsdrop.test"]; !strings.HasPrefix(s.DNSError, "dns: timeout") {

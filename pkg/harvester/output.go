@@ -57,13 +57,17 @@ func warcNumber(prefix, name string) (int, bool) {
 	return n, true
 }
 
-// The fetch log is buffered and written out every flushEvery; the WARC
-// file, then the fetch log and the other logs, are fsynced every
-// syncEvery while a run goes on, and at its end. A killed run loses at
-// most the lines of the last flushEvery (their URLs are fetched again).
+// The WARC file and the fetch log are buffered (up to warcBuffer bytes of
+// records) and written out every flushEvery, the WARC records always
+// before the fetch log lines that point at them, so a line in the file
+// never points past the end of the WARC file; the WARC file, then the
+// fetch log and the other logs, are fsynced every syncEvery while a run
+// goes on, and at its end. A killed run loses at most the records and
+// lines of the last flushEvery (their URLs are fetched again).
 const (
 	flushEvery = 200 * time.Millisecond
 	syncEvery  = time.Second
+	warcBuffer = 256 << 10
 )
 
 // output writes one harvest directory: WARC files, fetch log, robots
@@ -87,7 +91,11 @@ type output struct {
 	warcFile string // name of the open WARC file
 	nextWARC int    // number of the next WARC file to open
 	dirty    bool
-	closed   bool
+	// newFile is set when a WARC file was created since the last sync,
+	// which then fsyncs the directory too (before the logs that name
+	// the file), not under mu at the first append.
+	newFile bool
+	closed  bool
 	// onLine is called (under mu) for each fetch log line appended.
 	onLine func(fetchlog.Record)
 }
@@ -318,19 +326,33 @@ func (o *output) page(resp *fetch.Response, meta []warcio.Field, rec fetchlog.Re
 		}
 		defer enc.Release()
 	}
+	if enc != nil {
+		o.mu.Lock()
+		if o.closed {
+			o.mu.Unlock()
+			return errors.New("harvest output closed")
+		}
+		name, off, n, err := o.appendWARC(enc)
+		o.dirty = true
+		w := o.warc
+		o.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		rec.WARC, rec.Offset, rec.Length = name, off, n
+		if err := flushIfDue(w); err != nil {
+			return err
+		}
+	}
+	// The line is made outside the lock and appended after its record:
+	// every flush writes the WARC records before the fetch log lines.
+	line := rec.Format()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return errors.New("harvest output closed")
 	}
-	if enc != nil {
-		name, off, n, err := o.appendWARC(enc)
-		if err != nil {
-			return err
-		}
-		rec.WARC, rec.Offset, rec.Length = name, off, n
-	}
-	if _, err := o.logw.WriteString(rec.Format()); err != nil {
+	if _, err := o.logw.WriteString(line); err != nil {
 		return fmt.Errorf("append to fetch log: %w", err)
 	}
 	if o.onLine != nil {
@@ -354,13 +376,29 @@ func (o *output) robotsResponse(resp *fetch.Response) error {
 	}
 	defer enc.Release()
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if o.closed {
+		o.mu.Unlock()
 		return errors.New("harvest output closed")
 	}
 	_, _, _, err = o.appendWARC(enc)
 	o.dirty = true
-	return err
+	w := o.warc
+	o.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return flushIfDue(w)
+}
+
+// flushIfDue writes the WARC buffer once it is full, outside mu: the
+// other connections go on appending meanwhile. (The fetch log lines of
+// its records are written later, by flush or sync, which write the WARC
+// buffer first.)
+func flushIfDue(w *warcio.Writer) error {
+	if w != nil && w.FlushDue() {
+		return w.Flush()
+	}
+	return nil
 }
 
 // server appends a line to the servers file.
@@ -417,7 +455,8 @@ func (o *output) appendWARC(enc *warcio.Encoded) (string, int64, int64, error) {
 		}
 		o.nextWARC++
 		o.warc, o.warcFile = w, name
-		if err := collection.SyncDir(o.dir); err != nil {
+		o.newFile = true
+		if err := w.SetBuffer(warcBuffer); err != nil {
 			return "", 0, 0, err
 		}
 	}
@@ -428,12 +467,24 @@ func (o *output) appendWARC(enc *warcio.Encoded) (string, int64, int64, error) {
 	return o.warcFile, off, n, nil
 }
 
-// flush writes the buffered fetch log lines to the file.
+// flush writes the buffered WARC records, then the buffered fetch log
+// lines, to their files.
 func (o *output) flush() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return nil
+	}
+	return o.flushLocked()
+}
+
+// flushLocked is flush with mu held: the WARC records first, so that every
+// fetch log line in the file points at a record in the file.
+func (o *output) flushLocked() error {
+	if o.warc != nil {
+		if err := o.warc.Flush(); err != nil {
+			return err
+		}
 	}
 	if err := o.logw.Flush(); err != nil {
 		return fmt.Errorf("append to fetch log: %w", err)
@@ -441,24 +492,34 @@ func (o *output) flush() error {
 	return nil
 }
 
-// sync writes out the fetch log, then fsyncs the WARC file first and the
-// logs that point into it after. The appends go on meanwhile: only taking
-// the files is serialised.
+// sync writes out the WARC records and then the fetch log, then fsyncs
+// the WARC file first and the logs that point into it after. The appends
+// go on meanwhile: only taking the files is serialised.
 func (o *output) sync() error {
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()
 		return nil
 	}
-	if err := o.logw.Flush(); err != nil {
+	if err := o.flushLocked(); err != nil {
 		o.mu.Unlock()
-		return fmt.Errorf("append to fetch log: %w", err)
+		return err
 	}
 	warc, files := o.warc, []*os.File{o.logf, o.robotsf, o.serversf}
-	o.dirty = false
+	newFile := o.newFile
+	o.dirty, o.newFile = false, false
 	o.mu.Unlock()
 	if warc != nil {
 		if err := warc.Sync(); err != nil {
+			return err
+		}
+	}
+	if newFile {
+		// The new WARC file's name is durable before the lines naming it.
+		if err := collection.SyncDir(o.dir); err != nil {
+			o.mu.Lock()
+			o.newFile = true
+			o.mu.Unlock()
 			return err
 		}
 	}

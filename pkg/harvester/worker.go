@@ -342,17 +342,20 @@ func (c *conn) fetchRobots(site string) (fetchlog.Robots, error) {
 			// Cut by a time limit or a reset: an incomplete file is
 			// not trusted (RFC 9309 §2.3.1.4, unreachable).
 			rec.Err = fetch.Text(ferr)
+			resp.Release()
 			break
 		}
 		if loc := resp.Location(); loc != "" && hop < robots.MaxRedirects {
 			if next, ok := resolveRedirect(target, loc); ok {
 				target = next
+				resp.Release()
 				continue
 			}
 		}
 		if resp.Status >= 200 && resp.Status < 300 {
-			rec.Body = string(robots.Clip(resp.Body, maxBytes, resp.Truncated != ""))
+			rec.Body = string(robots.Clip(resp.Body, maxBytes, resp.Truncated != "")) // a copy
 		}
+		resp.Release()
 		break
 	}
 	h.log.Debug("robots.txt", "site", site, "status", rec.Status, "err", rec.Err)
@@ -485,7 +488,9 @@ func (c *conn) page(e batch.Entry) error {
 			meta = append(meta, warcio.Field{Name: "wire-error", Value: rec.Err})
 		}
 	}
-	if err := h.out.page(resp, meta, rec); err != nil {
+	err = h.out.page(resp, meta, rec)
+	resp.Release() // stored (copied into the WARC records) or failed: the body is done with
+	if err != nil {
 		return h.fatal(err)
 	}
 	return nil

@@ -5,9 +5,12 @@
 //
 // Records are written by this package (the format is a few header lines
 // and a block; writing them directly costs half the time of building them
-// with a generic record builder) and read with github.com/nlnwa/gowarc/v2,
-// which also checks in the tests that every file validates: headers,
-// lengths and digests, record by record over the whole file.
+// with a generic record builder) and read back by its Reader (read.go),
+// which relies on one record per gzip member and skips the SHA-1 digest
+// check unless asked (the member's CRC-32 guards the bytes).
+// github.com/nlnwa/gowarc/v2 reads whole files in Verify and checks in the
+// tests that every file validates: headers, lengths and digests, record
+// by record, and that it reads every record to the bytes Reader gives.
 //
 // Everything here is safe for concurrent use: a Writer serialises its
 // appends, Encode shares nothing, and the calls into gowarc that touch its
@@ -22,6 +25,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"os"
@@ -103,15 +107,36 @@ type Exchange struct {
 // NotModified reports whether the exchange is a 304 response, stored as a
 // revisit record with the server-not-modified profile.
 func (x *Exchange) NotModified() bool {
-	f := strings.Fields(x.StatusLine)
-	return len(f) >= 2 && strings.HasPrefix(f[0], "HTTP/") && f[1] == "304"
+	n := 0
+	for f := range strings.FieldsSeq(x.StatusLine) {
+		switch n {
+		case 0:
+			if !strings.HasPrefix(f, "HTTP/") {
+				return false
+			}
+		case 1:
+			return f == "304"
+		}
+		n++
+	}
+	return false
 }
 
 // Encoded is an exchange made into gzip members, one after the other in
 // one buffer, ready to be appended.
 type Encoded struct {
-	buf              *bytes.Buffer // from bufPool
+	b                *encBuf       // from bufPool
+	buf              *bytes.Buffer // &b.out: the members
 	respOff, respLen int           // the response (or revisit) member
+}
+
+// encBuf holds the members of an Encoded and Encode's scratch space; it is
+// reused through bufPool.
+type encBuf struct {
+	out  bytes.Buffer // the gzip members
+	head []byte       // the WARC header of the record being made
+	http bytes.Buffer // the response's status line and headers
+	meta bytes.Buffer // the metadata record's block
 }
 
 // Size is the number of bytes the members take in the file.
@@ -120,16 +145,20 @@ func (e *Encoded) Size() int64 { return int64(e.buf.Len()) }
 // Release gives the buffer back for reuse; e must not be used after.
 // Calling it is optional.
 func (e *Encoded) Release() {
-	if e != nil && e.buf != nil && e.buf.Cap() <= 8<<20 {
-		e.buf.Reset()
-		bufPool.Put(e.buf)
+	if e == nil || e.b == nil {
+		return
 	}
-	if e != nil {
-		e.buf = nil
+	if e.b.out.Cap() <= 8<<20 {
+		e.b.out.Reset()
+		e.b.http.Reset()
+		e.b.meta.Reset()
+		e.b.head = e.b.head[:0]
+		bufPool.Put(e.b)
 	}
+	e.b, e.buf = nil, nil
 }
 
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var bufPool = sync.Pool{New: func() any { return new(encBuf) }}
 
 // Encode makes the records of x — request, response (or revisit for a
 // 304), and metadata if x has any — each compressed as its own gzip
@@ -150,37 +179,45 @@ func Encode(x *Exchange) (*Encoded, error) {
 	if x.StatusLine == "" || strings.ContainsAny(x.StatusLine, "\r\n") {
 		return nil, &BuildError{URL: x.URL, Reason: fmt.Sprintf("bad status line %q", x.StatusLine)}
 	}
-	var meta bytes.Buffer
 	for _, f := range x.Metadata {
 		if err := checkFieldName(f.Name); err != nil || strings.ContainsAny(f.Value, "\r\n") {
 			return nil, &BuildError{URL: x.URL, Reason: fmt.Sprintf("bad metadata field %q: %q", f.Name, f.Value)}
 		}
-		meta.WriteString(f.Name)
-		meta.WriteString(": ")
-		meta.WriteString(f.Value)
-		meta.WriteString("\r\n")
+	}
+	b := bufPool.Get().(*encBuf)
+	enc := &Encoded{b: b, buf: &b.out}
+	for _, f := range x.Metadata {
+		b.meta.WriteString(f.Name)
+		b.meta.WriteString(": ")
+		b.meta.WriteString(f.Value)
+		b.meta.WriteString("\r\n")
 	}
 	date := x.Date
 	if date.IsZero() {
 		date = time.Now()
 	}
 	day := warcDate(date)
-	reqID, respID := newID(), newID()
-	enc := &Encoded{buf: bufPool.Get().(*bytes.Buffer)}
-	enc.buf.Grow(len(x.Body)/3 + 2048)
+	var ids [3]string
+	newIDs(ids[:])
+	reqID, respID, metaID := ids[0], ids[1], ids[2]
+	// Stored members take their size plus a few bytes; compressed ones
+	// (bodies from storeBelow up) less than that.
+	b.out.Grow(len(x.Request) + min(len(x.Body), 64<<10) + 2048)
+	d := sha1.New()
 
 	// request
-	reqHdr := []Field{
-		{"WARC-Type", TypeRequest},
-		{"WARC-Record-ID", reqID},
-		{"WARC-Date", day},
-		{"WARC-Target-URI", x.URL},
-	}
+	var fields [10]Field
+	reqHdr := append(fields[:0],
+		Field{"WARC-Type", TypeRequest},
+		Field{"WARC-Record-ID", reqID},
+		Field{"WARC-Date", day},
+		Field{"WARC-Target-URI", x.URL},
+	)
 	if x.IP != "" {
 		reqHdr = append(reqHdr, Field{"WARC-IP-Address", x.IP})
 	}
-	reqHdr = append(reqHdr, Field{"WARC-Concurrent-To", respID}, Field{"WARC-Block-Digest", digest(x.Request)}, Field{"Content-Type", ContentTypeRequest})
-	if _, _, err := member(enc.buf, reqHdr, x.Request); err != nil {
+	reqHdr = append(reqHdr, Field{"WARC-Concurrent-To", respID}, Field{"WARC-Block-Digest", digestWith(d, x.Request, nil)}, Field{"Content-Type", ContentTypeRequest})
+	if _, _, err := member(b, reqHdr, x.Request, nil); err != nil {
 		enc.Release()
 		return nil, err
 	}
@@ -188,11 +225,10 @@ func Encode(x *Exchange) (*Encoded, error) {
 	// response (or revisit). Its block is the status line and headers
 	// (head), then the body, which is not copied: its digest and its
 	// compression go over the two parts.
-	var head bytes.Buffer
-	head.Grow(1024)
+	head := &b.http
 	head.WriteString(x.StatusLine)
 	head.WriteString("\r\n")
-	if err := writeHeader(&head, x.Header); err != nil {
+	if err := writeHeader(head, x.Header); err != nil {
 		enc.Release()
 		return nil, &BuildError{URL: x.URL, Reason: err.Error()}
 	}
@@ -203,12 +239,12 @@ func Encode(x *Exchange) (*Encoded, error) {
 		typ = TypeRevisit
 		body = nil
 	}
-	respHdr := []Field{
-		{"WARC-Type", typ},
-		{"WARC-Record-ID", respID},
-		{"WARC-Date", day},
-		{"WARC-Target-URI", x.URL},
-	}
+	respHdr := append(fields[:0],
+		Field{"WARC-Type", typ},
+		Field{"WARC-Record-ID", respID},
+		Field{"WARC-Date", day},
+		Field{"WARC-Target-URI", x.URL},
+	)
 	if x.IP != "" {
 		respHdr = append(respHdr, Field{"WARC-IP-Address", x.IP})
 	}
@@ -219,29 +255,29 @@ func Encode(x *Exchange) (*Encoded, error) {
 	if x.Truncated != "" {
 		respHdr = append(respHdr, Field{"WARC-Truncated", x.Truncated})
 	}
-	respHdr = append(respHdr, Field{"WARC-Block-Digest", digest(head.Bytes(), body)})
+	respHdr = append(respHdr, Field{"WARC-Block-Digest", digestWith(d, head.Bytes(), body)})
 	if typ == TypeResponse {
-		respHdr = append(respHdr, Field{"WARC-Payload-Digest", digest(body)})
+		respHdr = append(respHdr, Field{"WARC-Payload-Digest", digestWith(d, body, nil)})
 	}
 	respHdr = append(respHdr, Field{"Content-Type", ctype})
 	var err error
-	if enc.respOff, enc.respLen, err = member(enc.buf, respHdr, head.Bytes(), body); err != nil {
+	if enc.respOff, enc.respLen, err = member(b, respHdr, head.Bytes(), body); err != nil {
 		enc.Release()
 		return nil, err
 	}
 
 	// metadata
-	if meta.Len() > 0 {
-		metaHdr := []Field{
-			{"WARC-Type", TypeMetadata},
-			{"WARC-Record-ID", newID()},
-			{"WARC-Date", day},
-			{"WARC-Target-URI", x.URL},
-			{"WARC-Concurrent-To", respID},
-			{"WARC-Block-Digest", digest(meta.Bytes())},
-			{"Content-Type", ContentTypeFields},
-		}
-		if _, _, err := member(enc.buf, metaHdr, meta.Bytes()); err != nil {
+	if b.meta.Len() > 0 {
+		metaHdr := append(fields[:0],
+			Field{"WARC-Type", TypeMetadata},
+			Field{"WARC-Record-ID", metaID},
+			Field{"WARC-Date", day},
+			Field{"WARC-Target-URI", x.URL},
+			Field{"WARC-Concurrent-To", respID},
+			Field{"WARC-Block-Digest", digestWith(d, b.meta.Bytes(), nil)},
+			Field{"Content-Type", ContentTypeFields},
+		)
+		if _, _, err := member(b, metaHdr, b.meta.Bytes(), nil); err != nil {
 			enc.Release()
 			return nil, err
 		}
@@ -255,26 +291,28 @@ type Info []Field
 
 // encodeInfo makes the warcinfo member of a file.
 func encodeInfo(filename string, info Info) ([]byte, error) {
-	var b bytes.Buffer
+	var blk bytes.Buffer
 	for _, f := range info {
 		if err := checkFieldName(f.Name); err != nil || strings.ContainsAny(f.Value, "\r\n") {
 			return nil, &BuildError{URL: filename, Reason: fmt.Sprintf("bad warcinfo field %q: %q", f.Name, f.Value)}
 		}
-		b.WriteString(f.Name + ": " + f.Value + "\r\n")
+		blk.WriteString(f.Name + ": " + f.Value + "\r\n")
 	}
+	var id [1]string
+	newIDs(id[:])
 	hdr := []Field{
 		{"WARC-Type", TypeWarcinfo},
-		{"WARC-Record-ID", newID()},
+		{"WARC-Record-ID", id[0]},
 		{"WARC-Date", warcDate(time.Now())},
 		{"WARC-Filename", filename},
-		{"WARC-Block-Digest", digest(b.Bytes())},
+		{"WARC-Block-Digest", digestWith(sha1.New(), blk.Bytes(), nil)},
 		{"Content-Type", ContentTypeFields},
 	}
-	var out bytes.Buffer
-	if _, _, err := member(&out, hdr, b.Bytes()); err != nil {
+	var b encBuf
+	if _, _, err := member(&b, hdr, blk.Bytes(), nil); err != nil {
 		return nil, err
 	}
-	return out.Bytes(), nil
+	return b.out.Bytes(), nil
 }
 
 // checkValue refuses what a WARC header line cannot carry.
@@ -308,29 +346,77 @@ func writeHeader(w *bytes.Buffer, h http.Header) error {
 	return nil
 }
 
-func warcDate(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
-
-// newID returns a new record id, <urn:uuid:…> with a random (version 4)
-// UUID. It does not use github.com/google/uuid (see gowarcMu).
-func newID() string {
-	var u [16]byte
-	if _, err := rand.Read(u[:]); err != nil {
-		panic("warcio: crypto/rand failed: " + err.Error()) // never on Linux ≥ 3.17
+// warcDate formats t as a WARC-Date (UTC, to the second): what
+// t.UTC().Format("2006-01-02T15:04:05Z") gives for years 0–9999, without
+// the layout interpreter.
+func warcDate(t time.Time) string {
+	t = t.UTC()
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.Format("2006-01-02T15:04:05Z")
 	}
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	return fmt.Sprintf("<urn:uuid:%x-%x-%x-%x-%x>", u[0:4], u[4:6], u[6:8], u[8:10], u[10:])
+	h, mi, s := t.Clock()
+	b := [20]byte{
+		byte('0' + y/1000), byte('0' + y/100%10), byte('0' + y/10%10), byte('0' + y%10), '-',
+		byte('0' + mo/10), byte('0' + mo%10), '-', byte('0' + d/10), byte('0' + d%10), 'T',
+		byte('0' + h/10), byte('0' + h%10), ':', byte('0' + mi/10), byte('0' + mi%10), ':',
+		byte('0' + s/10), byte('0' + s%10), 'Z',
+	}
+	return string(b[:])
 }
 
-// digest is a WARC digest value of the concatenation of parts: sha1,
-// base32 (the customary form).
-func digest(parts ...[]byte) string {
-	h := sha1.New()
-	for _, p := range parts {
-		h.Write(p)
+// newIDs fills ids with new record ids, <urn:uuid:…> with random
+// (version 4) UUIDs, from one read of crypto/rand. It does not use
+// github.com/google/uuid (see gowarcMu).
+func newIDs(ids []string) {
+	var raw [3 * 16]byte
+	for len(ids) > 0 {
+		n := min(len(ids), 3)
+		if _, err := rand.Read(raw[:16*n]); err != nil {
+			panic("warcio: crypto/rand failed: " + err.Error()) // never on Linux ≥ 3.17
+		}
+		for i := range n {
+			ids[i] = formatID(raw[16*i : 16*i+16])
+		}
+		ids = ids[n:]
 	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// formatID formats 16 random bytes as <urn:uuid:…> (version 4, variant
+// RFC 4122).
+func formatID(u []byte) string {
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	const pre = "<urn:uuid:"
+	var b [len(pre) + 36 + 1]byte
+	n := copy(b[:], pre)
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b[n] = '-'
+			n++
+		}
+		b[n], b[n+1] = hexDigits[c>>4], hexDigits[c&15]
+		n += 2
+	}
+	b[n] = '>'
+	return string(b[:])
+}
+
+// digestWith is the WARC digest value of the concatenation of a and b
+// (either may be empty), computed with d (reset first): sha1, base32 (the
+// customary form).
+func digestWith(d hash.Hash, a, b []byte) string {
+	d.Reset()
+	d.Write(a)
+	d.Write(b)
 	var sum [sha1.Size]byte
-	return "sha1:" + base32.StdEncoding.EncodeToString(h.Sum(sum[:0]))
+	const pre = "sha1:"
+	var out [len(pre) + 32]byte
+	copy(out[:], pre)
+	base32.StdEncoding.Encode(out[len(pre):], d.Sum(sum[:0]))
+	return string(out[:])
 }
 
 // Compression of the gzip members: records shorter than storeBelow
@@ -341,30 +427,24 @@ func digest(parts ...[]byte) string {
 // (measured with the harvester benchmark's profile), to save about
 // 1.3 KB on a 2.5 KB page of the test web. Below 4 KB the CPU is worth
 // more than the disk; larger pages, most of a real web's, are compressed
-// as before.
+// as before. Stored members are written directly (appendStored), not
+// through a gzip.Writer.
 const storeBelow = 4 << 10
 
-var (
-	gzipPool = sync.Pool{New: func() any {
-		zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
-		return zw
-	}}
-	storePool = sync.Pool{New: func() any {
-		zw, _ := gzip.NewWriterLevel(io.Discard, gzip.NoCompression)
-		return zw
-	}}
-)
+var gzipPool = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	return zw
+}}
 
-// member formats one record, whose block is the concatenation of parts,
-// compresses it as one gzip member and appends that to out; it returns
-// the member's offset and length in out.
-func member(out *bytes.Buffer, hdr []Field, parts ...[]byte) (int, int, error) {
-	size := 0
-	for _, p := range parts {
-		size += len(p)
-	}
-	var head [1024]byte
-	h := append(head[:0], "WARC/1.1\r\n"...)
+// recordEnd ends every record's block (WARC 1.1 §4).
+var recordEnd = []byte("\r\n\r\n")
+
+// member formats one record, whose block is p1 followed by p2, makes it
+// one gzip member and appends that to b.out; it returns the member's
+// offset and length in b.out.
+func member(b *encBuf, hdr []Field, p1, p2 []byte) (int, int, error) {
+	size := len(p1) + len(p2)
+	h := append(b.head[:0], "WARC/1.1\r\n"...)
 	for _, f := range hdr {
 		h = append(h, f.Name...)
 		h = append(h, ": "...)
@@ -374,22 +454,25 @@ func member(out *bytes.Buffer, hdr []Field, parts ...[]byte) (int, int, error) {
 	h = append(h, "Content-Length: "...)
 	h = strconv.AppendInt(h, int64(size), 10)
 	h = append(h, "\r\n\r\n"...)
+	b.head = h
+	out := &b.out
 	start := out.Len()
-	pool := &gzipPool
-	if len(h)+size < storeBelow {
-		pool = &storePool
+	if total := len(h) + size + len(recordEnd); total < storeBelow {
+		out.Grow(len(storedHeader) + 5 + total + 8)
+		out.Write(appendStored(out.AvailableBuffer(), h, p1, p2, recordEnd))
+		return start, out.Len() - start, nil
 	}
-	zw := pool.Get().(*gzip.Writer)
-	defer pool.Put(zw)
+	zw := gzipPool.Get().(*gzip.Writer)
+	defer gzipPool.Put(zw)
 	zw.Reset(out)
 	_, err := zw.Write(h)
-	for _, p := range parts {
+	for _, p := range [2][]byte{p1, p2} {
 		if err == nil && len(p) > 0 {
 			_, err = zw.Write(p)
 		}
 	}
 	if err == nil {
-		_, err = zw.Write([]byte("\r\n\r\n"))
+		_, err = zw.Write(recordEnd)
 	}
 	if err == nil {
 		err = zw.Close()
@@ -401,12 +484,27 @@ func member(out *bytes.Buffer, hdr []Field, parts ...[]byte) (int, int, error) {
 }
 
 // Writer appends records to one .warc.gz file. It is safe for concurrent
-// use: appends are serialised, and Sync may run beside them.
+// use: appends are serialised, and Sync may run beside them. With
+// SetBuffer, appends are gathered in memory and reach the file in larger
+// writes, on Flush, Sync and Close; a Flush writes outside the lock the
+// appends take, so appends go on while it writes.
 type Writer struct {
 	name string
-	mu   sync.Mutex
+	mu   sync.Mutex // guards everything but the write of a taken buffer
 	f    *os.File
-	off  int64
+	off  int64  // size of the file, buffered bytes included
+	buf  []byte // appended, not yet written
+	// spare is a written buffer kept for reuse.
+	spare []byte
+	max   int // buffer size; 0 = write every append at once
+	// err is the first failed write of the buffer: the records in it are
+	// lost, so every later append or flush fails too (a record appended
+	// after them would take their offsets).
+	err error
+	// wmu is held while a buffer is written; it is taken with mu held
+	// (so buffers are written in the order they were taken) and mu is
+	// let go during the write.
+	wmu sync.Mutex
 }
 
 // Create opens path for appending (creating it if needed). Appending lets
@@ -451,6 +549,35 @@ func baseName(p string) string {
 	return p
 }
 
+// SetBuffer makes the writer gather appends in memory and write them to
+// the file together, on Flush, Sync and Close. FlushDue tells when the
+// buffer holds size bytes or more: the caller should then Flush (outside
+// its own locks, since appends may go on meanwhile). An append that finds
+// the buffer at four times size writes it first, under the lock. Records
+// in the buffer are not in the file yet: whoever records where they are
+// (the harvester's fetch log) must Flush before making that known. size
+// 0 writes every append at once (the default).
+func (w *Writer) SetBuffer(size int) error {
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.max = max(size, 0)
+	if w.max > 0 && cap(w.buf) < w.max {
+		w.buf = make([]byte, 0, w.max+w.max/4)
+	}
+	return nil
+}
+
+// FlushDue tells whether the buffer has reached the size given to
+// SetBuffer.
+func (w *Writer) FlushDue() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.max > 0 && len(w.buf) >= w.max
+}
+
 // Write encodes x and appends its records; it returns the offset and
 // length of the response record's gzip member.
 func (w *Writer) Write(x *Exchange) (offset, length int64, err error) {
@@ -462,9 +589,9 @@ func (w *Writer) Write(x *Exchange) (offset, length int64, err error) {
 	return w.Append(enc)
 }
 
-// Append appends encoded records in one write and returns the offset and
-// length of the response record's gzip member. The caller may Release e
-// afterwards.
+// Append appends encoded records in one write (or to the buffer, see
+// SetBuffer) and returns the offset and length of the response record's
+// gzip member. The caller may Release e afterwards.
 func (w *Writer) Append(e *Encoded) (offset, length int64, err error) {
 	return w.appendBytes(e.buf.Bytes(), e.respOff, e.respLen)
 }
@@ -476,7 +603,21 @@ func (w *Writer) appendBytes(data []byte, off, n int) (int64, int64, error) {
 	if w.f == nil {
 		return 0, 0, fmt.Errorf("write warc %s: %w", w.name, os.ErrClosed)
 	}
+	if w.err != nil {
+		return 0, 0, w.err
+	}
 	start := w.off
+	if w.max > 0 {
+		if len(w.buf) >= 4*w.max {
+			// Nobody flushes: write here rather than grow without end.
+			if err := w.flushLocked(); err != nil {
+				return 0, 0, err
+			}
+		}
+		w.buf = append(w.buf, data...)
+		w.off += int64(len(data))
+		return start + int64(off), int64(n), nil
+	}
 	m, err := w.f.Write(data)
 	w.off += int64(m)
 	if err != nil {
@@ -485,16 +626,80 @@ func (w *Writer) appendBytes(data []byte, off, n int) (int64, int64, error) {
 	return start + int64(off), int64(n), nil
 }
 
-// Size is the current size of the file.
+// flushLocked writes the buffer to the file with mu held, after any write
+// in progress. A failed write is final (see Writer.err).
+func (w *Writer) flushLocked() error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf) == 0 || w.f == nil {
+		return nil
+	}
+	err := w.writeBuf(w.f, w.buf)
+	w.buf = w.buf[:0]
+	if err != nil {
+		w.err = err
+	}
+	return err
+}
+
+// writeBuf writes a taken buffer, with wmu held; the caller records a
+// failure in w.err, under mu.
+func (w *Writer) writeBuf(f *os.File, buf []byte) error {
+	m, err := f.Write(buf)
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("write warc %s: %w (%d bytes of buffered records lost)", w.name, err, len(buf)-m)
+}
+
+// Flush writes the buffered records to the file (not to the disk: see
+// Sync), after any write in progress; it returns when every record
+// appended before the call is in the file. Appends go on meanwhile.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	if w.err != nil {
+		defer w.mu.Unlock()
+		return w.err
+	}
+	buf, f := w.buf, w.f
+	w.buf, w.spare = w.spare[:0], nil
+	w.wmu.Lock() // after the write of the buffer taken before this one
+	w.mu.Unlock()
+	var err error
+	if len(buf) > 0 && f != nil {
+		err = w.writeBuf(f, buf)
+	}
+	w.wmu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	if w.spare == nil && cap(buf) <= 2*w.max {
+		w.spare = buf[:0]
+	}
+	if err != nil {
+		return err
+	}
+	return w.err
+}
+
+// Size is the current size of the file, buffered records included.
 func (w *Writer) Size() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.off
 }
 
-// Sync flushes the file to disk; the records appended before the call are
-// durable when it returns.
+// Sync writes the buffered records to the file and flushes the file to
+// disk; the records appended before the call are durable when it returns.
 func (w *Writer) Sync() error {
+	if err := w.Flush(); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	f := w.f
 	w.mu.Unlock()
@@ -507,14 +712,17 @@ func (w *Writer) Sync() error {
 	return nil
 }
 
-// Close syncs and closes the file.
+// Close writes the buffered records, syncs and closes the file.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
 		return nil
 	}
-	err := w.f.Sync()
+	err := w.flushLocked()
+	if serr := w.f.Sync(); err == nil {
+		err = serr
+	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}
@@ -546,7 +754,9 @@ const maxRecordHeader = 1 << 20
 // ReadResponse reads the response (or revisit) record stored as one gzip
 // member at offset with the given length. Bodies longer than maxBody are
 // cut there. A damaged record is an error wrapping ErrRecord, never a
-// panic (gowarc panics on some truncated input).
+// panic. It reads with a Reader of its own (read.go), so the Body is the
+// caller's; a loop over many records should use a Reader, which reuses
+// its buffers and open files.
 func ReadResponse(path string, offset, length, maxBody int64) (*Response, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -557,67 +767,13 @@ func ReadResponse(path string, offset, length, maxBody int64) (*Response, error)
 }
 
 // readResponse is ReadResponse on an open file (path names it in errors).
-func readResponse(f io.ReaderAt, path string, offset, length, maxBody int64) (resp *Response, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			resp, err = nil, fmt.Errorf("%w: %s at %d: %v", ErrRecord, path, offset, p)
-		}
-	}()
-	zr, err := gzip.NewReader(io.NewSectionReader(f, offset, length))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s at %d: %w", ErrRecord, path, offset, err)
-	}
-	zr.Multistream(false)
-	// Decode the member before gowarc sees it: gowarc loops forever on a
-	// reader that fails inside the WARC header, so a damaged member must
-	// be refused here. The record is read up to what the caller can use.
-	var plain bytes.Buffer
-	plain.Grow(int(min(4*length, maxBody+maxRecordHeader)))
-	if _, err := io.Copy(&plain, io.LimitReader(zr, maxBody+maxRecordHeader)); err != nil {
-		return nil, fmt.Errorf("%w: %s at %d: %w", ErrRecord, path, offset, err)
-	}
-	if !bytes.HasPrefix(plain.Bytes(), []byte("WARC/")) || !bytes.Contains(plain.Bytes(), []byte("\r\n\r\n")) {
-		return nil, fmt.Errorf("%w: %s at %d: not a WARC record", ErrRecord, path, offset)
-	}
-	u := newUnmarshaler(gowarc.WithSkipParseBlock())
-	rec, _, _, err := u.Unmarshal(bufio.NewReader(&plain))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s at %d: %w", ErrRecord, path, offset, err)
-	}
-	defer rec.Close()
-	if rec.Type() != gowarc.Response && rec.Type() != gowarc.Revisit {
-		return nil, fmt.Errorf("%w: %s at %d: record type %s, want response", ErrRecord, path, offset, rec.Type())
-	}
-	r := &Response{URL: rec.WarcHeader().Get(gowarc.WarcTargetURI), Truncated: rec.WarcHeader().Get(gowarc.WarcTruncated), Revisit: rec.Type() == gowarc.Revisit}
-	r.Date, _ = rec.Date()
-	raw, err := rec.Block().RawBytes()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s at %d: %w", ErrRecord, path, offset, err)
-	}
-	br := bufio.NewReader(raw)
-	status, err := br.ReadString('\n')
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s at %d: status line: %w", ErrRecord, path, offset, err)
-	}
-	r.StatusLine = strings.TrimRight(status, "\r\n")
-	parts := strings.SplitN(r.StatusLine, " ", 3)
-	if len(parts) < 2 {
-		return nil, fmt.Errorf("%w: %s at %d: bad status line %q", ErrRecord, path, offset, r.StatusLine)
-	}
-	if r.Status, err = strconv.Atoi(parts[1]); err != nil {
-		return nil, fmt.Errorf("%w: %s at %d: bad status line %q", ErrRecord, path, offset, r.StatusLine)
-	}
-	hdr, err := readHeader(br)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s at %d: %w", ErrRecord, path, offset, err)
-	}
-	r.Header = hdr
-	if r.Body, err = io.ReadAll(io.LimitReader(br, maxBody)); err != nil {
-		return nil, fmt.Errorf("%w: %s at %d: body: %w", ErrRecord, path, offset, err)
-	}
-	return r, nil
+func readResponse(f io.ReaderAt, path string, offset, length, maxBody int64) (*Response, error) {
+	var r Reader
+	return r.read(f, path, offset, length, maxBody)
 }
 
+// readHeader reads HTTP header lines from br up to an empty line; the
+// tests read records through gowarc with it.
 func readHeader(br *bufio.Reader) (http.Header, error) {
 	h := http.Header{}
 	for {
