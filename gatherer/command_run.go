@@ -40,6 +40,7 @@ seeder.
 			&cli.BoolFlag{Name: "force", Usage: "gather the batch again even if already gathered (needs --batch or --batch-dir)"},
 			&cli.StringFlag{Name: "batch-dir", Usage: "batch directory to gather without a collection (needs --text-dir)"},
 			&cli.StringFlag{Name: "text-dir", Usage: "text store directory for --batch-dir"},
+			&cli.BoolFlag{Name: "verify-digests", Usage: "check each response record's WARC-Block-Digest (SHA-1) and fail on a mismatch (the gzip CRC is always checked)"},
 		),
 		Action: runRun,
 	}
@@ -106,6 +107,7 @@ func runRun(c *cli.Context) error {
 		return err
 	}
 	opts.BatchDir, opts.BatchID, opts.TextDir = b.Dir, b.ID, textDir
+	opts.VerifyDigests = c.Bool("verify-digests")
 	opts.Logger = command.Logger(c)
 	var progress *command.Progress
 	opts.Progress = func(done, total int) {

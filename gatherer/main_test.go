@@ -2,16 +2,21 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/gatherer"
 	"github.com/wirecrawl/wire/pkg/gatherer/gathertest"
 	"github.com/wirecrawl/wire/pkg/textstore"
 )
@@ -239,5 +244,89 @@ func TestCompact(t *testing.T) {
 	defer lock.Release()
 	if _, e, code := run(t, "compact", "--collection", dir); code != command.ExitLocked {
 		t.Errorf("compact while locked: exit %d: %s", code, e)
+	}
+}
+
+// TestVerifyDigests: a record whose body was changed and recompressed
+// (its gzip CRC right, its WARC-Block-Digest wrong) is read as it is by
+// default and counted as a read error with --verify-digests.
+func TestVerifyDigests(t *testing.T) {
+	dir := t.TempDir()
+	col, err := collection.Create(dir, config.Render(config.Defaults()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathertest.Batch(t, col, 1, pages(t))
+	b := col.Batch(1)
+	logPath := filepath.Join(b.HarvestPath(), fetchlog.LogFile)
+	logData, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Append a forged copy of doc 12's record to its WARC file and point
+	// the fetch log at it.
+	lines := strings.Split(string(logData), "\n")
+	for i, line := range lines {
+		f := strings.Split(line, "\t")
+		if len(f) < 10 || f[0] != "12" {
+			continue
+		}
+		warcPath := filepath.Join(b.HarvestPath(), f[7])
+		data, err := os.ReadFile(warcPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, _ := strconv.Atoi(f[8])
+		n, _ := strconv.Atoi(f[9])
+		zr, err := gzip.NewReader(bytes.NewReader(data[off : off+n]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forgedRaw := bytes.Replace(raw, []byte("Texto de B"), []byte("Texto de X"), 1)
+		if bytes.Equal(forgedRaw, raw) {
+			t.Fatal("record 12 does not hold its text")
+		}
+		var m bytes.Buffer
+		zw := gzip.NewWriter(&m)
+		zw.Write(forgedRaw)
+		zw.Close()
+		f[8], f[9] = strconv.Itoa(len(data)), strconv.Itoa(m.Len())
+		if err := os.WriteFile(warcPath, append(data, m.Bytes()...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lines[i] = strings.Join(f, "\t")
+	}
+	if err := os.WriteFile(logPath, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	var s gatherer.Summary
+	out, errOut, code := run(t, "run", "--collection", dir, "--quiet")
+	if code != command.ExitOK {
+		t.Fatalf("run: exit %d: %s\n%s", code, errOut, out)
+	}
+	if err := b.Summary(collection.StageGathered, &s); err != nil || s.ReadErrors != 0 {
+		t.Errorf("without --verify-digests: %d read errors (%v), want 0", s.ReadErrors, err)
+	}
+	if out, _, _ := run(t, "cat", "--collection", dir, "12"); !strings.Contains(out, "Texto de X") {
+		t.Errorf("without --verify-digests the forged record is not read as it is: %q", out)
+	}
+	out, errOut, code = run(t, "run", "--collection", dir, "--batch", "1", "--force", "--quiet", "--verify-digests")
+	if code != command.ExitOK {
+		t.Fatalf("run --verify-digests: exit %d: %s", code, errOut)
+	}
+	s = gatherer.Summary{}
+	if err := b.Summary(collection.StageGathered, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.ReadErrors != 1 {
+		t.Errorf("--verify-digests: %d read errors, want 1 (the forged record)\n%s", s.ReadErrors, out)
+	}
+	if out, _, _ := run(t, "show", "--collection", dir, "12"); !strings.Contains(out, "digest") {
+		t.Errorf("show 12 does not name the digest mismatch:\n%s", out)
 	}
 }

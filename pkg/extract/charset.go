@@ -12,6 +12,7 @@ import (
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 )
 
 // Where the charset of a page came from, in the order they are tried
@@ -108,6 +109,14 @@ func newFallback(label string) fallback {
 }
 
 func (f fallback) decode(body []byte, contentType string) Decoded {
+	d, _ := f.decodeInto(body, contentType, nil)
+	return d
+}
+
+// decodeInto is decode that writes a body it has to convert into dst's
+// storage when it is large enough (a buffer reused from page to page);
+// converted reports that Text is not (part of) body.
+func (f fallback) decodeInto(body []byte, contentType string, dst []byte) (d Decoded, converted bool) {
 	enc, name, source, skip := f.determine(body, contentType)
 	body = body[skip:]
 	var out []byte
@@ -115,21 +124,26 @@ func (f fallback) decode(body []byte, contentType string) Decoded {
 		out = decodeMixed(body)
 	} else if name == "utf-8" {
 		if utf8.Valid(body) {
-			out = body
-		} else {
-			out = decodeWith(unicode.UTF8, body)
+			return Decoded{Text: body, Charset: name, Source: source}, false
 		}
+		out = decodeWith(unicode.UTF8, body, dst)
 	} else {
-		out = decodeWith(enc, body)
+		out = decodeWith(enc, body, dst)
 	}
 	if !utf8.Valid(out) { // a decoder's bug must not leak into the output
 		out = bytes.ToValidUTF8(out, []byte("\uFFFD"))
 	}
-	return Decoded{Text: out, Charset: name, Source: source}
+	return Decoded{Text: out, Charset: name, Source: source}, true
 }
 
-func decodeWith(enc encoding.Encoding, body []byte) []byte {
-	out, err := enc.NewDecoder().Bytes(body)
+func decodeWith(enc encoding.Encoding, body, dst []byte) []byte {
+	// Room for the usual expansion at once (two bytes of UTF-8 per byte
+	// of a legacy single-byte page in a non-Latin script), rather than
+	// growing a buffer of the body's size by copies.
+	if want := 2*len(body) + 64; cap(dst) < want {
+		dst = make([]byte, 0, want)
+	}
+	out, _, err := transform.Append(enc.NewDecoder(), dst[:0], body)
 	if err != nil {
 		// x/text decoders replace bad input rather than fail; if one
 		// fails anyway, keep what can be kept.

@@ -70,9 +70,33 @@ type Extractor struct {
 // page reuses the buffers of the one before.
 type state struct {
 	p     parser
-	seen  map[linkKey]bool
-	hrefs map[string]resolved        // this page's hrefs as written
-	cache map[resolutionKey]resolved // kept from page to page
+	seen  map[linkKey]struct{}
+	cache resolutions // kept from page to page
+	// decoded is the buffer a page in a legacy encoding is converted
+	// into; what the Result keeps of it is copied.
+	decoded []byte
+}
+
+// resolutions remembers URL resolutions from page to page: by scope (the
+// part of the base a resolution depends on, see scopesOf), then by
+// href. A page looks up its few scopes once, then each link with one
+// lookup keyed by its href alone.
+type resolutions struct {
+	scopes map[string]map[string]resolved
+	n      int // resolutions remembered
+}
+
+// scope returns the resolutions remembered for a scope, creating the map.
+func (c *resolutions) scope(s string) map[string]resolved {
+	m := c.scopes[s]
+	if m == nil {
+		if c.scopes == nil {
+			c.scopes = map[string]map[string]resolved{}
+		}
+		m = map[string]resolved{}
+		c.scopes[strings.Clone(s)] = m
+	}
+	return m
 }
 
 // linkKey identifies a link for removing exact duplicates.
@@ -172,13 +196,16 @@ func (e *Extractor) Extract(body []byte, contentType, pageURL string) *Result {
 		return r
 	}
 	r.HTML = true
-	d := e.fallback.decode(body, contentType)
-	r.Charset, r.CharsetSource = d.Charset, d.Source
 	st, _ := e.pool.Get().(*state)
 	if st == nil {
-		st = &state{seen: map[linkKey]bool{}, hrefs: map[string]resolved{}, cache: map[resolutionKey]resolved{}}
+		st = &state{seen: map[linkKey]struct{}{}}
 	}
 	defer e.release(st)
+	d, converted := e.fallback.decodeInto(body, contentType, st.decoded)
+	r.Charset, r.CharsetSource = d.Charset, d.Source
+	if converted && cap(d.Text) <= maxPooled {
+		st.decoded = d.Text[:0] // a converted page: its buffer serves the next one
+	}
 	p := &st.p
 	p.reset(e.agent)
 	if want := len(d.Text) / 3; cap(p.text.b) < want {
@@ -210,14 +237,13 @@ func (e *Extractor) release(st *state) {
 	if cap(p.text.b) > maxPooled || cap(p.links) > maxPooled/64 {
 		return
 	}
-	if len(st.seen) > 256 { // clearing a grown map costs its capacity
-		st.seen, st.hrefs = map[linkKey]bool{}, map[string]resolved{}
+	if len(st.seen) > maxCached { // clearing a grown map costs its capacity
+		st.seen = map[linkKey]struct{}{}
 	} else {
 		clear(st.seen)
-		clear(st.hrefs)
 	}
-	if len(st.cache) > maxCached {
-		clear(st.cache)
+	if st.cache.n > maxCached {
+		st.cache = resolutions{}
 	}
 	clear(p.links[:cap(p.links)]) // drop references to the page's strings
 	e.pool.Put(st)
@@ -227,6 +253,16 @@ func (e *Extractor) release(st *state) {
 // parser, first steps): leading and trailing C0 controls and spaces, and
 // every tab and newline.
 func cleanHref(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s // most hrefs
+	}
 	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 	if strings.ContainsAny(s, "\t\n\r") {
 		s = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
@@ -264,15 +300,23 @@ func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
 	// from page to page: menus repeat the same links on every page of a
 	// site. A key is the href and the part of the base its resolution
 	// depends on.
-	seen, cache := st.seen, st.cache
+	seen := st.seen
 	if len(p.links) > 0 {
 		r.Links = make([]Link, 0, len(p.links))
 	}
+	scopes := scopesOf(baseStr)
+	var maps [numScopes]map[string]resolved // this page's scopes, looked up once
 	for _, l := range p.links {
-		res, ok := st.hrefs[l.href] // menus repeat links within a page too
+		href := e.dropFragment(cleanHref(l.href))
+		k := scopeKind(href)
+		if maps[k] == nil {
+			maps[k] = st.cache.scope(scopes[k])
+		}
+		res, ok := maps[k][href]
 		if !ok {
-			res = e.resolveHref(base, baseStr, l.href, cache)
-			st.hrefs[l.href] = res
+			res = e.resolveHref(base, baseStr, href)
+			maps[k][href] = res
+			st.cache.n++
 		}
 		if res.reason != "" {
 			r.drop(res.reason)
@@ -282,24 +326,18 @@ func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
 		if l.tag == TagRefresh && r.Refresh == "" && u != self {
 			r.Refresh = u
 		}
-		k := linkKey{u, l.anchor, l.nofollow}
-		if seen[k] {
+		n := len(seen)
+		seen[linkKey{u, l.anchor, l.nofollow}] = struct{}{} // one map operation: a duplicate leaves the length
+		if len(seen) == n {
 			continue
 		}
-		seen[k] = true
 		r.Links = append(r.Links, Link{URL: u, Anchor: l.anchor, NoFollow: l.nofollow, Tag: l.tag})
 	}
 }
 
-// resolveHref resolves and normalises an href as written against the
-// base (base parsed, baseStr its normal form, "" if unusable), through
-// the cache of resolutions.
-func (e *Extractor) resolveHref(base *url.URL, baseStr, raw string, cache map[resolutionKey]resolved) resolved {
-	href := e.dropFragment(cleanHref(raw))
-	key := resolutionKeyOf(baseStr, href)
-	if res, ok := cache[key]; ok {
-		return res
-	}
+// resolveHref resolves and normalises a cleaned href against the base
+// (base parsed, baseStr its normal form, "" if unusable).
+func (e *Extractor) resolveHref(base *url.URL, baseStr, href string) resolved {
 	var res resolved
 	if baseStr != "" && (href == "" || href[0] == '#') {
 		// A fragment (or nothing) refers to the base itself, which is
@@ -313,7 +351,6 @@ func (e *Extractor) resolveHref(base *url.URL, baseStr, raw string, cache map[re
 	} else {
 		res.url = u
 	}
-	cache[key] = res
 	return res
 }
 
@@ -342,39 +379,34 @@ func (e *Extractor) dropFragment(href string) string {
 	return href[:i]
 }
 
-// resolutionKey identifies the resolution of an href against a base: the
-// href and the part of the base the result depends on.
-type resolutionKey struct {
-	scope, href string
-}
+// The kinds of reference, by the part of the base their resolution
+// depends on.
+const (
+	scopeAbsolute = iota // an absolute URL: nothing
+	scopeNetwork         // //host/path: the scheme
+	scopePath            // /path: the origin
+	scopeBase            // "", ?query, #fragment: the whole base
+	scopeRelative        // path: the directory
+	numScopes
+)
 
-// resolutionKeyOf is the cache key of href resolved against the normal
-// URL base: href and the part of base the result depends on (RFC 3986
-// §5.2.2): nothing for an absolute URL, the scheme for a network-path
-// reference, the origin for an absolute path, the directory for a
-// relative path, the whole base for a query. An unusable base ("") makes
-// its own scope. Every scope is a prefix of base (or "\x01").
-func resolutionKeyOf(base, href string) resolutionKey {
+// scopesOf returns the scope of each kind of reference against the normal
+// URL base: the part of base the resolution of such a reference depends
+// on (RFC 3986 §5.2.2): nothing for an absolute URL, the scheme for a
+// network-path reference, the origin for an absolute path, the directory
+// for a relative path, the whole base for a query. An unusable base ("")
+// makes its own scope. Every scope is a prefix of base (or "\x01").
+func scopesOf(base string) [numScopes]string {
 	if base == "" {
-		return resolutionKey{"\x01", href}
+		return [numScopes]string{"\x01", "\x01", "\x01", "\x01", "\x01"}
 	}
 	i := strings.Index(base, "://")
 	if i < 0 {
-		return resolutionKey{base, href}
+		return [numScopes]string{base, base, base, base, base}
 	}
 	path := len(base) // start of the path
 	if j := strings.IndexByte(base[i+3:], '/'); j >= 0 {
 		path = i + 3 + j
-	}
-	switch {
-	case hasScheme(href):
-		return resolutionKey{"", href}
-	case strings.HasPrefix(href, "//"):
-		return resolutionKey{base[:i+1], href}
-	case strings.HasPrefix(href, "/"):
-		return resolutionKey{base[:path], href}
-	case href == "" || href[0] == '?' || href[0] == '#':
-		return resolutionKey{base, href}
 	}
 	end := len(base)
 	if q := strings.IndexByte(base, '?'); q >= 0 {
@@ -383,7 +415,23 @@ func resolutionKeyOf(base, href string) resolutionKey {
 	if d := strings.LastIndexByte(base[:end], '/'); d >= path {
 		end = d + 1
 	}
-	return resolutionKey{base[:end], href}
+	return [numScopes]string{scopeAbsolute: "", scopeNetwork: base[:i+1], scopePath: base[:path], scopeBase: base, scopeRelative: base[:end]}
+}
+
+// scopeKind classifies href for resolution against a normal URL base (an
+// unusable base gives every kind the same scope).
+func scopeKind(href string) int {
+	switch {
+	case hasScheme(href):
+		return scopeAbsolute
+	case strings.HasPrefix(href, "//"):
+		return scopeNetwork
+	case strings.HasPrefix(href, "/"):
+		return scopePath
+	case href == "" || href[0] == '?' || href[0] == '#':
+		return scopeBase
+	}
+	return scopeRelative
 }
 
 // hasScheme reports whether href starts with a URL scheme and a colon

@@ -57,6 +57,11 @@ type Options struct {
 	// InflightBytes bounds the response bytes held by the pipeline; 0
 	// means config.Defaults().Gatherer.InflightBytes.
 	InflightBytes int64
+	// VerifyDigests makes the gatherer check each response record's
+	// WARC-Block-Digest (SHA-1) as it reads it, and count a mismatch as
+	// a read error. Off by default: the gzip CRC-32 of the record's
+	// member already guards it (see warcio.Reader).
+	VerifyDigests bool
 	// Agent is the robots.txt product token (meta robots and
 	// X-Robots-Tag addressed to it count).
 	Agent string

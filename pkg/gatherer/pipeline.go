@@ -163,8 +163,15 @@ func (p *pipeline) run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Each worker reads with a Reader of its own: its inflater,
+			// buffers and open files are reused from record to record,
+			// and a response's body lives until the worker's next read
+			// (parse copies what it keeps).
+			rd := warcio.NewReader()
+			rd.VerifyDigest = p.o.VerifyDigests
+			defer rd.Close()
 			for j := range jobs {
-				r, resp := p.load(j.i)
+				r, resp := p.load(j.i, rd)
 				r.cost = j.cost
 				if resp != nil {
 					if err := p.parse(r, resp); err != nil {
@@ -284,7 +291,7 @@ func (p *pipeline) write(r *result) error {
 
 // load starts the document record of one fetch log record and reads its
 // response when there is a body to parse. Workers call it concurrently.
-func (p *pipeline) load(i int) (*result, *warcio.Response) {
+func (p *pipeline) load(i int, rd *warcio.Reader) (*result, *warcio.Response) {
 	in := p.ins[i]
 	rec := in.rec
 	d := &parsed.Doc{DocID: rec.DocID, URL: rec.URL, Status: rec.Status, Err: rec.Err, Fetched: rec.Fetched, MIME: rec.MIME, Bytes: rec.Bytes}
@@ -295,14 +302,14 @@ func (p *pipeline) load(i int) (*result, *warcio.Response) {
 	switch {
 	case rec.Status == 304:
 		// No body; the headers may carry new validators.
-		if resp, err := p.read(in); err == nil {
+		if resp, err := p.read(rd, in); err == nil {
 			validators(d, resp.Header)
 		}
 		return r, nil
 	case rec.Status >= 300 && rec.Status < 400:
 		loc := rec.Location
 		if loc == "" {
-			if resp, err := p.read(in); err == nil {
+			if resp, err := p.read(rd, in); err == nil {
 				loc = resp.Header.Get("Location")
 			}
 		}
@@ -313,7 +320,7 @@ func (p *pipeline) load(i int) (*result, *warcio.Response) {
 	case rec.Status < 200 || rec.Status >= 300:
 		return r, nil // error pages are not parsed
 	}
-	resp, err := p.read(in)
+	resp, err := p.read(rd, in)
 	if err != nil {
 		// Name the WARC file without its directory, so the record does
 		// not depend on where the batch directory is.
@@ -402,9 +409,9 @@ func (p *pipeline) parse(r *result, resp *warcio.Response) error {
 	return nil
 }
 
-func (p *pipeline) read(in input) (*warcio.Response, error) {
+func (p *pipeline) read(rd *warcio.Reader, in input) (*warcio.Response, error) {
 	rec := in.rec
-	return warcio.ReadResponse(filepath.Join(in.dir, rec.WARC), rec.Offset, rec.Length, p.o.MaxBodyBytes)
+	return rd.ReadResponse(filepath.Join(in.dir, rec.WARC), rec.Offset, rec.Length, p.o.MaxBodyBytes)
 }
 
 func (p *pipeline) readFailed(r *result, err error) {
