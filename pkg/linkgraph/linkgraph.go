@@ -26,7 +26,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -208,7 +212,11 @@ func (g *Graph) View(fn func(*Tx) error) error {
 func (g *Graph) Update(fn func(*Tx) error) error {
 	return g.db.Update(func(btx *bolt.Tx) error {
 		t := newTx(btx)
-		if err := fn(t); err != nil {
+		err := fn(t)
+		if t.prep != nil {
+			<-t.prep.done // its read transaction must end before the commit
+		}
+		if err != nil {
 			return err
 		}
 		return t.flush()
@@ -227,11 +235,16 @@ type Tx struct {
 	// (a node does not split before the commit), and a new document's
 	// record, rewritten as its anchors arrive, is encoded once.
 	newURLs  map[string]uint64 // every URL created in the transaction
-	unsorted []string          // those of them not written yet
-	newDocs  map[uint64][]byte // records of new documents not written yet (encoded: few pointers for the GC)
+	unsorted []newURL          // those of them not written yet
+	// Records of new documents not written yet (encoded: few pointers
+	// for the GC): newDocs[i] is that of id newBase+i (new ids are
+	// consecutive).
+	newDocs  [][]byte
+	newBase  uint64
 	newSites map[string]uint64 // site keys created in the transaction, not written yet
 	newOut   map[uint64][]byte // out-link sets stored in the transaction, not written yet
 	urls     *bolt.Cursor      // reused for lookups (bbolt's Get allocates a cursor)
+	key      []byte            // reused for the keys of lookups
 
 	frontier      *roaring.Bitmap // loaded on first use
 	frontierDirty bool
@@ -241,12 +254,96 @@ type Tx struct {
 	inAdd, inDel []uint64
 	// Site graph changes: (source site, target site) → link count delta.
 	siteDeltas map[[2]uint32]int64
+	// inWritten is set once flushInLinks has written in-link sets in this
+	// transaction: a snapshot of the bucket from before it is stale.
+	inWritten bool
+
+	prep *flushPrep // work started by PrepareFlush, if any
+}
+
+// newURL is a URL created in the transaction and its id.
+type newURL struct {
+	url string
+	id  uint64
+}
+
+// sortURLs sorts new URLs by URL, the order of the urls bucket.
+func sortURLs(u []newURL) {
+	slices.SortFunc(u, func(a, b newURL) int { return strings.Compare(a.url, b.url) })
+}
+
+// flushPrep is the work PrepareFlush does on another goroutine: what it
+// took from the transaction, and its results once done is closed.
+type flushPrep struct {
+	done         chan struct{}
+	urls         []newURL // the new URLs, sorted
+	inAdd, inDel []uint64 // the in-link changes, sorted
+	withIn       bool     // in holds the in-link sets of those changes
+	in           []inValue
+	err          error
+}
+
+// PrepareFlush starts on another goroutine the work of writing what the
+// transaction gathered so far that needs no write access: it sorts the
+// URLs created so far, and computes the in-link sets that the out-link
+// changes so far make, reading the sets from a read-only transaction (the
+// in-links are only written at the end of a transaction, so that
+// snapshot is the transaction's own view). The caller goes on with the
+// transaction meanwhile, typically with work that creates no URL and
+// changes no out-link; whatever it does, the flush at the end waits for
+// the result and completes it (or redoes the in-links without it).
+// Called at most once per transaction; later calls do nothing.
+func (t *Tx) PrepareFlush() {
+	if t.prep != nil {
+		return
+	}
+	p := &flushPrep{done: make(chan struct{}), urls: t.unsorted}
+	t.unsorted = nil
+	withIn := !t.inWritten && !t.legacy && (len(t.inAdd) > 0 || len(t.inDel) > 0)
+	if withIn {
+		p.withIn = true
+		p.inAdd, p.inDel = t.inAdd, t.inDel
+		t.inAdd, t.inDel = nil, nil
+	}
+	t.prep = p
+	db := t.tx.DB()
+	go func() {
+		defer close(p.done)
+		sortURLs(p.urls)
+		if !withIn {
+			return
+		}
+		slices.Sort(p.inAdd)
+		slices.Sort(p.inDel)
+		p.err = db.View(func(btx *bolt.Tx) error {
+			b := btx.Bucket(bucketIn)
+			if b == nil {
+				return fmt.Errorf("in-links: %w: no bucket %s", ErrCorrupt, bucketIn)
+			}
+			var err error
+			p.in, err = inLinkValues(p.inAdd, p.inDel, b.Get)
+			return err
+		})
+	}()
+}
+
+// takePrep waits for PrepareFlush's work, if any, and returns it.
+func (t *Tx) takePrep() (*flushPrep, error) {
+	p := t.prep
+	if p == nil {
+		return nil, nil
+	}
+	<-p.done
+	return p, p.err
 }
 
 func newTx(btx *bolt.Tx) *Tx { return &Tx{tx: btx} }
 
 // flush writes what the transaction gathered in memory.
 func (t *Tx) flush() error {
+	if _, err := t.takePrep(); err != nil {
+		return err
+	}
 	if err := t.flushNew(); err != nil {
 		return err
 	}
@@ -321,6 +418,9 @@ func (t *Tx) LastDocID() uint64 { return t.counter(keyNextDoc) }
 // flushNew writes the sites, URLs and documents created in the
 // transaction: site and URL keys in sorted order, documents in id order.
 func (t *Tx) flushNew() error {
+	if _, err := t.takePrep(); err != nil {
+		return err
+	}
 	if len(t.newSites) > 0 {
 		keys := make([]string, 0, len(t.newSites))
 		for k := range t.newSites {
@@ -338,25 +438,32 @@ func (t *Tx) flushNew() error {
 	if err := t.flushOut(); err != nil {
 		return err
 	}
-	if len(t.unsorted) == 0 && len(t.newDocs) == 0 {
+	keys := t.unsorted
+	sortURLs(keys)
+	if p := t.prep; p != nil && p.urls != nil {
+		// Sorted by PrepareFlush; URLs created since (if any) join them.
+		if len(keys) > 0 {
+			keys = append(p.urls, keys...)
+			sortURLs(keys)
+		} else {
+			keys = p.urls
+		}
+		p.urls = nil
+	}
+	if len(keys) == 0 && len(t.newDocs) == 0 {
+		t.unsorted = nil
 		return nil
 	}
-	keys := t.unsorted
-	slices.Sort(keys)
 	urls := t.tx.Bucket(bucketURLs)
 	for _, u := range keys {
-		if err := urls.Put([]byte(u), u64(t.newURLs[u])); err != nil {
-			return fmt.Errorf("add url %s: %w", u, err)
+		if err := urls.Put([]byte(u.url), u64(u.id)); err != nil {
+			return fmt.Errorf("add url %s: %w", u.url, err)
 		}
 	}
-	ids := make([]uint64, 0, len(t.newDocs))
-	for id := range t.newDocs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
 	docs := t.tx.Bucket(bucketDocs)
-	for _, id := range ids {
-		if err := docs.Put(u64(id), t.newDocs[id]); err != nil {
+	for i, v := range t.newDocs {
+		id := t.newBase + uint64(i)
+		if err := docs.Put(u64(id), v); err != nil {
 			return fmt.Errorf("put doc %d: %w", id, err)
 		}
 	}
@@ -380,7 +487,8 @@ func (t *Tx) LookupURL(url string) (uint64, bool) {
 	if t.urls == nil {
 		t.urls = t.tx.Bucket(bucketURLs).Cursor()
 	}
-	k, v := t.urls.Seek([]byte(url))
+	t.key = append(t.key[:0], url...) // a Tx is used by one goroutine
+	k, v := t.urls.Seek(t.key)
 	if k == nil || string(k) != url {
 		return 0, false
 	}
@@ -417,17 +525,23 @@ func (t *Tx) AddNewURLDoc(url string, d *Doc) (id uint64, created bool, err erro
 	if id > math.MaxUint32 {
 		return 0, false, fmt.Errorf("add url %s: %w", url, ErrTooManyDocs)
 	}
+	if len(t.newDocs) == 0 {
+		t.newBase = id
+	}
+	if id != t.newBase+uint64(len(t.newDocs)) {
+		return 0, false, fmt.Errorf("add url %s: id %d does not follow the %d new documents from %d", url, id, len(t.newDocs), t.newBase)
+	}
 	t.next(keyNextDoc)
 	if t.newURLs == nil {
 		t.newURLs = map[string]uint64{}
 	}
-	if t.newDocs == nil {
-		t.newDocs = map[uint64][]byte{}
-	}
+	// url may be a substring of a larger string (a parsed record's line)
+	// that the transaction would otherwise keep alive to its end.
+	url = strings.Clone(url)
 	t.newURLs[url] = id
-	t.unsorted = append(t.unsorted, url)
+	t.unsorted = append(t.unsorted, newURL{url: url, id: id})
 	d.ID, d.URL = id, url
-	t.newDocs[id] = nil // PutDoc keeps new documents in memory
+	t.newDocs = append(t.newDocs, nil) // PutDoc keeps new documents in memory
 	if err := t.PutDoc(d); err != nil {
 		return 0, false, err
 	}
@@ -464,7 +578,7 @@ func (t *Tx) Doc(id uint64) (*Doc, error) {
 // ReadDoc reads a document record into d, reusing d's memory where it
 // can.
 func (t *Tx) ReadDoc(id uint64, d *Doc) error {
-	v, ok := t.newDocs[id]
+	v, ok := t.newDoc(id)
 	if !ok {
 		v = t.tx.Bucket(bucketDocs).Get(u64(id))
 	}
@@ -474,10 +588,19 @@ func (t *Tx) ReadDoc(id uint64, d *Doc) error {
 	return decodeDoc(id, v, d)
 }
 
+// newDoc returns the record of a document created in the transaction and
+// not written yet.
+func (t *Tx) newDoc(id uint64) ([]byte, bool) {
+	if id >= t.newBase && id-t.newBase < uint64(len(t.newDocs)) {
+		return t.newDocs[id-t.newBase], true
+	}
+	return nil, false
+}
+
 // DocSite returns the site id of a document, decoding no more of its
 // record than that.
 func (t *Tx) DocSite(id uint64) (uint64, error) {
-	v, ok := t.newDocs[id]
+	v, ok := t.newDoc(id)
 	if !ok {
 		v = t.tx.Bucket(bucketDocs).Get(u64(id))
 	}
@@ -490,25 +613,101 @@ func (t *Tx) DocSite(id uint64) (uint64, error) {
 // PutDoc writes a document record (binary, version 2) and keeps the
 // frontier set in step with its state.
 func (t *Tx) PutDoc(d *Doc) error {
-	// bbolt keeps the value until the commit: a fresh slice each time.
-	v := appendDoc(make([]byte, 0, 64+len(d.URL)+len(d.Title)), d)
-	if _, ok := t.newDocs[d.ID]; ok {
-		t.newDocs[d.ID] = v
-	} else if err := t.tx.Bucket(bucketDocs).Put(u64(d.ID), v); err != nil {
-		return fmt.Errorf("put doc %d: %w", d.ID, err)
+	return t.putRecord(d.ID, encodeDoc(d), d.InFrontier())
+}
+
+// encodeDoc returns the record of d in a fresh slice (bbolt keeps the
+// value until the commit).
+func encodeDoc(d *Doc) []byte {
+	return appendDoc(make([]byte, 0, 64+len(d.URL)+len(d.Title)), d)
+}
+
+// putRecord writes the encoded record v of document id, which is in the
+// frontier or not, and keeps the frontier set in step.
+func (t *Tx) putRecord(id uint64, v []byte, inFrontier bool) error {
+	if id >= t.newBase && id-t.newBase < uint64(len(t.newDocs)) {
+		t.newDocs[id-t.newBase] = v
+	} else if err := t.tx.Bucket(bucketDocs).Put(u64(id), v); err != nil {
+		return fmt.Errorf("put doc %d: %w", id, err)
 	}
 	fr, err := t.frontierSet()
 	if err != nil {
 		return err
 	}
-	if d.InFrontier() {
-		if fr.CheckedAdd(uint32(d.ID)) {
+	if inFrontier {
+		if fr.CheckedAdd(uint32(id)) {
 			t.frontierDirty = true
 		}
-	} else if fr.CheckedRemove(uint32(d.ID)) {
+	} else if fr.CheckedRemove(uint32(id)) {
 		t.frontierDirty = true
 	}
 	return nil
+}
+
+// UpdateDocs reads the documents ids, calls update with the index in ids
+// and the record of each, and writes the records that update says it
+// changed; it returns their number. The records are decoded, updated
+// and encoded on every core: update must be safe for concurrent use and
+// must not use the transaction (it gets each index once, in no
+// particular order). The reads and writes are the transaction's, in the
+// order of ids.
+func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, error) {
+	vals := make([][]byte, len(ids))
+	docs := t.tx.Bucket(bucketDocs)
+	for i, id := range ids {
+		v, ok := t.newDoc(id)
+		if !ok {
+			v = docs.Get(u64(id))
+		}
+		if v == nil {
+			return 0, fmt.Errorf("doc %d: %w", id, ErrNotFound)
+		}
+		vals[i] = v
+	}
+	type result struct {
+		v          []byte // nil: unchanged
+		inFrontier bool
+	}
+	out := make([]result, len(ids))
+	errs := make([]error, len(ids))
+	const block = 256
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), (len(ids)+block-1)/block) {
+		wg.Go(func() {
+			var d Doc
+			for {
+				start := int(next.Add(block) - block)
+				if start >= len(ids) {
+					return
+				}
+				for i := start; i < min(start+block, len(ids)); i++ {
+					if err := decodeDoc(ids[i], vals[i], &d); err != nil {
+						errs[i] = err
+						continue
+					}
+					if update(i, &d) {
+						out[i] = result{v: encodeDoc(&d), inFrontier: d.InFrontier()}
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	n := 0
+	for i, r := range out {
+		if r.v == nil {
+			continue
+		}
+		if err := t.putRecord(ids[i], r.v, r.inFrontier); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // ForEachDoc calls fn for every document in id order, each a fresh *Doc

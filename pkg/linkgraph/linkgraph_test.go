@@ -2,6 +2,7 @@ package linkgraph
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -158,9 +159,24 @@ func smallGraph(t *testing.T, g *Graph) {
 
 // Replacing out-link sets, in one transaction or several, keeps the
 // in-links an exact mirror and the site graph counted per pair of sites.
+// TestInLinksAndSiteGraph runs its steps without PrepareFlush, with it
+// at the end of each transaction (the in-link sets computed on a
+// snapshot), at its start (nothing to prepare yet) and in the middle
+// (changes after it: computed again).
 func TestInLinksAndSiteGraph(t *testing.T) {
+	for _, when := range []string{"never", "end", "start", "middle"} {
+		t.Run(when, func(t *testing.T) { testInLinksAndSiteGraph(t, when) })
+	}
+}
+
+func testInLinksAndSiteGraph(t *testing.T, when string) {
 	g, _ := openTemp(t)
 	smallGraph(t, g)
+	prep := func(tx *Tx, at string) {
+		if at == when {
+			tx.PrepareFlush()
+		}
+	}
 	// a.cl = site 1 (docs 1, 2, 6), b.cl = 2 (docs 3, 4), c.cl = 3 (doc 5)
 	tg := func(ids ...uint64) []Target {
 		site := map[uint64]uint64{1: 1, 2: 1, 6: 1, 3: 2, 4: 2, 5: 3}
@@ -185,6 +201,7 @@ func TestInLinksAndSiteGraph(t *testing.T) {
 			if _, err := tx.ReplaceOutLinks(1, 1, tg(2, 5)); err != nil {
 				return err
 			}
+			prep(tx, "middle")
 			if _, err := tx.ReplaceOutLinks(1, 1, tg(2, 3, 6)); err != nil {
 				return err
 			}
@@ -206,7 +223,14 @@ func TestInLinksAndSiteGraph(t *testing.T) {
 		{{1, 2}: 2},
 	}
 	for i, st := range steps {
-		if err := g.Update(st.fn); err != nil {
+		if err := g.Update(func(tx *Tx) error {
+			prep(tx, "start")
+			if err := st.fn(tx); err != nil {
+				return err
+			}
+			prep(tx, "end")
+			return nil
+		}); err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
 		mustCheck(t, g)
@@ -453,4 +477,138 @@ func TestVersion1Fixture(t *testing.T) {
 	if string(v) != Version {
 		t.Errorf("version after upgrade %q", v)
 	}
+}
+
+// TestPrepareFlushURLs: URLs created before and after PrepareFlush, and
+// in-links read in the middle of the transaction after it, all land.
+func TestPrepareFlushURLs(t *testing.T) {
+	g, _ := openTemp(t)
+	var ids []uint64
+	err := g.Update(func(tx *Tx) error {
+		site, _, err := tx.AddSite("http://a.cl")
+		if err != nil {
+			return err
+		}
+		for _, u := range []string{"http://a.cl/z", "http://a.cl/b"} {
+			id, _, err := tx.AddURL(u, site, 0, 1)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		if _, err := tx.ReplaceOutLinks(ids[0], site, []Target{{Doc: ids[1], Site: site}}); err != nil {
+			return err
+		}
+		tx.PrepareFlush()
+		tx.PrepareFlush() // a second call does nothing
+		id, _, err := tx.AddURL("http://a.cl/m", site, 0, 1)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, id)
+		in, err := tx.InLinks(ids[1])
+		if err != nil {
+			return err
+		}
+		if got := in.ToArray(); !reflect.DeepEqual(got, []uint32{uint32(ids[0])}) {
+			t.Errorf("in-links of %d in the transaction: %v", ids[1], got)
+		}
+		if _, err = tx.ReplaceOutLinks(ids[2], site, []Target{{Doc: ids[1], Site: site}}); err != nil {
+			return err
+		}
+		rec, err := tx.Site(site)
+		if err != nil {
+			return err
+		}
+		rec.Pages = len(ids) // the caller keeps the page count
+		return tx.PutSite(rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.View(func(tx *Tx) error {
+		for i, u := range []string{"http://a.cl/z", "http://a.cl/b", "http://a.cl/m"} {
+			if id, ok := tx.LookupURL(u); !ok || id != ids[i] {
+				t.Errorf("%s: %d %v, want %d", u, id, ok, ids[i])
+			}
+		}
+		in, err := tx.InLinks(ids[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := in.ToArray(), []uint32{uint32(ids[0]), uint32(ids[2])}; !reflect.DeepEqual(got, want) {
+			t.Errorf("in-links of %d: %v, want %v", ids[1], got, want)
+		}
+		return nil
+	})
+}
+
+// TestUpdateDocs: records committed before and created in the
+// transaction are read, updated on several goroutines and written back
+// (only the changed ones), with the frontier set in step.
+func TestUpdateDocs(t *testing.T) {
+	g, _ := openTemp(t)
+	var ids []uint64
+	addDocs := func(tx *Tx, from, to int) error {
+		site, _, err := tx.AddSite("http://a.cl")
+		if err != nil {
+			return err
+		}
+		for i := from; i < to; i++ {
+			id, _, err := tx.AddURL(fmt.Sprintf("http://a.cl/%d", i), site, 5, 1)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rec, err := tx.Site(site)
+		if err != nil {
+			return err
+		}
+		rec.Pages = to
+		return tx.PutSite(rec)
+	}
+	if err := g.Update(func(tx *Tx) error { return addDocs(tx, 0, 600) }); err != nil {
+		t.Fatal(err)
+	}
+	err := g.Update(func(tx *Tx) error {
+		if err := addDocs(tx, 600, 1000); err != nil {
+			return err
+		}
+		n, err := tx.UpdateDocs(ids, func(i int, d *Doc) bool {
+			if d.ID != ids[i] {
+				t.Errorf("index %d: doc %d, want %d", i, d.ID, ids[i])
+			}
+			switch i % 3 {
+			case 0:
+				d.Depth = 1
+				return true
+			case 1:
+				d.State, d.Reason = StateExcluded, "robots"
+				return true
+			}
+			d.Depth = 2 // not written: update says unchanged
+			return false
+		})
+		if n != 667 {
+			t.Errorf("%d written, want 667", n)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.View(func(tx *Tx) error {
+		for i, id := range ids {
+			d, err := tx.Doc(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[int]int{0: 1, 1: 5, 2: 5}[i%3]
+			if d.Depth != want || (d.State == StateExcluded) != (i%3 == 1) {
+				t.Errorf("doc %d: depth %d, state %s", id, d.Depth, d.State)
+			}
+		}
+		return nil
+	})
 }

@@ -204,8 +204,9 @@ func (t *Tx) siteDelta(src, dst uint32, n int64) {
 		t.siteDeltas = map[[2]uint32]int64{}
 	}
 	k := [2]uint32{src, dst}
-	t.siteDeltas[k] += n
-	if t.siteDeltas[k] == 0 {
+	if v := t.siteDeltas[k] + n; v != 0 {
+		t.siteDeltas[k] = v
+	} else {
 		delete(t.siteDeltas, k)
 	}
 }
@@ -220,13 +221,62 @@ func (t *Tx) flushLinks() error {
 }
 
 func (t *Tx) flushInLinks() error {
-	if len(t.inAdd) == 0 && len(t.inDel) == 0 {
-		return nil
+	p, err := t.takePrep()
+	if err != nil {
+		return err
 	}
-	slices.Sort(t.inAdd)
-	slices.Sort(t.inDel)
+	var values []inValue
+	if p != nil && p.withIn && len(t.inAdd) == 0 && len(t.inDel) == 0 {
+		// Computed by PrepareFlush, and no change since.
+		values = p.in
+		p.withIn, p.in, p.inAdd, p.inDel = false, nil, nil, nil
+	} else {
+		if p != nil && p.withIn {
+			// Changes came after PrepareFlush: its result is incomplete.
+			t.inAdd = append(p.inAdd, t.inAdd...)
+			t.inDel = append(p.inDel, t.inDel...)
+			p.withIn, p.in, p.inAdd, p.inDel = false, nil, nil, nil
+		}
+		if len(t.inAdd) == 0 && len(t.inDel) == 0 {
+			return nil
+		}
+		slices.Sort(t.inAdd)
+		slices.Sort(t.inDel)
+		if values, err = inLinkValues(t.inAdd, t.inDel, t.tx.Bucket(bucketIn).Get); err != nil {
+			return err
+		}
+	}
 	in := t.tx.Bucket(bucketIn)
-	add, del := t.inAdd, t.inDel
+	for _, v := range values {
+		key := u64(v.target)
+		if v.value == nil {
+			if err := in.Delete(key); err != nil {
+				return fmt.Errorf("in-links of doc %d: %w", v.target, err)
+			}
+			continue
+		}
+		if err := in.Put(key, v.value); err != nil {
+			return fmt.Errorf("in-links of doc %d: %w", v.target, err)
+		}
+	}
+	t.inAdd, t.inDel = t.inAdd[:0], t.inDel[:0]
+	t.inWritten = true
+	return nil
+}
+
+// inValue is the new in-link set of a target: nil when it is empty (the
+// key is deleted).
+type inValue struct {
+	target uint64
+	value  []byte
+}
+
+// inLinkValues computes the in-link sets that the sorted changes add and
+// del (target<<32 | source) make, in target order, reading the current
+// sets with get. It writes nothing, so it may run on a snapshot of the
+// in-links bucket (PrepareFlush).
+func inLinkValues(add, del []uint64, get func(key []byte) []byte) ([]inValue, error) {
+	var out []inValue
 	var adds, dels []uint32
 	for len(add) > 0 || len(del) > 0 {
 		// The next target with changes.
@@ -272,10 +322,9 @@ func (t *Tx) flushInLinks() error {
 			continue
 		}
 		bm := roaring.New()
-		key := u64(target)
-		if v := in.Get(key); v != nil {
+		if v := get(u64(target)); v != nil {
 			if err := bm.UnmarshalBinary(v); err != nil {
-				return fmt.Errorf("in-links of doc %d: %w: %w", target, ErrCorrupt, err)
+				return nil, fmt.Errorf("in-links of doc %d: %w: %w", target, ErrCorrupt, err)
 			}
 		}
 		bm.AddMany(adds)
@@ -283,22 +332,17 @@ func (t *Tx) flushInLinks() error {
 			bm.Remove(s)
 		}
 		if bm.IsEmpty() {
-			if err := in.Delete(key); err != nil {
-				return fmt.Errorf("in-links of doc %d: %w", target, err)
-			}
+			out = append(out, inValue{target: target})
 			continue
 		}
 		bm.RunOptimize()
 		v, err := bm.ToBytes()
 		if err != nil {
-			return fmt.Errorf("in-links of doc %d: %w", target, err)
+			return nil, fmt.Errorf("in-links of doc %d: %w", target, err)
 		}
-		if err := in.Put(key, v); err != nil {
-			return fmt.Errorf("in-links of doc %d: %w", target, err)
-		}
+		out = append(out, inValue{target: target, value: v})
 	}
-	t.inAdd, t.inDel = t.inAdd[:0], t.inDel[:0]
-	return nil
+	return out, nil
 }
 
 func (t *Tx) flushSiteLinks() error {

@@ -6,6 +6,7 @@ package parsed
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,32 +85,50 @@ func (w *Writer) Write(d *Doc) error {
 func (w *Writer) Flush() error { return w.bw.Flush() }
 
 // Reader reads document records one at a time, so a large batch needs no
-// more memory than its largest record.
+// more memory than its largest record. Records are lines (DecodeLine);
+// empty lines are skipped.
 type Reader struct {
-	dec  *json.Decoder
+	br   *bufio.Reader
 	name string
 	n    int
+	buf  []byte // a line longer than br's buffer
 }
 
 // NewReader reads records from r; name is used in errors.
 func NewReader(r io.Reader, name string) *Reader {
-	return &Reader{dec: json.NewDecoder(bufio.NewReaderSize(r, 256*1024)), name: name}
+	return &Reader{br: bufio.NewReaderSize(r, 256*1024), name: name}
 }
 
 // Next returns the next record, or io.EOF after the last.
 func (r *Reader) Next() (*Doc, error) {
-	var d Doc
-	if err := r.dec.Decode(&d); err != nil {
-		if err == io.EOF {
-			return nil, io.EOF
+	for {
+		line, err := r.line()
+		if len(bytes.TrimSpace(line)) > 0 {
+			r.n++
+			return DecodeLine(string(line), r.name, r.n)
 		}
-		return nil, fmt.Errorf("%w: %s record %d: %w", ErrFormat, r.name, r.n+1, err)
+		if err != nil {
+			if err == io.EOF {
+				return nil, io.EOF
+			}
+			return nil, fmt.Errorf("read %s: %w", r.name, err)
+		}
 	}
-	r.n++
-	if d.V != Version {
-		return nil, fmt.Errorf("%w: %s record %d: version %d, this program reads %d", ErrFormat, r.name, r.n, d.V, Version)
+}
+
+// line returns the next line (without copying when it fits the buffer;
+// valid until the next call) and the error that ended it, if any.
+func (r *Reader) line() ([]byte, error) {
+	line, err := r.br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return line, err
 	}
-	return &d, nil
+	r.buf = append(r.buf[:0], line...)
+	for err == bufio.ErrBufferFull {
+		line, err = r.br.ReadSlice('\n')
+		r.buf = append(r.buf, line...)
+	}
+	return r.buf, err
 }
 
 // ReadFile reads every record of the docs file at path.

@@ -2,6 +2,7 @@ package parsed
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -121,6 +122,69 @@ func FuzzReader(f *testing.F) {
 			if _, err := r.Next(); err != nil {
 				return
 			}
+		}
+	})
+}
+
+// TestFastDecode: every record the Writer writes takes the hand-written
+// path, and decodes as encoding/json decodes it; records it does not
+// handle fall back to encoding/json with the same result.
+func TestFastDecode(t *testing.T) {
+	for _, path := range []string{"testdata/golden.jsonl", "testdata/docs.jsonl"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+			var fast, ref Doc
+			if !fastDecode(string(line), &fast) {
+				t.Errorf("%s line %d: not decoded by the fast path", path, i+1)
+			}
+			if err := json.Unmarshal(line, &ref); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(fast, ref) {
+				t.Errorf("%s line %d:\n fast %+v\n json %+v", path, i+1, fast, ref)
+			}
+		}
+	}
+	for _, line := range []string{
+		`{"v":1,"docid":7,"url":"http://a.cl/\u00e9\n\"x\"\/","status":200,"fetched":"2026-11-22T03:04:05Z","bytes":0,"links":[]}`,
+		`{"v":1,"docid":7,"url":"http://a.cl/\ud83d\ude00","status":200,"fetched":"2026-11-22T03:04:05Z","bytes":0}`,
+		`{"v":1,"URL":"http://a.cl/","extra":[1,{"a":null}],"status":2.0e2}`,
+		`{"v":1,"title":"a","title":"b","links":[{"url":"x"}],"links":[{"anchor":"y"}]}`,
+		"{\"v\":1,\"title\":\"caf\xe9\"}",
+		` { "v" : 1 , "docid" : 3 , "links" : [ { "url" : "http://a.cl/" , "nofollow" : true } ] } `,
+		`{"v":1,"docid":-1}`,
+		`{"v":1,"nofollow":null,"status":007}`,
+		`{"v":1} x`,
+	} {
+		var got, ref Doc
+		gerr := Unmarshal([]byte(line), &got)
+		rerr := json.Unmarshal([]byte(line), &ref)
+		if (gerr == nil) != (rerr == nil) || !reflect.DeepEqual(got, ref) {
+			t.Errorf("%s:\n got %+v, %v\nwant %+v, %v", line, got, gerr, ref, rerr)
+		}
+	}
+}
+
+// FuzzUnmarshal: Unmarshal decodes any line as encoding/json does.
+func FuzzUnmarshal(f *testing.F) {
+	for _, path := range []string{"testdata/golden.jsonl", "testdata/docs.jsonl"} {
+		data, _ := os.ReadFile(path)
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			f.Add(line)
+		}
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var got, ref Doc
+		gerr := Unmarshal(line, &got)
+		rerr := json.Unmarshal(line, &ref)
+		if (gerr == nil) != (rerr == nil) {
+			t.Fatalf("%q: error %v, encoding/json %v", line, gerr, rerr)
+		}
+		if gerr == nil && !reflect.DeepEqual(got, ref) {
+			t.Fatalf("%q:\n got %+v\nwant %+v", line, got, ref)
 		}
 	})
 }

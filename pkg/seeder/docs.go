@@ -23,6 +23,10 @@ type batchRun struct {
 	unreachable map[string]bool // sites whose robots.txt was unreachable in this batch
 	reapply     bool            // graph.db already records the batch as seeded (forced run)
 	snapshot    bool            // links were looked up in graph.db as it was before the batch
+	// rewritten holds the documents known before the batch whose records
+	// the transaction rewrote before their parsed record came (robots.txt
+	// rechecks): their prepared snapshot copy is out of date.
+	rewritten *roaring.Bitmap
 
 	// Reused for each page's links.
 	targets []linkgraph.Target
@@ -149,6 +153,7 @@ func (r *batchRun) recheck(site *siteEntry, oldRules, newRules *robots.Rules) er
 		default:
 			return nil
 		}
+		r.rewritten.Add(uint32(id))
 		return tx.PutDoc(d)
 	})
 }
@@ -185,9 +190,16 @@ func (r *batchRun) doc(p *preparedDoc) error {
 		return nil
 	}
 	r.seen.Add(uint32(pd.DocID))
-	d, err := tx.Doc(pd.DocID)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrMismatch, err)
+	// The record as it was before the batch, read ahead on another core,
+	// is the record now unless the transaction rewrote it: each document
+	// is taken in once (seen), and only robots.txt rechecks rewrite known
+	// documents before that.
+	d := p.stored
+	if d == nil || !r.snapshot || r.rewritten.Contains(uint32(pd.DocID)) {
+		var err error
+		if d, err = tx.Doc(pd.DocID); err != nil {
+			return fmt.Errorf("%w: %w", ErrMismatch, err)
+		}
 	}
 	if d.URL != pd.URL {
 		return fmt.Errorf("%w: doc %d is %s in graph.db, %s in the batch", ErrMismatch, pd.DocID, d.URL, pd.URL)

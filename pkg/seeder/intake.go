@@ -366,39 +366,102 @@ func (in *intake) flushSites() error {
 // targetUpdate is what one link of a batch proposes for its target: a
 // depth through the link and an anchor text. Proposals are logged while
 // the batch is read and applied grouped by target at the end, so each
-// target's record is decoded once, not once per in-link; a log sorted
-// once costs less than a map updated for every link of the batch.
+// target's record is decoded once, not once per in-link; a log grouped
+// once by a counting sort on the target id costs less than a map updated
+// for every link of the batch.
 type targetUpdate struct {
 	id     uint32
-	seq    uint32 // order in the log: anchors are kept first found first
 	depth  int32  // -1: none
 	anchor string // cleaned; "": none
 }
 
-// targetUpdates is the log of proposals.
+// updateBlock is the number of proposals per block of the log: the log
+// grows by blocks, never copying what it holds.
+const updateBlock = 1 << 14
+
+// targetUpdates is the log of proposals, in the order they were made
+// (anchors are kept first found first).
 type targetUpdates struct {
-	log []targetUpdate
+	blocks [][]targetUpdate
+	n      int
+	maxID  uint32
+}
+
+func (m *targetUpdates) add(u targetUpdate) {
+	if len(m.blocks) == 0 || len(m.blocks[len(m.blocks)-1]) == updateBlock {
+		m.blocks = append(m.blocks, make([]targetUpdate, 0, updateBlock))
+	}
+	last := &m.blocks[len(m.blocks)-1]
+	*last = append(*last, u)
+	m.n++
+	m.maxID = max(m.maxID, u.id)
 }
 
 // propose records a link to a known target: its depth through the link,
 // and its anchor text (if any).
 func (m *targetUpdates) propose(id uint64, depth int, anchor string) {
 	if anchor != "" {
-		anchor = cleanAnchor(anchor)
+		anchor = keepAnchor(anchor)
 	}
-	m.log = append(m.log, targetUpdate{id: uint32(id), seq: uint32(len(m.log)), depth: int32(depth), anchor: anchor})
+	m.add(targetUpdate{id: uint32(id), depth: int32(depth), anchor: anchor})
 }
 
 // proposeDepth records a depth for a target.
 func (m *targetUpdates) proposeDepth(id uint64, depth int) {
-	m.log = append(m.log, targetUpdate{id: uint32(id), seq: uint32(len(m.log)), depth: int32(depth)})
+	m.add(targetUpdate{id: uint32(id), depth: int32(depth)})
 }
 
 // addAnchor records an anchor text for a target.
 func (m *targetUpdates) addAnchor(id uint64, text string) {
-	if text = cleanAnchor(text); text != "" {
-		m.log = append(m.log, targetUpdate{id: uint32(id), seq: uint32(len(m.log)), depth: -1, anchor: text})
+	if text = keepAnchor(text); text != "" {
+		m.add(targetUpdate{id: uint32(id), depth: -1, anchor: text})
 	}
+}
+
+// grouped returns the log grouped by target id, in id order, each
+// target's proposals in the order they were made, and empties the log. A
+// batch's log is about as long as the graph has ids (which are dense):
+// a counting sort; a short log (a release of a few parked links) is
+// sorted.
+func (m *targetUpdates) grouped() []targetUpdate {
+	if uint64(m.maxID) > 4*uint64(m.n)+1024 {
+		out := make([]targetUpdate, 0, m.n)
+		for _, b := range m.blocks {
+			out = append(out, b...)
+		}
+		*m = targetUpdates{}
+		slices.SortStableFunc(out, func(a, b targetUpdate) int { return cmp.Compare(a.id, b.id) })
+		return out
+	}
+	start := make([]int, int(m.maxID)+2)
+	for _, b := range m.blocks {
+		for _, u := range b {
+			start[u.id+1]++
+		}
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	out := make([]targetUpdate, m.n)
+	for i, b := range m.blocks {
+		for _, u := range b {
+			out[start[u.id]] = u
+			start[u.id]++
+		}
+		m.blocks[i] = nil // the proposals' memory goes as soon as it is copied
+	}
+	*m = targetUpdates{}
+	return out
+}
+
+// keepAnchor is cleanAnchor for a text kept until the end of the batch:
+// a parsed record's strings share the memory of its whole line
+// (parsed.DecodeLine), which a substring would keep alive.
+func keepAnchor(s string) string {
+	if clean(s) {
+		return strings.Clone(s)
+	}
+	return cleanAnchor(s)
 }
 
 // cleanAnchor collapses white space and cuts the text at MaxAnchorBytes on
@@ -448,27 +511,20 @@ func clean(s string) bool {
 // decreases; anchors are merged with the stored ones, the stored first,
 // then in the order the batch found them, at most MaxAnchors distinct.
 func (m *targetUpdates) apply(tx *linkgraph.Tx) (int, error) {
-	slices.SortFunc(m.log, func(a, b targetUpdate) int {
-		if c := cmp.Compare(a.id, b.id); c != 0 {
-			return c
+	log := m.grouped()
+	var ids []uint64
+	var starts []int // group i is log[starts[i]:starts[i+1]]
+	for i, u := range log {
+		if i == 0 || u.id != log[i-1].id {
+			ids = append(ids, uint64(u.id))
+			starts = append(starts, i)
 		}
-		return cmp.Compare(a.seq, b.seq)
-	})
-	changed := 0
-	var d linkgraph.Doc
-	for log := m.log; len(log) > 0; {
-		n := 1
-		for n < len(log) && log[n].id == log[0].id {
-			n++
-		}
-		group := log[:n]
-		log = log[n:]
-		id := uint64(group[0].id)
-		if err := tx.ReadDoc(id, &d); err != nil {
-			return changed, err
-		}
+	}
+	starts = append(starts, len(log))
+	// The targets' records are decoded, merged and encoded on every core.
+	return tx.UpdateDocs(ids, func(i int, d *linkgraph.Doc) bool {
 		dirty := false
-		for _, u := range group {
+		for _, u := range log[starts[i]:starts[i+1]] {
 			if u.depth >= 0 && int(u.depth) < d.Depth {
 				d.Depth = int(u.depth)
 				dirty = true
@@ -478,13 +534,6 @@ func (m *targetUpdates) apply(tx *linkgraph.Tx) (int, error) {
 				dirty = true
 			}
 		}
-		if dirty {
-			if err := tx.PutDoc(&d); err != nil {
-				return changed, err
-			}
-			changed++
-		}
-	}
-	m.log = nil
-	return changed, nil
+		return dirty
+	})
 }

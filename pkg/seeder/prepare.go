@@ -2,12 +2,11 @@ package seeder
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -23,6 +22,10 @@ import (
 type preparedDoc struct {
 	doc   *parsed.Doc
 	links []preparedLink // links, then redirect, then canonical
+	// stored is the document's record as graph.db held it before the
+	// batch (nil if not read): the batch's transaction uses it unless it
+	// has rewritten the record since (batchRun.doc).
+	stored *linkgraph.Doc
 }
 
 // preparedLink is one link of a page after resolve.
@@ -87,20 +90,6 @@ func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites map[string]uint
 	return out
 }
 
-// decodeRecord decodes line n of a docs.jsonl file as parsed.Reader.Next
-// does (JSON, then the version check), so that records can be decoded in
-// parallel.
-func decodeRecord(line []byte, name string, n int) (*parsed.Doc, error) {
-	var d parsed.Doc
-	if err := json.Unmarshal(line, &d); err != nil {
-		return nil, fmt.Errorf("%w: %s record %d: %w", parsed.ErrFormat, name, n, err)
-	}
-	if d.V != parsed.Version {
-		return nil, fmt.Errorf("%w: %s record %d: version %d, this program reads %d", parsed.ErrFormat, name, n, d.V, parsed.Version)
-	}
-	return &d, nil
-}
-
 // prepareDocs reads the records of a docs.jsonl file (name for messages)
 // from r, decodes them and resolves their links on every core, looking up
 // known URLs in graph.db (g, read-only snapshots; nil for none), and sends
@@ -116,10 +105,11 @@ func prepareDocs(ctx context.Context, r io.Reader, name string, g *linkgraph.Gra
 	n := 0 // lines read
 	for {
 		var c chunk
-		var lines [][]byte
+		var lines []string
 		for len(lines) < chunkSize {
-			line, err := br.ReadBytes('\n')
-			if len(bytes.TrimSpace(line)) > 0 {
+			// One copy of the line, which the record's strings share.
+			line, err := br.ReadString('\n')
+			if len(strings.TrimSpace(line)) > 0 {
 				lines = append(lines, line)
 			}
 			if err == io.EOF {
@@ -139,12 +129,17 @@ func prepareDocs(ctx context.Context, r io.Reader, name string, g *linkgraph.Gra
 				work := func(tx *linkgraph.Tx) error {
 					sites := map[string]uint64{}
 					for i := int(next.Add(1) - 1); i < len(lines); i = int(next.Add(1) - 1) {
-						d, err := decodeRecord(lines[i], name, n+i+1)
+						d, err := parsed.DecodeLine(lines[i], name, n+i+1)
 						if err != nil {
 							errs[i] = err
 							continue
 						}
 						c.docs[i] = preparedDoc{doc: d, links: res.prepare(d, tx, sites)}
+						if tx != nil {
+							if stored, err := tx.Doc(d.DocID); err == nil {
+								c.docs[i].stored = stored
+							}
+						}
 					}
 					return nil
 				}

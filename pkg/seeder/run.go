@@ -279,7 +279,7 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 	err = g.Update(func(tx *linkgraph.Tx) error {
 		in := newIntake(tx, opts.Config, b.ID, res, filepath.Join(col.Dir, FrontierDir))
 		defer in.abortPark()
-		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, snapshot: true, cands: map[string]int{}}
+		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, snapshot: true, cands: map[string]int{}}
 		if err := run.robots(robotsRecs); err != nil {
 			return err
 		}
@@ -305,6 +305,10 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// No URL is created and no out-link changes from here on: the
+		// sorting of the new URLs and the new in-link sets are computed on
+		// the other core while the targets are updated.
+		tx.PrepareFlush()
 		if err := run.missing(entries); err != nil {
 			return err
 		}
