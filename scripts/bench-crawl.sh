@@ -113,21 +113,43 @@ out "   test web ready in $(awk -v s="$start_web" -v t="$(date +%s.%N)" 'BEGIN {
 
 # measure STAGE CYCLE: runs one stage under GNU time; prints its line and
 # adds to the per-stage totals. Returns the stage's exit code.
-declare -A tot_wall tot_cpu max_rss
-for s in $WIRE_STAGES; do tot_wall[$s]=0; tot_cpu[$s]=0; max_rss[$s]=0; done
+declare -A tot_wall tot_cpu max_rss max_anon
+for s in $WIRE_STAGES; do tot_wall[$s]=0; tot_cpu[$s]=0; max_rss[$s]=0; max_anon[$s]=0; done
 measure() {
-	local s=$1 cyc=$2 rc line wall user sys rss
+	local s=$1 cyc=$2 rc line wall user sys rss anon
 	shift 2
 	"$TIME" -f '%e %U %S %M' -o "$dir/stage.time" "$WIRE_BIN/$s" run --collection "$col" --quiet "$@" \
-		>"$dir/$s.out" 2>"$dir/$s.err"
+		>"$dir/$s.out" 2>"$dir/$s.err" &
+	local tpid=$! spid
+	# Peak anonymous memory (heap, stacks), sampled every 0.2 s: GNU
+	# time's peak RSS also counts the pages of graph.db the stage has
+	# mapped and touched, which is the kernel's page cache and grows with
+	# the graph.
+	(
+		peak=0
+		while kill -0 "$tpid" 2>/dev/null; do
+			c=$(pgrep -P "$tpid" | head -1)
+			if [ -n "$c" ]; then
+				a=$(awk '/^RssAnon:/ {print $2}' "/proc/$c/status" 2>/dev/null)
+				[ -n "$a" ] && [ "$a" -gt "$peak" ] && peak=$a
+			fi
+			sleep 0.2
+		done
+		echo "$peak" >"$dir/stage.anon"
+	) &
+	spid=$!
+	wait "$tpid"
 	rc=$?
+	wait "$spid"
+	anon=$(cat "$dir/stage.anon")
+	[ "$anon" -gt "${max_anon[$s]}" ] && max_anon[$s]=$anon
 	line=$(tail -1 "$dir/stage.time")
 	read -r wall user sys rss <<<"$line"
 	tot_wall[$s]=$(awk -v a="${tot_wall[$s]}" -v b="$wall" 'BEGIN {print a + b}')
 	tot_cpu[$s]=$(awk -v a="${tot_cpu[$s]}" -v b="$user" -v c="$sys" 'BEGIN {print a + b + c}')
 	[ "$rss" -gt "${max_rss[$s]}" ] && max_rss[$s]=$rss
-	out "$(printf '   %5s %-9s exit %d  wall %8.1f s  cpu %8.1f s  peak %7.0f MB' "$cyc" "$s" "$rc" "$wall" \
-		"$(awk -v a="$user" -v b="$sys" 'BEGIN {print a + b}')" "$(awk -v r="$rss" 'BEGIN {print r / 1024}')")"
+	out "$(printf '   %5s %-9s exit %d  wall %8.1f s  cpu %8.1f s  peak %7.0f MB  anon %7.0f MB' "$cyc" "$s" "$rc" "$wall" \
+		"$(awk -v a="$user" -v b="$sys" 'BEGIN {print a + b}')" "$(awk -v r="$rss" 'BEGIN {print r / 1024}')" "$(awk -v r="$anon" 'BEGIN {print r / 1024}')")"
 	if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then
 		tail -5 "$dir/$s.err" >&2
 	fi
@@ -147,6 +169,9 @@ while [ "$fetched" -lt "$budget" ]; do
 	rc=$?
 	if [ "$rc" = 3 ]; then
 		out "   cycle $cycle: the frontier is empty"
+		# The manager says what holds the rest back (site caps, depth,
+		# the per-script limit, revisit period).
+		out "   $(tail -1 "$dir/manager.err")"
 		cycle=$((cycle - 1))
 		break
 	fi
@@ -175,7 +200,7 @@ read -r wwall wuser wsys wrss <<<"$(tail -1 "$dir/testweb.time")"
 out ""
 out "== totals"
 for s in $WIRE_STAGES; do
-	out "$(printf '   %-9s wall %8.1f s  cpu %8.1f s  peak %7.0f MB' "$s" "${tot_wall[$s]}" "${tot_cpu[$s]}" "$(awk -v r="${max_rss[$s]}" 'BEGIN {print r / 1024}')")"
+	out "$(printf '   %-9s wall %8.1f s  cpu %8.1f s  peak %7.0f MB  anon %7.0f MB' "$s" "${tot_wall[$s]}" "${tot_cpu[$s]}" "$(awk -v r="${max_rss[$s]}" 'BEGIN {print r / 1024}')" "$(awk -v r="${max_anon[$s]}" 'BEGIN {print r / 1024}')")"
 done
 out "$(printf '   %-9s wall %8.1f s  cpu %8.1f s  peak %7.0f MB' testweb "$wwall" "$(awk -v a="$wuser" -v b="$wsys" 'BEGIN {print a + b}')" "$(awk -v r="$wrss" 'BEGIN {print r / 1024}')")"
 disk=$(du -sb "$col" | cut -f1)

@@ -130,6 +130,9 @@ func TestCrawlSurvivesKills(t *testing.T) {
 	if cov.Reachable < check.Fetched/2 || cov.Fetched == 0 || cov.Fetched > cov.Reachable || cov.FetchedURLs > check.Fetched {
 		t.Errorf("coverage: %d of %d reachable, %d URLs fetched; the fetch logs have %d", cov.Fetched, cov.Reachable, cov.FetchedURLs, check.Fetched)
 	}
+	if cov.ScriptCapped > cov.Reachable-cov.Fetched {
+		t.Errorf("coverage: %d missed pages held by the script cap, but only %d missed", cov.ScriptCapped, cov.Reachable-cov.Fetched)
+	}
 	pol := CheckPoliteness(web, s.Wait, s.TotalTimeout, rep.Deaths("harvester"))
 	t.Logf("politeness: %d requests to %d hosts on %d connections; shortest gap %v (%s); %d URLs requested again after a kill",
 		pol.Requests, pol.Hosts, pol.Conns, pol.MinGap, pol.MinGapHost, pol.Refetched)
