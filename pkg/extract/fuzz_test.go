@@ -127,3 +127,85 @@ func FuzzRawAttrs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseRobotsHeader checks ParseRobotsHeader on X-Robots-Tag values
+// (one per line of header) for a crawler named agent: the values count
+// alone and in any order; a value without a colon reads as <meta
+// name=robots> content; a flag is only set by a value naming it (or
+// "none"); and, when agent is a plain token, "AGENT: v" reads as v, in
+// any ASCII case, while "AGENTx: v" is another crawler's and reads as
+// nothing.
+func FuzzParseRobotsHeader(f *testing.F) {
+	for _, c := range [][2]string{
+		{"noindex", "wirebot"},
+		{"noindex, nofollow", "wirebot"},
+		{"none", "wirebot"},
+		{"otherbot: noindex", "wirebot"},
+		{"WireBot: nofollow", "wirebot"},
+		{"unavailable_after: 25 Jun 2010 15:00:00 PST", "wirebot"},
+		{"noarchive\nnofollow", "wirebot"},
+		{"", "wirebot"},
+		{"googlebot: noindex, nofollow\nwirebot: none\nnoarchive", "wirebot"},
+		{"max-snippet: 20, NOINDEX", "wirebot"},
+		{"max-image-preview:large,nofollow", "max-image-preview"},
+		{" wirebot : NOINDEX\t", "wirebot"},
+		{":noindex\nnoindex:\nno index", "wirebot"},
+		{"wirebot: otherbot: noindex", "otherbot"},
+		{"all\nindex, follow", "wirebot"},
+		{"NOİNDEX,\u212aNOFOLLOW", "wire bot"},
+		{"wirebot,otherbot: noindex", "wirebot,otherbot"},
+	} {
+		f.Add(c[0], c[1])
+	}
+	f.Fuzz(func(t *testing.T, header, agent string) {
+		values := strings.Split(header, "\n")
+		got := ParseRobotsHeader(values, agent)
+		var each Robots
+		reversed := make([]string, len(values))
+		for i, v := range values {
+			one := ParseRobotsHeader([]string{v}, agent)
+			each = each.Merge(one)
+			reversed[len(values)-1-i] = v
+			if !strings.Contains(v, ":") && one != ParseRobots(v) {
+				t.Fatalf("%q: %+v, as meta content %+v", v, one, ParseRobots(v))
+			}
+		}
+		if got != each {
+			t.Fatalf("%q: %+v, value by value %+v", values, got, each)
+		}
+		if r := ParseRobotsHeader(reversed, agent); r != got {
+			t.Fatalf("%q: %+v, reversed %+v", values, got, r)
+		}
+		lower := strings.ToLower(header)
+		none := strings.Contains(lower, "none")
+		if got.NoIndex && !none && !strings.Contains(lower, "noindex") || got.NoFollow && !none && !strings.Contains(lower, "nofollow") {
+			t.Fatalf("%q: %+v from no such directive", values, got)
+		}
+		if agent == "" || agent != strings.TrimSpace(agent) || strings.ContainsAny(agent, ": ,") ||
+			isValuedDirective(agent) || isValuedDirective(agent+"x") {
+			return
+		}
+		v := values[0]
+		names := []string{agent}
+		if isASCII(agent) {
+			names = append(names, strings.ToUpper(agent), strings.ToLower(agent))
+		}
+		for _, name := range names {
+			if r := ParseRobotsHeader([]string{name + ": " + v}, agent); r != ParseRobots(v) {
+				t.Fatalf("%q for %q: %+v, want %+v", name+": "+v, agent, r, ParseRobots(v))
+			}
+		}
+		if r := ParseRobotsHeader([]string{agent + "x:" + v}, agent); r != (Robots{}) {
+			t.Fatalf("%q for %q: %+v, want nothing", agent+"x:"+v, agent, r)
+		}
+	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}

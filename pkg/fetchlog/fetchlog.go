@@ -182,14 +182,31 @@ type Robots struct {
 // ignored as in Read.
 func ReadRobots(path string) ([]Robots, error) { return readJSONLines[Robots](path, "robots") }
 
-// readJSONLines reads a file of one JSON value per line; the text after
-// the last newline (empty, or a line torn by a crash) is ignored. On a bad
-// line it returns the values before it and an error naming the line.
+// ReadRobotsFrom reads the content of a robots file from r as ReadRobots
+// does; name (the file's path) is for errors.
+func ReadRobotsFrom(r io.Reader, name string) ([]Robots, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read robots file %s: %w", name, err)
+	}
+	return parseJSONLines[Robots](data, name)
+}
+
+// readJSONLines reads a file of one JSON value per line as parseJSONLines
+// does.
 func readJSONLines[T any](path, what string) ([]T, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s file %s: %w", what, path, err)
 	}
+	return parseJSONLines[T](data, path)
+}
+
+// parseJSONLines parses the content of a file of one JSON value per line;
+// the text after the last newline (empty, or a line torn by a crash) is
+// ignored, and so are blank lines. On a bad line it returns the values
+// before it and an error naming path and the line.
+func parseJSONLines[T any](data []byte, path string) ([]T, error) {
 	var out []T
 	lines := strings.Split(string(data), "\n")
 	for i, line := range lines {
@@ -254,18 +271,5 @@ func ReadServers(path string) ([]Server, error) { return readJSONLines[Server](p
 
 // ParseServers reads the content of a servers file; name is for errors.
 func ParseServers(data []byte, name string) ([]Server, error) {
-	path := name
-	var out []Server
-	lines := strings.Split(string(data), "\n")
-	for i, line := range lines {
-		if i == len(lines)-1 || strings.TrimSpace(line) == "" {
-			continue
-		}
-		var s Server
-		if err := json.Unmarshal([]byte(line), &s); err != nil {
-			return out, fmt.Errorf("%w: %s line %d: %w", ErrFormat, path, i+1, err)
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return parseJSONLines[Server](data, name)
 }

@@ -3,11 +3,14 @@ package fetchlog
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -91,6 +94,9 @@ func TestRobotsFile(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, rs) {
 		t.Errorf("got %+v, %v", got, err)
 	}
+	if got, err := ReadRobotsFrom(bytes.NewReader(data), p); err != nil || !reflect.DeepEqual(got, rs) {
+		t.Errorf("from a reader: got %+v, %v", got, err)
+	}
 	os.WriteFile(p, []byte("{bad json}\n"), 0o644)
 	if _, err := ReadRobots(p); !errors.Is(err, ErrFormat) {
 		t.Errorf("bad json: %v", err)
@@ -115,4 +121,86 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzReadRobots checks the robots file reader on damaged files: a read
+// error is ErrFormat and keeps fewer records than there are lines; the
+// text after the last newline (a line torn by a crash) changes nothing;
+// every record it accepts writes back, alone and with the others, to lines
+// that read the same; a reader that fails gives its error and no record.
+func FuzzReadRobots(f *testing.F) {
+	for _, s := range []string{
+		`{"site":"http://www.uchile.cl","status":200,"fetched":"2026-11-22T01:02:03.456789Z","body":"User-agent: *\nDisallow: /private/\n"}` + "\n" +
+			`{"site":"http://www.caido.cl","status":0,"fetched":"2026-11-22T01:02:04Z","error":"dns: no such host www.caido.cl"}` + "\n" +
+			`{"site":"https://www.puc.cl:8443","status":404,"fetched":"2026-11-22T01:02:05-03:00"}` + "\n",
+		`{"site":"http://a.cl","status":200,"fetched":"1970-01-01T00:00:01Z","body":"User-agent: wirebot\r\nDisallow:\r\n"}` + "\n" + `{"site":"http://c.cl","sta`,
+		`{"site":"http://a.cl","status":200,"fetched":"2026-11-22T01:02:03Z"}` + "\r\n\n  \n",
+		`{"site":"http://a.cl","body":"ca\u00f1a \ud800 \u0000","extra":[1,2],"SITE":"http://b.cl"}` + "\n",
+		"{\"site\":\"http://a.cl\",\"body\":\"\xff\xfe\"}\n",
+		`{"site":"http://a.cl","status":"200"}` + "\n",
+		`{"site":"http://a.cl","status":2e2}` + "\n",
+		`{"site":"http://a.cl","fetched":"yesterday"}` + "\n",
+		"null\n[]\n",
+		"{bad json}\n",
+		"\n",
+		"",
+	} {
+		f.Add([]byte(s))
+	}
+	errBoom := errors.New("disk gone")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ReadRobotsFrom(bytes.NewReader(data), "robots.jsonl")
+		lines := bytes.Count(data, []byte("\n"))
+		if err != nil && (!errors.Is(err, ErrFormat) || len(got) >= lines) {
+			t.Fatalf("error %v with %d records of %d lines", err, len(got), lines)
+		}
+		if len(got) > lines {
+			t.Fatalf("%d records from %d lines", len(got), lines)
+		}
+		head := data[:bytes.LastIndexByte(data, '\n')+1]
+		got2, err2 := ReadRobotsFrom(bytes.NewReader(head), "robots.jsonl")
+		if !sameRobots(got, got2) || fmt.Sprint(err) != fmt.Sprint(err2) {
+			t.Fatalf("torn last line changed the result: %+v, %v; without it %+v, %v", got, err, got2, err2)
+		}
+		var all []byte
+		for _, r := range got {
+			line, err := FormatRobots(r)
+			if err != nil {
+				t.Fatalf("%+v does not format: %v", r, err)
+			}
+			again, err := ReadRobotsFrom(bytes.NewReader(line), "again")
+			if err != nil || !sameRobots(again, []Robots{r}) {
+				t.Fatalf("%+v does not read back: %+v, %v", r, again, err)
+			}
+			all = append(all, line...)
+		}
+		if again, err := ReadRobotsFrom(bytes.NewReader(all), "again"); err != nil || !sameRobots(again, got) {
+			t.Fatalf("records do not read back together: %+v, %v", again, err)
+		}
+		failing := io.MultiReader(bytes.NewReader(data), iotest.ErrReader(errBoom))
+		if rs, err := ReadRobotsFrom(failing, "robots.jsonl"); !errors.Is(err, errBoom) || rs != nil {
+			t.Fatalf("failing reader: %+v, %v", rs, err)
+		}
+	})
+}
+
+// sameRobots compares robots records, their times by the instant (a time
+// read back may carry another *time.Location for the same offset).
+func sameRobots(a, b []Robots) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if !x.Fetched.Equal(y.Fetched) {
+			return false
+		}
+		_, ox := x.Fetched.Zone()
+		_, oy := y.Fetched.Zone()
+		x.Fetched, y.Fetched = time.Time{}, time.Time{}
+		if x != y || ox != oy {
+			return false
+		}
+	}
+	return true
 }

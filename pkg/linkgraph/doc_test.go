@@ -2,6 +2,7 @@ package linkgraph
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -88,6 +89,40 @@ func FuzzDecodeDoc(f *testing.F) {
 		}
 		if rec2 := appendDoc(nil, &d2); string(rec2) != string(rec) {
 			t.Fatalf("re-encoding changed the record\n%+v\n%+v", d, d2)
+		}
+	})
+}
+
+// FuzzDecodeSiteLinks checks that no stored site-graph value makes the
+// decoder panic, and that what it accepts re-encodes to a value that
+// decodes to the same map (graph.db's site_links bucket, written by the
+// seeder, read back by every later run and by the manager).
+func FuzzDecodeSiteLinks(f *testing.F) {
+	f.Add(encodeSiteLinks(map[uint32]uint32{}))
+	f.Add(encodeSiteLinks(map[uint32]uint32{2: 1}))
+	f.Add(encodeSiteLinks(map[uint32]uint32{2: 1, 3: 400, 70000: 1 << 31, 70001: 5}))
+	f.Add([]byte{})
+	f.Add([]byte{0x7f})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		links, err := decodeSiteLinks(1, b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v does not wrap ErrCorrupt", err)
+			}
+			return
+		}
+		again, err := decodeSiteLinks(1, encodeSiteLinks(links))
+		if err != nil {
+			t.Fatalf("re-encoded value does not decode: %v", err)
+		}
+		if len(again) != len(links) {
+			t.Fatalf("re-encoding changed the map: %d sites, then %d", len(links), len(again))
+		}
+		for s, n := range links {
+			if again[s] != n {
+				t.Fatalf("site %d: %d links, then %d", s, n, again[s])
+			}
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package linkgraph
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -611,4 +612,51 @@ func TestUpdateDocs(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestFreelistKept: graph.db keeps its freelist on disk, so that opening
+// it for writing reads a few pages, not every page of the file (without
+// it bbolt rebuilds the freelist by walking the whole file at every open:
+// a cost that grows with the graph). Read from the current meta page:
+// freelist page id, not bbolt's "no freelist" marker.
+func TestFreelistKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "graph.db")
+	g, err := Open(path, false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Update(func(tx *Tx) error {
+		_, _, err := tx.AddURL("http://www.a.cl/", 1, 0, 0)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A meta page: page header (16 bytes), then magic, version, page
+	// size, flags (4 bytes each), root bucket (16), freelist (8), pgid
+	// (8), txid (8). The current meta is the one with the larger txid.
+	le := binary.LittleEndian.Uint64
+	pageSize := int(binary.LittleEndian.Uint32(data[16+8:]))
+	if pageSize < 512 || 2*pageSize > len(data) {
+		t.Fatalf("page size %d in a file of %d bytes", pageSize, len(data))
+	}
+	meta := func(p int) (freelist, txid uint64) {
+		m := data[p*pageSize+16:]
+		return le(m[32:40]), le(m[48:56])
+	}
+	f0, tx0 := meta(0)
+	f1, tx1 := meta(1)
+	freelist := f0
+	if tx1 > tx0 {
+		freelist = f1
+	}
+	if freelist == ^uint64(0) {
+		t.Errorf("graph.db has no freelist on disk (NoFreelistSync): every writable open reads the whole file")
+	}
 }

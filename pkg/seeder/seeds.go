@@ -48,26 +48,9 @@ func (s *SeedSummary) WriteText(w io.Writer) {
 // and does not stop the others. The whole list is read before graph.db is
 // touched: if r fails, nothing is added.
 func AddSeeds(opts SeedOptions, r io.Reader, name string, problems io.Writer) (*SeedSummary, error) {
-	type line struct {
-		n   int
-		url string
-	}
-	var lines []line
-	br := bufio.NewReader(r)
-	for n := 1; ; n++ {
-		text, err := br.ReadString('\n')
-		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("read seeds %s: line %d: %w", name, n, err)
-		}
-		if n == 1 {
-			text = strings.TrimPrefix(text, "\ufeff")
-		}
-		if t := strings.TrimSpace(text); t != "" && !strings.HasPrefix(t, "#") {
-			lines = append(lines, line{n, t})
-		}
-		if err == io.EOF {
-			break
-		}
+	lines, err := readSeedLines(r, name)
+	if err != nil {
+		return nil, err
 	}
 
 	lock, err := opts.Collection.Lock(LockName)
@@ -121,6 +104,37 @@ func AddSeeds(opts SeedOptions, r io.Reader, name string, problems io.Writer) (*
 	}
 	logger(opts.Logger).Debug("seeds added", "file", name, "added", s.Added, "known", s.Known)
 	return s, nil
+}
+
+// seedLine is one URL line of a seed list.
+type seedLine struct {
+	n   int    // line number, from 1
+	url string // the line without the spaces around it
+}
+
+// readSeedLines reads a seed list: one URL per line; a UTF-8 byte order
+// mark before the first line, blank lines and lines whose first non-space
+// character is '#' are skipped, and spaces around a URL are trimmed (a
+// "\r\n" line end included). The last line needs no newline. name is for
+// errors; on a read error no line is returned.
+func readSeedLines(r io.Reader, name string) ([]seedLine, error) {
+	var lines []seedLine
+	br := bufio.NewReader(r)
+	for n := 1; ; n++ {
+		text, err := br.ReadString('\n')
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("read seeds %s: line %d: %w", name, n, err)
+		}
+		if n == 1 {
+			text = strings.TrimPrefix(text, "\ufeff")
+		}
+		if t := strings.TrimSpace(text); t != "" && !strings.HasPrefix(t, "#") {
+			lines = append(lines, seedLine{n, t})
+		}
+		if err == io.EOF {
+			return lines, nil
+		}
+	}
 }
 
 // makeStart gives a known URL depth 0.

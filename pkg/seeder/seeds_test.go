@@ -3,6 +3,7 @@ package seeder
 import (
 	"bytes"
 	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -123,6 +124,68 @@ func FuzzCleanAnchor(f *testing.F) {
 		}
 		if got := cleanAnchor(s); got != slow {
 			t.Fatalf("cleanAnchor(%q) = %q, want %q", s, got, slow)
+		}
+	})
+}
+
+// FuzzReadSeedLines checks the seed list reader (what `seeder add` reads
+// from users' files) against a reference built on strings.Split: the same
+// lines, with the same numbers, whatever the input; the same again when
+// the file arrives one byte at a time; and nothing at all, with the read
+// error, when the reader fails part way.
+func FuzzReadSeedLines(f *testing.F) {
+	for _, s := range []string{
+		seedList,
+		"\ufeffhttp://www.uchile.cl/\r\nhttps://www.puc.cl/\r\n",
+		"\ufeff# Chilean sites, exported from a spreadsheet\nhttp://a.cl/\n",
+		"http://a.cl/\n\ufeffhttp://b.cl/\n", // a byte order mark after line 1 is not one
+		"  \ufeffhttp://a.cl/",
+		"\xef\xbbhttp://a.cl/",                                   // torn byte order mark
+		"\xff\xfeh\x00t\x00t\x00p\x00:\x00/\x00/\x00a\x00\n\x00", // UTF-16
+		"",
+		"\n\n\n",
+		"#only a comment",
+		"http://a.cl/ # not a comment\n",
+		"\thttp://a.cl/\t\r\n\v\f\n",
+		"http://a.cl/\u00a0\u2003\n\u0085#nel-indented comment\n",
+		"http://a.cl/\rhttp://b.cl/\r",
+		"http://a.cl/" + strings.Repeat("x", 5000) + "\nhttp://b.cl/",
+		"http://a.cl/\x00\xff\n",
+	} {
+		f.Add(s, uint16(len(s)/2))
+	}
+	errBoom := errors.New("disk gone")
+	f.Fuzz(func(t *testing.T, content string, cut uint16) {
+		var want []seedLine
+		for i, text := range strings.Split(content, "\n") {
+			if i == 0 {
+				text = strings.TrimPrefix(text, "\ufeff")
+			}
+			if u := strings.TrimSpace(text); u != "" && !strings.HasPrefix(u, "#") {
+				want = append(want, seedLine{i + 1, u})
+			}
+		}
+		got, err := readSeedLines(strings.NewReader(content), "seeds.txt")
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("readSeedLines(%q)\n got %+v\nwant %+v", content, got, want)
+		}
+		for i, l := range got {
+			if l.url == "" || l.url != strings.TrimSpace(l.url) || strings.ContainsRune(l.url, '\n') || l.url[0] == '#' ||
+				(i > 0 && l.n <= got[i-1].n) {
+				t.Fatalf("bad line %d: %+v", i, l)
+			}
+		}
+		slow, err := readSeedLines(iotest.OneByteReader(strings.NewReader(content)), "seeds.txt")
+		if err != nil || !reflect.DeepEqual(slow, want) {
+			t.Fatalf("one byte at a time: %+v, %v; want %+v", slow, err, want)
+		}
+		k := int(cut) % (len(content) + 1)
+		failing := io.MultiReader(strings.NewReader(content[:k]), iotest.ErrReader(errBoom))
+		if lines, err := readSeedLines(failing, "seeds.txt"); !errors.Is(err, errBoom) || lines != nil {
+			t.Fatalf("reader failing after %d bytes: %+v, %v", k, lines, err)
 		}
 	})
 }
