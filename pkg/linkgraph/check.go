@@ -248,7 +248,7 @@ func (t *Tx) check(add func(format string, args ...any) error) error {
 		for k, v := c.Seek(u64(lo)); k != nil && getU64(k) < hi; k, v = c.Next() {
 			id := getU64(k)
 			got := roaring.New()
-			if err := got.UnmarshalBinary(v); err != nil {
+			if err := unmarshalBitmap(got, v); err != nil {
 				if err := add("in-links of doc %d: %v", id, err); err != nil {
 					return err
 				}

@@ -27,7 +27,7 @@ func (t *Tx) frontierSet() (*roaring.Bitmap, error) {
 		}); err != nil {
 			return nil, fmt.Errorf("frontier set: %w", err)
 		}
-	} else if err := bm.UnmarshalBinary(v); err != nil {
+	} else if err := unmarshalBitmap(bm, v); err != nil {
 		return nil, fmt.Errorf("frontier set: %w: %w", ErrCorrupt, err)
 	}
 	t.frontier = bm

@@ -22,7 +22,7 @@ func (t *Tx) OutLinks(id uint64) (*roaring.Bitmap, error) {
 	if v == nil {
 		return bm, nil
 	}
-	if err := bm.UnmarshalBinary(v); err != nil {
+	if err := unmarshalBitmap(bm, v); err != nil {
 		return nil, fmt.Errorf("out-links of doc %d: %w: %w", id, ErrCorrupt, err)
 	}
 	return bm, nil
@@ -89,7 +89,7 @@ func (t *Tx) bitmap(bucket []byte, id uint64, what string) (*roaring.Bitmap, err
 	if v == nil {
 		return bm, nil
 	}
-	if err := bm.UnmarshalBinary(v); err != nil {
+	if err := unmarshalBitmap(bm, v); err != nil {
 		return nil, fmt.Errorf("%s of doc %d: %w: %w", what, id, ErrCorrupt, err)
 	}
 	return bm, nil
@@ -126,7 +126,7 @@ func (t *Tx) SetOutLinks(id uint64, bm *roaring.Bitmap) error {
 func (t *Tx) ReplaceOutLinks(src, srcSite uint64, targets []Target) (uint64, error) {
 	old := roaring.New()
 	if v := t.outValue(src); v != nil {
-		if err := old.UnmarshalBinary(v); err != nil {
+		if err := unmarshalBitmap(old, v); err != nil {
 			return 0, fmt.Errorf("out-links of doc %d: %w: %w", src, ErrCorrupt, err)
 		}
 	}
@@ -169,7 +169,7 @@ func (t *Tx) ReplaceOutLinks(src, srcSite uint64, targets []Target) (uint64, err
 func (t *Tx) AddOutLinks(src, srcSite uint64, targets []Target) (uint64, error) {
 	bm := roaring.New()
 	if v := t.outValue(src); v != nil {
-		if err := bm.UnmarshalBinary(v); err != nil {
+		if err := unmarshalBitmap(bm, v); err != nil {
 			return 0, fmt.Errorf("out-links of doc %d: %w: %w", src, ErrCorrupt, err)
 		}
 	}
@@ -323,7 +323,7 @@ func inLinkValues(add, del []uint64, get func(key []byte) []byte) ([]inValue, er
 		}
 		bm := roaring.New()
 		if v := get(u64(target)); v != nil {
-			if err := bm.UnmarshalBinary(v); err != nil {
+			if err := unmarshalBitmap(bm, v); err != nil {
 				return nil, fmt.Errorf("in-links of doc %d: %w: %w", target, ErrCorrupt, err)
 			}
 		}
@@ -435,7 +435,7 @@ func splitSiteLinks(site uint32, v []byte) (*roaring.Bitmap, []uint32, error) {
 		return nil, nil, fmt.Errorf("site links of site %d: %w: bad length", site, ErrCorrupt)
 	}
 	bm := roaring.New()
-	if err := bm.UnmarshalBinary(v[k : k+int(n)]); err != nil {
+	if err := unmarshalBitmap(bm, v[k : k+int(n)]); err != nil {
 		return nil, nil, fmt.Errorf("site links of site %d: %w: %w", site, ErrCorrupt, err)
 	}
 	rest := v[k+int(n):]
@@ -515,9 +515,20 @@ func forEachBitmap(b interface {
 }, what string, fn func(id uint64, bm *roaring.Bitmap) error) error {
 	return b.ForEach(func(k, v []byte) error {
 		bm := roaring.New()
-		if err := bm.UnmarshalBinary(v); err != nil {
+		if err := unmarshalBitmap(bm, v); err != nil {
 			return fmt.Errorf("%s of doc %d: %w: %w", what, getU64(k), ErrCorrupt, err)
 		}
 		return fn(getU64(k), bm)
 	})
+}
+
+// unmarshalBitmap decodes a stored roaring bitmap into bm and checks
+// that it is consistent: UnmarshalBinary accepts some damaged values (a
+// run container without runs, say) whose iteration then panics, so a
+// damaged graph.db would crash a stage instead of failing with an error.
+func unmarshalBitmap(bm *roaring.Bitmap, v []byte) error {
+	if err := bm.UnmarshalBinary(v); err != nil {
+		return err
+	}
+	return bm.Validate()
 }
