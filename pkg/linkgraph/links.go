@@ -435,7 +435,7 @@ func splitSiteLinks(site uint32, v []byte) (*roaring.Bitmap, []uint32, error) {
 		return nil, nil, fmt.Errorf("site links of site %d: %w: bad length", site, ErrCorrupt)
 	}
 	bm := roaring.New()
-	if err := unmarshalBitmap(bm, v[k : k+int(n)]); err != nil {
+	if err := unmarshalBitmap(bm, v[k:k+int(n)]); err != nil {
 		return nil, nil, fmt.Errorf("site links of site %d: %w: %w", site, ErrCorrupt, err)
 	}
 	rest := v[k+int(n):]
