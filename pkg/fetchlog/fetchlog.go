@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Version is the fetch log format version.
@@ -79,9 +80,54 @@ func unclean(s string) string {
 
 // Format returns the record as one fetch log line, newline included.
 func (r *Record) Format() string {
-	return fmt.Sprintf("%d\t%s\t%d\t%d\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t%s\n",
-		r.DocID, clean(r.URL), r.Status, r.Bytes, clean(r.MIME), r.Fetched.UTC().Format(time.RFC3339Nano),
-		r.Millis, clean(r.WARC), r.Offset, r.Length, clean(r.Location), clean(r.Err))
+	n := 96 + len(r.URL) + len(r.MIME) + len(r.WARC) + len(r.Location) + len(r.Err)
+	return string(r.AppendFormat(make([]byte, 0, n)))
+}
+
+// AppendFormat appends the record as one fetch log line, newline
+// included, to b and returns the extended slice: the same bytes as
+// Format, without its allocations (the harvester writes a line per page
+// with it).
+func (r *Record) AppendFormat(b []byte) []byte {
+	b = strconv.AppendUint(b, r.DocID, 10)
+	b = append(b, '\t')
+	b = appendClean(b, r.URL)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, int64(r.Status), 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, r.Bytes, 10)
+	b = append(b, '\t')
+	b = appendClean(b, r.MIME)
+	b = append(b, '\t')
+	b = r.Fetched.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, r.Millis, 10)
+	b = append(b, '\t')
+	b = appendClean(b, r.WARC)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, r.Offset, 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, r.Length, 10)
+	b = append(b, '\t')
+	b = appendClean(b, r.Location)
+	b = append(b, '\t')
+	b = appendClean(b, r.Err)
+	return append(b, '\n')
+}
+
+// appendClean appends clean(s): s itself when it is plain ASCII without
+// tabs or line ends (the common case, no allocation), else what clean
+// makes of it (which also replaces invalid UTF-8, as strings.Map does).
+func appendClean(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, '-')
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c == '\t' || c == '\n' || c == '\r' {
+			return append(b, clean(s)...)
+		}
+	}
+	return append(b, s...)
 }
 
 func parse(line string) (Record, error) {

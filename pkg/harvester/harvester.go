@@ -255,6 +255,11 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	}
 
 	start := time.Now()
+	tr := func(what string) {
+		if os.Getenv("WIRE_TRACE_PHASES") != "" {
+			fmt.Fprintf(os.Stderr, "bench: TRACE %s %v\n", what, time.Since(start).Round(10*time.Microsecond))
+		}
+	}
 	partial, final := filepath.Join(b.Dir, s.PartialDir()), filepath.Join(b.Dir, s.HarvestDir())
 	switch {
 	case s.Whole() && b.Done(collection.StageHarvested):
@@ -295,6 +300,7 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	for _, msg := range res.repaired {
 		log.Warn("repaired "+s.PartialDir(), "batch", b.Name(), "what", msg)
 	}
+	tr("opened")
 	h, err := newHarvest(opts, log, out, res, b)
 	if err != nil {
 		out.close()
@@ -305,14 +311,37 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 		log.Info("resuming", "batch", b.Name(), "shard", s.String(), "logged", len(res.records), "robots", len(res.robots), "left", pending)
 	}
 
+	tr("planned")
 	runErr := h.run(ctx, b, mine, todo, pending, resuming)
-	if cerr := out.close(); runErr == nil && cerr != nil {
-		runErr = fmt.Errorf("harvest batch %s: %w", b.Name(), cerr)
+	tr("ran")
+	if runErr == nil {
+		if err := out.flush(); err != nil {
+			runErr = fmt.Errorf("harvest batch %s: %w", b.Name(), err)
+		}
 	}
 	if runErr != nil {
+		out.close()
 		return nil, runErr
 	}
+	// Everything is in the files: they are fsynced and closed (the WARC
+	// files first, then the logs) while the fetch log is read back and
+	// checked and the servers file written; nothing is published before
+	// both are done.
+	closed := make(chan error, 1)
+	go func() { closed <- out.close() }()
+	closeErr, waited := error(nil), false
+	waitClose := func() error {
+		if !waited {
+			closeErr, waited = <-closed, true
+			if closeErr != nil {
+				closeErr = fmt.Errorf("harvest batch %s: %w", b.Name(), closeErr)
+			}
+		}
+		return closeErr
+	}
+	defer waitClose()
 
+	tr("closed")
 	recs, err := fetchlog.ReadFile(filepath.Join(partial, fetchlog.LogFile))
 	if err != nil {
 		return nil, err
@@ -320,6 +349,7 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	if err := verify(mine, recs); err != nil {
 		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
+	tr("verified")
 	if err := h.finalServers(partial, recs); err != nil {
 		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
@@ -331,6 +361,10 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	sum.Ranking = h.rank.Name()
 	sum.Shard = s.String()
 	sum.Resumed = resuming && len(res.records) > 0
+	if err := waitClose(); err != nil {
+		return nil, err
+	}
+	tr("synced")
 	sum.Started, sum.Finished = start.UTC(), time.Now().UTC()
 	sum.ElapsedSeconds = sum.Finished.Sub(sum.Started).Seconds()
 	st := h.snapshot()
@@ -338,13 +372,16 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	if sum.ElapsedSeconds > 0 {
 		sum.PagesPerSecond = float64(sum.RunFetched) / sum.ElapsedSeconds
 	}
+	tr("servers")
 	if err := collection.ReplaceDir(partial, final); err != nil {
 		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
+	tr("published")
 	if s.Whole() {
 		if err := b.MarkDone(collection.StageHarvested, sum); err != nil {
 			return nil, err
 		}
+	tr("marked")
 		log.Info("harvested", "batch", b.Name(), "urls", sum.URLs, "fetched", sum.Fetched, "elapsed", time.Since(start).Round(time.Millisecond))
 		return sum, nil
 	}

@@ -326,37 +326,55 @@ func (o *output) page(resp *fetch.Response, meta []warcio.Field, rec fetchlog.Re
 		}
 		defer enc.Release()
 	}
+	// One lock for the record and its line (each taking of the lock
+	// that 32 connections share is a chance to wait): the record is
+	// appended to the WARC buffer, then the line, formatted in place, to
+	// the fetch log's, so every flush finds the records before the lines
+	// that point at them.
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return errors.New("harvest output closed")
+	}
+	var w *warcio.Writer
 	if enc != nil {
-		o.mu.Lock()
-		if o.closed {
-			o.mu.Unlock()
-			return errors.New("harvest output closed")
-		}
 		name, off, n, err := o.appendWARC(enc)
 		o.dirty = true
-		w := o.warc
-		o.mu.Unlock()
 		if err != nil {
+			o.mu.Unlock()
 			return err
 		}
 		rec.WARC, rec.Offset, rec.Length = name, off, n
-		if err := flushIfDue(w); err != nil {
+		w = o.warc
+	}
+	err := o.appendLine(&rec)
+	o.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	// A full WARC buffer is written outside mu: the other connections go
+	// on appending meanwhile.
+	return flushIfDue(w)
+}
+
+// appendLine appends rec's line to the fetch log buffer. Called with mu
+// held. A line that does not fit in the buffer's free space would make
+// the buffer write itself out, maybe ahead of WARC records still
+// buffered that its lines point at: the WARC buffer, then the fetch
+// log's, are flushed first.
+func (o *output) appendLine(rec *fetchlog.Record) error {
+	line := rec.AppendFormat(o.logw.AvailableBuffer())
+	if len(line) > o.logw.Available() {
+		if err := o.flushLocked(); err != nil {
 			return err
 		}
+		line = rec.AppendFormat(o.logw.AvailableBuffer())
 	}
-	// The line is made outside the lock and appended after its record:
-	// every flush writes the WARC records before the fetch log lines.
-	line := rec.Format()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.closed {
-		return errors.New("harvest output closed")
-	}
-	if _, err := o.logw.WriteString(line); err != nil {
+	if _, err := o.logw.Write(line); err != nil {
 		return fmt.Errorf("append to fetch log: %w", err)
 	}
 	if o.onLine != nil {
-		o.onLine(rec)
+		o.onLine(*rec)
 	}
 	o.dirty = true
 	return nil
@@ -509,24 +527,42 @@ func (o *output) sync() error {
 	newFile := o.newFile
 	o.dirty, o.newFile = false, false
 	o.mu.Unlock()
-	if warc != nil {
-		if err := warc.Sync(); err != nil {
-			return err
-		}
-	}
+	// The WARC file and the directory naming a new one are made durable
+	// (at the same time: neither depends on the other) before the logs
+	// that point into them; the three logs then at the same time too.
+	var dirErr error
+	var wg sync.WaitGroup
 	if newFile {
-		// The new WARC file's name is durable before the lines naming it.
-		if err := collection.SyncDir(o.dir); err != nil {
-			o.mu.Lock()
-			o.newFile = true
-			o.mu.Unlock()
-			return err
-		}
+		wg.Go(func() {
+			// The new WARC file's name is durable before the lines naming it.
+			if dirErr = collection.SyncDir(o.dir); dirErr != nil {
+				o.mu.Lock()
+				o.newFile = true
+				o.mu.Unlock()
+			}
+		})
 	}
-	for _, f := range files {
-		if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
-			return fmt.Errorf("sync %s: %w", f.Name(), err)
-		}
+	var warcErr error
+	if warc != nil {
+		warcErr = warc.Sync()
+	}
+	wg.Wait()
+	if err := errors.Join(warcErr, dirErr); err != nil {
+		return err
+	}
+	errs := make([]error, len(files))
+	for i, f := range files[1:] {
+		wg.Go(func() { errs[i+1] = syncFile(f) })
+	}
+	errs[0] = syncFile(files[0])
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// syncFile fsyncs f; a file closed meanwhile (by close) is no error.
+func syncFile(f *os.File) error {
+	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("sync %s: %w", f.Name(), err)
 	}
 	return nil
 }

@@ -637,7 +637,7 @@ func (w *Writer) flushLocked() error {
 	if len(w.buf) == 0 || w.f == nil {
 		return nil
 	}
-	err := w.writeBuf(w.f, w.buf)
+	err := w.writeBuf(w.f, w.buf, w.off-int64(len(w.buf)))
 	w.buf = w.buf[:0]
 	if err != nil {
 		w.err = err
@@ -645,11 +645,14 @@ func (w *Writer) flushLocked() error {
 	return err
 }
 
-// writeBuf writes a taken buffer, with wmu held; the caller records a
-// failure in w.err, under mu.
-func (w *Writer) writeBuf(f *os.File, buf []byte) error {
+// writeBuf writes a taken buffer, which starts at offset at of the file,
+// with wmu held; the caller records a failure in w.err, under mu. The
+// written bytes are handed to the kernel's writeback at once, so that
+// Sync, when it comes, has less left to wait for.
+func (w *Writer) writeBuf(f *os.File, buf []byte, at int64) error {
 	m, err := f.Write(buf)
 	if err == nil {
+		startWriteback(f, at, len(buf))
 		return nil
 	}
 	return fmt.Errorf("write warc %s: %w (%d bytes of buffered records lost)", w.name, err, len(buf)-m)
@@ -665,12 +668,13 @@ func (w *Writer) Flush() error {
 		return w.err
 	}
 	buf, f := w.buf, w.f
+	at := w.off - int64(len(buf))
 	w.buf, w.spare = w.spare[:0], nil
 	w.wmu.Lock() // after the write of the buffer taken before this one
 	w.mu.Unlock()
 	var err error
 	if len(buf) > 0 && f != nil {
-		err = w.writeBuf(f, buf)
+		err = w.writeBuf(f, buf, at)
 	}
 	w.wmu.Unlock()
 	w.mu.Lock()
