@@ -255,11 +255,6 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	}
 
 	start := time.Now()
-	tr := func(what string) {
-		if os.Getenv("WIRE_TRACE_PHASES") != "" {
-			fmt.Fprintf(os.Stderr, "bench: TRACE %s %v\n", what, time.Since(start).Round(10*time.Microsecond))
-		}
-	}
 	partial, final := filepath.Join(b.Dir, s.PartialDir()), filepath.Join(b.Dir, s.HarvestDir())
 	switch {
 	case s.Whole() && b.Done(collection.StageHarvested):
@@ -300,7 +295,6 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	for _, msg := range res.repaired {
 		log.Warn("repaired "+s.PartialDir(), "batch", b.Name(), "what", msg)
 	}
-	tr("opened")
 	h, err := newHarvest(opts, log, out, res, b)
 	if err != nil {
 		out.close()
@@ -311,9 +305,7 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 		log.Info("resuming", "batch", b.Name(), "shard", s.String(), "logged", len(res.records), "robots", len(res.robots), "left", pending)
 	}
 
-	tr("planned")
 	runErr := h.run(ctx, b, mine, todo, pending, resuming)
-	tr("ran")
 	if runErr == nil {
 		if err := out.flush(); err != nil {
 			runErr = fmt.Errorf("harvest batch %s: %w", b.Name(), err)
@@ -341,7 +333,6 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	}
 	defer waitClose()
 
-	tr("closed")
 	recs, err := fetchlog.ReadFile(filepath.Join(partial, fetchlog.LogFile))
 	if err != nil {
 		return nil, err
@@ -349,7 +340,6 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	if err := verify(mine, recs); err != nil {
 		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
-	tr("verified")
 	if err := h.finalServers(partial, recs); err != nil {
 		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
@@ -364,7 +354,6 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	if err := waitClose(); err != nil {
 		return nil, err
 	}
-	tr("synced")
 	sum.Started, sum.Finished = start.UTC(), time.Now().UTC()
 	sum.ElapsedSeconds = sum.Finished.Sub(sum.Started).Seconds()
 	st := h.snapshot()
@@ -372,16 +361,13 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	if sum.ElapsedSeconds > 0 {
 		sum.PagesPerSecond = float64(sum.RunFetched) / sum.ElapsedSeconds
 	}
-	tr("servers")
 	if err := collection.ReplaceDir(partial, final); err != nil {
 		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
-	tr("published")
 	if s.Whole() {
 		if err := b.MarkDone(collection.StageHarvested, sum); err != nil {
 			return nil, err
 		}
-	tr("marked")
 		log.Info("harvested", "batch", b.Name(), "urls", sum.URLs, "fetched", sum.Fetched, "elapsed", time.Since(start).Round(time.Millisecond))
 		return sum, nil
 	}

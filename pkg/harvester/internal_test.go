@@ -350,3 +350,40 @@ func FuzzParseShard(f *testing.F) {
 		}
 	})
 }
+
+// TestLogNeverAheadOfWARC: a fetch log line reaches the file only after
+// the WARC record it points at, even when the fetch log's buffer fills
+// before the WARC buffer does (long lines, small records): after every
+// page, each line in the file points inside the WARC file as it is on
+// disk.
+func TestLogNeverAheadOfWARC(t *testing.T) {
+	dir := t.TempDir()
+	o, _, err := openOutput(dir, WARCPrefix, 0, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.close()
+	long := strings.Repeat("e", 4000) // a 4 KB line for a record of about 1 KB
+	lines := 0
+	for i := range 200 {
+		u := "http://a.cl/" + itoa(i)
+		rec := fetchlog.Record{DocID: uint64(i + 1), URL: u, Fetched: time.Now(), Err: long}
+		if err := o.page(response(u, "x"), nil, rec); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := fetchlog.ReadFile(filepath.Join(dir, fetchlog.LogFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = len(recs)
+		for _, r := range recs {
+			st, err := os.Stat(filepath.Join(dir, r.WARC))
+			if err != nil || r.Offset+r.Length > st.Size() {
+				t.Fatalf("after page %d: line of %s points at %s@%d+%d, past the WARC file on disk (%v)", i, r.URL, r.WARC, r.Offset, r.Length, err)
+			}
+		}
+	}
+	if lines == 0 {
+		t.Fatal("no line reached the file: the test did not fill the fetch log's buffer")
+	}
+}
