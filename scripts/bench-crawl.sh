@@ -20,10 +20,12 @@
 # ${TMPDIR:-/tmp}; the collection is BENCH_DIR/col, the report
 # BENCH_DIR/bench.txt), BENCH_BATCH (100000), BENCH_WAIT (harvester wait,
 # 10ms), BENCH_CONNECTIONS (harvester connections, 1000),
-# BENCH_TIMEOUT (harvester total time limit, 10s), BENCH_PER_IP
-# (harvester.connections_per_ip, default 0: no cap, because the test web
-# serves all its hosts from one loopback address, so the default cap of 8
-# would make the whole web one server of 8 connections), BENCH_SITE_BATCH
+# BENCH_TIMEOUT (harvester total time limit, 10s), BENCH_ADDRESSES
+# (loopback addresses the test web spreads its hosts over, default 1000:
+# about 10 hosts per address, as virtual hosts share servers),
+# BENCH_PER_IP (harvester.connections_per_ip, default the config's 8; with
+# BENCH_ADDRESSES=1 set it to 0, or the whole web is one server of 8
+# connections), BENCH_SITE_BATCH
 # (manager.max_pages_per_site, default 2000), BENCH_MAX_PAGES (largest
 # site, default max(400, PAGES/50)), BENCH_SEED (1), BENCH_KEEP=1 (keep
 # BENCH_DIR), WIRE_BIN and WIRE_BUILD as for crawl.sh. Needs GNU time
@@ -46,7 +48,8 @@ done
 batch=${BENCH_BATCH:-100000}
 wait=${BENCH_WAIT:-10ms}
 conns=${BENCH_CONNECTIONS:-1000}
-perip=${BENCH_PER_IP:-0}
+addresses=${BENCH_ADDRESSES:-1000}
+perip=${BENCH_PER_IP:-8}
 timeout=${BENCH_TIMEOUT:-10s}
 sitebatch=${BENCH_SITE_BATCH:-2000}
 maxpages=${BENCH_MAX_PAGES:-$((pages / 50 > 400 ? pages / 50 : 400))}
@@ -91,11 +94,11 @@ trap cleanup EXIT
 
 # The test web, under GNU time so that its own peak memory is known.
 out "== bench-crawl: $hosts hosts, about $pages pages (largest site $maxpages), budget $budget pages, batches of $batch"
-out "   wait $wait, $conns connections ($perip per IP address, 0: no cap), total time limit $timeout, at most $sitebatch URLs per site and batch; dir $dir"
+out "   wait $wait, $conns connections ($perip per IP address, 0: no cap; $addresses addresses), total time limit $timeout, at most $sitebatch URLs per site and batch; dir $dir"
 out "   machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
 start_web=$(date +%s.%N)
 "$TIME" -f '%e %U %S %M' -o "$dir/testweb.time" "$WIRE_BIN/testweb" --hosts "$hosts" --pages "$pages" \
-	--max-pages "$maxpages" --heavy-pages --hostile --seed "$seed" --seeds 100 --seeds-out "$dir/seeds.txt" \
+	--max-pages "$maxpages" --heavy-pages --hostile --addresses "$addresses" --seed "$seed" --seeds 100 --seeds-out "$dir/seeds.txt" \
 	--config-out "$dir/web.json" --ready-file "$dir/ready" >"$dir/testweb.out" 2>&1 &
 time_pid=$!
 for _ in $(seq 1 600); do

@@ -20,6 +20,9 @@ const (
 	DefaultMaxPages = 400
 	// DefaultOutOfScope is the default number of out-of-scope hosts.
 	DefaultOutOfScope = 5
+	// MaxAddresses bounds Config.Addresses (127.77.0.0/16 minus its
+	// first address).
+	MaxAddresses = 1 << 16
 	// DefaultAddr is the default HTTP and DNS listen address.
 	DefaultAddr = "127.0.0.1:0"
 )
@@ -48,6 +51,14 @@ type Config struct {
 	// DNSAddr is the DNS listen address (UDP and TCP on the same port);
 	// it must be an IPv4 loopback address. Default "127.0.0.1:0".
 	DNSAddr string
+	// Addresses is the number of loopback addresses the hosts are spread
+	// over (default 1: every host answers with the HTTP listen address).
+	// With N > 1 the web also listens on N-1 further addresses
+	// 127.77.X.Y, on the HTTP listen port, and DNS gives each host one of
+	// the N (by a hash of its name), as virtual hosts share servers on a
+	// real web: a crawler's per-IP connection cap then acts as it would
+	// there.
+	Addresses int
 	// Latency is an optional artificial delay added before every HTTP
 	// response (default 0).
 	Latency time.Duration
@@ -96,6 +107,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Latency < 0 {
 		return c, fmt.Errorf("testweb: Latency must not be negative, got %v", c.Latency)
+	}
+	if c.Addresses == 0 {
+		c.Addresses = 1
+	}
+	if c.Addresses < 1 || c.Addresses > MaxAddresses {
+		return c, fmt.Errorf("testweb: Addresses must be between 1 and %d, got %d", MaxAddresses, c.Addresses)
 	}
 	c.Suffix = strings.ToLower(strings.Trim(c.Suffix, "."))
 	if c.Suffix == "" {

@@ -70,8 +70,8 @@ func (w *Web) startDNS() ([]*dns.Server, string, error) {
 	return srvs, addr, nil
 }
 
-// serveDNS answers A queries for every host of the web with the HTTP
-// listen address (TTL 300), other types of known names with an empty
+// serveDNS answers A queries for every host of the web with its address
+// (the HTTP listen address, or one of Config.Addresses; TTL 300), other types of known names with an empty
 // NOERROR answer, and unknown names with NXDOMAIN; the hostile hosts of
 // kinds nxdomain and servfail get NXDOMAIN and SERVFAIL.
 func (w *Web) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
@@ -108,7 +108,7 @@ func (w *Web) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
 		}
 		if q.Qclass == dns.ClassINET && (q.Qtype == dns.TypeA || q.Qtype == dns.TypeANY) {
 			w.mu.Lock()
-			ip := w.answerIP
+			ip := w.addressOfLocked(name)
 			w.mu.Unlock()
 			m.Answer = append(m.Answer, &dns.A{
 				Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300},

@@ -813,3 +813,43 @@ func TestTreeLinksPresent(t *testing.T) {
 		}
 	}
 }
+
+// TestAddresses: with Config.Addresses the hosts are spread over several
+// loopback addresses, DNS answers each host's own, and every address
+// serves the web (a request reaches its host whichever address it came
+// in on, as with virtual hosts).
+func TestAddresses(t *testing.T) {
+	if _, err := New(Config{Addresses: -1}); err == nil {
+		t.Error("Addresses -1 accepted")
+	}
+	if _, err := New(Config{Addresses: MaxAddresses + 1}); err == nil {
+		t.Error("Addresses above MaxAddresses accepted")
+	}
+	w := startWeb(t, Config{Seed: 9, Hosts: 40, Addresses: 8})
+	res := resolverFor(w, "udp")
+	c := newClient(t, w)
+	seen := map[string]int{}
+	for _, h := range w.HostNames() {
+		addrs, err := res.LookupHost(context.Background(), h)
+		if err != nil || len(addrs) != 1 {
+			t.Fatalf("LookupHost(%s) = %v, %v", h, addrs, err)
+		}
+		ip := net.ParseIP(addrs[0])
+		if !ip.IsLoopback() || !ip.Equal(w.AddressOf(h)) {
+			t.Errorf("%s resolves to %s, AddressOf says %s", h, addrs[0], w.AddressOf(h))
+		}
+		seen[addrs[0]]++
+	}
+	if len(seen) < 5 {
+		t.Errorf("40 hosts on %d addresses, want most of the 8: %v", len(seen), seen)
+	}
+	for _, u := range w.SeedURLs(10) {
+		if resp := do(t, c, "GET", u, "WireTest/1.0"); resp.status != 200 {
+			t.Errorf("GET %s: %d", u, resp.status)
+		}
+	}
+	single := startWeb(t, Config{Seed: 9, Hosts: 5})
+	if ip := single.AddressOf(single.HostNames()[0]); !ip.Equal(net.IPv4(127, 0, 0, 1)) {
+		t.Errorf("one address: host at %s", ip)
+	}
+}

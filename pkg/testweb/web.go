@@ -111,6 +111,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"image"
 	"image/color"
 	"image/png"
@@ -217,7 +218,8 @@ type Web struct {
 	mu       sync.Mutex // guards the fields below
 	httpAddr string
 	dnsAddr  string
-	answerIP net.IP
+	answerIP net.IP        // the HTTP listen address
+	extraIPs []net.IP      // Config.Addresses-1 further addresses, listening on the same port
 	requests [][]reqRecord // chunks of reqChunk records: no copying as it grows
 	nReq     int
 	reqSeq   uint64 // arrival counter
@@ -306,16 +308,34 @@ func (w *Web) Start() error {
 		_ = ln.Close()
 		return fmt.Errorf("testweb: HTTP listener has non-loopback address %v", ln.Addr())
 	}
+	lns := []net.Listener{ln}
+	closeAll := func() {
+		for _, l := range lns {
+			_ = l.Close()
+		}
+	}
+	var extra []net.IP
+	for i := 1; i < w.cfg.Addresses; i++ {
+		ip := extraAddress(i)
+		l, err := net.Listen("tcp4", net.JoinHostPort(ip.String(), strconv.Itoa(ta.Port)))
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("testweb: listening for HTTP on address %d of %d: %w", i+1, w.cfg.Addresses, err)
+		}
+		lns = append(lns, l)
+		extra = append(extra, ip)
+	}
 	w.mu.Lock()
 	w.httpAddr = ta.String()
 	w.answerIP = ta.IP.To4()
+	w.extraIPs = extra
 	w.mu.Unlock()
 	prevPort := w.port.Load()
 	w.port.Store(int64(ta.Port))
 
 	srvs, dnsAddr, err := w.startDNS()
 	if err != nil {
-		_ = ln.Close()
+		closeAll()
 		w.port.Store(prevPort)
 		w.mu.Lock()
 		w.httpAddr = ""
@@ -335,13 +355,44 @@ func (w *Web) Start() error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		_ = w.httpSrv.Serve(ln) // returns http.ErrServerClosed after Close
-	}()
+	for _, l := range lns {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			_ = w.httpSrv.Serve(l) // returns http.ErrServerClosed after Close
+		}()
+	}
 	w.started = true
 	return nil
+}
+
+// extraAddress is the i-th further listen address (i >= 1):
+// 127.77.X.Y with X.Y = i.
+func extraAddress(i int) net.IP {
+	return net.IPv4(127, 77, byte(i>>8), byte(i))
+}
+
+// AddressOf returns the IPv4 address DNS gives host (after Start): the
+// HTTP listen address, or with Config.Addresses > 1 one of the web's
+// addresses chosen by a hash of the name.
+func (w *Web) AddressOf(host string) net.IP {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.addressOfLocked(canonicalHost(host))
+}
+
+// addressOfLocked is AddressOf for a canonical name; w.mu is held.
+func (w *Web) addressOfLocked(name string) net.IP {
+	n := 1 + len(w.extraIPs)
+	if n == 1 {
+		return w.answerIP
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	if k := int(h.Sum32() % uint32(n)); k > 0 {
+		return w.extraIPs[k-1]
+	}
+	return w.answerIP
 }
 
 // Close stops the HTTP and DNS servers and waits for their goroutines. It
