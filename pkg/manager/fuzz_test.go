@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // FuzzReadPageRankFile checks that a PageRank file, outside input, never
@@ -33,7 +35,7 @@ func FuzzReadPageRankFile(f *testing.F) {
 			t.Fatal(err)
 		}
 		prev := ""
-		err := readPageRankFile(path, 2048, func(u string, v float64) error {
+		err := readPageRankFile(path, urlnorm.New(2048), func(u string, v float64) error {
 			if u <= prev && prev != "" {
 				t.Fatalf("%q after %q", u, prev)
 			}
@@ -74,5 +76,26 @@ func TestExportFixture(t *testing.T) {
 	res := f.importHistory(string(want))
 	if res.Pages != 13 || res.Matched != 13 {
 		t.Errorf("import of the fixture: %+v", res)
+	}
+}
+
+// TestReadPageRankFileNormaliser: the imported URLs go through the
+// normaliser the caller gives (the collection's, with its session
+// parameters), so that they match the URLs of graph.db.
+func TestReadPageRankFileNormaliser(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pr.tsv")
+	if err := os.WriteFile(path, []byte("http://a.cl/?zzsid=9\t0.25\nhttp://A.cl/\t0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	err := readPageRankFile(path, urlnorm.NewWithParams(0, []string{"zzsid"}), func(u string, v float64) error {
+		got[u] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got["http://a.cl/"] != 0.75 {
+		t.Errorf("with zzsid a session parameter: %v, want http://a.cl/ 0.75", got)
 	}
 }

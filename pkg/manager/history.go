@@ -137,7 +137,7 @@ func ImportHistory(ctx context.Context, col *collection.Collection, source strin
 	case "graph":
 		res.Iterations, err = graphPageRank(ctx, file, opts, w.add)
 	default:
-		err = readPageRankFile(file, opts.Config.Scope.MaxURLLength, w.add)
+		err = readPageRankFile(file, opts.Config.Scope.Normalizer(), w.add)
 	}
 	if err == nil {
 		err = w.flush()
@@ -355,15 +355,15 @@ func forEachURL(tx *linkgraph.Tx, fn func(u string, id uint64) error) error {
 }
 
 // readPageRankFile reads a PageRank file and calls emit with each URL
-// (normalised) and value in URL order, values of URLs that normalise
+// (normalised by norm, the collection's normaliser, so that the URLs
+// match graph.db's) and value in URL order, values of URLs that normalise
 // alike added up. A bad line is an error naming its number.
-func readPageRankFile(path string, maxURL int, emit func(string, float64) error) error {
+func readPageRankFile(path string, norm *urlnorm.Normalizer, emit func(string, float64) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	norm := urlnorm.New(maxURL)
 	type entry struct {
 		u string
 		v float64
