@@ -241,7 +241,9 @@ func (r *resumed) loadLog(path string, warcSizes map[string]int64) error {
 // loadRobots reads the robots file, rewriting it without a torn or
 // damaged tail.
 func (r *resumed) loadRobots(path string) error {
-	lines, err := loadJSONLines(r, path, "robots file", fetchlog.ReadRobots, fetchlog.FormatRobots)
+	lines, err := loadJSONLines(r, path, "robots file", func(data []byte, name string) ([]fetchlog.Robots, error) {
+		return fetchlog.ReadRobotsFrom(bytes.NewReader(data), name)
+	}, fetchlog.FormatRobots)
 	for _, l := range lines {
 		r.robots[l.Site] = l
 	}
@@ -251,17 +253,18 @@ func (r *resumed) loadRobots(path string) error {
 // loadServers reads the servers file (one line per server done in an
 // earlier run; the latest line of a host wins), dropping a torn tail.
 func (r *resumed) loadServers(path string) error {
-	lines, err := loadJSONLines(r, path, "servers file", fetchlog.ReadServers, fetchlog.FormatServer)
+	lines, err := loadJSONLines(r, path, "servers file", fetchlog.ParseServers, fetchlog.FormatServer)
 	for _, l := range lines {
 		r.servers[l.Host] = l
 	}
 	return err
 }
 
-// loadJSONLines reads a JSON-lines file of an earlier run with read; if
+// loadJSONLines reads a JSON-lines file of an earlier run once and parses
+// it with parse; if
 // its tail is torn or damaged, it keeps the good lines, notes the repair
 // and rewrites the file atomically with format. A missing file is empty.
-func loadJSONLines[T any](r *resumed, path, what string, read func(string) ([]T, error), format func(T) ([]byte, error)) ([]T, error) {
+func loadJSONLines[T any](r *resumed, path, what string, parse func(data []byte, name string) ([]T, error), format func(T) ([]byte, error)) ([]T, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -269,7 +272,7 @@ func loadJSONLines[T any](r *resumed, path, what string, read func(string) ([]T,
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
-	lines, err := read(path)
+	lines, err := parse(data, path)
 	rewrite := err != nil || (len(data) > 0 && data[len(data)-1] != '\n')
 	if err != nil {
 		r.repaired = append(r.repaired, fmt.Sprintf("%s: %v; kept the %d lines before it", what, err, len(lines)))
