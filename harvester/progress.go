@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/harvester"
+	"github.com/wirecrawl/wire/pkg/tally"
 )
 
 // statusLine draws the run's progress as one line on a terminal, redrawn
@@ -66,18 +67,6 @@ func (s *statusLine) Done(harvester.Stats) {
 // formatStats is the text of the status line.
 func formatStats(what string, st harvester.Stats) string {
 	return fmt.Sprintf("%s: %d/%d URLs, %d pages, %s, %.1f pages/s, hosts %d active %d waiting %d done, %d errors, %s",
-		what, st.Logged, st.Total, st.Pages, humanBytes(st.Bytes), st.PagesPerSecond(),
+		what, st.Logged, st.Total, st.Pages, tally.Bytes(st.Bytes), st.PagesPerSecond(),
 		st.HostsActive, st.HostsWaiting, st.HostsDone, st.Errors, st.Elapsed.Round(time.Second))
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -67,9 +67,9 @@ func findIn(path string, needle []byte, url string, docID uint64) (*parsed.Doc, 
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 && bytes.Contains(line, needle) {
-			d, derr := parsed.NewReader(bytes.NewReader(line), path).Next()
+			d, derr := parsed.DecodeLine(string(bytes.TrimRight(line, "\r\n")), path, n)
 			if derr != nil {
-				return nil, fmt.Errorf("%s line %d: %w", path, n, derr)
+				return nil, derr
 			}
 			if (url != "" && d.URL == url) || (url == "" && d.DocID == docID) {
 				return d, nil

@@ -76,7 +76,7 @@ func (s *Summary) String() string {
 	if s.Shard != "" {
 		fmt.Fprintf(&b, " shard %s", s.Shard)
 	}
-	fmt.Fprintf(&b, ": %d URLs, %d fetched (%s", s.URLs, s.Fetched, humanBytes(s.Bytes))
+	fmt.Fprintf(&b, ": %d URLs, %d fetched (%s", s.URLs, s.Fetched, tally.Bytes(s.Bytes))
 	if len(s.Statuses) > 0 {
 		fmt.Fprintf(&b, "; %s", byKey(s.Statuses))
 	}
@@ -122,18 +122,6 @@ func byKey(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 func jsonMarshal(v any) ([]byte, error) {

@@ -26,3 +26,17 @@ func Format(m map[string]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Bytes writes a byte count for people: "512 B", "3.4 KiB", "1.2 MiB",
+// "2.0 GiB".
+func Bytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
