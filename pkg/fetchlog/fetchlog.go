@@ -311,6 +311,21 @@ func FormatServer(s Server) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// WriteLines writes recs to w as JSON lines, each formatted by format
+// (FormatRobots, FormatServer): the content of a robots or servers file.
+func WriteLines[T any](w io.Writer, recs []T, format func(T) ([]byte, error)) error {
+	for _, r := range recs {
+		line, err := format(r)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ReadServers reads a servers file (JSON lines); a partial last line is
 // ignored as in Read.
 func ReadServers(path string) ([]Server, error) { return readJSONLines[Server](path, "servers") }

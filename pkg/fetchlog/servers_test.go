@@ -1,6 +1,7 @@
 package fetchlog
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,15 +23,14 @@ func TestServersFile(t *testing.T) {
 		t.Errorf("lines 2, 3: %+v %+v", got[1], got[2])
 	}
 	path := filepath.Join(t.TempDir(), ServersFile)
-	var data []byte
-	for _, s := range got {
-		line, err := FormatServer(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data = append(data, line...)
+	var buf bytes.Buffer
+	if err := WriteLines(&buf, got, FormatServer); err != nil {
+		t.Fatal(err)
 	}
-	os.WriteFile(path, append(data, `{"host":"torn`...), 0o644)
+	if n := bytes.Count(buf.Bytes(), []byte("\n")); n != len(got) {
+		t.Errorf("WriteLines wrote %d lines for %d servers", n, len(got))
+	}
+	os.WriteFile(path, append(buf.Bytes(), `{"host":"torn`...), 0o644)
 	again, err := ReadServers(path)
 	if err != nil || !reflect.DeepEqual(again, got) {
 		t.Errorf("round trip (torn last line ignored): %v\n%+v\n%+v", err, again, got)

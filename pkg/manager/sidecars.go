@@ -55,31 +55,13 @@ func serverEstimate(s *linkgraph.Site) (fetchlog.Server, bool) {
 // atomically (both, possibly empty).
 func writeSidecars(b *collection.Batch, p *plan) error {
 	err := collection.WriteAtomic(b.RobotsPath(), func(w io.Writer) error {
-		for _, r := range p.robots {
-			line, err := fetchlog.FormatRobots(r)
-			if err != nil {
-				return err
-			}
-			if _, err := w.Write(line); err != nil {
-				return err
-			}
-		}
-		return nil
+		return fetchlog.WriteLines(w, p.robots, fetchlog.FormatRobots)
 	})
 	if err != nil {
 		return fmt.Errorf("write %s: %w", b.RobotsPath(), err)
 	}
 	err = collection.WriteAtomic(b.ServersPath(), func(w io.Writer) error {
-		for _, s := range p.servers {
-			line, err := fetchlog.FormatServer(s)
-			if err != nil {
-				return err
-			}
-			if _, err := w.Write(line); err != nil {
-				return err
-			}
-		}
-		return nil
+		return fetchlog.WriteLines(w, p.servers, fetchlog.FormatServer)
 	})
 	if err != nil {
 		return fmt.Errorf("write %s: %w", b.ServersPath(), err)

@@ -22,29 +22,24 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/command"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/testweb"
 	"github.com/wirecrawl/wire/scripts/faulttest"
 )
 
+// main runs the command the way the crawler's binaries do
+// (command.Main: SIGINT and SIGTERM cancel it, errors exit non-zero).
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newApp(os.Stdout).RunContext(ctx, os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "crawlcheck:", err)
-		stop()
-		os.Exit(1)
-	}
+	command.Main(newApp(os.Stdout))
 }
 
 // newApp builds the command.
