@@ -35,7 +35,7 @@ the batch directory and the segment files back into the collection for the
 seeder.
 
 ` + command.ExitCodesHelp,
-		Flags: withSettings(
+		Flags: command.WithSettings(
 			&cli.IntFlag{Name: "batch", Aliases: []string{"b"}, Usage: "batch number to gather (default: the oldest harvested, not gathered)"},
 			&cli.BoolFlag{Name: "force", Usage: "gather the batch again even if already gathered (needs --batch or --batch-dir)"},
 			&cli.StringFlag{Name: "batch-dir", Usage: "batch directory to gather without a collection (needs --text-dir)"},

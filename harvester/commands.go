@@ -22,10 +22,6 @@ func newApp() *cli.App {
 	return command.NewApp("harvester", "download a batch politely (WIRE short-term scheduler)", runCommand(), fetchCommand())
 }
 
-func flags(extra ...cli.Flag) []cli.Flag {
-	return append(append(extra, command.CommonFlags()...), command.SettingFlags()...)
-}
-
 func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
@@ -53,7 +49,7 @@ On a terminal, a status line shows URLs, pages, bytes, pages/s, hosts active,
 waiting and done, and errors; otherwise only the summary is printed.
 
 ` + command.ExitCodesHelp,
-		Flags: flags(
+		Flags: command.WithSettings(
 			&cli.IntFlag{Name: "batch", Usage: "harvest batch `N` instead of the next ready one"},
 			&cli.StringFlag{Name: "batch-dir", Usage: "harvest the bare batch directory `DIR` (no collection needed)"},
 			&cli.BoolFlag{Name: "force", Usage: "harvest again a batch (or shard) that is already harvested (needs --batch or --batch-dir)"},
@@ -185,7 +181,7 @@ policy, time limits, body cap and gzip handling, without robots.txt or waits.
 The headers printed are the ones the harvester would store.
 
 ` + command.ExitCodesHelp,
-		Flags: flags(&cli.BoolFlag{Name: "body", Usage: "print the body too"}),
+		Flags: command.WithSettings(&cli.BoolFlag{Name: "body", Usage: "print the body too"}),
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() != 1 {
 				return command.Usage("fetch takes one URL")

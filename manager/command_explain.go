@@ -24,7 +24,7 @@ failures, max_pages_per_site, max_site_pages, max_fetches_per_script, or
 a full batch). The URL is looked up as given, then normalised.
 
 ` + command.ExitCodesHelp,
-		Flags: append(command.CommonFlags(), command.SettingFlags()...),
+		Flags: command.WithSettings(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return command.Usage("explain: want one URL, got %d arguments", c.NArg())

@@ -30,7 +30,7 @@ in this collection's graph.db by URL and used by the historical strategy
 have are valued). Takes the manager lock.
 
 ` + command.ExitCodesHelp,
-				Flags: append(command.CommonFlags(), command.SettingFlags()...),
+				Flags: command.WithSettings(),
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return command.Usage("history import: want one source, got %d arguments", c.NArg())
@@ -58,7 +58,7 @@ header: the history of the next crawl ("manager history import FILE").
 The file is written atomically.
 
 ` + command.ExitCodesHelp,
-				Flags: append(command.CommonFlags(), command.SettingFlags()...),
+				Flags: command.WithSettings(),
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return command.Usage("history export: want one file, got %d arguments", c.NArg())

@@ -29,11 +29,11 @@ atomically. --json writes the numbers behind the plots instead. Run it
 when no manager or seeder is writing graph.db. See docs/report.md.
 
 ` + command.ExitCodesHelp,
-		Flags: append(append(command.CommonFlags(),
+		Flags: command.WithSettings(
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` (- for standard output; default COLLECTION/report.html)"},
 			&cli.BoolFlag{Name: "json", Usage: "write the report's data as JSON instead of HTML"},
 			&cli.IntFlag{Name: "top", Value: report.DefaultTop, Usage: "rows of the top sites and top pages tables"},
-		), command.SettingFlags()...),
+		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return command.Usage("report takes no arguments, got %q", c.Args().First())

@@ -61,7 +61,7 @@ Prints the table; --out DIR also writes curves.csv, table.txt and the
 charts pagerank.svg, time.svg and queue.svg. See docs/simulator.md.
 
 ` + command.ExitCodesHelp,
-		Flags: append(append(command.CommonFlags(), simulateFlags()...), command.SettingFlags()...),
+		Flags: command.WithSettings(simulateFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return command.Usage("simulate takes no arguments, got %q", c.Args().First())

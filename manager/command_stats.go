@@ -22,7 +22,7 @@ partial PageRank, imported historical PageRank). --json prints the same
 as one JSON object.
 
 ` + command.ExitCodesHelp,
-		Flags: append(append(command.CommonFlags(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}), command.SettingFlags()...),
+		Flags: command.WithSettings(&cli.BoolFlag{Name: "json", Usage: "print JSON"}),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return command.Usage("stats takes no arguments, got %q", c.Args().First())

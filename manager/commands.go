@@ -28,7 +28,7 @@ recording it in graph.db, completes that batch instead. Exit code 3
 means the frontier is empty: no page can be scheduled now.
 
 ` + command.ExitCodesHelp,
-		Flags: append(command.CommonFlags(), command.SettingFlags()...),
+		Flags: command.WithSettings(),
 		Action: func(c *cli.Context) error {
 			col, cfg, err := command.Open(c)
 			if err != nil {

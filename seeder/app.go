@@ -19,10 +19,3 @@ func newApp() *cli.App {
 		importCommand(),
 	)
 }
-
-// withSettings is the common flags, the command's own, and one flag per
-// config setting.
-func withSettings(own ...cli.Flag) []cli.Flag {
-	flags := append(command.CommonFlags(), own...)
-	return append(flags, command.SettingFlags()...)
-}

@@ -24,7 +24,7 @@ even then. It is nonzero when FILE cannot be read (nothing is added).
 Adding the same list twice adds nothing the second time.
 
 ` + command.ExitCodesHelp,
-		Flags:  withSettings(),
+		Flags:  command.WithSettings(),
 		Action: runAdd,
 	}
 }

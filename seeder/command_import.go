@@ -52,7 +52,7 @@ Running it twice adds nothing the second time. The historical PageRank
 docs/operations.md, "Recrawls", gives every step.
 
 ` + command.ExitCodesHelp,
-		Flags: withSettings(
+		Flags: command.WithSettings(
 			&cli.StringFlag{Name: "from", Usage: "the previous collection `OLD` (required)"},
 			&cli.StringFlag{Name: "seeds", Value: importStarts, Usage: "which pages of OLD become seeds: starts or fetched"},
 			&cli.StringFlag{Name: "seeds-out", Usage: "also write the seed list to `FILE`"},

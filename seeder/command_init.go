@@ -19,7 +19,7 @@ if given. A wire.toml already in the directory is kept as it is. A directory
 that already holds a collection is refused.
 
 ` + command.ExitCodesHelp,
-		Flags:  withSettings(),
+		Flags:  command.WithSettings(),
 		Action: runInit,
 	}
 }

@@ -24,7 +24,7 @@ their page was fetched again since) and are added to their pages'
 out-links, in one transaction (docs/frontier.md).
 
 ` + command.ExitCodesHelp,
-		Flags: withSettings(
+		Flags: command.WithSettings(
 			&cli.BoolFlag{Name: "all", Usage: "release every park file, whatever the frontier size"},
 		),
 		Action: runRelease,

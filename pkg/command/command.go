@@ -82,6 +82,14 @@ func CommonFlags() []cli.Flag {
 	}
 }
 
+// WithSettings returns the flags of a command that works on a collection
+// and reads its config: the common flags, the command's own, and one flag
+// per config setting.
+func WithSettings(own ...cli.Flag) []cli.Flag {
+	flags := append(CommonFlags(), own...)
+	return append(flags, SettingFlags()...)
+}
+
 // SettingFlags returns one flag per config setting, grouped under
 // "Settings" in the help. They carry no default of their own: an unset
 // flag leaves the setting to the environment, the file or the default.
