@@ -15,7 +15,6 @@ import (
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/scope"
 	"github.com/wirecrawl/wire/pkg/testweb"
-	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // Coverage is how much of the reachable, allowed test web a crawl fetched.
@@ -105,7 +104,7 @@ func (c Coverage) Print(w io.Writer) {
 func MeasureCoverage(col string, web *testweb.Web, cfg config.Config, seeds []string) (Coverage, error) {
 	start := time.Now()
 	c := Coverage{Missed: map[string]int{}, MissedExamples: map[string][]string{}}
-	norm := urlnorm.New(cfg.Scope.MaxURLLength)
+	norm := cfg.Scope.Normalizer()
 	sc := scope.New(cfg.Scope)
 	want := map[string]bool{}
 	for _, u := range web.Reachable(seeds, cfg.Crawl.ProductToken) {
