@@ -463,12 +463,15 @@ func checkShards(t *testing.T, col string, entries []batch.Entry, logs [][]fetch
 
 // fakeSSH is an ssh stand-in for GNU parallel (--ssh): it runs the
 // command on this machine in the directory @REMOTE@-HOST, the "home
-// directory" of each host, so that each has files of its own.
+// directory" of each host, so that each has files of its own. Like a
+// real ssh login it sets HOME and SHELL: parallel's remote worker runs
+// the job with $SHELL and, where it is unset (as in CI's environment),
+// the job does nothing and parallel still exits 0.
 const fakeSSH = `#!/bin/bash
 while [ $# -gt 0 ]; do case $1 in -l|-p|-o|-i|-e) shift 2 ;; -*) shift ;; *) break ;; esac; done
 host=${1##*@}; shift
 [ "${1:-}" = -- ] && shift
-mkdir -p "@REMOTE@-$host" && cd "@REMOTE@-$host" && HOME=$PWD exec bash -c "$*"
+mkdir -p "@REMOTE@-$host" && cd "@REMOTE@-$host" && HOME=$PWD SHELL=/bin/bash exec bash -c "$*"
 `
 
 // testShardsParallel runs the worked example of docs/operations.md
