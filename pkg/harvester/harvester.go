@@ -333,10 +333,10 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	}
 	defer waitClose()
 
-	recs, err := fetchlog.ReadFile(filepath.Join(partial, fetchlog.LogFile))
-	if err != nil {
-		return nil, err
-	}
+	// The fetch log is what an earlier run left (read and repaired at
+	// the start) and what this run appended (close checks that the file
+	// holds exactly that).
+	recs := append(res.records[:len(res.records):len(res.records)], h.logged...)
 	if err := verify(mine, recs); err != nil {
 		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
@@ -529,7 +529,7 @@ func exists(path string) bool {
 
 // verify checks that the fetch log holds exactly one line per batch entry.
 func verify(entries []batch.Entry, recs []fetchlog.Record) error {
-	want := map[string]int{}
+	want := make(map[entryKey]int, len(entries))
 	for _, e := range entries {
 		want[key(e.DocID, e.URL)]++
 	}
@@ -552,7 +552,13 @@ func verify(entries []batch.Entry, recs []fetchlog.Record) error {
 	return nil
 }
 
-func key(docID uint64, u string) string { return strconv.FormatUint(docID, 10) + "\t" + u }
+// entryKey identifies a batch entry (and its fetch log line).
+type entryKey struct {
+	docID uint64
+	url   string
+}
+
+func key(docID uint64, u string) entryKey { return entryKey{docID, u} }
 
 // harvest is the shared state of one run.
 type harvest struct {
@@ -572,6 +578,9 @@ type harvest struct {
 	kept     map[string]bool
 	est      map[string]fetchlog.Server // the batch's servers.jsonl and an earlier run's
 	finished map[string]fetchlog.Server // servers done in this run
+	// logged holds the fetch log lines this run appended, in order
+	// (written under the output's lock).
+	logged []fetchlog.Record
 
 	startCtx, fetchCtx context.Context
 	stopAll            context.CancelFunc
@@ -645,9 +654,10 @@ func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *co
 	return h, nil
 }
 
-// counted updates the statistics for a logged line (called under the
-// output lock).
+// counted updates the statistics for a logged line and keeps the line
+// (called under the output lock, so in the fetch log's order).
 func (h *harvest) counted(r fetchlog.Record) {
+	h.logged = append(h.logged, r)
 	h.stats.logged.Add(1)
 	switch {
 	case r.OK():
@@ -689,7 +699,7 @@ func (h *harvest) estimates(host string) Estimates {
 // todo marks the entries that still need a line, and sets each host's
 // earliest next request from what the log says it was last asked.
 func (h *harvest) todo(entries []batch.Entry, recs []fetchlog.Record) ([]bool, int) {
-	logged := map[string]int{}
+	logged := make(map[entryKey]int, len(recs))
 	for _, r := range recs {
 		logged[key(r.DocID, r.URL)]++
 		if !requested(r) {
@@ -732,8 +742,14 @@ func requested(r fetchlog.Record) bool {
 	return true
 }
 
-// siteOf is scheme://host[:port] of a URL.
+// siteOf is scheme://host[:port] of a URL. A plain absolute URL (lower-
+// case scheme, a host name or IPv4 address and maybe a port) is cut
+// where its authority ends, without parsing; anything else goes through
+// url.Parse.
 func siteOf(rawURL string) string {
+	if scheme, auth, ok := plainAuthority(rawURL); ok {
+		return rawURL[:len(scheme)+3+len(auth)]
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return rawURL
@@ -1207,4 +1223,49 @@ func writeMarker(path string, sum *Summary) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return collection.WriteFileAtomic(path, data)
+}
+
+// plainAuthority splits a URL of the form scheme://authority[/?#...]
+// whose scheme is lower-case letters, digits, '+', '-' or '.' (a letter
+// first) and whose authority is a host name or IPv4 address of letters,
+// digits, '.', '-' and '_', maybe followed by ':' and a decimal port. ok
+// is false for anything else (user info, IPv6 literals, escapes, no
+// scheme), which callers leave to url.Parse.
+func plainAuthority(raw string) (scheme, auth string, ok bool) {
+	i := strings.Index(raw, "://")
+	if i <= 0 {
+		return "", "", false
+	}
+	for k := 0; k < i; k++ {
+		c := raw[k]
+		if !('a' <= c && c <= 'z' || k > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return "", "", false
+		}
+	}
+	rest := raw[i+3:]
+	end, colon := len(rest), -1
+	for k := 0; k < len(rest); k++ {
+		c := rest[k]
+		switch {
+		case c == '/' || c == '?' || c == '#':
+			end = k
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '.' || c == '-' || c == '_':
+			if colon >= 0 {
+				return "", "", false
+			}
+			continue
+		case '0' <= c && c <= '9':
+			continue
+		case c == ':' && colon < 0:
+			colon = k
+			continue
+		default:
+			return "", "", false
+		}
+		break
+	}
+	if end == 0 || colon == 0 {
+		return "", "", false
+	}
+	return raw[:i], rest[:end], true
 }

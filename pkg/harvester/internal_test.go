@@ -387,3 +387,39 @@ func TestLogNeverAheadOfWARC(t *testing.T) {
 		t.Fatal("no line reached the file: the test did not fill the fetch log's buffer")
 	}
 }
+
+// TestCloseChecksLogSize: the run's summary and check are made from the
+// lines as appended, so close fails if the fetch log on disk is not
+// exactly what was appended (here, cut short behind the output's back),
+// and passes when it is, resumed lines included.
+func TestCloseChecksLogSize(t *testing.T) {
+	for _, cut := range []bool{false, true} {
+		dir := t.TempDir()
+		for round := 0; round < 2; round++ { // the second round resumes
+			o, _, err := openOutput(dir, WARCPrefix, 0, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := "http://a.cl/" + itoa(round)
+			if err := o.page(response(u, "body"), nil, fetchlog.Record{DocID: uint64(round + 1), URL: u, Fetched: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			if err := o.flush(); err != nil {
+				t.Fatal(err)
+			}
+			log := filepath.Join(dir, fetchlog.LogFile)
+			if st, _ := os.Stat(log); cut && round == 1 {
+				if err := os.Truncate(log, st.Size()-3); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = o.close()
+			switch {
+			case cut && round == 1 && (err == nil || !strings.Contains(err.Error(), "were written")):
+				t.Errorf("a fetch log cut short passed the check at close: %v", err)
+			case !(cut && round == 1) && err != nil:
+				t.Errorf("round %d: %v", round, err)
+			}
+		}
+	}
+}

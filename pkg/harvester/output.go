@@ -98,6 +98,9 @@ type output struct {
 	closed  bool
 	// onLine is called (under mu) for each fetch log line appended.
 	onLine func(fetchlog.Record)
+	// logBytes is the size the fetch log has once its buffer is
+	// written: close checks the file against it.
+	logBytes int64
 }
 
 // resumed is what an existing harvest.partial already holds.
@@ -161,6 +164,12 @@ func openOutput(dir, prefix string, maxWARC int64, info warcio.Info, log *slog.L
 		return nil, nil, err
 	}
 	o.logw = bufio.NewWriterSize(o.logf, 64<<10)
+	if fi, err := o.logf.Stat(); err == nil {
+		o.logBytes = fi.Size()
+	} else {
+		o.logf.Close()
+		return nil, nil, fmt.Errorf("stat %s: %w", fetchlog.LogFile, err)
+	}
 	if o.robotsf, err = open(fetchlog.RobotsFile, os.O_CREATE); err != nil {
 		o.logf.Close()
 		return nil, nil, err
@@ -376,6 +385,7 @@ func (o *output) appendLine(rec *fetchlog.Record) error {
 	if _, err := o.logw.Write(line); err != nil {
 		return fmt.Errorf("append to fetch log: %w", err)
 	}
+	o.logBytes += int64(len(line))
 	if o.onLine != nil {
 		o.onLine(*rec)
 	}
@@ -582,7 +592,9 @@ func (o *output) tick() error {
 	return o.sync()
 }
 
-// close syncs and closes everything.
+// close syncs and closes everything. It checks that the fetch log on
+// disk holds exactly the bytes appended to it: the harvest's summary and
+// check are made from the lines as they were appended, not read back.
 func (o *output) close() error {
 	err := o.sync()
 	o.mu.Lock()
@@ -591,6 +603,9 @@ func (o *output) close() error {
 		return nil
 	}
 	o.closed = true
+	if err == nil {
+		err = o.checkLogSize()
+	}
 	if o.warc != nil {
 		if cerr := o.warc.Close(); err == nil {
 			err = cerr
@@ -616,4 +631,17 @@ func warcFiles(dir string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// checkLogSize checks that the fetch log file holds as many bytes as were
+// written to it (called with mu held, after a sync).
+func (o *output) checkLogSize() error {
+	fi, err := o.logf.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", o.logf.Name(), err)
+	}
+	if fi.Size() != o.logBytes {
+		return fmt.Errorf("fetch log %s holds %d bytes, %d were written to it", o.logf.Name(), fi.Size(), o.logBytes)
+	}
+	return nil
 }

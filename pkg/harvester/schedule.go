@@ -304,6 +304,12 @@ func RankingByName(name string) (Ranking, error) {
 
 // hostOf returns the host name of a site ("http://a.cl:8080" → "a.cl").
 func hostOf(site string) string {
+	if _, auth, ok := plainAuthority(site); ok {
+		if i := strings.IndexByte(auth, ':'); i >= 0 {
+			auth = auth[:i]
+		}
+		return strings.ToLower(auth)
+	}
 	u, err := url.Parse(site)
 	if err != nil || u.Hostname() == "" {
 		return strings.ToLower(site)

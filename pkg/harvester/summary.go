@@ -52,9 +52,12 @@ func summarize(id int, entries []batch.Entry, recs []fetchlog.Record) *Summary {
 		hosts[hostOf(e.Site)] = true
 	}
 	s.Hosts, s.Sites = len(hosts), len(sites)
+	var classes [10]int // statuses by hundreds (1xx to 9xx), counted first
 	for _, r := range recs {
-		if r.Status > 0 {
-			s.Statuses[fmt.Sprintf("%dxx", r.Status/100)]++
+		if c := r.Status / 100; r.Status > 0 && c < len(classes) {
+			classes[c]++
+		} else if r.Status > 0 {
+			s.Statuses[fmt.Sprintf("%dxx", c)]++
 		}
 		switch {
 		case r.OK():
@@ -64,6 +67,11 @@ func summarize(id int, entries []batch.Entry, recs []fetchlog.Record) *Summary {
 			s.RobotsExcluded++
 		default:
 			s.Errors[fetch.KindOf(r.Err)]++
+		}
+	}
+	for c, n := range classes {
+		if n > 0 {
+			s.Statuses[fmt.Sprintf("%dxx", c)] += n
 		}
 	}
 	return s
