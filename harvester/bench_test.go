@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -69,7 +70,7 @@ func TestBenchHarvester(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), fmt.Sprintf("%06d", round))
 		ht.WriteBatch(t, dir, round, ht.Entries(urls...))
 		t0 := time.Now()
-		took, harvCPU, pages := harvest(t, web, dir, conns, 0)
+		took, harvCPU, harvAllocs, pages := harvest(t, web, dir, conns, 0)
 		reqs := web.Requests()[start:]
 		harvConns := len(web.Conns()) - conns0
 		span := reqs[len(reqs)-1].End.Sub(reqs[0].Start)
@@ -91,23 +92,23 @@ func TestBenchHarvester(t *testing.T) {
 				requested = append(requested, fmt.Sprintf("http://%s:%d%s", r.Host, web.Port(), r.Path))
 			}
 		}
-		fmt.Printf("bench: round %d: harvester %d requests (%d pages stored) in %v (first to last request %v): %.0f requests/s (CPU %v, %.0f µs/request, test web included)\n",
-			round, len(reqs), pages, took.Round(time.Millisecond), span.Round(time.Millisecond), float64(len(reqs))/took.Seconds(), harvCPU.Round(time.Millisecond), float64(harvCPU.Microseconds())/float64(len(reqs)))
+		fmt.Printf("bench: round %d: harvester %d requests (%d pages stored) in %v (first to last request %v): %.0f requests/s (CPU %v, %.0f µs/request, %s, test web included)\n",
+			round, len(reqs), pages, took.Round(time.Millisecond), span.Round(time.Millisecond), float64(len(reqs))/took.Seconds(), harvCPU.Round(time.Millisecond), float64(harvCPU.Microseconds())/float64(len(reqs)), harvAllocs.per(len(reqs)))
 		if profileOnly {
 			continue
 		}
 
-		cpu0, conns0 := cpuTime(), len(web.Conns())
+		a0, cpu0, conns0 := allocated(), cpuTime(), len(web.Conns())
 		start = len(web.Requests())
 		took = plainClient(t, web.DNSAddr(), requested, conns, true)
-		plainCPU := cpuTime() - cpu0
+		plainCPU, plainAllocs := cpuTime()-cpu0, allocated().since(a0)
 		preqs := web.Requests()[start:]
 		host, hspan = busiestSpan(preqs)
 		fmt.Printf("bench: round %d: plain client: %d TCP connections; busiest host %s served from %v to %v\n", round, len(web.Conns())-conns0,
 			host, hspan[0].Sub(preqs[0].Start).Round(time.Millisecond), hspan[1].Sub(preqs[0].Start).Round(time.Millisecond))
 		plainRate = max(plainRate, float64(len(requested))/took.Seconds())
-		fmt.Printf("bench: round %d: plain client, one connection per host: %d requests in %v: %.0f requests/s (CPU %v, %.0f µs/request)\n",
-			round, len(requested), took.Round(time.Millisecond), float64(len(requested))/took.Seconds(), plainCPU.Round(time.Millisecond), float64(plainCPU.Microseconds())/float64(len(requested)))
+		fmt.Printf("bench: round %d: plain client, one connection per host: %d requests in %v: %.0f requests/s (CPU %v, %.0f µs/request, %s)\n",
+			round, len(requested), took.Round(time.Millisecond), float64(len(requested))/took.Seconds(), plainCPU.Round(time.Millisecond), float64(plainCPU.Microseconds())/float64(len(requested)), plainAllocs.per(len(requested)))
 		took = plainClient(t, web.DNSAddr(), requested, conns, false)
 		freeRate = max(freeRate, float64(len(requested))/took.Seconds())
 		fmt.Printf("bench: round %d: plain client, no per-host limit: %d requests in %v: %.0f requests/s\n", round, len(requested), took.Round(time.Millisecond), float64(len(requested))/took.Seconds())
@@ -132,7 +133,7 @@ func TestBenchHarvester(t *testing.T) {
 	urls = inScopeURLs(web)
 	dir := filepath.Join(t.TempDir(), "000100")
 	ht.WriteBatch(t, dir, 100, ht.Entries(urls...))
-	took, _, pages := harvest(t, web, dir, max(whosts, 1)*2, wait)
+	took, _, _, pages := harvest(t, web, dir, max(whosts, 1)*2, wait)
 	perHost := map[string]int{}
 	for _, r := range web.Requests() {
 		if r.Path != "/robots.txt" {
@@ -208,9 +209,9 @@ func inScopeURLs(web *testweb.Web) []string {
 }
 
 // harvest runs `harvester run --batch-dir` on dir and returns its wall
-// time, the CPU time of the process meanwhile (the test web's included)
-// and the pages it stored.
-func harvest(t *testing.T, web *testweb.Web, dir string, conns int, wait time.Duration) (time.Duration, time.Duration, int) {
+// time, the CPU time and allocations of the process meanwhile (the test
+// web's included) and the pages it stored.
+func harvest(t *testing.T, web *testweb.Web, dir string, conns int, wait time.Duration) (time.Duration, time.Duration, allocs, int) {
 	cfg := config.Defaults()
 	cfg.Harvester.Connections = conns
 	cfg.Harvester.ConnectionsPerIP = 0 // the whole test web is 127.0.0.1
@@ -226,7 +227,7 @@ func harvest(t *testing.T, web *testweb.Web, dir string, conns int, wait time.Du
 	if err := os.WriteFile(cfgFile, config.Render(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cpu0, start := cpuTime(), time.Now()
+	a0, cpu0, start := allocated(), cpuTime(), time.Now()
 	var out, errs string
 	var code int
 	// Labelled for CPU profiles: -tagfocus client=harvester keeps the
@@ -235,7 +236,7 @@ func harvest(t *testing.T, web *testweb.Web, dir string, conns int, wait time.Du
 	pprof.Do(context.Background(), pprof.Labels("client", "harvester"), func(context.Context) {
 		out, errs, code = runCLI(t, "run", "--batch-dir", dir, "--config", cfgFile, "-q")
 	})
-	took, cpu := time.Since(start), cpuTime()-cpu0
+	took, cpu, a := time.Since(start), cpuTime()-cpu0, allocated().since(a0)
 	if code != command.ExitOK {
 		t.Fatalf("harvester: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -249,7 +250,7 @@ func harvest(t *testing.T, web *testweb.Web, dir string, conns int, wait time.Du
 			pages++
 		}
 	}
-	return took, cpu, pages
+	return took, cpu, a, pages
 }
 
 // plainClient fetches urls with conc goroutines over one keep-alive
@@ -362,6 +363,25 @@ func busiestSpan(reqs []testweb.Request) (string, [2]time.Time) {
 			n[busiest], float64(served.Microseconds())/float64(n[busiest]), float64(gaps.Microseconds())/float64(n[busiest]-1))
 	}
 	return busiest, span
+}
+
+// allocs counts the heap allocations of the process: unlike CPU time,
+// a figure other jobs on the machine do not change.
+type allocs struct{ n, bytes uint64 }
+
+// allocated is what the process has allocated so far.
+func allocated() allocs {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return allocs{m.Mallocs, m.TotalAlloc}
+}
+
+// since is what was allocated since a0.
+func (a allocs) since(a0 allocs) allocs { return allocs{a.n - a0.n, a.bytes - a0.bytes} }
+
+// per formats the allocations per request.
+func (a allocs) per(requests int) string {
+	return fmt.Sprintf("%.0f allocations, %.1f KB per request", float64(a.n)/float64(requests), float64(a.bytes)/1024/float64(requests))
 }
 
 // cpuTime is the CPU time (user and system) this process has used.

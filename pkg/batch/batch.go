@@ -148,6 +148,11 @@ func Read(r io.Reader) (Header, []Entry, error) {
 	columns := Columns
 	for sc.Scan() {
 		line++
+		if entries == nil && h.Counts["urls"] > 0 {
+			// The header's count, to size the slice once (bounded: a
+			// wrong count is an error at the end anyway).
+			entries = make([]Entry, 0, min(h.Counts["urls"], 1<<20))
+		}
 		text := sc.Text()
 		if line == 1 {
 			v, ok := strings.CutPrefix(text, Magic+" ")
@@ -245,9 +250,10 @@ func parseEntry(text string, ncol int) (Entry, error) {
 	if strings.ContainsRune(text, '\r') { // Write never writes one; a CRLF line end is already gone
 		return Entry{}, fmt.Errorf("carriage return inside the line %q", truncate(text))
 	}
-	f := strings.Split(text, "\t")
-	if len(f) != ncol {
-		return Entry{}, fmt.Errorf("want %d tab-separated fields, got %d in %q", ncol, len(f), truncate(text))
+	var fields [8]string // len(Columns), the most there are
+	f, ok := splitFields(text, fields[:0:ncol])
+	if !ok {
+		return Entry{}, fmt.Errorf("want %d tab-separated fields, got %d in %q", ncol, strings.Count(text, "\t")+1, truncate(text))
 	}
 	var e Entry
 	var err error
@@ -284,6 +290,24 @@ func parseEntry(text string, ncol int) (Entry, error) {
 		}
 	}
 	return e, nil
+}
+
+// splitFields splits text at tabs into f, whose capacity is the number of
+// fields wanted (no more, no fewer: ok is false otherwise), without
+// allocating.
+func splitFields(text string, f []string) ([]string, bool) {
+	for len(f) < cap(f)-1 {
+		field, rest, found := strings.Cut(text, "\t")
+		if !found {
+			return f, false
+		}
+		f = append(f, field)
+		text = rest
+	}
+	if strings.IndexByte(text, '\t') >= 0 {
+		return f, false
+	}
+	return append(f, text), true
 }
 
 func truncate(s string) string {

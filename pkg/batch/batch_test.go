@@ -3,6 +3,7 @@ package batch
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -109,5 +110,24 @@ func TestValidatorsRoundTrip(t *testing.T) {
 	}
 	if got[0].LastModified != e[0].LastModified || got[0].ETag != e[0].ETag || got[1].LastModified != "" || got[1].ETag != "badtab" {
 		t.Errorf("validators: %+v", got)
+	}
+}
+
+// BenchmarkRead reads a batch of 20,000 entries (the harvester's start).
+func BenchmarkRead(b *testing.B) {
+	var entries []Entry
+	for i := 1; i <= 20000; i++ {
+		site := fmt.Sprintf("http://www.site%d.cl", i%1500)
+		entries = append(entries, Entry{DocID: uint64(i), Site: site, Score: float64(i) / 7, Depth: i % 5, Kind: KindNew, URL: fmt.Sprintf("%s/page/%d.html", site, i)})
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, Header{Batch: 1, Created: time.Now(), Counts: map[string]int{"urls": len(entries)}}, entries); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	for b.Loop() {
+		if _, got, err := Read(bytes.NewReader(buf.Bytes())); err != nil || len(got) != len(entries) {
+			b.Fatalf("%d entries, %v", len(got), err)
+		}
 	}
 }

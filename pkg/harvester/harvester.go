@@ -301,6 +301,7 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 		return nil, err
 	}
 	todo, pending := h.todo(mine, res.records)
+	h.logged = make([]fetchlog.Record, 0, pending) // a line per URL left
 	if resuming {
 		log.Info("resuming", "batch", b.Name(), "shard", s.String(), "logged", len(res.records), "robots", len(res.robots), "left", pending)
 	}

@@ -110,6 +110,8 @@ type resumed struct {
 	servers map[string]fetchlog.Server
 	// repaired lists what had to be dropped, for the log.
 	repaired []string
+	// created is set when the fetch log was new (nothing to resume).
+	created bool
 }
 
 // openOutput opens (creating or resuming) the harvest directory dir,
@@ -179,11 +181,17 @@ func openOutput(dir, prefix string, maxWARC int64, info warcio.Info, log *slog.L
 		o.robotsf.Close()
 		return nil, nil, err
 	}
-	if err := collection.SyncDir(dir); err != nil {
-		o.logf.Close()
-		o.robotsf.Close()
-		o.serversf.Close()
-		return nil, nil, err
+	// The files' names are made durable by the first sync (before
+	// anything in them is synced); a resumed directory's are at once, as
+	// its old lines may be synced already.
+	o.newFile = true
+	if !res.created {
+		if err := collection.SyncDir(dir); err != nil {
+			o.logf.Close()
+			o.robotsf.Close()
+			o.serversf.Close()
+			return nil, nil, err
+		}
 	}
 	return o, res, nil
 }
@@ -194,7 +202,14 @@ func openOutput(dir, prefix string, maxWARC int64, info warcio.Info, log *slog.L
 func (r *resumed) loadLog(path string, warcSizes map[string]int64) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return collection.WriteFileAtomic(path, []byte(fetchlog.Header()))
+		// A new log is made durable by the output's first sync, like
+		// everything else in the directory; killed before that, the
+		// next run finds no log or a torn header, both repaired here.
+		if err := os.WriteFile(path, []byte(fetchlog.Header()), 0o644); err != nil {
+			return fmt.Errorf("create fetch log: %w", err)
+		}
+		r.created = true
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("read fetch log: %w", err)
