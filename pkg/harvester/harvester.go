@@ -13,6 +13,7 @@
 package harvester
 
 import (
+	"bytes"
 	"container/heap"
 	"context"
 	"errors"
@@ -345,9 +346,7 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
 	sum := summarize(b.ID, mine, recs)
-	if rl, err := fetchlog.ReadRobots(filepath.Join(partial, fetchlog.RobotsFile)); err == nil {
-		sum.RobotsFiles = len(rl)
-	}
+	sum.RobotsFiles = countLines(filepath.Join(partial, fetchlog.RobotsFile))
 	sum.WARCFiles = warcFiles(partial)
 	sum.Ranking = h.rank.Name()
 	sum.Shard = s.String()
@@ -460,9 +459,7 @@ func finishMerge(b *collection.Batch, entries []batch.Entry, n int, keep bool, l
 		return nil, fmt.Errorf("batch %s: %w", b.Name(), err)
 	}
 	sum := summarize(b.ID, entries, recs)
-	if rl, err := fetchlog.ReadRobots(filepath.Join(b.HarvestPath(), fetchlog.RobotsFile)); err == nil {
-		sum.RobotsFiles = len(rl)
-	}
+	sum.RobotsFiles = countLines(filepath.Join(b.HarvestPath(), fetchlog.RobotsFile))
 	sum.WARCFiles = warcFiles(b.HarvestPath())
 	sum.Shards = n
 	sum.Merged = true
@@ -521,6 +518,17 @@ func warcInfo(cfg config.Config, b *collection.Batch, s Shard) warcio.Info {
 		info = append(info, warcio.Field{Name: "hostname", Value: host})
 	}
 	return info
+}
+
+// countLines is the number of whole lines in the file at path (0 if it
+// cannot be read): the robots copies a harvest holds, without parsing
+// them.
+func countLines(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(data, []byte{'\n'})
 }
 
 func exists(path string) bool {
