@@ -453,16 +453,7 @@ func (o *output) server(s fetchlog.Server) error {
 	if err != nil {
 		return err
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.closed {
-		return errors.New("harvest output closed")
-	}
-	if _, err := o.serversf.Write(line); err != nil {
-		return fmt.Errorf("append to servers file: %w", err)
-	}
-	o.dirty = true
-	return nil
+	return o.appendTo(o.serversf, "servers file", line)
 }
 
 // robots appends a line to the robots file.
@@ -471,13 +462,19 @@ func (o *output) robots(r fetchlog.Robots) error {
 	if err != nil {
 		return err
 	}
+	return o.appendTo(o.robotsf, "robots file", line)
+}
+
+// appendTo appends a line to one of the output's unbuffered logs (the
+// robots and servers files, a line per site or host).
+func (o *output) appendTo(f *os.File, what string, line []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return errors.New("harvest output closed")
 	}
-	if _, err := o.robotsf.Write(line); err != nil {
-		return fmt.Errorf("append to robots file: %w", err)
+	if _, err := f.Write(line); err != nil {
+		return fmt.Errorf("append to %s: %w", what, err)
 	}
 	o.dirty = true
 	return nil
