@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/wirecrawl/wire/pkg/extract/internal/htmltok"
 )
 
 // corpus is every fixture page of testdata/pages (real HTML, 1.1 MB)
@@ -99,6 +101,23 @@ func tokenize(d []byte) {
 	z := html.NewTokenizer(bytes.NewReader(d))
 	for z.Next() != html.ErrorToken {
 	}
+}
+
+// BenchmarkHtmltokOnly is BenchmarkTokenizerOnly with the extractor's
+// copy of the tokenizer (internal/htmltok), which reads the page in place.
+func BenchmarkHtmltokOnly(b *testing.B) {
+	docs, n := corpus(b)
+	b.SetBytes(n)
+	b.ReportAllocs()
+	start := cpuTime()
+	for b.Loop() {
+		for _, d := range docs {
+			z := htmltok.New(d)
+			for z.Next() != htmltok.ErrorToken {
+			}
+		}
+	}
+	reportCPU(b, start, n)
 }
 
 // BenchmarkExtractParallel is BenchmarkExtract on every core

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"encoding/binary"
 	"mime"
 	"strings"
 	"unicode/utf8"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
 )
@@ -126,9 +128,9 @@ func (f fallback) decodeInto(body []byte, contentType string, dst []byte) (d Dec
 		if utf8.Valid(body) {
 			return Decoded{Text: body, Charset: name, Source: source}, false
 		}
-		out = decodeWith(unicode.UTF8, body, dst)
+		out = decodeWith(unicode.UTF8, name, body, dst)
 	} else {
-		out = decodeWith(enc, body, dst)
+		out = decodeWith(enc, name, body, dst)
 	}
 	if !utf8.Valid(out) { // a decoder's bug must not leak into the output
 		out = bytes.ToValidUTF8(out, []byte("\uFFFD"))
@@ -136,12 +138,17 @@ func (f fallback) decodeInto(body []byte, contentType string, dst []byte) (d Dec
 	return Decoded{Text: out, Charset: name, Source: source}, true
 }
 
-func decodeWith(enc encoding.Encoding, body, dst []byte) []byte {
+// decodeWith decodes body from enc, whose WHATWG name is name, into dst's
+// storage if it is large enough.
+func decodeWith(enc encoding.Encoding, name string, body, dst []byte) []byte {
 	// Room for the usual expansion at once (two bytes of UTF-8 per byte
 	// of a legacy single-byte page in a non-Latin script), rather than
 	// growing a buffer of the body's size by copies.
 	if want := 2*len(body) + 64; cap(dst) < want {
 		dst = make([]byte, 0, want)
+	}
+	if cm := singleByte(name); cm != nil {
+		return decodeCharmap(cm, body, dst[:0])
 	}
 	out, _, err := transform.Append(enc.NewDecoder(), dst[:0], body)
 	if err != nil {
@@ -150,6 +157,60 @@ func decodeWith(enc encoding.Encoding, body, dst []byte) []byte {
 		return bytes.ToValidUTF8(body, []byte("\uFFFD"))
 	}
 	return out
+}
+
+// singleByte returns the single-byte encoding the WHATWG name names, or
+// nil. charset.Lookup wraps the same encoding (x/text's htmlindex) for
+// its encoder, not its decoder.
+func singleByte(name string) *charmap.Charmap {
+	enc, err := htmlindex.Get(name)
+	if err != nil {
+		return nil
+	}
+	cm, _ := enc.(*charmap.Charmap)
+	return cm
+}
+
+// utf8Byte is the UTF-8 of the character a byte stands for in a
+// single-byte encoding.
+type utf8Byte struct {
+	b [utf8.UTFMax]byte
+	n uint8
+}
+
+// decodeCharmap appends body decoded from the single-byte encoding cm to
+// dst: each byte becomes the UTF-8 of cm.DecodeByte, which is what cm's
+// x/text decoder writes, and runs of ASCII are copied at once when cm
+// maps ASCII to itself (every WHATWG single-byte encoding does).
+func decodeCharmap(cm *charmap.Charmap, body, dst []byte) []byte {
+	var table [256]utf8Byte
+	ascii := true
+	for i := range table {
+		r := cm.DecodeByte(byte(i))
+		table[i].n = uint8(utf8.EncodeRune(table[i].b[:], r))
+		if i < utf8.RuneSelf && r != rune(i) {
+			ascii = false
+		}
+	}
+	for i := 0; i < len(body); {
+		if ascii {
+			j := i
+			for j+8 <= len(body) && binary.LittleEndian.Uint64(body[j:])&highs == 0 {
+				j += 8
+			}
+			for j < len(body) && body[j] < utf8.RuneSelf {
+				j++
+			}
+			dst = append(dst, body[i:j]...)
+			if i = j; i == len(body) {
+				break
+			}
+		}
+		e := &table[body[i]]
+		dst = append(dst, e.b[:e.n]...)
+		i++
+	}
+	return dst
 }
 
 // determine picks the encoding of body; skip is the length of a byte

@@ -75,6 +75,17 @@ type state struct {
 	// decoded is the buffer a page in a legacy encoding is converted
 	// into; what the Result keeps of it is copied.
 	decoded []byte
+	// refs and links are resolve's scratch: each raw link's cleaned href
+	// and kind, and the links kept (copied to the Result at their size).
+	refs  []ref
+	links []Link
+}
+
+// ref is a raw link's href, cleaned and without a fragment that cannot
+// matter, and its kind of reference (scopeKind).
+type ref struct {
+	href string
+	kind int
 }
 
 // resolutions remembers URL resolutions from page to page: by scope (the
@@ -86,14 +97,16 @@ type resolutions struct {
 	n      int // resolutions remembered
 }
 
-// scope returns the resolutions remembered for a scope, creating the map.
-func (c *resolutions) scope(s string) map[string]resolved {
+// scope returns the resolutions remembered for a scope, creating the map
+// with room for hint entries (the page's links of that scope: it is then
+// not grown entry by entry).
+func (c *resolutions) scope(s string, hint int) map[string]resolved {
 	m := c.scopes[s]
 	if m == nil {
 		if c.scopes == nil {
 			c.scopes = map[string]map[string]resolved{}
 		}
-		m = map[string]resolved{}
+		m = make(map[string]resolved, hint)
 		c.scopes[strings.Clone(s)] = m
 	}
 	return m
@@ -234,7 +247,7 @@ func (e *Extractor) Extract(body []byte, contentType, pageURL string) *Result {
 // release returns st to the pool unless its buffers grew too large.
 func (e *Extractor) release(st *state) {
 	p := &st.p
-	if cap(p.text.b) > maxPooled || cap(p.links) > maxPooled/64 {
+	if cap(p.text.b) > maxPooled || cap(p.links) > maxPooled/64 || cap(st.links) > maxPooled/64 || cap(st.refs) > maxPooled/64 {
 		return
 	}
 	if len(st.seen) > maxCached { // clearing a grown map costs its capacity
@@ -246,6 +259,8 @@ func (e *Extractor) release(st *state) {
 		st.cache = resolutions{}
 	}
 	clear(p.links[:cap(p.links)]) // drop references to the page's strings
+	clear(st.links[:cap(st.links)])
+	clear(st.refs[:cap(st.refs)])
 	e.pool.Put(st)
 }
 
@@ -301,16 +316,22 @@ func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
 	// site. A key is the href and the part of the base its resolution
 	// depends on.
 	seen := st.seen
-	if len(p.links) > 0 {
-		r.Links = make([]Link, 0, len(p.links))
-	}
-	scopes := scopesOf(baseStr)
-	var maps [numScopes]map[string]resolved // this page's scopes, looked up once
+	var count [numScopes]int // links of each kind on the page
+	refs := st.refs[:0]
 	for _, l := range p.links {
 		href := e.dropFragment(cleanHref(l.href))
 		k := scopeKind(href)
+		refs = append(refs, ref{href, k})
+		count[k]++
+	}
+	st.refs = refs
+	scopes := scopesOf(baseStr)
+	var maps [numScopes]map[string]resolved // this page's scopes, looked up once
+	links := st.links[:0]
+	for i, l := range p.links {
+		href, k := refs[i].href, refs[i].kind
 		if maps[k] == nil {
-			maps[k] = st.cache.scope(scopes[k])
+			maps[k] = st.cache.scope(scopes[k], count[k])
 		}
 		res, ok := maps[k][href]
 		if !ok {
@@ -331,7 +352,11 @@ func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
 		if len(seen) == n {
 			continue
 		}
-		r.Links = append(r.Links, Link{URL: u, Anchor: l.anchor, NoFollow: l.nofollow, Tag: l.tag})
+		links = append(links, Link{URL: u, Anchor: l.anchor, NoFollow: l.nofollow, Tag: l.tag})
+	}
+	st.links = links
+	if len(p.links) > 0 {
+		r.Links = append(make([]Link, 0, len(links)), links...) // at its size
 	}
 }
 

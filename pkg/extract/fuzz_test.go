@@ -8,9 +8,16 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/transform"
+
+	"github.com/wirecrawl/wire/pkg/extract/internal/htmltok"
 )
 
 // FuzzExtract checks that no input panics Extract and that every string
@@ -100,29 +107,41 @@ func FuzzResolutionCache(f *testing.F) {
 	})
 }
 
-// FuzzRawAttrs: reading a tag's attributes from its raw bytes gives what
-// the tokenizer's TagAttr gives, whenever it does not give up.
-func FuzzRawAttrs(f *testing.F) {
+// FuzzAttrs: reading a tag's attributes from the raw keys and values
+// htmltok found gives what x/net/html's TagAttr gives on the same page,
+// whenever it does not give up.
+func FuzzAttrs(f *testing.F) {
 	f.Add(`<a href="x" HREF=y rel='nofollow' =x hidden>`)
 	f.Add(`<a href = x / title="a&amp;b" alt=c\r>`)
 	f.Add(`<img alt="x" src=y/>`)
 	f.Add(`<meta name=robots content="noindex"<a>`)
 	f.Add(`<input type=submit value=Go hidden=until-found>`)
+	f.Add(`<a href="?a=1&amp;b=2&#38;c=&#x33;" title='&lt;&gt;&quot;&apos;&nbsp;' hidden="&#x75;ntil-found">`)
+	f.Add(`<a href="?a=1&amp;b=2&copy=3" alt="&notit;">`)
 	f.Fuzz(func(t *testing.T, doc string) {
-		z := html.NewTokenizer(strings.NewReader(doc))
+		up := html.NewTokenizer(strings.NewReader(doc))
+		z := htmltok.New([]byte(doc))
+		var scratch []byte
 		for {
 			tt := z.Next()
-			if tt == html.ErrorToken {
+			if up.Next() != tt {
+				t.Fatalf("%q: the tokenizers part ways", doc)
+			}
+			if tt == htmltok.ErrorToken {
 				return
 			}
-			if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+			if tt != htmltok.StartTagToken && tt != htmltok.SelfClosingTagToken {
 				continue
 			}
 			all := uint32(1<<14 - 1)
-			fast, ok := rawAttrs(z.Raw(), all)
-			slow := tokenAttrs(z, all)
-			if ok && fast != slow {
-				t.Fatalf("%q:\n raw   %+v\n token %+v", z.Raw(), fast, slow)
+			fast, ok := spanAttrs(z, all, &scratch)
+			slow := tokenAttrs(z.Raw(), all)
+			want := tagAttrs(up, all)
+			if slow != want {
+				t.Fatalf("%q: from the raw tag %+v, in the page %+v", z.Raw(), slow, want)
+			}
+			if ok && fast != want {
+				t.Fatalf("%q:\n spans %+v\n token %+v", z.Raw(), fast, want)
 			}
 		}
 	})
@@ -208,4 +227,136 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// FuzzWordRun: the eight-byte steps of wordRun never go past the run
+// that write's byte loop would copy, and the byte loop, resumed where
+// wordRun stops, ends where it would have ended alone.
+func FuzzWordRun(f *testing.F) {
+	f.Add([]byte("the quick brown fox jumps over the lazy dog, again and again"))
+	f.Add([]byte("aaaaaaa  bbbbbbbbbbbbbbbbbbbbbbbbbb\tc!!!!!!!!!!!!!!!!! !!!!!!!!!!!!!!\x7f"))
+	f.Add([]byte("x       ! ! ! ! ! ! ! ! ! ! ! ! ! !  !"))
+	f.Fuzz(func(t *testing.T, s []byte) {
+		byteLoop := func(j int) int {
+			for j < len(s) {
+				if d := s[j]; d > ' ' && d < 0x7f {
+					j++
+				} else if d == ' ' && j+1 < len(s) && s[j+1] > ' ' && s[j+1] < 0x7f {
+					j += 2
+				} else {
+					break
+				}
+			}
+			return j
+		}
+		for i := 1; i <= len(s); i++ {
+			if c := s[i-1]; c <= ' ' || c >= 0x7f {
+				continue
+			}
+			want := byteLoop(i)
+			k := wordRun(s, i)
+			if k < i || k > want || byteLoop(k) != want {
+				t.Fatalf("%q from %d: wordRun %d, byte loop %d (from there %d)", s, i, k, want, byteLoop(k))
+			}
+		}
+	})
+}
+
+// FuzzDecodeCharmap: decodeCharmap writes what the decoder charset.Lookup
+// gives writes, for every single-byte encoding of the WHATWG table.
+func FuzzDecodeCharmap(f *testing.F) {
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	f.Add(all)
+	f.Add([]byte("plain ASCII text, long enough for eight-byte steps \x80\x9f\xff tail"))
+	labels := []string{"windows-1250", "windows-1251", "windows-1252", "windows-1253", "windows-1254", "windows-1255",
+		"windows-1256", "windows-1257", "windows-1258", "iso-8859-2", "iso-8859-5", "iso-8859-7", "iso-8859-8",
+		"iso-8859-15", "koi8-r", "koi8-u", "ibm866", "macintosh", "x-mac-cyrillic", "windows-874"}
+	var maps []*charmap.Charmap
+	var decoders []encoding.Encoding
+	for _, l := range labels {
+		enc, name := charset.Lookup(l)
+		cm := singleByte(name)
+		if cm == nil {
+			f.Fatalf("%s (%s): not a single-byte encoding", l, name)
+		}
+		maps, decoders = append(maps, cm), append(decoders, enc)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for i, cm := range maps {
+			want, _, err := transform.Bytes(decoders[i].NewDecoder(), body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := decodeCharmap(cm, body, nil); !bytes.Equal(got, want) {
+				t.Fatalf("%s %q: %q, x/text %q", labels[i], body, got, want)
+			}
+		}
+	})
+}
+
+// refWrite is textBuf.write as it was before it found its runs eight
+// bytes at a time.
+func refWrite(t *textBuf, s []byte, pre bool) {
+	for i := 0; i < len(s) && !t.full; {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if isSpaceByte(c) {
+				if pre && c == '\n' {
+					t.brk = true
+				} else {
+					t.space = true
+				}
+				i++
+				continue
+			}
+			j := i + 1
+			for j < len(s) {
+				if d := s[j]; d > ' ' && d < 0x7f {
+					j++
+				} else if d == ' ' && j+1 < len(s) && s[j+1] > ' ' && s[j+1] < 0x7f {
+					j += 2
+				} else {
+					break
+				}
+			}
+			t.put(s[i:j])
+			i = j
+			continue
+		}
+		r, n := utf8.DecodeRune(s[i:])
+		if unicode.IsSpace(r) || (r >= 0x80 && r < 0xA0) {
+			t.space = true
+		} else {
+			t.put(s[i : i+n])
+		}
+		i += n
+	}
+}
+
+// FuzzTextWrite: textBuf.write gives what it gave before it found its
+// runs eight bytes at a time, with and without a limit, in and out of
+// pre, in two pieces.
+func FuzzTextWrite(f *testing.F) {
+	f.Add([]byte("Hello,  world!\nЗдравствуй,\u00a0мир — 日本語\u3000テキスト\xff\xc2\x85 end"), uint16(0), uint8(0))
+	f.Add([]byte("a b c d e f g h i j k l m n o p q r s t u v w x y z"), uint16(9), uint8(5))
+	// A separator put before a character that does not fit stays (the
+	// text goes one byte past its limit): a run that went on through
+	// "é" would cut before the space instead.
+	f.Add([]byte("a\u00e9 b"), uint16(3), uint8(0))
+	f.Fuzz(func(t *testing.T, s []byte, limit uint16, split uint8) {
+		for _, pre := range []bool{false, true} {
+			got, want := textBuf{limit: int(limit % 64)}, textBuf{limit: int(limit % 64)}
+			k := min(int(split), len(s))
+			got.write(s[:k], pre)
+			got.write(s[k:], pre)
+			refWrite(&want, s[:k], pre)
+			refWrite(&want, s[k:], pre)
+			if string(got.b) != string(want.b) || got.space != want.space || got.brk != want.brk || got.full != want.full {
+				t.Fatalf("%q (limit %d, pre %v): %q %+v, one by one %q %+v", s, want.limit, pre, got.b, got, want.b, want)
+			}
+		}
+	})
 }

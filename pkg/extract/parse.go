@@ -6,6 +6,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/wirecrawl/wire/pkg/extract/internal/htmltok"
 )
 
 // rawLink is a link as written in the page, before resolution.
@@ -40,6 +42,7 @@ type parser struct {
 	hidden      []element
 	hiddenExtra int
 
+	scratch  []byte  // an attribute value being decoded
 	heading  textBuf // text of the open h1-h6
 	level    int     // level of the open heading, 0 if none
 	headings []Heading
@@ -94,21 +97,30 @@ const (
 )
 
 // readAttrs reads the attributes of the current tag. Only the ones the
-// parser uses are converted to strings. Most tags are read straight from
-// the raw token (rawAttrs); the others through the tokenizer.
-// want selects the attributes (a* bits) to convert; hidden is always
-// read.
-func readAttrs(z *html.Tokenizer, want uint32) attrs {
+// parser uses are converted to strings. Most tags are read from the raw
+// keys and values the tokenizer found (spanAttrs); the others through
+// x/net/html's TagAttr (tokenAttrs). want selects the attributes (a* bits)
+// to convert; hidden is always read.
+func (p *parser) readAttrs(z *htmltok.Tokenizer, want uint32) attrs {
 	want |= aHidden
-	if a, ok := rawAttrs(z.Raw(), want); ok {
+	if a, ok := spanAttrs(z, want, &p.scratch); ok {
 		return a
 	}
-	return tokenAttrs(z, want)
+	return tokenAttrs(z.Raw(), want)
 }
 
-// tokenAttrs reads the attributes through html.Tokenizer.TagAttr, which
-// decodes entities and newlines and copies every key and value.
-func tokenAttrs(z *html.Tokenizer, want uint32) attrs {
+// tokenAttrs reads the attributes of the start tag raw (a start tag's raw
+// bytes, which tokenize alone as they did in their page) through
+// html.Tokenizer.TagAttr, which decodes character references (in
+// attribute mode), NULs and newlines, and copies every key and value.
+func tokenAttrs(raw []byte, want uint32) attrs {
+	z := html.NewTokenizer(bytes.NewReader(raw))
+	z.Next()
+	return tagAttrs(z, want)
+}
+
+// tagAttrs reads the attributes of the current tag of z through TagAttr.
+func tagAttrs(z *html.Tokenizer, want uint32) attrs {
 	var a attrs
 	more := true
 	for more {
@@ -176,145 +188,79 @@ func (a *attrs) field(key []byte) (uint32, *string) {
 	return 0, nil
 }
 
-func isHTMLSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' }
-
-// rawAttrs reads the attributes of a start tag from its raw bytes,
-// splitting them exactly as html.Tokenizer's readTag does (WHATWG HTML
-// §13.2.5.32-38), without copying the values it does not use. It gives up
-// (ok false) when a key has a NUL or upper-case bytes beyond ASCII, or a
-// value the parser uses needs decoding (an entity, a carriage return or
-// a NUL): TagAttr then does it.
-func rawAttrs(raw []byte, want uint32) (a attrs, ok bool) {
-	n := len(raw)
-	pos := 1
-	for pos < n { // the tag name
-		c := raw[pos]
-		pos++
-		if isHTMLSpace(c) {
-			break
-		}
-		if c == '/' || c == '>' {
-			pos--
-			break
-		}
-	}
-	skip := func() {
-		for pos < n && isHTMLSpace(raw[pos]) {
-			pos++
-		}
-	}
+// spanAttrs reads the attributes of the current start tag from the raw
+// keys and values the tokenizer found (duplicates already removed, the
+// first kept), without copying the values it does not use. Values with
+// simple character references (htmltok.UnescapeSimple) are decoded in
+// scratch. It gives up (ok false) when a key has a NUL or bytes beyond
+// ASCII, or a value the parser uses needs other decoding (another
+// reference, a carriage return or a NUL): tokenAttrs then does it.
+func spanAttrs(z *htmltok.Tokenizer, want uint32, scratch *[]byte) (a attrs, ok bool) {
 	var lowered [16]byte
-	skip()
-	for pos < n {
-		if raw[pos] == '>' {
-			break
-		}
-		// The key.
-		ks := pos
-		for pos < n {
-			c := raw[pos]
-			pos++
-			if c == '=' && pos == ks+1 {
-				continue // a leading '=' is part of the name
+	for i := range z.NumAttr() {
+		key, val := z.Attr(i)
+		if len(key) > len(lowered) {
+			if bytes.IndexByte(key, 0) >= 0 {
+				return attrs{}, false
 			}
-			if c == '=' || isHTMLSpace(c) || c == '/' || c == '>' {
-				pos--
-				break
-			}
+			continue // longer than any name the parser uses
 		}
-		ke := pos
-		// The value.
-		vs, ve := pos, pos
-		skip()
-		if pos < n {
-			c := raw[pos]
-			pos++
+		lk := lowered[:len(key)]
+		for j, c := range key {
 			switch {
-			case c == '/':
-			case c != '=':
-				pos--
-			default:
-				skip()
-				if pos < n {
-					q := raw[pos]
-					pos++
-					switch q {
-					case '>':
-						pos--
-					case '\'', '"':
-						vs = pos
-						for pos < n && raw[pos] != q {
-							pos++
-						}
-						ve = pos
-						if pos < n {
-							pos++
-						}
-					default:
-						vs = pos - 1
-						for pos < n && !isHTMLSpace(raw[pos]) && raw[pos] != '>' {
-							pos++
-						}
-						ve = pos
-					}
-				}
+			case c == 0 || c >= 0x80:
+				return attrs{}, false
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
 			}
+			lk[j] = c
 		}
-		key := raw[ks:ke]
-		if len(key) <= len(lowered) {
-			lk := lowered[:len(key)]
-			for i, c := range key {
-				switch {
-				case c == 0 || c >= 0x80:
-					return attrs{}, false
-				case 'A' <= c && c <= 'Z':
-					c += 'a' - 'A'
-				}
-				lk[i] = c
-			}
-			val := raw[vs:ve]
-			if string(lk) == "hidden" {
-				if a.seen&aHidden == 0 {
-					if needsDecoding(val) {
-						return attrs{}, false
-					}
-					a.seen |= aHidden
-					a.hidden = !strings.EqualFold(strings.TrimSpace(string(val)), "until-found")
-				}
-			} else if bit, dst := a.field(lk); dst != nil && bit&want != 0 && a.seen&bit == 0 {
-				if needsDecoding(val) {
+		if string(lk) == "hidden" {
+			if a.seen&aHidden == 0 {
+				if val, ok = decodeValue(val, scratch); !ok {
 					return attrs{}, false
 				}
-				a.set(bit, dst, val)
+				a.seen |= aHidden
+				a.hidden = !strings.EqualFold(strings.TrimSpace(string(val)), "until-found")
 			}
-		} else if bytes.IndexByte(key, 0) >= 0 {
-			return attrs{}, false
+		} else if bit, dst := a.field(lk); dst != nil && bit&want != 0 && a.seen&bit == 0 {
+			if val, ok = decodeValue(val, scratch); !ok {
+				return attrs{}, false
+			}
+			a.set(bit, dst, val)
 		}
-		skip()
 	}
 	return a, true
+}
+
+// decodeValue returns an attribute value decoded, if it needs no decoding
+// or only that of simple character references (decoded in a copy in
+// scratch); ok is false for any other.
+func decodeValue(v []byte, scratch *[]byte) (decoded []byte, ok bool) {
+	if !needsDecoding(v) {
+		return v, true
+	}
+	if bytes.IndexByte(v, '\r') >= 0 || bytes.IndexByte(v, 0) >= 0 {
+		return nil, false
+	}
+	*scratch = append((*scratch)[:0], v...)
+	return htmltok.UnescapeSimple(*scratch)
 }
 
 // needsDecoding reports whether an attribute value differs from its raw
 // bytes: it has a character reference, a carriage return or a NUL.
 func needsDecoding(v []byte) bool {
-	for _, c := range v {
-		if c == '&' || c == '\r' || c == 0 {
-			return true
-		}
-	}
-	return false
+	return bytes.IndexByte(v, '&') >= 0 || bytes.IndexByte(v, '\r') >= 0 || bytes.IndexByte(v, 0) >= 0
 }
 
-// mayBeHidden reports whether the raw text of a tag can hold a hidden
-// attribute: a cheap test that spares reading the attributes of the
-// tags the parser does not otherwise look at.
-func mayBeHidden(raw []byte) bool {
-	for i := 0; i+6 <= len(raw); i++ {
-		if c := raw[i] | 0x20; c == 'h' {
-			if w := raw[i+1 : i+6]; (w[0]|0x20) == 'i' && (w[1]|0x20) == 'd' && (w[2]|0x20) == 'd' && (w[3]|0x20) == 'e' && (w[4]|0x20) == 'n' {
-				return true
-			}
+// mayBeHidden reports whether the current tag has an attribute named
+// hidden (in any ASCII case): a cheap test on the keys the tokenizer
+// found, which spares reading the attributes of the tags the parser does
+// not otherwise look at.
+func mayBeHidden(z *htmltok.Tokenizer) bool {
+	for i := range z.NumAttr() {
+		if k, _ := z.Attr(i); len(k) == len("hidden") && (k[0]|0x20) == 'h' && strings.EqualFold(string(k), "hidden") {
+			return true
 		}
 	}
 	return false
@@ -331,35 +277,28 @@ func relHas(rel, token string) bool {
 }
 
 // tagName returns the atom of the current tag and, for a tag without an
-// atom, its lower-case name. It reads the name from the raw token, which
-// spares the copy html.Tokenizer.TagName makes; names with NUL or
+// atom, its lower-case name. It lower-cases the name the tokenizer found
+// in place of the copy html.Tokenizer.TagName makes; names with NUL or
 // non-ASCII bytes, or longer than 64 bytes, go through TagName.
-func tagName(z *html.Tokenizer, end bool) (atom.Atom, string) {
-	raw := z.Raw()
-	i := 1
-	if end {
-		i = 2
-	}
+func tagName(z *htmltok.Tokenizer) (atom.Atom, string) {
+	raw := z.TagNameRaw()
 	var buf [64]byte
-	n := 0
-	simple := true
-	for ; i < len(raw); i++ {
-		c := raw[i]
-		if c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '/' || c == '>' {
-			break
+	name := buf[:0]
+	if len(raw) <= len(buf) {
+		for _, c := range raw {
+			if c == 0 || c >= 0x80 {
+				name = nil
+				break
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			name = append(name, c)
 		}
-		if c == 0 || c >= 0x80 || n == len(buf) {
-			simple = false
-			break
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[n] = c
-		n++
+	} else {
+		name = nil
 	}
-	name := buf[:n]
-	if !simple {
+	if name == nil {
 		name, _ = z.TagName()
 	}
 	if a := atom.Lookup(name); a != 0 {
@@ -369,14 +308,14 @@ func tagName(z *html.Tokenizer, end bool) (atom.Atom, string) {
 }
 
 func (p *parser) run(doc []byte) {
-	z := html.NewTokenizer(bytes.NewReader(doc))
+	z := htmltok.New(doc)
 	for {
 		switch tt := z.Next(); tt {
-		case html.ErrorToken: // io.EOF: the input is in memory
+		case htmltok.ErrorToken: // io.EOF: the input is in memory
 			p.closeAnchor()
 			p.closeHeading()
 			return
-		case html.TextToken:
+		case htmltok.TextToken:
 			raw := p.raw
 			p.raw = 0
 			if p.template > 0 {
@@ -404,15 +343,15 @@ func (p *parser) run(doc []byte) {
 				// (iframe content is a fallback for browsers without
 				// frames).
 			}
-		case html.StartTagToken, html.SelfClosingTagToken:
+		case htmltok.StartTagToken, htmltok.SelfClosingTagToken:
 			p.raw = 0
 			p.inFirstTitle = false
-			a, name := tagName(z, false)
-			p.startTag(z, a, name, tt == html.SelfClosingTagToken)
-		case html.EndTagToken:
+			a, name := tagName(z)
+			p.startTag(z, a, name, tt == htmltok.SelfClosingTagToken)
+		case htmltok.EndTagToken:
 			p.raw = 0
 			p.inFirstTitle = false
-			a, name := tagName(z, true)
+			a, name := tagName(z)
 			p.endTag(a, name)
 		default: // comments, doctypes
 			p.raw = 0
@@ -423,12 +362,18 @@ func (p *parser) run(doc []byte) {
 // reset prepares a pooled parser for a new page, keeping the capacity of
 // its buffers.
 func (p *parser) reset(agent string) {
-	text, anchor, heading, links, hidden := p.text.b[:0], p.anchor.b[:0], p.heading.b[:0], p.links[:0], p.hidden[:0]
+	text, anchor, heading, links, hidden, scratch := p.text.b[:0], p.anchor.b[:0], p.heading.b[:0], p.links[:0], p.hidden[:0], p.scratch[:0]
 	*p = parser{agent: agent, open: -1, noframes: true, links: links, hidden: hidden}
 	p.text.b, p.anchor.b, p.heading.b = text, anchor, heading
 	p.anchor.limit = MaxAnchorBytes
 	p.heading.limit = MaxHeadingBytes
+	if cap(scratch) <= maxPooledScratch {
+		p.scratch = scratch
+	}
 }
+
+// maxPooledScratch is the largest attribute buffer kept from page to page.
+const maxPooledScratch = 64 << 10
 
 // noframesLinks takes the links out of the content of a <noframes>
 // element, which the tokenizer returns as raw text: what a browser
@@ -554,7 +499,7 @@ func (p *parser) hiddenEnd(a atom.Atom, name string) {
 	}
 }
 
-func (p *parser) startTag(z *html.Tokenizer, a atom.Atom, name string, selfClosing bool) {
+func (p *parser) startTag(z *htmltok.Tokenizer, a atom.Atom, name string, selfClosing bool) {
 	fl := flagsOf(a)
 	if fl&fRaw != 0 {
 		p.raw = a // the tokenizer returns their content as one raw text token
@@ -583,7 +528,7 @@ func (p *parser) startTag(z *html.Tokenizer, a atom.Atom, name string, selfClosi
 	var at attrs
 	switch a {
 	case atom.Html:
-		at = readAttrs(z, aLang|aXMLLang)
+		at = p.readAttrs(z, aLang|aXMLLang)
 		if !p.seenHTML {
 			p.seenHTML = true
 			lang := at.lang
@@ -598,40 +543,40 @@ func (p *parser) startTag(z *html.Tokenizer, a atom.Atom, name string, selfClosi
 		}
 		at = p.maybeHidden(z)
 	case atom.Base:
-		at = readAttrs(z, aHref)
+		at = p.readAttrs(z, aHref)
 		if !p.haveBase && at.hasHref {
 			p.base, p.haveBase = at.href, true
 		}
 	case atom.A:
 		p.closeAnchor() // an <a> closes any open one (the adoption agency, §13.2.6.4.7)
-		at = readAttrs(z, aHref|aRel)
+		at = p.readAttrs(z, aHref|aRel)
 		if at.hasHref {
 			p.links = append(p.links, rawLink{href: at.href, tag: TagA, nofollow: relHas(at.rel, "nofollow")})
 			p.open = len(p.links) - 1
 			p.anchor.reset()
 		}
 	case atom.Area:
-		at = readAttrs(z, aHref|aRel|aAlt)
+		at = p.readAttrs(z, aHref|aRel|aAlt)
 		if at.hasHref {
 			p.links = append(p.links, rawLink{href: at.href, tag: TagArea, anchor: normalize([]byte(at.alt), MaxAnchorBytes), nofollow: relHas(at.rel, "nofollow")})
 		}
 	case atom.Frame, atom.Iframe:
-		at = readAttrs(z, aSrc|aTitle)
+		at = p.readAttrs(z, aSrc|aTitle)
 		if at.src != "" {
 			p.links = append(p.links, rawLink{href: at.src, tag: a.String(), anchor: normalize([]byte(at.title), MaxAnchorBytes)})
 		}
 	case atom.Link:
-		at = readAttrs(z, aHref|aRel|aTitle)
+		at = p.readAttrs(z, aHref|aRel|aTitle)
 		p.link(at)
 	case atom.Meta:
-		at = readAttrs(z, aName|aContent|aHTTPEquiv)
+		at = p.readAttrs(z, aName|aContent|aHTTPEquiv)
 		p.meta(at)
 	case atom.Img:
 		if p.open >= 0 || (p.level > 0 && !p.inHidden()) { // alt text counts in anchors and headings
-			p.imageAlt(readAttrs(z, aAlt).alt)
+			p.imageAlt(p.readAttrs(z, aAlt).alt)
 		}
 	case atom.Input:
-		at = readAttrs(z, aType|aValue)
+		at = p.readAttrs(z, aType|aValue)
 		switch strings.ToLower(strings.TrimSpace(at.typ)) {
 		case "submit", "button", "reset": // their value is the visible label
 			if !p.inHidden() && !at.hidden {
@@ -657,11 +602,11 @@ func (p *parser) startTag(z *html.Tokenizer, a atom.Atom, name string, selfClosi
 
 // maybeHidden reads the attributes of a tag only if it may have a hidden
 // attribute.
-func (p *parser) maybeHidden(z *html.Tokenizer) attrs {
-	if p.inHidden() || !mayBeHidden(z.Raw()) {
+func (p *parser) maybeHidden(z *htmltok.Tokenizer) attrs {
+	if p.inHidden() || !mayBeHidden(z) {
 		return attrs{}
 	}
-	return readAttrs(z, 0)
+	return p.readAttrs(z, 0)
 }
 
 func (p *parser) link(a attrs) {

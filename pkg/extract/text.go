@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"encoding/binary"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -40,7 +41,7 @@ func (t *textBuf) write(s []byte, pre bool) {
 			}
 			// Copy at once a run of visible ASCII words separated by
 			// single spaces, which is what most text is.
-			j := i + 1
+			j := wordRun(s, i+1)
 			for j < len(s) {
 				if d := s[j]; d > ' ' && d < 0x7f {
 					j++
@@ -62,6 +63,37 @@ func (t *textBuf) write(s []byte, pre bool) {
 		}
 		i += n
 	}
+}
+
+// Bytes of a little-endian word, for wordRun.
+const (
+	ones   = 0x0101010101010101
+	highs  = 0x8080808080808080
+	spaces = 0x2020202020202020
+)
+
+// wordRun returns how far the run of visible ASCII words separated by
+// single spaces that write copies at once extends from j (s[j-1] is
+// visible ASCII), eight bytes at a time; write's byte loop finishes it.
+// An eight-byte word is taken whole when every byte is visible ASCII or
+// a space, no two spaces are adjacent and the last byte is not a space.
+func wordRun(s []byte, j int) int {
+	for j+8 <= len(s) {
+		w := binary.LittleEndian.Uint64(s[j:])
+		// A byte below 0x20, or above 0x7e (exact: no false negatives).
+		if (w-spaces)&^w&highs != 0 || ((w+ones)|w)&highs != 0 {
+			break
+		}
+		// The high bit of each byte that is a space (and maybe of a 0x21
+		// above one: a false positive only ends the run early).
+		x := w ^ spaces
+		sp := (x - ones) &^ x & highs
+		if sp&(sp>>8) != 0 || sp>>63 != 0 {
+			break
+		}
+		j += 8
+	}
+	return j
 }
 
 // writeString is write for a string.

@@ -7,7 +7,6 @@ package parsed
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -61,25 +60,33 @@ type Link struct {
 // Writer writes document records as JSON lines.
 type Writer struct {
 	bw  *bufio.Writer
-	enc *json.Encoder
+	buf []byte // the record being written
 }
 
 // NewWriter writes records to w; call Flush at the end.
 func NewWriter(w io.Writer) *Writer {
-	bw := bufio.NewWriterSize(w, 256*1024)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	return &Writer{bw: bw, enc: enc}
+	return &Writer{bw: bufio.NewWriterSize(w, 256*1024)}
 }
 
-// Write appends one record.
+// Write appends one record: what encoding/json writes for it (without
+// HTML escaping), one line.
 func (w *Writer) Write(d *Doc) error {
 	d.V = Version
-	if err := w.enc.Encode(d); err != nil {
+	b, err := appendDoc(w.buf[:0], d)
+	if err != nil {
+		return fmt.Errorf("write doc %d: %w", d.DocID, err)
+	}
+	if cap(b) <= maxKeptRecord {
+		w.buf = b
+	}
+	if _, err := w.bw.Write(b); err != nil {
 		return fmt.Errorf("write doc %d: %w", d.DocID, err)
 	}
 	return nil
 }
+
+// maxKeptRecord is the largest record buffer a Writer keeps for the next.
+const maxKeptRecord = 1 << 20
 
 // Flush writes buffered records.
 func (w *Writer) Flush() error { return w.bw.Flush() }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // The on-disk format, byte by byte, is docs/format/textstore.md; the
@@ -58,6 +59,12 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func crc(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// crcString is crc of a string, without copying it to a []byte (the text
+// of a page, hashed once per page).
+func crcString(s string) uint32 {
+	return crc32.Checksum(unsafe.Slice(unsafe.StringData(s), len(s)), castagnoli)
+}
 
 // Names of a segment's files.
 const (

@@ -422,3 +422,12 @@ func TestCreateChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestCRCString: crcString is crc of the string's bytes.
+func TestCRCString(t *testing.T) {
+	for _, s := range []string{"", "a", "hello, world", strings.Repeat("ü", 1000)} {
+		if got, want := crcString(s), crc([]byte(s)); got != want {
+			t.Errorf("%.20q: %08x, want %08x", s, got, want)
+		}
+	}
+}

@@ -165,7 +165,7 @@ func (w *Writer) Add(m Meta, text string, older *Meta) (Added, error) {
 	m.Offset, m.Length, m.RecordSegment, m.RecordGen, m.RecordCRC = 0, 0, 0, 0, 0
 	var res Added
 	if kept != "" {
-		switch k := (dedupeKey{m.Hash, crc([]byte(kept)), len(kept)}); {
+		switch k := (dedupeKey{m.Hash, crcString(kept), len(kept)}); {
 		case older != nil && older.HasText() && older.StoredBytes == len(kept) && older.RecordSegment < w.id && older.RecordSegment > 0:
 			m.RecordSegment, m.RecordGen, m.Offset, m.Length, m.RecordCRC = older.RecordSegment, older.RecordGen, older.Offset, older.Length, older.RecordCRC
 			res.Of = older.URL
