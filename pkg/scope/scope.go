@@ -230,9 +230,8 @@ func split(u string) (scheme, host, path string, ok bool) {
 	}
 	scheme = strings.ToLower(u[:i])
 	rest := u[i+3:]
-	end := strings.IndexAny(rest, "/?#")
 	authority := rest
-	if end >= 0 {
+	if end := indexPathStart(rest); end >= 0 {
 		authority, path = rest[:end], rest[end:]
 	}
 	if j := strings.LastIndexByte(authority, '@'); j >= 0 {
@@ -250,9 +249,24 @@ func split(u string) (scheme, host, path string, ok bool) {
 	return scheme, host, trimQuery(path), true
 }
 
+// indexPathStart returns the index of the first '/', '?' or '#' of s, or
+// -1 (strings.IndexAny without its set, which costs more than the scan
+// on short authorities).
+func indexPathStart(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '/' || c == '?' || c == '#' {
+			return i
+		}
+	}
+	return -1
+}
+
+// trimQuery cuts a path at its query or fragment.
 func trimQuery(p string) string {
-	if j := strings.IndexAny(p, "?#"); j >= 0 {
-		return p[:j]
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c == '?' || c == '#' {
+			return p[:i]
+		}
 	}
 	return p
 }

@@ -274,7 +274,7 @@ func (r *batchRun) doc(p *preparedDoc) error {
 	if !hasLinks(pd) {
 		return nil // the stored out-links stay as they were
 	}
-	return r.links(d, p.links, siteKey)
+	return r.links(d, p.links)
 }
 
 // candidate is a new URL a page links to.
@@ -293,7 +293,7 @@ type candidate struct {
 // seeder.frontier_budget they are parked or dropped). New URLs that the
 // site's robots.txt forbids are taken in as excluded: they never enter
 // the frontier and count against neither limit.
-func (r *batchRun) links(d *linkgraph.Doc, links []preparedLink, siteKey string) error {
+func (r *batchRun) links(d *linkgraph.Doc, links []preparedLink) error {
 	in := r.in
 	r.targets = r.targets[:0]
 	r.newURLs = r.newURLs[:0]
@@ -305,7 +305,7 @@ func (r *batchRun) links(d *linkgraph.Doc, links []preparedLink, siteKey string)
 			continue
 		}
 		depth := 0
-		if urlnorm.SiteKey(l.url) == siteKey {
+		if l.sameSite {
 			depth = d.Depth + 1
 		}
 		id, site := l.known, l.site

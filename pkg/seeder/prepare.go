@@ -38,6 +38,9 @@ type preparedLink struct {
 	// URL before the batch (0 otherwise: it may still have been created
 	// by an earlier record of the batch).
 	known, site uint64
+	// sameSite is set when the URL is on the page's own site (same
+	// scheme, host and port), which makes its depth the page's + 1.
+	sameSite bool
 }
 
 // chunk is a run of consecutive records, in file order.
@@ -61,9 +64,13 @@ func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites map[string]uint
 		return nil
 	}
 	out := make([]preparedLink, 0, len(d.Links)+2)
+	pageSite := urlnorm.SiteKey(d.URL) // the transaction checks d.URL against graph.db
 	add := func(raw, anchor string, nofollow bool) {
 		u, rej := r.resolve(raw)
 		l := preparedLink{url: u, rej: rej, anchor: anchor, nofollow: nofollow}
+		if rej == nil {
+			l.sameSite = urlnorm.SiteKey(u) == pageSite
+		}
 		if rej == nil && tx != nil {
 			if id, ok := tx.LookupURL(u); ok {
 				key := urlnorm.SiteKey(u)

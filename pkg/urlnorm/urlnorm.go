@@ -263,15 +263,19 @@ func (n *Normalizer) normalizeURL(raw string, u *url.URL) (string, error) {
 		}
 	}
 	var b strings.Builder
+	b.Grow(len(raw) + 16)
 	b.WriteString(scheme)
 	b.WriteString("://")
 	if strings.Contains(host, ":") {
-		b.WriteString("[" + host + "]")
+		b.WriteByte('[')
+		b.WriteString(host)
+		b.WriteByte(']')
 	} else {
 		b.WriteString(host)
 	}
 	if port != "" {
-		b.WriteString(":" + port)
+		b.WriteByte(':')
+		b.WriteString(port)
 	}
 	p := removeDotSegments(n.stripPathSessions(normalizePercent(u.EscapedPath(), false)))
 	if p == "" || p[0] != '/' {
@@ -279,7 +283,8 @@ func (n *Normalizer) normalizeURL(raw string, u *url.URL) (string, error) {
 	}
 	b.WriteString(p)
 	if q := n.normalizeQuery(u.RawQuery); q != "" {
-		b.WriteString("?" + q)
+		b.WriteByte('?')
+		b.WriteString(q)
 	}
 	s := b.String()
 	if len(s) > n.maxLen() {
@@ -314,7 +319,7 @@ func (n *Normalizer) isNormal(raw string) bool {
 		return false
 	}
 	host, port, hasPort := strings.Cut(rest[:slash], ":")
-	if h, ok := asciiHost(host); !ok || h != host || strings.Trim(host, "0123456789.") == "" {
+	if !plainHost(host) {
 		return false // upper case, IDN, IP literals, odd names: the full path
 	}
 	if hasPort {
@@ -357,6 +362,36 @@ func (n *Normalizer) isNormal(raw string) bool {
 		}
 	}
 	return true
+}
+
+// plainHost tells whether h is a host name that asciiHost accepts and
+// leaves unchanged (no upper case) and that is not made of digits and
+// dots only (an IPv4 address, or a name like one): one pass, no
+// allocation, for isNormal.
+func plainHost(h string) bool {
+	if len(h) == 0 || len(h) > 253 {
+		return false
+	}
+	named := false // a character other than a digit or a dot
+	start := 0
+	for i := 0; i <= len(h); i++ {
+		if i == len(h) || h[i] == '.' {
+			label := h[start:i]
+			if len(label) == 0 || label[0] == '-' || label[len(label)-1] == '-' || (len(label) >= 4 && label[2] == '-' && label[3] == '-') {
+				return false
+			}
+			start = i + 1
+			continue
+		}
+		switch c := h[i]; {
+		case c >= '0' && c <= '9':
+		case c >= 'a' && c <= 'z', c == '-':
+			named = true
+		default:
+			return false
+		}
+	}
+	return named
 }
 
 // normalEscaped tells whether normalizePercent would leave s unchanged.

@@ -198,6 +198,21 @@ func FuzzASCIIHost(f *testing.F) {
 	})
 }
 
+// FuzzPlainHost checks isNormal's host test against its definition:
+// asciiHost accepts the name unchanged and it is not digits and dots only.
+func FuzzPlainHost(f *testing.F) {
+	for _, h := range []string{"www.uchile.cl", "WWW.UChile.CL", "a-b.cl", "xn--and-6ma2c.cl", "a--b.cl", "-a.cl", "a-.cl", "1.2.3", "1.2.3.4", "1-2.3", "a..b", "a_b.cl", "", "x", "-", "9", strings.Repeat("a", 254)} {
+		f.Add(h)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		a, ok := asciiHost(h)
+		want := ok && a == h && strings.Trim(h, "0123456789.") != ""
+		if got := plainHost(h); got != want {
+			t.Fatalf("plainHost(%q) = %v, want %v", h, got, want)
+		}
+	})
+}
+
 // FuzzIsNormal checks the fast path of Normalize: whatever it accepts as
 // already normal, the full path normalises to the same string.
 func FuzzIsNormal(f *testing.F) {
