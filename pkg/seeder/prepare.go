@@ -68,12 +68,14 @@ func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites map[string]uint
 	add := func(raw, anchor string, nofollow bool) {
 		u, rej := r.resolve(raw)
 		l := preparedLink{url: u, rej: rej, anchor: anchor, nofollow: nofollow}
-		if rej == nil {
-			l.sameSite = urlnorm.SiteKey(u) == pageSite
+		if rej != nil {
+			out = append(out, l)
+			return
 		}
-		if rej == nil && tx != nil {
+		key := urlnorm.SiteKey(u)
+		l.sameSite = key == pageSite
+		if tx != nil {
 			if id, ok := tx.LookupURL(u); ok {
-				key := urlnorm.SiteKey(u)
 				site, ok := sites[key]
 				if !ok {
 					site, _ = tx.SiteID(key)
