@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -571,7 +572,10 @@ func key(docID uint64, u string) entryKey { return entryKey{docID, u} }
 
 // harvest is the shared state of one run.
 type harvest struct {
-	cfg    config.Config
+	cfg config.Config
+	// stores takes the pages the connections fetched to the storers
+	// (startStorers).
+	stores chan storeJob
 	log    *slog.Logger
 	out    *output
 	rank   Ranking
@@ -1031,7 +1035,9 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 		}
 	}()
 
+	waitStorers := h.startStorers(runtime.GOMAXPROCS(0), hc.Connections)
 	h.schedule(servers, len(entries))
+	waitStorers()
 
 	close(background)
 	bg.Wait()
