@@ -423,3 +423,80 @@ func TestCloseChecksLogSize(t *testing.T) {
 		}
 	}
 }
+
+// TestStorers: the pages handed to the storers are all in the fetch log
+// (and their records in the WARC file) once the storers' wait returns,
+// each connection's done channel says so page by page, and a page that
+// cannot be stored (here, the output closed under the run) is a fatal
+// error of the run, reported on the page's done channel.
+func TestStorers(t *testing.T) {
+	t.Run("stored", func(t *testing.T) {
+		dir := t.TempDir()
+		o, _, err := openOutput(dir, WARCPrefix, 0, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &harvest{out: o}
+		o.onLine = func(fetchlog.Record) {}
+		wait := h.startStorers(2, 3)
+		dones := make([]chan error, 3)
+		for i := range dones {
+			dones[i] = make(chan error, 1)
+		}
+		const pages = 60
+		for i := range pages {
+			c := i % len(dones)
+			if i >= len(dones) {
+				if err := <-dones[c]; err != nil { // one page per connection at a time
+					t.Fatal(err)
+				}
+			}
+			u := "http://a.cl/" + itoa(i)
+			h.stores <- storeJob{resp: response(u, "body "+u), rec: fetchlog.Record{DocID: uint64(i + 1), URL: u, Fetched: time.Now()}, done: dones[c]}
+		}
+		wait()
+		if err := o.close(); err != nil { // at once: wait must have waited
+			t.Fatal(err)
+		}
+		for _, d := range dones {
+			if err := <-d; err != nil {
+				t.Fatal(err)
+			}
+		}
+		recs, err := fetchlog.ReadFile(filepath.Join(dir, fetchlog.LogFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != pages {
+			t.Fatalf("%d lines in the fetch log, want %d", len(recs), pages)
+		}
+		for _, r := range recs {
+			st, err := os.Stat(filepath.Join(dir, r.WARC))
+			if err != nil || r.Length <= 0 || r.Offset+r.Length > st.Size() {
+				t.Fatalf("line of %s points at %s@%d+%d, not inside the WARC file (%v)", r.URL, r.WARC, r.Offset, r.Length, err)
+			}
+		}
+	})
+	t.Run("failure is fatal", func(t *testing.T) {
+		o, _, err := openOutput(t.TempDir(), WARCPrefix, 0, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := false
+		h := &harvest{out: o, stopAll: func() { stopped = true }}
+		if err := o.close(); err != nil {
+			t.Fatal(err)
+		}
+		wait := h.startStorers(1, 1)
+		done := make(chan error, 1)
+		h.stores <- storeJob{resp: response("http://a.cl/", "x"), rec: fetchlog.Record{DocID: 1, URL: "http://a.cl/", Fetched: time.Now()}, done: done}
+		wait()
+		err = <-done
+		if err == nil || !strings.Contains(err.Error(), "closed") {
+			t.Fatalf("storing into a closed output: %v, want an error", err)
+		}
+		if h.fatalError() == nil || !stopped {
+			t.Errorf("the failed store did not stop the run (fatal %v, stopped %v)", h.fatalError(), stopped)
+		}
+	})
+}
