@@ -88,6 +88,10 @@ type Client struct {
 	resolver *Resolver
 	policy   Policy
 	log      *slog.Logger
+	// header is the request header every request sends, shared
+	// read-only by the requests that send nothing else (an
+	// http.RoundTripper does not modify a request's header).
+	header http.Header
 }
 
 // New returns a client. log may be nil.
@@ -109,6 +113,11 @@ func New(cfg Config, log *slog.Logger) *Client {
 		resolver: NewResolver(cfg.DNSServer, cfg.DNSTimeout, cfg.DNSCacheTime),
 		policy:   Policy{AllowPrivate: cfg.AllowPrivate},
 		log:      log,
+		header: http.Header{
+			"User-Agent":      {cfg.UserAgent},
+			"Accept":          {"*/*"},
+			"Accept-Encoding": {AcceptEncoding},
+		},
 	}
 }
 
@@ -762,14 +771,15 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 	// connection (a non-replayable empty body would do too, but the
 	// Transport probes such a body with a goroutine and a timer on every
 	// request), and the first failure is reported below.
-	req.Header.Set("User-Agent", h.c.cfg.UserAgent)
-	req.Header.Set("Accept", "*/*")
-	req.Header.Set("Accept-Encoding", AcceptEncoding)
-	if r.IfModifiedSince != "" {
-		req.Header.Set("If-Modified-Since", r.IfModifiedSince)
-	}
-	if r.IfNoneMatch != "" {
-		req.Header.Set("If-None-Match", r.IfNoneMatch)
+	req.Header = h.c.header
+	if r.IfModifiedSince != "" || r.IfNoneMatch != "" {
+		req.Header = h.c.header.Clone()
+		if r.IfModifiedSince != "" {
+			req.Header.Set("If-Modified-Since", r.IfModifiedSince)
+		}
+		if r.IfNoneMatch != "" {
+			req.Header.Set("If-None-Match", r.IfNoneMatch)
+		}
 	}
 	resp, err := h.tr.RoundTrip(req)
 	if err != nil {
