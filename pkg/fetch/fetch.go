@@ -293,13 +293,21 @@ func (h *Host) baseFor(ctx context.Context) context.Context {
 // request as sent) and each read, which feed the read watchdog, the
 // time-to-first-byte limit and the transfer rate check.
 type inflight struct {
-	mu        sync.Mutex
-	req       bytes.Buffer
-	watchdog  *time.Timer
-	total     *time.Timer // the total time limit
+	mu  sync.Mutex
+	req bytes.Buffer
+	// One timer keeps the request's three time limits — the total one
+	// (deadline), the read watchdog (readLim after the last read, or
+	// after the start) and the time to the first byte (ttfbAt, from the
+	// request written) — armed for the earliest: when it fires, it
+	// cancels the request with the limit that has passed, or is armed
+	// again for the next. A read only notes its time.
+	timer     *time.Timer
+	stopped   bool
+	deadline  time.Time
 	readLim   time.Duration
+	lastRead  time.Time
+	ttfbAt    time.Time // zero: not armed
 	firstByte time.Time
-	ttfb      *time.Timer
 	cancel    context.CancelCauseFunc
 	minRate   float64 // bytes per second
 	window    time.Duration
@@ -362,19 +370,56 @@ func (f *inflight) wrote(p []byte) {
 	f.mu.Unlock()
 }
 
+// arm starts the time limits of a request started at start.
+func (f *inflight) arm(start time.Time, total time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deadline, f.lastRead = start.Add(total), start
+	f.timer = time.AfterFunc(f.next().Sub(start), f.fire)
+}
+
+// next is when the earliest limit passes. Called with mu held.
+func (f *inflight) next() time.Time {
+	t := f.deadline
+	if r := f.lastRead.Add(f.readLim); r.Before(t) {
+		t = r
+	}
+	if !f.ttfbAt.IsZero() && f.firstByte.IsZero() && f.ttfbAt.Before(t) {
+		t = f.ttfbAt
+	}
+	return t
+}
+
+// fire is the timer's function: it cancels the request with the limit
+// that has passed, or arms the timer again for the next one (a read
+// moved the watchdog on since it was armed).
+func (f *inflight) fire() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped {
+		return
+	}
+	now := time.Now()
+	switch {
+	case !now.Before(f.deadline):
+		f.cancel(errTotalTimeout)
+	case !f.ttfbAt.IsZero() && f.firstByte.IsZero() && !now.Before(f.ttfbAt):
+		f.cancel(errFirstByte)
+	case !now.Before(f.lastRead.Add(f.readLim)):
+		f.cancel(errReadTimeout)
+	default:
+		f.timer.Reset(f.next().Sub(now))
+	}
+}
+
 func (f *inflight) read(n int) {
 	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.watchdog != nil {
-		f.watchdog.Reset(f.readLim)
-	}
+	f.lastRead = now
 	if f.firstByte.IsZero() {
 		f.firstByte = now
 		f.winStart = now
-		if f.ttfb != nil {
-			f.ttfb.Stop()
-		}
 	}
 	f.winBytes += int64(n)
 	if f.minRate > 0 {
@@ -392,24 +437,23 @@ func (f *inflight) startTTFB(d time.Duration) {
 	if d <= 0 {
 		return
 	}
+	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.firstByte.IsZero() && f.ttfb == nil {
-		f.ttfb = time.AfterFunc(d, func() { f.cancel(errFirstByte) })
+	if f.firstByte.IsZero() && f.ttfbAt.IsZero() && !f.stopped {
+		f.ttfbAt = now.Add(d)
+		if f.timer != nil && f.ttfbAt.Before(f.lastRead.Add(f.readLim)) && f.ttfbAt.Before(f.deadline) {
+			f.timer.Reset(d)
+		}
 	}
 }
 
+// stop ends the time limits.
 func (f *inflight) stop() {
 	f.mu.Lock()
-	if f.watchdog != nil {
-		f.watchdog.Stop()
-		f.watchdog = nil
-	}
-	if f.ttfb != nil {
-		f.ttfb.Stop()
-	}
-	if f.total != nil {
-		f.total.Stop()
+	f.stopped = true
+	if f.timer != nil {
+		f.timer.Stop()
 	}
 	f.mu.Unlock()
 }
@@ -754,8 +798,7 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		h.lastKey = key
 	}
 	start := time.Now()
-	f.total = time.AfterFunc(h.c.cfg.TotalTimeout, func() { cancel(errTotalTimeout) })
-	f.watchdog = time.AfterFunc(h.c.cfg.ReadTimeout, func() { cancel(errReadTimeout) })
+	f.arm(start, h.c.cfg.TotalTimeout)
 	defer f.stop()
 	h.mu.Lock()
 	h.cur = f
