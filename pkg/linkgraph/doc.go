@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
+	"unsafe"
 )
 
 // State is where a document stands in the crawl.
@@ -161,6 +163,9 @@ func appendTime(b []byte, t time.Time) []byte {
 type decoder struct {
 	b   []byte
 	err error
+	// view makes the strings share the record's memory instead of
+	// copying it (decodeDocView).
+	view bool
 }
 
 func (d *decoder) fail(what string) {
@@ -217,7 +222,12 @@ func (d *decoder) string(what string) string {
 		d.fail(what)
 		return ""
 	}
-	s := string(d.b[:n])
+	var s string
+	if d.view {
+		s = unsafe.String(unsafe.SliceData(d.b), int(n))
+	} else {
+		s = string(d.b[:n])
+	}
 	d.b = d.b[n:]
 	return s
 }
@@ -232,6 +242,18 @@ func (d *decoder) time(what string) time.Time {
 
 // decodeDoc reads a document record of either version into d.
 func decodeDoc(id uint64, v []byte, d *Doc) error {
+	return decodeRecord(id, v, d, false)
+}
+
+// decodeDocView is decodeDoc for a record that is only looked at and
+// encoded again while v stays unchanged: d's strings share v's memory
+// (none is copied), and d's Anchors and History reuse their arrays.
+func decodeDocView(id uint64, v []byte, d *Doc) error {
+	return decodeRecord(id, v, d, true)
+}
+
+// decodeRecord is decodeDoc, with view as in decodeDocView.
+func decodeRecord(id uint64, v []byte, d *Doc, view bool) error {
 	if len(v) > 0 && v[0] == '{' {
 		*d = Doc{}
 		if err := json.Unmarshal(v, d); err != nil {
@@ -243,8 +265,12 @@ func decodeDoc(id uint64, v []byte, d *Doc) error {
 	if len(v) == 0 || v[0] != docRecordV2 {
 		return fmt.Errorf("doc %d: %w: unknown record version", id, ErrCorrupt)
 	}
-	dec := decoder{b: v[1:]}
+	dec := decoder{b: v[1:], view: view}
+	anchors, history := d.Anchors[:0], d.History[:0]
 	*d = Doc{ID: id}
+	if !view {
+		anchors, history = nil, nil
+	}
 	d.Site = dec.uvarint("site")
 	if c := dec.byte("state"); c == 0 {
 		d.State = State(dec.string("state"))
@@ -266,7 +292,7 @@ func decodeDoc(id uint64, v []byte, d *Doc) error {
 		if n > uint64(len(dec.b)) {
 			dec.fail("anchors")
 		} else {
-			d.Anchors = make([]string, n)
+			d.Anchors = slices.Grow(anchors, int(n))[:n]
 			for i := range d.Anchors {
 				d.Anchors[i] = dec.string("anchor")
 			}
@@ -276,7 +302,7 @@ func decodeDoc(id uint64, v []byte, d *Doc) error {
 		if n > uint64(len(dec.b)) {
 			dec.fail("history")
 		} else {
-			d.History = make([]Visit, n)
+			d.History = slices.Grow(history, int(n))[:n]
 			for i := range d.History {
 				h := &d.History[i]
 				h.Time = dec.time("visit time")

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -44,6 +45,73 @@ func TestDocRoundTrip(t *testing.T) {
 	odd := &Doc{ID: 1, URL: "http://a.cl/", State: "weird", Depth: -1}
 	if err := decodeDoc(1, appendDoc(nil, odd), &got); err != nil || !reflect.DeepEqual(&got, odd) {
 		t.Errorf("unknown state: %+v, %v", got, err)
+	}
+}
+
+// decodeDocView decodes what decodeDoc decodes, one record after another
+// into the same Doc (whose Anchors and History arrays it reuses), and its
+// strings share the record's memory.
+func TestDecodeDocView(t *testing.T) {
+	few := &Doc{ID: 9, URL: "http://b.cl/", State: StatePending, Anchors: []string{"one"}}
+	tests := []struct {
+		name string
+		doc  *Doc
+	}{
+		{"full", fullDoc()},
+		{"one anchor, no history", few},
+		{"empty", &Doc{ID: 2}},
+		{"full again", fullDoc()},
+		{"one anchor again", few},
+	}
+	var view Doc
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := appendDoc(nil, tt.doc)
+			var want Doc
+			if err := decodeDoc(tt.doc.ID, rec, &want); err != nil {
+				t.Fatal(err)
+			}
+			if err := decodeDocView(tt.doc.ID, rec, &view); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(&view, &want) {
+				t.Errorf("view\n got %+v\nwant %+v", view, want)
+			}
+			if len(view.URL) > 0 && !shares(rec, view.URL) {
+				t.Errorf("URL %q is a copy, not the record's memory", view.URL)
+			}
+			if len(want.URL) > 0 && shares(rec, want.URL) {
+				t.Errorf("decodeDoc's URL %q shares the record's memory", want.URL)
+			}
+		})
+	}
+}
+
+// shares tells whether s points into b.
+func shares(b []byte, s string) bool {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return p >= start && p < start+uintptr(len(b))
+}
+
+// encodeDoc gives the record in a slice of its size, whatever the
+// scratch buffer it is given, and hands the buffer back for reuse.
+func TestEncodeDoc(t *testing.T) {
+	for _, scratch := range [][]byte{nil, make([]byte, 3), make([]byte, 0, 4096)} {
+		d := fullDoc()
+		v, next := encodeDoc(d, scratch)
+		if want := appendDoc(nil, d); string(v) != string(want) {
+			t.Errorf("scratch of cap %d: record differs from appendDoc's", cap(scratch))
+		}
+		if cap(v) > len(v)+len(v)/8+16 { // more than the allocator's rounding
+			t.Errorf("scratch of cap %d: record of %d bytes has capacity %d", cap(scratch), len(v), cap(v))
+		}
+		if cap(next) < len(v) {
+			t.Errorf("scratch of cap %d: handed back a buffer of cap %d", cap(scratch), cap(next))
+		}
+		if &v[0] == &next[:1][0] {
+			t.Errorf("scratch of cap %d: the record shares the scratch buffer", cap(scratch))
+		}
 	}
 }
 

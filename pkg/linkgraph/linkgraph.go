@@ -182,7 +182,7 @@ func upgrade(t *Tx) error {
 		it := bm.Iterator()
 		for it.HasNext() {
 			dst := it.Next()
-			t.inAdd = append(t.inAdd, uint64(dst)<<32|uint64(src))
+			t.inAdd.add(uint64(dst)<<32 | uint64(src))
 			t.siteDelta(sites[src], sites[dst], 1)
 		}
 		return nil
@@ -242,23 +242,28 @@ type Tx struct {
 	// (a node does not split before the commit), and a new document's
 	// record, rewritten as its anchors arrive, is encoded once.
 	newURLs  map[string]uint64 // every URL created in the transaction
-	unsorted []newURL          // those of them not written yet
+	unsorted blocks[newURL]    // those of them not written yet
 	// Records of new documents not written yet (encoded: few pointers
-	// for the GC): newDocs[i] is that of id newBase+i (new ids are
+	// for the GC): newDocs.at(i) is that of id newBase+i (new ids are
 	// consecutive).
-	newDocs  [][]byte
-	newBase  uint64
-	newSites map[string]uint64 // site keys created in the transaction, not written yet
-	newOut   map[uint64][]byte // out-link sets stored in the transaction, not written yet
-	urls     *bolt.Cursor      // reused for lookups (bbolt's Get allocates a cursor)
-	key      []byte            // reused for the keys of lookups
+	newDocs blocks[[]byte]
+	// Records of documents from before the transaction that it rewrote,
+	// not written yet: they are written in id order (flushDocWrites),
+	// where a batch rewrites its pages in the order the harvest finished
+	// them (sorted writes touch each page once, in turn).
+	docWrites map[uint64][]byte
+	newBase   uint64
+	newSites  map[string]uint64 // site keys created in the transaction, not written yet
+	newOut    map[uint64][]byte // out-link sets stored in the transaction, not written yet
+	urls      *bolt.Cursor      // reused for lookups (bbolt's Get allocates a cursor)
 
 	frontier      *roaring.Bitmap // loaded on first use
 	frontierDirty bool
 
 	// In-link changes (target<<32 | source), applied grouped by target
 	// by flushLinks.
-	inAdd, inDel []uint64
+	inAdd blocks[uint64] // a batch adds millions
+	inDel []uint64
 	// Site graph changes: (source site, target site) → link count delta.
 	siteDeltas map[[2]uint32]int64
 	// inWritten is set once flushInLinks has written in-link sets in this
@@ -266,6 +271,11 @@ type Tx struct {
 	inWritten bool
 
 	prep *flushPrep // work started by PrepareFlush, if any
+
+	scratch []byte // reused to encode document records (PutDoc)
+	// Reused by newOutLinks.
+	sortedTargets []Target
+	ids           []uint32
 }
 
 // newURL is a URL created in the transaction and its id.
@@ -304,22 +314,26 @@ func (t *Tx) PrepareFlush() {
 	if t.prep != nil {
 		return
 	}
-	p := &flushPrep{done: make(chan struct{}), urls: t.unsorted}
-	t.unsorted = nil
-	withIn := !t.inWritten && !t.legacy && (len(t.inAdd) > 0 || len(t.inDel) > 0)
+	p := &flushPrep{done: make(chan struct{})}
+	unsorted := t.unsorted
+	t.unsorted = blocks[newURL]{}
+	withIn := !t.inWritten && !t.legacy && (t.inAdd.len() > 0 || len(t.inDel) > 0)
+	var inAdd blocks[uint64]
 	if withIn {
 		p.withIn = true
-		p.inAdd, p.inDel = t.inAdd, t.inDel
-		t.inAdd, t.inDel = nil, nil
+		inAdd, p.inDel = t.inAdd, t.inDel
+		t.inAdd, t.inDel = blocks[uint64]{}, nil
 	}
 	t.prep = p
 	db := t.tx.DB()
 	go func() {
 		defer close(p.done)
+		p.urls = unsorted.slice()
 		sortURLs(p.urls)
 		if !withIn {
 			return
 		}
+		p.inAdd = inAdd.slice()
 		slices.Sort(p.inAdd)
 		slices.Sort(p.inDel)
 		p.err = db.View(func(btx *bolt.Tx) error {
@@ -346,8 +360,23 @@ func (t *Tx) takePrep() (*flushPrep, error) {
 
 func newTx(btx *bolt.Tx) *Tx { return &Tx{tx: btx} }
 
+// idFill is the fill percent of the buckets keyed by id (docs, out,
+// in): bbolt splits a node that outgrows its page into pages filled to
+// this fraction when the transaction commits. New ids are always larger
+// than the known ones, so a batch appends its new documents and their
+// link sets at the end of these buckets, where half-full pages (bbolt's
+// default, meant for random inserts) would only double the pages written
+// and kept; 0.9 leaves room for records that grow a little when
+// rewritten. It is the fraction the score tables use (PutScores).
+const idFill = 0.9
+
 // flush writes what the transaction gathered in memory.
 func (t *Tx) flush() error {
+	for _, name := range [][]byte{bucketDocs, bucketOut, bucketIn} {
+		if b := t.tx.Bucket(name); b != nil {
+			b.FillPercent = idFill
+		}
+	}
 	if _, err := t.takePrep(); err != nil {
 		return err
 	}
@@ -423,8 +452,71 @@ func (t *Tx) next(key []byte) uint64 {
 func (t *Tx) LastDocID() uint64 { return t.counter(keyNextDoc) }
 
 // flushNew writes the sites, URLs and documents created in the
-// transaction: site and URL keys in sorted order, documents in id order.
+// transaction and the records it rewrote: site and URL keys in sorted
+// order, documents in id order.
 func (t *Tx) flushNew() error {
+	if err := t.flushURLs(); err != nil {
+		return err
+	}
+	if err := t.flushDocWrites(); err != nil {
+		return err
+	}
+	if t.newDocs.len() == 0 {
+		return nil
+	}
+	docs := t.tx.Bucket(bucketDocs)
+	key := make([]byte, 8) // bbolt copies keys
+	for i := range t.newDocs.len() {
+		id := t.newBase + uint64(i)
+		binary.BigEndian.PutUint64(key, id)
+		if err := docs.Put(key, *t.newDocs.at(i)); err != nil {
+			return fmt.Errorf("put doc %d: %w", id, err)
+		}
+	}
+	t.newDocs = blocks[[]byte]{}
+	return nil
+}
+
+// flushAhead writes what the transaction gathered in memory except the
+// new documents, the id counters, the site graph and the frontier set,
+// which flush writes at its end: the work that UpdateDocs gives the
+// transaction while it decodes and encodes records on every core.
+func (t *Tx) flushAhead() error {
+	if err := t.flushURLs(); err != nil {
+		return err
+	}
+	if err := t.flushDocWrites(); err != nil {
+		return err
+	}
+	return t.flushInLinks()
+}
+
+// flushDocWrites writes the rewritten records of documents from before
+// the transaction, in id order.
+func (t *Tx) flushDocWrites() error {
+	if len(t.docWrites) == 0 {
+		return nil
+	}
+	ids := make([]uint64, 0, len(t.docWrites))
+	for id := range t.docWrites {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	docs := t.tx.Bucket(bucketDocs)
+	key := make([]byte, 8) // bbolt copies keys
+	for _, id := range ids {
+		binary.BigEndian.PutUint64(key, id)
+		if err := docs.Put(key, t.docWrites[id]); err != nil {
+			return fmt.Errorf("put doc %d: %w", id, err)
+		}
+	}
+	t.docWrites = nil
+	return nil
+}
+
+// flushURLs writes the sites and URLs created in the transaction, in
+// sorted order, and the out-link sets (flushNew without the documents).
+func (t *Tx) flushURLs() error {
 	if _, err := t.takePrep(); err != nil {
 		return err
 	}
@@ -445,7 +537,7 @@ func (t *Tx) flushNew() error {
 	if err := t.flushOut(); err != nil {
 		return err
 	}
-	keys := t.unsorted
+	keys := t.unsorted.slice()
 	sortURLs(keys)
 	if p := t.prep; p != nil && p.urls != nil {
 		// Sorted by PrepareFlush; URLs created since (if any) join them.
@@ -457,24 +549,20 @@ func (t *Tx) flushNew() error {
 		}
 		p.urls = nil
 	}
-	if len(keys) == 0 && len(t.newDocs) == 0 {
-		t.unsorted = nil
+	t.unsorted = blocks[newURL]{}
+	if len(keys) == 0 {
 		return nil
 	}
 	urls := t.tx.Bucket(bucketURLs)
-	for _, u := range keys {
-		if err := urls.Put([]byte(u.url), u64(u.id)); err != nil {
+	ids := make([]byte, 8*len(keys)) // the values, which bbolt keeps until the commit
+	for i, u := range keys {
+		v := ids[8*i : 8*i+8 : 8*i+8]
+		binary.BigEndian.PutUint64(v, u.id)
+		if err := urls.Put(keyBytes(u.url), v); err != nil {
 			return fmt.Errorf("add url %s: %w", u.url, err)
 		}
 	}
-	docs := t.tx.Bucket(bucketDocs)
-	for i, v := range t.newDocs {
-		id := t.newBase + uint64(i)
-		if err := docs.Put(u64(id), v); err != nil {
-			return fmt.Errorf("put doc %d: %w", id, err)
-		}
-	}
-	t.unsorted, t.newDocs, t.urls = nil, nil, nil
+	t.urls = nil // a cursor is repositioned after writes
 	return nil
 }
 
@@ -494,8 +582,7 @@ func (t *Tx) LookupURL(url string) (uint64, bool) {
 	if t.urls == nil {
 		t.urls = t.tx.Bucket(bucketURLs).Cursor()
 	}
-	t.key = append(t.key[:0], url...) // a Tx is used by one goroutine
-	k, v := t.urls.Seek(t.key)
+	k, v := t.urls.Seek(keyBytes(url))
 	if k == nil || string(k) != url {
 		return 0, false
 	}
@@ -514,7 +601,8 @@ func (t *Tx) AddURL(url string, site uint64, depth, found int) (id uint64, creat
 
 // AddURLDoc gives a new normalised URL an id and stores d (with its ID
 // and URL set) as its record; for a known URL it returns the existing id
-// and created=false and leaves d alone.
+// and created=false and leaves d alone. The record is encoded at once:
+// the caller may reuse d.
 func (t *Tx) AddURLDoc(url string, d *Doc) (id uint64, created bool, err error) {
 	if id, ok := t.LookupURL(url); ok {
 		return id, false, nil
@@ -532,11 +620,11 @@ func (t *Tx) AddNewURLDoc(url string, d *Doc) (id uint64, created bool, err erro
 	if id > math.MaxUint32 {
 		return 0, false, fmt.Errorf("add url %s: %w", url, ErrTooManyDocs)
 	}
-	if len(t.newDocs) == 0 {
+	if t.newDocs.len() == 0 {
 		t.newBase = id
 	}
-	if id != t.newBase+uint64(len(t.newDocs)) {
-		return 0, false, fmt.Errorf("add url %s: id %d does not follow the %d new documents from %d", url, id, len(t.newDocs), t.newBase)
+	if id != t.newBase+uint64(t.newDocs.len()) {
+		return 0, false, fmt.Errorf("add url %s: id %d does not follow the %d new documents from %d", url, id, t.newDocs.len(), t.newBase)
 	}
 	t.next(keyNextDoc)
 	if t.newURLs == nil {
@@ -546,9 +634,9 @@ func (t *Tx) AddNewURLDoc(url string, d *Doc) (id uint64, created bool, err erro
 	// that the transaction would otherwise keep alive to its end.
 	url = strings.Clone(url)
 	t.newURLs[url] = id
-	t.unsorted = append(t.unsorted, newURL{url: url, id: id})
+	t.unsorted.add(newURL{url: url, id: id})
 	d.ID, d.URL = id, url
-	t.newDocs = append(t.newDocs, nil) // PutDoc keeps new documents in memory
+	t.newDocs.add(nil) // PutDoc keeps new documents in memory
 	if err := t.PutDoc(d); err != nil {
 		return 0, false, err
 	}
@@ -595,13 +683,14 @@ func (t *Tx) ReadDoc(id uint64, d *Doc) error {
 	return decodeDoc(id, v, d)
 }
 
-// newDoc returns the record of a document created in the transaction and
-// not written yet.
+// newDoc returns the record of a document created or rewritten in the
+// transaction and not written yet.
 func (t *Tx) newDoc(id uint64) ([]byte, bool) {
-	if id >= t.newBase && id-t.newBase < uint64(len(t.newDocs)) {
-		return t.newDocs[id-t.newBase], true
+	if id >= t.newBase && id-t.newBase < uint64(t.newDocs.len()) {
+		return *t.newDocs.at(int(id - t.newBase)), true
 	}
-	return nil, false
+	v, ok := t.docWrites[id]
+	return v, ok
 }
 
 // DocSite returns the site id of a document, decoding no more of its
@@ -620,22 +709,30 @@ func (t *Tx) DocSite(id uint64) (uint64, error) {
 // PutDoc writes a document record (binary, version 2) and keeps the
 // frontier set in step with its state.
 func (t *Tx) PutDoc(d *Doc) error {
-	return t.putRecord(d.ID, encodeDoc(d), d.InFrontier())
+	var v []byte
+	v, t.scratch = encodeDoc(d, t.scratch)
+	return t.putRecord(d.ID, v, d.InFrontier())
 }
 
-// encodeDoc returns the record of d in a fresh slice (bbolt keeps the
-// value until the commit).
-func encodeDoc(d *Doc) []byte {
-	return appendDoc(make([]byte, 0, 64+len(d.URL)+len(d.Title)), d)
+// encodeDoc returns the record of d in a fresh slice of its size
+// (bbolt keeps the value until the commit), encoded in scratch first,
+// which it returns for the next call: one allocation per record, with no
+// spare capacity kept.
+func encodeDoc(d *Doc, scratch []byte) (v, next []byte) {
+	scratch = appendDoc(scratch[:0], d)
+	return slices.Clone(scratch), scratch
 }
 
 // putRecord writes the encoded record v of document id, which is in the
 // frontier or not, and keeps the frontier set in step.
 func (t *Tx) putRecord(id uint64, v []byte, inFrontier bool) error {
-	if id >= t.newBase && id-t.newBase < uint64(len(t.newDocs)) {
-		t.newDocs[id-t.newBase] = v
-	} else if err := t.tx.Bucket(bucketDocs).Put(u64(id), v); err != nil {
-		return fmt.Errorf("put doc %d: %w", id, err)
+	if id >= t.newBase && id-t.newBase < uint64(t.newDocs.len()) {
+		*t.newDocs.at(int(id - t.newBase)) = v
+	} else {
+		if t.docWrites == nil {
+			t.docWrites = map[uint64][]byte{}
+		}
+		t.docWrites[id] = v
 	}
 	fr, err := t.frontierSet()
 	if err != nil {
@@ -656,8 +753,9 @@ func (t *Tx) putRecord(id uint64, v []byte, inFrontier bool) error {
 // changed; it returns their number. The records are decoded, updated
 // and encoded on every core: update must be safe for concurrent use and
 // must not use the transaction (it gets each index once, in no
-// particular order). The reads and writes are the transaction's, in the
-// order of ids.
+// particular order), nor keep d or anything d holds after it returns: d
+// is reused, and its strings share the stored record's memory. The reads
+// and writes are the transaction's, in the order of ids.
 func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, error) {
 	vals := make([][]byte, len(ids))
 	docs := t.tx.Bucket(bucketDocs)
@@ -683,25 +781,34 @@ func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, err
 	for range min(runtime.GOMAXPROCS(0), (len(ids)+block-1)/block) {
 		wg.Go(func() {
 			var d Doc
+			var scratch []byte
 			for {
 				start := int(next.Add(block) - block)
 				if start >= len(ids) {
 					return
 				}
 				for i := start; i < min(start+block, len(ids)); i++ {
-					if err := decodeDoc(ids[i], vals[i], &d); err != nil {
+					// vals[i] stays as it is until the records are
+					// written below: d may share its memory.
+					if err := decodeDocView(ids[i], vals[i], &d); err != nil {
 						errs[i] = err
 						continue
 					}
 					if update(i, &d) {
-						out[i] = result{v: encodeDoc(&d), inFrontier: d.InFrontier()}
+						var v []byte
+						v, scratch = encodeDoc(&d, scratch)
+						out[i] = result{v: v, inFrontier: d.InFrontier()}
 					}
 				}
 			}
 		})
 	}
+	// Meanwhile the transaction writes what it has gathered that the
+	// records are not: the new sites and URLs, the out-link sets and the
+	// in-links (waiting for PrepareFlush's part, if any).
+	ahead := t.flushAhead()
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(append(errs, ahead)...); err != nil {
 		return 0, err
 	}
 	n := 0

@@ -614,6 +614,127 @@ func TestUpdateDocs(t *testing.T) {
 	})
 }
 
+// TestUpdateDocsWritesAhead: UpdateDocs writes the new URLs, out-links
+// and in-links while the records are updated; URLs and links added
+// after it (and before it, with or without PrepareFlush) all end up
+// written, the graph consistent (openTemp checks it at the end).
+func TestUpdateDocsWritesAhead(t *testing.T) {
+	for _, prep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("PrepareFlush %v", prep), func(t *testing.T) {
+			g, _ := openTemp(t)
+			smallGraph(t, g) // a.cl = site 1 (docs 1, 2, 6), b.cl = 2 (docs 3, 4), c.cl = 3 (doc 5)
+			var before, after uint64
+			err := g.Update(func(tx *Tx) error {
+				var err error
+				if before, _, err = tx.AddURL("http://a.cl/before", 1, 1, 1); err != nil {
+					return err
+				}
+				if _, err := tx.ReplaceOutLinks(1, 1, []Target{{Doc: before, Site: 1}, {Doc: 3, Site: 2}}); err != nil {
+					return err
+				}
+				if prep {
+					tx.PrepareFlush()
+				}
+				if _, err := tx.UpdateDocs([]uint64{1, before}, func(i int, d *Doc) bool {
+					d.Anchors = append(d.Anchors, "x")
+					return true
+				}); err != nil {
+					return err
+				}
+				// Written by UpdateDocs already (read from the buckets,
+				// which InLinks or LookupURL would flush first).
+				if tx.tx.Bucket(bucketIn).Get(u64(3)) == nil {
+					t.Error("in-links of 3 not written by UpdateDocs")
+				}
+				if tx.tx.Bucket(bucketURLs).Get([]byte("http://a.cl/before")) == nil {
+					t.Error("new URL not written by UpdateDocs")
+				}
+				if tx.tx.Bucket(bucketOut).Get(u64(1)) == nil {
+					t.Error("out-links of 1 not written by UpdateDocs")
+				}
+				if after, _, err = tx.AddURL("http://a.cl/after", 1, 2, 1); err != nil {
+					return err
+				}
+				_, err = tx.ReplaceOutLinks(before, 1, []Target{{Doc: after, Site: 1}, {Doc: 5, Site: 3}})
+				if err != nil {
+					return err
+				}
+				return bumpPages(tx, 1, 2)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.View(func(tx *Tx) error {
+				for u, want := range map[string]uint64{"http://a.cl/before": before, "http://a.cl/after": after} {
+					if id, ok := tx.LookupURL(u); !ok || id != want {
+						t.Errorf("%s: %d %v, want %d", u, id, ok, want)
+					}
+				}
+				for id, want := range map[uint64][]uint32{before: {1}, 3: {1}, after: {uint32(before)}, 5: {uint32(before)}} {
+					in, err := tx.InLinks(id)
+					if err != nil || !reflect.DeepEqual(in.ToArray(), want) {
+						t.Errorf("in-links of %d: %v, %v; want %v", id, in, err, want)
+					}
+				}
+				for _, id := range []uint64{1, before} {
+					if d, err := tx.Doc(id); err != nil || !slices.Contains(d.Anchors, "x") {
+						t.Errorf("doc %d not updated: %+v, %v", id, d, err)
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// TestRewrittenRecordsWait: the records of known documents that a
+// transaction rewrites are kept until its end (written in id order) and
+// read back from there in the meantime.
+func TestRewrittenRecordsWait(t *testing.T) {
+	g, _ := openTemp(t)
+	smallGraph(t, g)
+	err := g.Update(func(tx *Tx) error {
+		for _, id := range []uint64{6, 2, 4} {
+			d, err := tx.Doc(id)
+			if err != nil {
+				return err
+			}
+			d.Title = fmt.Sprint("title ", id)
+			if err := tx.PutDoc(d); err != nil {
+				return err
+			}
+			if stored, err := decodeStored(tx, id); err != nil || stored.Title != "" {
+				t.Errorf("doc %d written before the end of the transaction: %+v, %v", id, stored, err)
+			}
+			if d, err := tx.Doc(id); err != nil || d.Title != fmt.Sprint("title ", id) {
+				t.Errorf("doc %d read back in the transaction: %+v, %v", id, d, err)
+			}
+			if site, err := tx.DocSite(id); err != nil || site != d.Site {
+				t.Errorf("site of doc %d read back: %d, %v", id, site, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.View(func(tx *Tx) error {
+		for _, id := range []uint64{6, 2, 4} {
+			if d, err := decodeStored(tx, id); err != nil || d.Title != fmt.Sprint("title ", id) {
+				t.Errorf("doc %d after the commit: %+v, %v", id, d, err)
+			}
+		}
+		return nil
+	})
+}
+
+// decodeStored decodes the record of id as the docs bucket holds it.
+func decodeStored(tx *Tx, id uint64) (*Doc, error) {
+	var d Doc
+	err := decodeDoc(id, tx.tx.Bucket(bucketDocs).Get(u64(id)), &d)
+	return &d, err
+}
+
 // TestFreelistKept: graph.db keeps its freelist on disk, so that opening
 // it for writing reads a few pages, not every page of the file (without
 // it bbolt rebuilds the freelist by walking the whole file at every open:

@@ -1,6 +1,7 @@
 package linkgraph
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -58,8 +59,10 @@ func (t *Tx) flushOut() error {
 	}
 	slices.Sort(ids)
 	out := t.tx.Bucket(bucketOut)
+	key := make([]byte, 8) // bbolt copies keys
 	for _, id := range ids {
-		if err := out.Put(u64(id), t.newOut[id]); err != nil {
+		binary.BigEndian.PutUint64(key, id)
+		if err := out.Put(key, t.newOut[id]); err != nil {
 			return fmt.Errorf("out-links of doc %d: %w", id, err)
 		}
 	}
@@ -124,20 +127,24 @@ func (t *Tx) SetOutLinks(id uint64, bm *roaring.Bitmap) error {
 // which are written grouped by target at the end of the transaction. It
 // returns the number of distinct targets stored.
 func (t *Tx) ReplaceOutLinks(src, srcSite uint64, targets []Target) (uint64, error) {
-	old := roaring.New()
-	if v := t.outValue(src); v != nil {
-		if err := unmarshalBitmap(old, v); err != nil {
-			return 0, fmt.Errorf("out-links of doc %d: %w: %w", src, ErrCorrupt, err)
-		}
-	}
-	nw := roaring.New()
-	s32 := uint32(srcSite)
 	for _, tg := range targets {
 		if tg.Doc == 0 || tg.Doc > 1<<32-1 {
 			return 0, fmt.Errorf("out-links of doc %d: bad target id %d", src, tg.Doc)
 		}
+	}
+	v := t.outValue(src)
+	if v == nil {
+		return t.newOutLinks(src, srcSite, targets), nil
+	}
+	old := roaring.New()
+	if err := unmarshalBitmap(old, v); err != nil {
+		return 0, fmt.Errorf("out-links of doc %d: %w: %w", src, ErrCorrupt, err)
+	}
+	nw := roaring.New()
+	s32 := uint32(srcSite)
+	for _, tg := range targets {
 		if nw.CheckedAdd(uint32(tg.Doc)) && !old.Contains(uint32(tg.Doc)) {
-			t.inAdd = append(t.inAdd, tg.Doc<<32|src)
+			t.inAdd.add(tg.Doc<<32 | src)
 			t.siteDelta(s32, uint32(tg.Site), 1)
 		}
 	}
@@ -163,6 +170,27 @@ func (t *Tx) ReplaceOutLinks(src, srcSite uint64, targets []Target) (uint64, err
 	return nw.GetCardinality(), nil
 }
 
+// newOutLinks is ReplaceOutLinks for a document without out-links (a
+// page fetched for the first time): the set is serialized from the
+// sorted targets without building a bitmap. The targets' ids are valid.
+func (t *Tx) newOutLinks(src, srcSite uint64, targets []Target) uint64 {
+	sorted := append(t.sortedTargets[:0], targets...)
+	slices.SortFunc(sorted, func(a, b Target) int { return cmp.Compare(a.Doc, b.Doc) })
+	ids := t.ids[:0]
+	s32 := uint32(srcSite)
+	for i, tg := range sorted {
+		if i > 0 && tg.Doc == sorted[i-1].Doc {
+			continue // each target once (with its site, the same for every Target of a Doc)
+		}
+		ids = append(ids, uint32(tg.Doc))
+		t.inAdd.add(tg.Doc<<32 | src)
+		t.siteDelta(s32, uint32(tg.Site), 1)
+	}
+	t.sortedTargets, t.ids = sorted, ids
+	t.putOut(src, sortedSetBytes(ids))
+	return uint64(len(ids))
+}
+
 // AddOutLinks adds targets to the out-link set of document src (of site
 // srcSite), keeping the links it already has, with the in-links and the
 // site graph in step. It returns the number of links added.
@@ -180,7 +208,7 @@ func (t *Tx) AddOutLinks(src, srcSite uint64, targets []Target) (uint64, error) 
 		}
 		if bm.CheckedAdd(uint32(tg.Doc)) {
 			added++
-			t.inAdd = append(t.inAdd, tg.Doc<<32|src)
+			t.inAdd.add(tg.Doc<<32 | src)
 			t.siteDelta(uint32(srcSite), uint32(tg.Site), 1)
 		}
 	}
@@ -226,29 +254,33 @@ func (t *Tx) flushInLinks() error {
 		return err
 	}
 	var values []inValue
-	if p != nil && p.withIn && len(t.inAdd) == 0 && len(t.inDel) == 0 {
+	if p != nil && p.withIn && t.inAdd.len() == 0 && len(t.inDel) == 0 {
 		// Computed by PrepareFlush, and no change since.
 		values = p.in
 		p.withIn, p.in, p.inAdd, p.inDel = false, nil, nil, nil
 	} else {
+		var add []uint64
 		if p != nil && p.withIn {
 			// Changes came after PrepareFlush: its result is incomplete.
-			t.inAdd = append(p.inAdd, t.inAdd...)
+			add = p.inAdd
 			t.inDel = append(p.inDel, t.inDel...)
 			p.withIn, p.in, p.inAdd, p.inDel = false, nil, nil, nil
 		}
-		if len(t.inAdd) == 0 && len(t.inDel) == 0 {
+		add = t.inAdd.appendTo(add)
+		t.inAdd = blocks[uint64]{}
+		if len(add) == 0 && len(t.inDel) == 0 {
 			return nil
 		}
-		slices.Sort(t.inAdd)
+		slices.Sort(add)
 		slices.Sort(t.inDel)
-		if values, err = inLinkValues(t.inAdd, t.inDel, t.tx.Bucket(bucketIn).Get); err != nil {
+		if values, err = inLinkValues(add, t.inDel, t.tx.Bucket(bucketIn).Get); err != nil {
 			return err
 		}
 	}
 	in := t.tx.Bucket(bucketIn)
+	key := make([]byte, 8) // bbolt copies keys
 	for _, v := range values {
-		key := u64(v.target)
+		binary.BigEndian.PutUint64(key, v.target)
 		if v.value == nil {
 			if err := in.Delete(key); err != nil {
 				return fmt.Errorf("in-links of doc %d: %w", v.target, err)
@@ -259,7 +291,7 @@ func (t *Tx) flushInLinks() error {
 			return fmt.Errorf("in-links of doc %d: %w", v.target, err)
 		}
 	}
-	t.inAdd, t.inDel = t.inAdd[:0], t.inDel[:0]
+	t.inDel = t.inDel[:0]
 	t.inWritten = true
 	return nil
 }
@@ -276,7 +308,7 @@ type inValue struct {
 // sets with get. It writes nothing, so it may run on a snapshot of the
 // in-links bucket (PrepareFlush).
 func inLinkValues(add, del []uint64, get func(key []byte) []byte) ([]inValue, error) {
-	var out []inValue
+	out := make([]inValue, 0, countTargets(add, del))
 	var adds, dels []uint32
 	for len(add) > 0 || len(del) > 0 {
 		// The next target with changes.
@@ -321,8 +353,15 @@ func inLinkValues(add, del []uint64, get func(key []byte) []byte) ([]inValue, er
 		if len(adds) == 0 && len(dels) == 0 {
 			continue
 		}
+		v := get(u64(target))
+		if v == nil && len(dels) == 0 {
+			// A target without in-links so far (a new document, most of
+			// a batch's targets): adds is its sorted set.
+			out = append(out, inValue{target: target, value: sortedSetBytes(adds)})
+			continue
+		}
 		bm := roaring.New()
-		if v := get(u64(target)); v != nil {
+		if v != nil {
 			if err := unmarshalBitmap(bm, v); err != nil {
 				return nil, fmt.Errorf("in-links of doc %d: %w: %w", target, ErrCorrupt, err)
 			}
@@ -343,6 +382,27 @@ func inLinkValues(add, del []uint64, get func(key []byte) []byte) ([]inValue, er
 		out = append(out, inValue{target: target, value: v})
 	}
 	return out, nil
+}
+
+// countTargets is the number of distinct targets of the sorted changes
+// add and del (target<<32 | source), an upper bound of the number of
+// in-link sets they change.
+func countTargets(add, del []uint64) int {
+	n := 0
+	last := uint64(1<<64 - 1)
+	for len(add) > 0 || len(del) > 0 {
+		var pair uint64
+		if len(add) > 0 && (len(del) == 0 || add[0] <= del[0]) {
+			pair, add = add[0], add[1:]
+		} else {
+			pair, del = del[0], del[1:]
+		}
+		if pair>>32 != last {
+			last = pair >> 32
+			n++
+		}
+	}
+	return n
 }
 
 func (t *Tx) flushSiteLinks() error {
