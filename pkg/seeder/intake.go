@@ -67,6 +67,10 @@ type intake struct {
 	// (looked up in a snapshot from before the transaction and in
 	// CreatedURL): create then skips its own lookup.
 	known bool
+
+	// Reused by create for each new URL's record.
+	doc    linkgraph.Doc
+	anchor [1]string
 }
 
 // intakeCounts are the counters an intake keeps.
@@ -143,12 +147,21 @@ func newResolver(cfg config.Config) (resolver, error) {
 }
 
 // resolve normalises raw and checks it against the scope.
-func (r resolver) resolve(raw string) (string, *rejection) {
+func (r resolver) resolve(raw string) (string, *rejection) { return r.resolveWith(raw, nil) }
+
+// resolveWith is resolve with the scope checker chk of the calling
+// goroutine, if not nil.
+func (r resolver) resolveWith(raw string, chk *scope.Checker) (string, *rejection) {
 	u, err := r.norm.Normalize(raw)
 	if err != nil {
 		return "", &rejection{reason: reasonOf(err), err: err}
 	}
-	if err := r.scope.Check(u); err != nil {
+	if chk != nil {
+		err = chk.Check(u)
+	} else {
+		err = r.scope.Check(u)
+	}
+	if err != nil {
 		return "", &rejection{reason: reasonOf(err), err: err}
 	}
 	return u, nil
@@ -257,9 +270,12 @@ func (in *intake) create(u string, depth int, anchor string) (id, site uint64, r
 	if in.cap > 0 && s.rec.Pages >= in.cap {
 		return 0, 0, &rejection{reason: ReasonSiteCap, err: fmt.Errorf("site %s already has %d urls (scope.max_pages_per_site)", s.rec.Key, s.rec.Pages)}, nil
 	}
-	d := &linkgraph.Doc{Site: s.rec.ID, Depth: depth, State: linkgraph.StatePending, Found: in.batch}
+	// The record is encoded when added: one Doc serves every new URL.
+	d := &in.doc
+	*d = linkgraph.Doc{Site: s.rec.ID, Depth: depth, State: linkgraph.StatePending, Found: in.batch}
 	if anchor != "" {
-		d.Anchors = []string{anchor}
+		in.anchor[0] = anchor
+		d.Anchors = in.anchor[:]
 	}
 	excluded := !in.allowed(s, u)
 	if excluded {

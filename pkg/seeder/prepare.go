@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/parsed"
+	"github.com/wirecrawl/wire/pkg/scope"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
@@ -58,15 +59,16 @@ func hasLinks(d *parsed.Doc) bool { return d.Status > 0 && d.Status != 304 }
 
 // prepare resolves the links of one record; tx, if not nil, is a read
 // transaction on graph.db as it was before the batch, in which known URLs
-// are looked up; sites caches site key → id lookups.
-func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites map[string]uint64) []preparedLink {
+// are looked up; sites caches site key → id lookups; chk is the calling
+// goroutine's scope checker.
+func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites map[string]uint64, chk *scope.Checker) []preparedLink {
 	if !hasLinks(d) {
 		return nil
 	}
 	out := make([]preparedLink, 0, len(d.Links)+2)
 	pageSite := urlnorm.SiteKey(d.URL) // the transaction checks d.URL against graph.db
 	add := func(raw, anchor string, nofollow bool) {
-		u, rej := r.resolve(raw)
+		u, rej := r.resolveWith(raw, chk)
 		l := preparedLink{url: u, rej: rej, anchor: anchor, nofollow: nofollow}
 		if rej != nil {
 			out = append(out, l)
@@ -137,13 +139,14 @@ func prepareDocs(ctx context.Context, r io.Reader, name string, g *linkgraph.Gra
 			wg.Go(func() {
 				work := func(tx *linkgraph.Tx) error {
 					sites := map[string]uint64{}
+					chk := res.scope.Checker()
 					for i := int(next.Add(1) - 1); i < len(lines); i = int(next.Add(1) - 1) {
 						d, err := parsed.DecodeLine(lines[i], name, n+i+1)
 						if err != nil {
 							errs[i] = err
 							continue
 						}
-						c.docs[i] = preparedDoc{doc: d, links: res.prepare(d, tx, sites)}
+						c.docs[i] = preparedDoc{doc: d, links: res.prepare(d, tx, sites, chk)}
 						if tx != nil {
 							if stored, err := tx.Doc(d.DocID); err == nil {
 								c.docs[i].stored = stored
