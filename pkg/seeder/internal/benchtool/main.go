@@ -3,12 +3,15 @@
 //	benchtool gen [-pages N] [-links L] [-sites S] DIR
 //	    writes a collection in DIR with a gathered batch (pkg/seeder/internal/benchgen)
 //	    and a copy of its graph.db before the batch as DIR.before.db
-//	benchtool plain BEFORE.db AFTER.db OUT.db
+//	benchtool plain [-fill F] BEFORE.db AFTER.db OUT.db
 //	    the storage limit of the seeder's design: copies BEFORE.db to OUT.db
 //	    and puts into it, in one bbolt transaction, every key and value that
 //	    the seeder's run added or rewrote in AFTER.db (urls and docs in id
 //	    order, the order the seeder creates them, then out-links, in-links and
-//	    the site graph); prints the seconds the transaction took
+//	    the site graph); prints the seconds the transaction took. With -fill,
+//	    the buckets keyed by id (docs, out, in) split their pages filled to
+//	    F, as the seeder's own transactions do (linkgraph's idFill); without
+//	    it, bbolt's default (0.5) everywhere: the naive load
 package main
 
 import (
@@ -37,10 +40,13 @@ func main() {
 	case "gen":
 		err = gen(os.Args[2:])
 	case "plain":
-		if len(os.Args) != 5 {
+		fs := flag.NewFlagSet("plain", flag.ExitOnError)
+		fill := fs.Float64("fill", 0, "fill percent of the docs, out and in buckets (0: bbolt's default)")
+		fs.Parse(os.Args[2:])
+		if fs.NArg() != 3 {
 			usage()
 		}
-		err = plain(os.Args[2], os.Args[3], os.Args[4])
+		err = plain(fs.Arg(0), fs.Arg(1), fs.Arg(2), *fill)
 	default:
 		usage()
 	}
@@ -51,7 +57,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool gen [-pages N] [-links L] [-sites S] DIR | benchtool plain BEFORE.db AFTER.db OUT.db")
+	fmt.Fprintln(os.Stderr, "usage: benchtool gen [-pages N] [-links L] [-sites S] DIR | benchtool plain [-fill F] BEFORE.db AFTER.db OUT.db")
 	os.Exit(2)
 }
 
@@ -96,8 +102,12 @@ func copyFile(from, to string) error {
 
 type kv struct{ k, v []byte }
 
-// plain measures the bulk load of what the seeder wrote.
-func plain(before, after, out string) error {
+// idBuckets are the buckets that -fill applies to.
+var idBuckets = map[string]bool{"docs": true, "out": true, "in": true}
+
+// plain measures the bulk load of what the seeder wrote; fill, if not 0,
+// is the fill percent of the buckets keyed by id.
+func plain(before, after, out string, fill float64) error {
 	if err := copyFile(before, out); err != nil {
 		return err
 	}
@@ -157,6 +167,9 @@ func plain(before, after, out string) error {
 			b, err := tx.CreateBucketIfNotExists([]byte(name))
 			if err != nil {
 				return err
+			}
+			if fill != 0 && idBuckets[name] {
+				b.FillPercent = fill
 			}
 			for _, e := range loads[name] {
 				if err := b.Put(e.k, e.v); err != nil {
