@@ -68,8 +68,7 @@ waiting and done, and errors; otherwise only the summary is printed.
 
 // tuneGC makes the garbage collector run less often than Go's default
 // (GOGC=400 rather than 100) unless GOGC is set: the harvester's live heap
-// is small (bounded by twice connections × max_body_bytes: a page being
-// stored and the next being fetched, per connection) but it allocates a
+// is small (bounded by connections × max_body_bytes) but it allocates a
 // response and its WARC records per page, so the default collects for
 // nothing and costs about a tenth of its CPU (docs/harvester.md).
 func tuneGC() {
