@@ -24,7 +24,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -572,10 +571,7 @@ func key(docID uint64, u string) entryKey { return entryKey{docID, u} }
 
 // harvest is the shared state of one run.
 type harvest struct {
-	cfg config.Config
-	// stores takes the pages the connections fetched to the storers
-	// (startStorers).
-	stores chan storeJob
+	cfg    config.Config
 	log    *slog.Logger
 	out    *output
 	rank   Ranking
@@ -1035,9 +1031,7 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 		}
 	}()
 
-	waitStorers := h.startStorers(runtime.GOMAXPROCS(0), hc.Connections)
 	h.schedule(servers, len(entries))
-	waitStorers()
 
 	close(background)
 	bg.Wait()

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
@@ -518,44 +517,15 @@ func (c *conn) page(e batch.Entry) error {
 		c.stored = make(chan error, 1)
 	}
 	c.storing = true
-	h.stores <- storeJob{resp: resp, meta: meta, rec: rec, done: c.stored}
+	go func() {
+		err := h.out.page(resp, meta, rec)
+		resp.Release() // stored (copied into the WARC records) or failed: the body is done with
+		if err != nil {
+			err = h.fatal(err)
+		}
+		c.stored <- err
+	}()
 	return nil
-}
-
-// storeJob is a fetched page handed to the storers, and where to say it
-// is stored.
-type storeJob struct {
-	resp *fetch.Response
-	meta []warcio.Field
-	rec  fetchlog.Record
-	done chan<- error
-}
-
-// startStorers starts n goroutines that store the pages the connections
-// hand over (h.stores, with room for one page per connection, so handing
-// over never blocks) and returns a function that waits for them once the
-// connections are done. Long-lived storers rather than a goroutine per
-// page: building and compressing the records needs a deep stack, which a
-// new goroutine would grow again for every page.
-func (h *harvest) startStorers(n, conns int) (wait func()) {
-	h.stores = make(chan storeJob, conns)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			for j := range h.stores {
-				err := h.out.page(j.resp, j.meta, j.rec)
-				j.resp.Release() // stored (copied into the WARC records) or failed: the body is done with
-				if err != nil {
-					err = h.fatal(err)
-				}
-				j.done <- err
-			}
-		})
-	}
-	return func() {
-		close(h.stores)
-		wg.Wait()
-	}
 }
 
 // waitStored waits for the page being stored, if any, and returns its
