@@ -47,10 +47,6 @@ type conn struct {
 	srv    *Server
 	client *fetch.Host
 	reqs   int // requests on the last connection used
-	// stored receives the outcome of the page being stored while the
-	// next request goes out (see page); storing says one is pending.
-	stored  chan error
-	storing bool
 }
 
 // serve gives srv its turn on a connection: robots.txt where needed, then
@@ -63,16 +59,6 @@ func (h *harvest) serve(srv *Server) error {
 	c := &conn{h: h, srv: srv, client: h.client.NewHost()}
 	defer c.close()
 	p := srv.P()
-	err := c.serve(p)
-	if serr := c.waitStored(); err == nil {
-		err = serr
-	}
-	return err
-}
-
-// serve is serve's loop over up to p URLs of the connection's server.
-func (c *conn) serve(p int) error {
-	h, srv := c.h, c.srv
 	for done := 0; done < p; {
 		if h.startCtx.Err() != nil {
 			return errStopped
@@ -502,38 +488,10 @@ func (c *conn) page(e batch.Entry) error {
 			meta = append(meta, warcio.Field{Name: "wire-error", Value: rec.Err})
 		}
 	}
-	// The page is stored (WARC records built, compressed, appended with
-	// its fetch log line) while the connection goes on to its next
-	// request: storing is CPU work that the server's turn need not wait
-	// for. One page at most is stored per connection at a time (the one
-	// before is waited for first), so a connection holds at most two
-	// bodies; serve waits for the last one before it returns, so the run
-	// ends (or stops) only with every fetched page stored.
-	if err := c.waitStored(); err != nil {
-		resp.Release()
-		return err
+	err = h.out.page(resp, meta, rec)
+	resp.Release() // stored (copied into the WARC records) or failed: the body is done with
+	if err != nil {
+		return h.fatal(err)
 	}
-	if c.stored == nil {
-		c.stored = make(chan error, 1)
-	}
-	c.storing = true
-	go func() {
-		err := h.out.page(resp, meta, rec)
-		resp.Release() // stored (copied into the WARC records) or failed: the body is done with
-		if err != nil {
-			err = h.fatal(err)
-		}
-		c.stored <- err
-	}()
 	return nil
-}
-
-// waitStored waits for the page being stored, if any, and returns its
-// error.
-func (c *conn) waitStored() error {
-	if !c.storing {
-		return nil
-	}
-	c.storing = false
-	return <-c.stored
 }
