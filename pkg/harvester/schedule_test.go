@@ -189,6 +189,27 @@ func TestNonPreemptive(t *testing.T) {
 		t.Error(err)
 	}
 
+	// A turn goes on past P while no other server waits for the
+	// connection: a host alone keeps its one connection for its 6 URLs
+	// (not two of 3), and the harvester learns that its server serves
+	// more than P per connection.
+	web.Reset()
+	urls = nil
+	for i := 0; i < 6; i++ {
+		urls = append(urls, web.URL("a.test", fmt.Sprintf("/p%d", i)))
+	}
+	dir = filepath.Join(t.TempDir(), "000003")
+	ht.WriteBatch(t, dir, 3, ht.Entries(urls...))
+	if _, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	if conns, reqs := web.Conns(), web.Requests(); len(conns) != 1 || len(reqs) != 7 {
+		t.Errorf("a host alone: %d connections for %d requests, want 1 for 7 (robots.txt and 6 pages)", len(conns), len(reqs))
+	}
+	if s := readServers(t, filepath.Join(dir, collection.HarvestDir))["a.test"]; s.RequestsPerConn <= 3 {
+		t.Errorf("a.test estimates %+v, want more than 3 requests per connection learned", s)
+	}
+
 	// Learning requests per connection from a server that closes every
 	// second one.
 	web.Reset()

@@ -50,8 +50,9 @@ type conn struct {
 }
 
 // serve gives srv its turn on a connection: robots.txt where needed, then
-// up to P URLs (Cao et al. §3.2, non-preemptive), one request at a time
-// with the host's wait between them. It returns early when the next wait
+// up to P URLs (Cao et al. §3.2, non-preemptive), and P more each time
+// they are done while no other server waits for a connection, one
+// request at a time with the host's wait between them. It returns early when the next wait
 // is longer than harvester.max_idle (the connection would sit idle; the
 // server goes back to the queue), when the queue is empty, and when the
 // harvester stops.
@@ -59,7 +60,16 @@ func (h *harvest) serve(srv *Server) error {
 	c := &conn{h: h, srv: srv, client: h.client.NewHost()}
 	defer c.close()
 	p := srv.P()
-	for done := 0; done < p; {
+	for done := 0; ; {
+		if done >= p {
+			// The turn is over. It goes on while no other server waits
+			// for a connection: ending it would only close this
+			// connection to open another one to the same server.
+			if h.stats.waiting.Load() > 0 {
+				return nil
+			}
+			done = 0
+		}
 		if h.startCtx.Err() != nil {
 			return errStopped
 		}
@@ -106,7 +116,6 @@ func (h *harvest) serve(srv *Server) error {
 		}
 		srv.pop()
 	}
-	return nil
 }
 
 // close ends the connection; if the server never closed it, it served at
