@@ -175,10 +175,18 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, fmt.Errorf("gather batch %s: %w", b.Name(), err)
 	}
 	// The marker goes first: from here until the new one is written the
-	// batch counts as not gathered.
-	if err := b.ClearDone(collection.StageGathered); err != nil {
-		return fail(err)
+	// batch counts as not gathered. Its removal is made durable while the
+	// batch is read and parsed; nothing is published before it is.
+	cleared := make(chan error, 1)
+	go func() { cleared <- b.ClearDone(collection.StageGathered) }()
+	clearedErr, waited := error(nil), false
+	waitCleared := func() error {
+		if !waited {
+			clearedErr, waited = <-cleared, true
+		}
+		return clearedErr
 	}
+	defer waitCleared()
 	ins, err := readHarvest(b)
 	if err != nil {
 		return fail(err)
@@ -222,7 +230,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	defer f.Close()
 
 	sum := &Summary{Batch: b.ID, Workers: o.Workers, Started: start.UTC(), LinksDropped: map[string]int{}, Charsets: map[string]int{}}
-	w := parsed.NewWriter(f)
+	w := parsed.NewWriter(textstore.NewWritebackFile(f)) // written out as it goes: the fsync at the end has less to wait for
 	norm := urlnorm.New(o.MaxURLLength)
 	if o.SessionParams != nil {
 		norm = urlnorm.NewWithParams(o.MaxURLLength, o.SessionParams)
@@ -247,21 +255,24 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := w.Flush(); err != nil {
 		return fail(err)
 	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		return fail(err)
-	}
-	if err := collection.SyncDir(partial); err != nil {
+	if err := waitCleared(); err != nil {
 		return fail(err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
+	// docs.jsonl is made durable while the segment is committed: their
+	// fsyncs do not depend on each other, and parsed/ is published only
+	// once both are done.
 	st := seg.Stats()
-	if err := seg.Commit(); err != nil {
+	synced := make(chan error, 1)
+	go func() { synced <- syncDocs(f, partial) }()
+	errSeg := seg.Commit()
+	if err := <-synced; err != nil {
 		return fail(err)
+	}
+	if errSeg != nil {
+		return fail(errSeg)
 	}
 	if err := collection.ReplaceDir(partial, b.ParsedPath()); err != nil {
 		return fail(err)
@@ -287,6 +298,18 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	log.Info("gathered", "batch", b.Name(), "docs", sum.Docs, "html", sum.HTML, "links", sum.Links, "seconds", sum.Seconds)
 	return sum, nil
+}
+
+// syncDocs makes docs.jsonl, written and flushed, durable in its
+// directory, and closes it.
+func syncDocs(f *os.File, dir string) error {
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", f.Name(), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", f.Name(), err)
+	}
+	return collection.SyncDir(dir)
 }
 
 // readHarvest reads the fetch log of a batch's harvest.

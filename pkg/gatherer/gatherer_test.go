@@ -436,3 +436,59 @@ func TestSessionParamsFromConfig(t *testing.T) {
 		t.Errorf("normalised to %q, %v", got, err)
 	}
 }
+
+// TestFailedRunClearsMarker: a run of an already gathered batch removes
+// its gathered.done marker first (it is made durable while the batch is
+// read and parsed), so a run that fails leaves the batch not gathered,
+// whichever step fails.
+func TestFailedRunClearsMarker(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		breakRun func(t *testing.T, o *Options)
+	}{
+		{"text store unusable", func(t *testing.T, o *Options) {
+			o.TextDir = filepath.Join(t.TempDir(), "file")
+			if err := os.WriteFile(o.TextDir, []byte("not a directory"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"cancelled", nil},
+		{"segment cannot be committed", func(t *testing.T, o *Options) {
+			// The index's name is taken by a directory: the commit fails
+			// after the pipeline, while docs.jsonl is being synced.
+			if err := os.MkdirAll(filepath.Join(textstore.IndexPath(o.TextDir, 1), "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			col := newCollection(t)
+			b := gathertest.Batch(t, col, 1, batch1(t))
+			if _, err := Run(context.Background(), options(t, col, b, 2)); err != nil {
+				t.Fatal(err)
+			}
+			if !b.Done(collection.StageGathered) {
+				t.Fatal("not marked after the first run")
+			}
+			o := options(t, col, b, 2)
+			ctx := context.Background()
+			if tc.breakRun != nil {
+				os.RemoveAll(textstore.IndexPath(col.TextPath(), 1))
+				tc.breakRun(t, &o)
+			} else {
+				c, cancel := context.WithCancel(ctx)
+				cancel()
+				ctx = c
+			}
+			if _, err := Run(ctx, o); err == nil {
+				t.Fatal("the broken run succeeded")
+			}
+			if b.Done(collection.StageGathered) {
+				t.Error("the batch is still marked gathered after a failed run")
+			}
+			if _, err := os.Stat(filepath.Join(b.Dir, PartialDir)); !os.IsNotExist(err) {
+				t.Errorf("%s left behind: %v", PartialDir, err)
+			}
+		})
+	}
+}

@@ -97,7 +97,7 @@ func Create(dir string, id int, mode Mode, summaryWords int) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create text segment %d: %w", id, err)
 	}
-	w := &Writer{dir: dir, id: id, mode: mode, words: summaryWords, prevGen: prev, gen: gen, dat: dat, bw: bufio.NewWriterSize(dat, 256*1024),
+	w := &Writer{dir: dir, id: id, mode: mode, words: summaryWords, prevGen: prev, gen: gen, dat: dat, bw: bufio.NewWriterSize(NewWritebackFile(dat.File), 256*1024),
 		byURL: map[string]int{}, stored: map[dedupeKey]loc{}}
 	if _, err := w.bw.Write(dataHeader(id)); err != nil {
 		dat.Abort()
@@ -254,10 +254,7 @@ func (w *Writer) Commit() error {
 			return nil
 		}
 	}
-	if err := w.dat.Commit(); err != nil {
-		return fmt.Errorf("commit text segment %d: %w", w.id, err)
-	}
-	if err := collection.WriteFileAtomic(IndexPath(w.dir, w.id), w.index(w.gen)); err != nil {
+	if err := w.publish(); err != nil {
 		return fmt.Errorf("commit text segment %d: %w", w.id, err)
 	}
 	if w.prevGen >= 0 && w.prevGen != w.gen {
@@ -266,6 +263,41 @@ func (w *Writer) Commit() error {
 		}
 	}
 	return nil
+}
+
+// publish makes the data file and then the index durable under their
+// names. The index is built, written to its temporary file and synced
+// while the data file is synced, as neither waits for the other's bytes;
+// the renames stay in order: the index is renamed into place only once the
+// data file's rename is durable, so a crash never leaves an index that
+// names a data file the disk does not have.
+func (w *Writer) publish() error {
+	idx, err := collection.CreateAtomic(IndexPath(w.dir, w.id))
+	if err != nil {
+		w.dat.Abort()
+		return err
+	}
+	defer idx.Abort()
+	written := make(chan error, 1)
+	go func() {
+		_, err := idx.Write(w.index(w.gen))
+		if err == nil {
+			err = idx.Sync()
+		}
+		if err != nil {
+			err = fmt.Errorf("write %s: %w", IndexPath(w.dir, w.id), err)
+		}
+		written <- err
+	}()
+	errDat := w.dat.Commit()
+	errIdx := <-written
+	if errDat != nil {
+		return errDat
+	}
+	if errIdx != nil {
+		return errIdx
+	}
+	return idx.Commit() // syncs again (nothing is left to write), renames, syncs the directory
 }
 
 // sameAsPrevious reports whether the segment written equals the one on
@@ -445,4 +477,37 @@ func (ix *indexBuilder) write(w io.Writer, h indexHeader, entries io.Reader) err
 	}
 	_, err := w.Write(t)
 	return err
+}
+
+// WritebackFile writes to a file and hands what it wrote to the kernel's
+// writeback in steps of WritebackStep bytes (sync_file_range on Linux, a
+// no-op elsewhere), so that the fsync that makes the file durable waits
+// for the last step only instead of starting the writing of the whole
+// file. It is a hint only: durability still comes from Sync. A segment's
+// data file is written through one; the gatherer writes docs.jsonl
+// through one too.
+type WritebackFile struct {
+	f       *os.File
+	off     int64 // bytes written
+	started int64 // bytes handed to the writeback
+}
+
+// WritebackStep is how many written bytes a WritebackFile hands to the
+// kernel's writeback at a time.
+const WritebackStep = 1 << 20
+
+// NewWritebackFile returns a WritebackFile writing to f from its current
+// offset, which it takes to be 0.
+func NewWritebackFile(f *os.File) *WritebackFile { return &WritebackFile{f: f} }
+
+// Write writes p to the file and starts the writeback of what was
+// written since the last step once that is WritebackStep bytes or more.
+func (w *WritebackFile) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.off += int64(n)
+	if w.off-w.started >= WritebackStep {
+		startWriteback(w.f, w.started, w.off-w.started)
+		w.started = w.off
+	}
+	return n, err
 }
