@@ -116,6 +116,7 @@ func runRun(c *cli.Context) error {
 		}
 		progress.Add(1)
 	}
+	defer gatherer.TuneGC()() // GOGC=400 unless GOGC is set (gatherer.GCPercent)
 	s, err := gatherer.Run(c.Context, opts)
 	progress.Done()
 	if err != nil {
