@@ -3,9 +3,13 @@ package warcio
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
+	stdgzip "compress/gzip"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -448,6 +452,245 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 		if d := sameResponse(r, g); d != "" {
 			t.Fatalf("Reader and gowarc differ: %s", d)
+		}
+	})
+}
+
+// gzipMember compresses data as one gzip member with compress/gzip at
+// the given level (flags as a gzip.Header sets them).
+func gzipMember(t testing.TB, data []byte, level int, h stdgzip.Header) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw, err := stdgzip.NewWriterLevel(&b, level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw.Header = h
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// inflateSamples are contents that exercise every kind of deflate block:
+// stored, fixed and dynamic codes, long and overlapping matches.
+func inflateSamples(t testing.TB) map[string][]byte {
+	page, err := os.ReadFile(filepath.Join("..", "extract", "testdata", "pages", "sqlite-lang.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noise := make([]byte, 200_000)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	return map[string][]byte{
+		"empty":      {},
+		"one byte":   {'x'},
+		"short text": []byte("<html><title>x</title>hola, hola, hola</html>"),
+		"page":       page,
+		"run":        bytes.Repeat([]byte{'a'}, 100_000),
+		"period 3":   bytes.Repeat([]byte("abc"), 50_000),
+		"noise":      noise,
+		"mixed":      append(append(append([]byte{}, page...), noise[:70_000]...), page...),
+	}
+}
+
+// TestGunzipWhole: gunzipWhole decodes what the gzip writers write (Go's
+// at every level, klauspost's as this package's writer uses it, and the
+// stored members of appendStored) to the bytes written, and refuses
+// what it cannot vouch for, which the Reader then hands to the streaming
+// decompressor.
+func TestGunzipWhole(t *testing.T) {
+	for name, data := range inflateSamples(t) {
+		members := map[string][]byte{"stored": appendStored(nil, data)}
+		for _, level := range []int{stdgzip.NoCompression, stdgzip.BestSpeed, stdgzip.DefaultCompression, stdgzip.BestCompression, stdgzip.HuffmanOnly} {
+			members["level "+strconv.Itoa(level)] = gzipMember(t, data, level, stdgzip.Header{})
+		}
+		members["name and comment"] = gzipMember(t, data, stdgzip.BestSpeed, stdgzip.Header{Name: "a.html", Comment: "c", Extra: []byte("xx")})
+		kz, err := recompress(data) // klauspost, as the writer compresses
+		if err != nil {
+			t.Fatal(err)
+		}
+		members["klauspost"] = kz
+		for mname, m := range members {
+			got, err := gunzipWhole(make([]byte, 0, len(data)), m, len(data))
+			if err != nil || !bytes.Equal(got, data) {
+				t.Errorf("%s, %s: %d bytes, %v; want %d bytes", name, mname, len(got), err, len(data))
+			}
+		}
+	}
+	page := inflateSamples(t)["page"]
+	good := gzipMember(t, page, stdgzip.BestSpeed, stdgzip.Header{})
+	damage := func(f func(m []byte) []byte) []byte { return f(append([]byte{}, good...)) }
+	for _, tc := range []struct {
+		name   string
+		member []byte
+		size   int
+	}{
+		{"wrong CRC", damage(func(m []byte) []byte { m[len(m)-8] ^= 1; return m }), len(page)},
+		{"wrong size", damage(func(m []byte) []byte { m[len(m)-4] ^= 1; return m }), len(page)},
+		{"size given too small", good, len(page) - 1},
+		{"size given too large", good, len(page) + 1},
+		{"flipped bit in the stream", damage(func(m []byte) []byte { m[len(m)/2] ^= 0x10; return m }), len(page)},
+		{"truncated stream", good[:len(good)/2], len(page)},
+		{"no trailer", good[:len(good)-8], len(page)},
+		{"not gzip", damage(func(m []byte) []byte { m[0] = 'x'; return m }), len(page)},
+		{"header CRC", gzipWithHeaderCRC(good), len(page)},
+		{"empty", nil, 0},
+	} {
+		if got, err := gunzipWhole(make([]byte, 0, tc.size), tc.member, tc.size); err == nil {
+			t.Errorf("%s: decoded %d bytes, want an error", tc.name, len(got))
+		}
+	}
+}
+
+// gzipWithHeaderCRC returns the member m with the FHCRC flag and a
+// (correct) header CRC.
+func gzipWithHeaderCRC(m []byte) []byte {
+	h := append([]byte{}, m[:10]...)
+	h[3] |= 1 << 1
+	crc := crc32.ChecksumIEEE(h)
+	return append(append(h, byte(crc), byte(crc>>8)), m[10:]...)
+}
+
+// TestReaderFallsBack: a record whose ISIZE trailer lies is not decoded
+// by gunzipWhole; the streaming decompressor then reports the damage, as
+// before the fast path existed.
+func TestReaderFallsBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.warc.gz")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := harvested(t)[1] // the large page, a compressed member
+	off, n, err := w.Write(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member := data[off : off+n]
+	plain := gunzip(t, member)
+	if got, err := gunzipWhole(make([]byte, 0, len(plain)), member, len(plain)); err != nil || !bytes.Equal(got, plain) {
+		t.Fatalf("the writer's member is not decoded whole: %v", err)
+	}
+	for _, tc := range []struct {
+		name    string
+		at      int64 // byte of the member to flip
+		wantErr string
+	}{
+		{"ISIZE, high byte", n - 1, "checksum"}, // announces 16 MB more than there is
+		{"ISIZE, low byte", n - 4, "checksum"},
+		{"CRC-32", n - 8, "checksum"},
+	} {
+		bad := append([]byte{}, data...)
+		bad[off+tc.at] ^= 1
+		badPath := filepath.Join(t.TempDir(), "bad.warc.gz")
+		if err := os.WriteFile(badPath, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rd := NewReader()
+		_, err := rd.ReadResponse(badPath, off, n, 1<<30)
+		rd.Close()
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s damaged: %v, want an error with %q", tc.name, err, tc.wantErr)
+		}
+	}
+}
+
+// FuzzInflateWhole compares inflateWhole with compress/flate: on the
+// deflate streams compress/flate writes for the input (every level), it
+// must decode them; on the input taken as a deflate stream, whatever it
+// decodes compress/flate decodes the same, and it ends where
+// compress/flate stops reading.
+func FuzzInflateWhole(f *testing.F) {
+	for _, data := range inflateSamples(f) {
+		if len(data) > 5000 {
+			data = data[:5000]
+		}
+		f.Add(data, uint8(1))
+		f.Add(gzipMember(f, data, stdgzip.DefaultCompression, stdgzip.Header{})[10:], uint8(6))
+	}
+	f.Add([]byte{0x03, 0x00}, uint8(0))                   // an empty fixed block
+	f.Add([]byte{0x01, 0x00, 0x00, 0xff, 0xff}, uint8(0)) // an empty stored block
+	f.Fuzz(func(t *testing.T, data []byte, level uint8) {
+		if len(data) > 32<<10 {
+			return // as much as a short input tells, and fast
+		}
+		lv := int(level%11) - 1 // -1 (default) to 9
+		if level == 255 {
+			lv = flate.HuffmanOnly
+		}
+		var b bytes.Buffer
+		zw, err := flate.NewWriter(&b, lv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zw.Write(data)
+		zw.Close()
+		stream := append(b.Bytes(), "trailing"...)
+		got, end, err := inflateWhole(make([]byte, 0, len(data)), stream)
+		if err != nil || !bytes.Equal(got, data) || end != b.Len() {
+			t.Fatalf("level %d: %d bytes, end %d of %d, %v", lv, len(got), end, b.Len(), err)
+		}
+
+		// The input itself as a stream.
+		br := bytes.NewReader(data)
+		want, werr := io.ReadAll(io.LimitReader(flate.NewReader(br), 4<<20))
+		if len(want) == 4<<20 {
+			return // a stream that expands without end
+		}
+		consumed := len(data) - br.Len()
+		got, end, err = inflateWhole(make([]byte, 0, len(want)+64), data)
+		if err == nil {
+			if werr != nil {
+				t.Fatalf("decoded %d bytes where compress/flate fails: %v", len(got), werr)
+			}
+			if !bytes.Equal(got, want) || end != consumed {
+				t.Fatalf("decoded %q, end %d; compress/flate %q, end %d", got, end, want, consumed)
+			}
+		} else if werr == nil {
+			t.Fatalf("failed (%v) where compress/flate decodes %d bytes", err, len(want))
+		}
+	})
+}
+
+// BenchmarkInflate compares the decoding of a page's member by
+// gunzipWhole with the streaming decompressor's.
+func BenchmarkInflate(b *testing.B) {
+	page := inflateSamples(b)["page"]
+	m, err := recompress(page)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("whole", func(b *testing.B) {
+		out := make([]byte, 0, len(page))
+		var t inflateTables
+		b.SetBytes(int64(len(page)))
+		for b.Loop() {
+			if _, err := t.gunzip(out, m, len(page)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("streaming", func(b *testing.B) {
+		var r Reader
+		b.SetBytes(int64(len(page)))
+		for b.Loop() {
+			// As Reader.inflate without its fast path: a limit below the
+			// content's size.
+			if _, _, err := r.inflate(bytes.NewReader(m), 0, int64(len(m)), int64(len(page))); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
