@@ -106,11 +106,17 @@ func SettingFlags() []cli.Flag {
 	return out
 }
 
-// Overrides collects the setting flags given on the command line.
+// Overrides collects the setting flags given on the command line. The
+// flags given are listed once (cli's IsSet looks through every flag of
+// the command, and there are a hundred settings).
 func Overrides(c *cli.Context) map[string]string {
 	m := map[string]string{}
+	given := map[string]bool{}
+	for _, name := range c.LocalFlagNames() {
+		given[name] = true
+	}
 	for _, f := range config.Fields() {
-		if c.IsSet(f.Flag) {
+		if given[f.Flag] {
 			if f.Kind == "bool" {
 				m[f.Key] = fmt.Sprint(c.Bool(f.Flag))
 			} else {

@@ -63,3 +63,37 @@ func TestOpenNeedsConfig(t *testing.T) {
 		t.Errorf("open without wire.toml: %v (exit %d), want exit %d", err, ExitCode(err), ExitUsage)
 	}
 }
+
+// TestOverrides: exactly the setting flags given on the command line
+// become overrides, with their values as given (a bool given as false
+// included), whatever the other flags.
+func TestOverrides(t *testing.T) {
+	tests := []struct {
+		args []string
+		want map[string]string
+	}{
+		{nil, map[string]string{}},
+		{[]string{"-q", "--collection", "x"}, map[string]string{}},
+		{[]string{"--harvester-wait", "2s"}, map[string]string{"harvester.wait": "2s"}},
+		{[]string{"--harvester-allow-private", "--crawl-user-agent", "bot/1", "-v"},
+			map[string]string{"harvester.allow_private": "true", "crawl.user_agent": "bot/1"}},
+		{[]string{"--harvester-allow-private=false"}, map[string]string{"harvester.allow_private": "false"}},
+	}
+	for _, tc := range tests {
+		var got map[string]string
+		app := &cli.App{Name: "t", Commands: []*cli.Command{{
+			Name:  "run",
+			Flags: WithSettings(&cli.BoolFlag{Name: "force"}),
+			Action: func(c *cli.Context) error {
+				got = Overrides(c)
+				return nil
+			},
+		}}}
+		if err := app.Run(append([]string{"t", "run"}, tc.args...)); err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%q: overrides %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
