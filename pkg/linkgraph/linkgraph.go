@@ -497,20 +497,28 @@ func (t *Tx) flushDocWrites() error {
 	if len(t.docWrites) == 0 {
 		return nil
 	}
-	ids := make([]uint64, 0, len(t.docWrites))
-	for id := range t.docWrites {
+	if err := putInIDOrder(t.tx.Bucket(bucketDocs), t.docWrites, "put doc"); err != nil {
+		return err
+	}
+	t.docWrites = nil
+	return nil
+}
+
+// putInIDOrder puts the values of m into b under their ids (big-endian
+// keys), in id order; what names the write in an error.
+func putInIDOrder(b *bolt.Bucket, m map[uint64][]byte, what string) error {
+	ids := make([]uint64, 0, len(m))
+	for id := range m {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	docs := t.tx.Bucket(bucketDocs)
 	key := make([]byte, 8) // bbolt copies keys
 	for _, id := range ids {
 		binary.BigEndian.PutUint64(key, id)
-		if err := docs.Put(key, t.docWrites[id]); err != nil {
-			return fmt.Errorf("put doc %d: %w", id, err)
+		if err := b.Put(key, m[id]); err != nil {
+			return fmt.Errorf("%s %d: %w", what, id, err)
 		}
 	}
-	t.docWrites = nil
 	return nil
 }
 

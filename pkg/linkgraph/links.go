@@ -53,18 +53,8 @@ func (t *Tx) flushOut() error {
 	if len(t.newOut) == 0 {
 		return nil
 	}
-	ids := make([]uint64, 0, len(t.newOut))
-	for id := range t.newOut {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	out := t.tx.Bucket(bucketOut)
-	key := make([]byte, 8) // bbolt copies keys
-	for _, id := range ids {
-		binary.BigEndian.PutUint64(key, id)
-		if err := out.Put(key, t.newOut[id]); err != nil {
-			return fmt.Errorf("out-links of doc %d: %w", id, err)
-		}
+	if err := putInIDOrder(t.tx.Bucket(bucketOut), t.newOut, "out-links of doc"); err != nil {
+		return err
 	}
 	t.newOut = nil
 	return nil
