@@ -484,6 +484,29 @@ func TestLimits(t *testing.T) {
 	}
 }
 
+// TestLimitsPendingSpace: a title, anchor or heading that fills its limit
+// exactly, followed by white space and more text, keeps to the limit and
+// does not end with the white space.
+func TestLimitsPendingSpace(t *testing.T) {
+	for _, fill := range []int{MaxTitleBytes, MaxTitleBytes - 1, MaxTitleBytes - 2} {
+		long := strings.Repeat("x", fill)
+		want := long
+		if fill+2 <= MaxTitleBytes {
+			want += " y" // the space and one letter fit, not two
+		}
+		r := New(Options{}).Extract([]byte("<title>"+long+" yz</title><h1>"+long+"\n\n<b>yz</b></h1><a href=/x>"+long+" <img alt=yz></a>"), "text/html", page)
+		if r.Title != want {
+			t.Errorf("fill %d: title of %d bytes ending %q, want %d", fill, len(r.Title), r.Title[max(0, len(r.Title)-3):], len(want))
+		}
+		if len(r.Headings) != 1 || r.Headings[0].Text != want {
+			t.Errorf("fill %d: headings %d, want one of %d bytes", fill, len(r.Headings), len(want))
+		}
+		if len(r.Links) != 1 || r.Links[0].Anchor != want {
+			t.Errorf("fill %d: want one anchor of %d bytes", fill, len(want))
+		}
+	}
+}
+
 func TestInvalidInputStaysValidUTF8(t *testing.T) {
 	bodies := []string{
 		"<title>\xff\xfe\xfd</title><p>\xc3\x28 \xa0\xa1<a href='/\xff'>\xed\xa0\x80</a>",

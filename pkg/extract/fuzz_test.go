@@ -98,7 +98,11 @@ func FuzzResolutionCache(f *testing.F) {
 	f.Fuzz(func(t *testing.T, page1, page2, href string) {
 		body := []byte(`<a href="` + htmlstd.EscapeString(href) + `">x</a><a href="/` + htmlstd.EscapeString(href) + `">y</a>`)
 		e := New(Options{})
-		e.Extract(body, "text/html", page1)
+		first := bytes.Clone(body)
+		e.Extract(first, "text/html", page1)
+		for i := range first { // the caller reuses its buffer
+			first[i] = '/'
+		}
 		got := e.Extract(body, "text/html", page2)
 		want := New(Options{}).Extract(body, "text/html", page2)
 		if !reflect.DeepEqual(got.Links, want.Links) || !reflect.DeepEqual(got.Dropped, want.Dropped) {
@@ -342,10 +346,15 @@ func refWrite(t *textBuf, s []byte, pre bool) {
 func FuzzTextWrite(f *testing.F) {
 	f.Add([]byte("Hello,  world!\nЗдравствуй,\u00a0мир — 日本語\u3000テキスト\xff\xc2\x85 end"), uint16(0), uint8(0))
 	f.Add([]byte("a b c d e f g h i j k l m n o p q r s t u v w x y z"), uint16(9), uint8(5))
-	// A separator put before a character that does not fit stays (the
-	// text goes one byte past its limit): a run that went on through
-	// "é" would cut before the space instead.
+	// A separator owed before a character that does not fit is dropped:
+	// the text stays within its limit (it once ended with the space, one
+	// byte past it) and does not end with white space.
 	f.Add([]byte("a\u00e9 b"), uint16(3), uint8(0))
+	f.Add([]byte("abc def"), uint16(3), uint8(0))
+	f.Add([]byte("abc\n\ndef"), uint16(4), uint8(0))
+	// A run of words cut just after one of its spaces.
+	f.Add([]byte("abc def"), uint16(4), uint8(0))
+	f.Add([]byte("x abc def"), uint16(6), uint8(1))
 	f.Fuzz(func(t *testing.T, s []byte, limit uint16, split uint8) {
 		for _, pre := range []bool{false, true} {
 			got, want := textBuf{limit: int(limit % 64)}, textBuf{limit: int(limit % 64)}
@@ -356,6 +365,18 @@ func FuzzTextWrite(f *testing.F) {
 			refWrite(&want, s[k:], pre)
 			if string(got.b) != string(want.b) || got.space != want.space || got.brk != want.brk || got.full != want.full {
 				t.Fatalf("%q (limit %d, pre %v): %q %+v, one by one %q %+v", s, want.limit, pre, got.b, got, want.b, want)
+			}
+			if got.limit > 0 && len(got.b) > got.limit {
+				t.Fatalf("%q (limit %d, pre %v): %q is %d bytes", s, got.limit, pre, got.b, len(got.b))
+			}
+			if n := len(got.b); n > 0 && (isSpaceByte(got.b[n-1]) || isSpaceByte(got.b[0])) {
+				t.Fatalf("%q (limit %d, pre %v): %q has white space at an end", s, got.limit, pre, got.b)
+			}
+			if !utf8.Valid(s) {
+				continue
+			}
+			if !utf8.Valid(got.b) {
+				t.Fatalf("%q (limit %d, pre %v): %q is not UTF-8", s, got.limit, pre, got.b)
 			}
 		}
 	})

@@ -40,9 +40,15 @@ func (t *textBuf) write(s []byte, pre bool) {
 				continue
 			}
 			// Copy at once a run of visible ASCII words separated by
-			// single spaces, which is what most text is.
-			j := wordRun(s, i+1)
-			for j < len(s) {
+			// single spaces, which is what most text is: eight bytes at
+			// a time, then a byte (or a space and a byte) where wordRun
+			// stops, and eight at a time again.
+			j := i + 1
+			for {
+				j = wordRun(s, j)
+				if j >= len(s) {
+					break
+				}
 				if d := s[j]; d > ' ' && d < 0x7f {
 					j++
 				} else if d == ' ' && j+1 < len(s) && s[j+1] > ' ' && s[j+1] < 0x7f {
@@ -99,27 +105,48 @@ func wordRun(s []byte, j int) int {
 // writeString is write for a string.
 func (t *textBuf) writeString(s string) { t.write([]byte(s), false) }
 
-// put appends visible characters after any owed separator.
+// put appends visible characters after any owed separator. With a
+// limit, the separator and the characters together stay within it: what
+// does not fit is cut at a rune boundary (and before a space), and a
+// separator is written only if at least one character follows it, so
+// the text neither exceeds its limit nor ends with white space.
 func (t *textBuf) put(p []byte) {
+	var sep byte
 	if len(t.b) > 0 {
 		if t.brk {
-			t.b = append(t.b, '\n')
+			sep = '\n'
 		} else if t.space {
-			t.b = append(t.b, ' ')
+			sep = ' '
 		}
 	}
 	t.brk, t.space = false, false
-	if t.limit > 0 && len(t.b)+len(p) > t.limit {
+	n := len(t.b) + len(p)
+	if sep != 0 {
+		n++
+	}
+	if t.limit > 0 && n > t.limit {
 		// cut at a rune boundary and stop
-		n := t.limit - len(t.b)
-		for n > 0 && n < len(p) && !utf8.RuneStart(p[n]) {
-			n--
+		k := t.limit - len(t.b)
+		if sep != 0 {
+			k--
 		}
-		if n > 0 {
-			t.b = append(t.b, p[:n]...)
+		for k > 0 && k < len(p) && !utf8.RuneStart(p[k]) {
+			k--
+		}
+		if k > 0 && p[k-1] == ' ' {
+			k-- // a cut run of words (write) ends before its space
+		}
+		if k > 0 {
+			if sep != 0 {
+				t.b = append(t.b, sep)
+			}
+			t.b = append(t.b, p[:k]...)
 		}
 		t.full = true
 		return
+	}
+	if sep != 0 {
+		t.b = append(t.b, sep)
 	}
 	t.b = append(t.b, p...)
 }
