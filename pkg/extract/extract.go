@@ -6,6 +6,7 @@ package extract
 
 import (
 	"fmt"
+	"hash/maphash"
 	"net/http"
 	"net/url"
 	"strings"
@@ -69,8 +70,14 @@ type Extractor struct {
 // state is the memory one extraction needs, kept in a pool so that a
 // page reuses the buffers of the one before.
 type state struct {
-	p     parser
-	seen  map[linkKey]struct{}
+	p parser
+	// seen finds the page's exact duplicate links (same URL, anchor and
+	// nofollow): a hash of the three (linkHash) to the last kept link
+	// with that hash, an index in links; prev chains, for each kept link,
+	// the previous kept link with the same hash (-1 for none), which a
+	// lookup compares in full.
+	seen  map[uint64]int32
+	prev  []int32
 	cache resolutions // kept from page to page
 	// decoded is the buffer a page in a legacy encoding is converted
 	// into; what the Result keeps of it is copied.
@@ -112,11 +119,21 @@ func (c *resolutions) scope(s string, hint int) map[string]resolved {
 	return m
 }
 
-// linkKey identifies a link for removing exact duplicates.
-type linkKey struct {
-	url, anchor string
-	nofollow    bool
+// linkSeed seeds linkHash.
+var linkSeed = maphash.MakeSeed()
+
+// linkHash hashes what identifies a link for removing exact duplicates:
+// its URL, anchor and nofollow. Equal hashes are compared in full.
+func linkHash(url, anchor string, nofollow bool) uint64 {
+	h := maphash.String(linkSeed, url)*0x9E3779B97F4A7C15 ^ maphash.String(linkSeed, anchor)
+	if nofollow {
+		h = ^h
+	}
+	return h & linkHashMask
 }
+
+// linkHashMask is all ones; tests narrow it to make hashes collide.
+var linkHashMask = ^uint64(0)
 
 // resolved is the normalised URL of an href, or why it has none.
 type resolved struct {
@@ -211,7 +228,7 @@ func (e *Extractor) Extract(body []byte, contentType, pageURL string) *Result {
 	r.HTML = true
 	st, _ := e.pool.Get().(*state)
 	if st == nil {
-		st = &state{seen: map[linkKey]struct{}{}}
+		st = &state{seen: map[uint64]int32{}}
 	}
 	defer e.release(st)
 	d, converted := e.fallback.decodeInto(body, contentType, st.decoded)
@@ -247,20 +264,23 @@ func (e *Extractor) Extract(body []byte, contentType, pageURL string) *Result {
 // release returns st to the pool unless its buffers grew too large.
 func (e *Extractor) release(st *state) {
 	p := &st.p
-	if cap(p.text.b) > maxPooled || cap(p.links) > maxPooled/64 || cap(st.links) > maxPooled/64 || cap(st.refs) > maxPooled/64 {
+	if cap(p.text.b) > maxPooled || cap(p.links) > maxPooled/64 || cap(st.links) > maxPooled/64 || cap(st.refs) > maxPooled/64 || cap(st.prev) > maxPooled/64 {
 		return
 	}
 	if len(st.seen) > maxCached { // clearing a grown map costs its capacity
-		st.seen = map[linkKey]struct{}{}
+		st.seen = map[uint64]int32{}
 	} else {
 		clear(st.seen)
 	}
 	if st.cache.n > maxCached {
 		st.cache = resolutions{}
 	}
-	clear(p.links[:cap(p.links)]) // drop references to the page's strings
-	clear(st.links[:cap(st.links)])
-	clear(st.refs[:cap(st.refs)])
+	// Drop references to the page's strings. Only the page's entries need
+	// it: those beyond them were cleared when an earlier page left them,
+	// or never used.
+	clear(p.links)
+	clear(st.links)
+	clear(st.refs)
 	e.pool.Put(st)
 }
 
@@ -315,7 +335,7 @@ func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
 	// from page to page: menus repeat the same links on every page of a
 	// site. A key is the href and the part of the base its resolution
 	// depends on.
-	seen := st.seen
+	seen, prev := st.seen, st.prev[:0]
 	var count [numScopes]int // links of each kind on the page
 	refs := st.refs[:0]
 	for _, l := range p.links {
@@ -335,6 +355,9 @@ func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
 		}
 		res, ok := maps[k][href]
 		if !ok {
+			// An href may refer to the page's bytes (readHrefRel): the
+			// memory of resolutions outlives the page.
+			href = strings.Clone(href)
 			res = e.resolveHref(base, baseStr, href)
 			maps[k][href] = res
 			st.cache.n++
@@ -347,17 +370,33 @@ func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
 		if l.tag == TagRefresh && r.Refresh == "" && u != self {
 			r.Refresh = u
 		}
-		n := len(seen)
-		seen[linkKey{u, l.anchor, l.nofollow}] = struct{}{} // one map operation: a duplicate leaves the length
-		if len(seen) == n {
+		h := linkHash(u, l.anchor, l.nofollow)
+		last, ok := seen[h]
+		if ok && duplicate(links, prev, last, u, l.anchor, l.nofollow) {
 			continue
 		}
+		if !ok {
+			last = -1
+		}
+		seen[h] = int32(len(links))
+		prev = append(prev, last)
 		links = append(links, Link{URL: u, Anchor: l.anchor, NoFollow: l.nofollow, Tag: l.tag})
 	}
-	st.links = links
+	st.links, st.prev = links, prev
 	if len(p.links) > 0 {
 		r.Links = append(make([]Link, 0, len(links)), links...) // at its size
 	}
+}
+
+// duplicate reports whether links has a link with this URL, anchor and
+// nofollow among those chained from i through prev.
+func duplicate(links []Link, prev []int32, i int32, url, anchor string, nofollow bool) bool {
+	for ; i >= 0; i = prev[i] {
+		if l := &links[i]; l.URL == url && l.Anchor == anchor && l.NoFollow == nofollow {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveHref resolves and normalises a cleaned href against the base

@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -12,7 +13,7 @@ import (
 
 // rawLink is a link as written in the page, before resolution.
 type rawLink struct {
-	href     string
+	href     string // may refer to the page's bytes: valid during Extract only
 	anchor   string
 	tag      string
 	nofollow bool
@@ -43,6 +44,7 @@ type parser struct {
 	hiddenExtra int
 
 	scratch  []byte  // an attribute value being decoded
+	strs     []byte  // where keep copies anchors and headings (append only)
 	heading  textBuf // text of the open h1-h6
 	level    int     // level of the open heading, 0 if none
 	headings []Heading
@@ -96,6 +98,18 @@ const (
 	aHidden
 )
 
+// readHrefRel reads the href and rel attributes of an <a> tag as
+// readAttrs does, except that an href that needs no decoding is not
+// copied: it refers to the page's bytes (it is a rawLink's href, which
+// resolve copies before it keeps it beyond the page).
+func (p *parser) readHrefRel(z *htmltok.Tokenizer) attrs {
+	want := uint32(aHref | aRel | aHidden)
+	if a, ok := spanAttrsBorrow(z, want, aHref, &p.scratch); ok {
+		return a
+	}
+	return tokenAttrs(z.Raw(), want)
+}
+
 // readAttrs reads the attributes of the current tag. Only the ones the
 // parser uses are converted to strings. Most tags are read from the raw
 // keys and values the tokenizer found (spanAttrs); the others through
@@ -103,7 +117,7 @@ const (
 // to convert; hidden is always read.
 func (p *parser) readAttrs(z *htmltok.Tokenizer, want uint32) attrs {
 	want |= aHidden
-	if a, ok := spanAttrs(z, want, &p.scratch); ok {
+	if a, ok := spanAttrsBorrow(z, want, 0, &p.scratch); ok {
 		return a
 	}
 	return tokenAttrs(z.Raw(), want)
@@ -196,6 +210,13 @@ func (a *attrs) field(key []byte) (uint32, *string) {
 // ASCII, or a value the parser uses needs other decoding (another
 // reference, a carriage return or a NUL): tokenAttrs then does it.
 func spanAttrs(z *htmltok.Tokenizer, want uint32, scratch *[]byte) (a attrs, ok bool) {
+	return spanAttrsBorrow(z, want, 0, scratch)
+}
+
+// spanAttrsBorrow is spanAttrs, except that the values of the attributes
+// in borrow (a* bits) that need no decoding are not copied: they refer to
+// the tokenizer's input.
+func spanAttrsBorrow(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte) (a attrs, ok bool) {
 	var lowered [16]byte
 	for i := range z.NumAttr() {
 		key, val := z.Attr(i)
@@ -224,6 +245,14 @@ func spanAttrs(z *htmltok.Tokenizer, want uint32, scratch *[]byte) (a attrs, ok 
 				a.hidden = !strings.EqualFold(strings.TrimSpace(string(val)), "until-found")
 			}
 		} else if bit, dst := a.field(lk); dst != nil && bit&want != 0 && a.seen&bit == 0 {
+			if bit&borrow != 0 && !needsDecoding(val) {
+				a.seen |= bit
+				*dst = unsafe.String(unsafe.SliceData(val), len(val))
+				if bit == aHref {
+					a.hasHref = true
+				}
+				continue
+			}
 			if val, ok = decodeValue(val, scratch); !ok {
 				return attrs{}, false
 			}
@@ -362,8 +391,8 @@ func (p *parser) run(doc []byte) {
 // reset prepares a pooled parser for a new page, keeping the capacity of
 // its buffers.
 func (p *parser) reset(agent string) {
-	text, anchor, heading, links, hidden, scratch := p.text.b[:0], p.anchor.b[:0], p.heading.b[:0], p.links[:0], p.hidden[:0], p.scratch[:0]
-	*p = parser{agent: agent, open: -1, noframes: true, links: links, hidden: hidden}
+	text, anchor, heading, links, hidden, scratch, strs := p.text.b[:0], p.anchor.b[:0], p.heading.b[:0], p.links[:0], p.hidden[:0], p.scratch[:0], p.strs
+	*p = parser{agent: agent, open: -1, noframes: true, links: links, hidden: hidden, strs: strs}
 	p.text.b, p.anchor.b, p.heading.b = text, anchor, heading
 	p.anchor.limit = MaxAnchorBytes
 	p.heading.limit = MaxHeadingBytes
@@ -375,13 +404,34 @@ func (p *parser) reset(agent string) {
 // maxPooledScratch is the largest attribute buffer kept from page to page.
 const maxPooledScratch = 64 << 10
 
+// strsBlock is the size of the blocks keep copies strings into.
+const strsBlock = 8 << 10
+
+// keep returns b as a string, copied into a block shared by many such
+// strings instead of an allocation of its own (anchors and headings are
+// short and many). The block is only ever appended to, so the strings
+// handed out, which Results keep, never change; a new block is started
+// when b does not fit.
+func (p *parser) keep(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(p.strs)-len(p.strs) < len(b) {
+		p.strs = make([]byte, 0, max(strsBlock, len(b)))
+	}
+	i := len(p.strs)
+	p.strs = append(p.strs, b...)
+	return unsafe.String(&p.strs[i], len(b))
+}
+
 // noframesLinks takes the links out of the content of a <noframes>
 // element, which the tokenizer returns as raw text: what a browser
 // without frames would show. Its text is not the page's text.
 func (p *parser) noframesLinks(content []byte) {
-	sub := parser{agent: p.agent, open: -1}
+	sub := parser{agent: p.agent, open: -1, strs: p.strs}
 	sub.anchor.limit = MaxAnchorBytes
 	sub.run(content)
+	p.strs = sub.strs
 	p.links = append(p.links, sub.links...)
 }
 
@@ -422,7 +472,7 @@ func (p *parser) addSpace() {
 
 func (p *parser) closeAnchor() {
 	if p.open >= 0 {
-		p.links[p.open].anchor = p.anchor.String()
+		p.links[p.open].anchor = p.keep(p.anchor.b)
 		p.open = -1
 	}
 }
@@ -430,7 +480,7 @@ func (p *parser) closeAnchor() {
 func (p *parser) closeHeading() {
 	if p.level > 0 {
 		if p.heading.len() > 0 && len(p.headings) < MaxHeadings {
-			p.headings = append(p.headings, Heading{Level: p.level, Text: p.heading.String()})
+			p.headings = append(p.headings, Heading{Level: p.level, Text: p.keep(p.heading.b)})
 		}
 		p.level = 0
 	}
@@ -549,7 +599,7 @@ func (p *parser) startTag(z *htmltok.Tokenizer, a atom.Atom, name string, selfCl
 		}
 	case atom.A:
 		p.closeAnchor() // an <a> closes any open one (the adoption agency, §13.2.6.4.7)
-		at = p.readAttrs(z, aHref|aRel)
+		at = p.readHrefRel(z)
 		if at.hasHref {
 			p.links = append(p.links, rawLink{href: at.href, tag: TagA, nofollow: relHas(at.rel, "nofollow")})
 			p.open = len(p.links) - 1
