@@ -15,6 +15,7 @@
 package fetch
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -22,17 +23,20 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/netip"
+	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Header names the stored response headers use.
@@ -88,10 +92,6 @@ type Client struct {
 	resolver *Resolver
 	policy   Policy
 	log      *slog.Logger
-	// header is the request header every request sends, shared
-	// read-only by the requests that send nothing else (an
-	// http.RoundTripper does not modify a request's header).
-	header http.Header
 }
 
 // New returns a client. log may be nil.
@@ -113,11 +113,6 @@ func New(cfg Config, log *slog.Logger) *Client {
 		resolver: NewResolver(cfg.DNSServer, cfg.DNSTimeout, cfg.DNSCacheTime),
 		policy:   Policy{AllowPrivate: cfg.AllowPrivate},
 		log:      log,
-		header: http.Header{
-			"User-Agent":      {cfg.UserAgent},
-			"Accept":          {"*/*"},
-			"Accept-Encoding": {AcceptEncoding},
-		},
 	}
 }
 
@@ -246,30 +241,26 @@ type Request struct {
 	Accept func(mediaType string) bool
 }
 
-// Host is a session with one host: its own transport, at most one
-// connection open at any time (even across schemes and ports), kept alive
-// between requests. Methods must not be called concurrently. Close it
-// when the host is done.
+// Host is a session with one host: at most one connection open at any
+// time (even across schemes and ports), kept alive between requests, on
+// which requests go one at a time. The session speaks HTTP/1.1 itself
+// over the connection it owns (requests written by hand, responses read
+// with net/http's parser, http.ReadResponse), on the calling goroutine:
+// no transport goroutines, no request ever sent twice. Methods must not
+// be called concurrently. Close it when the host is done.
 type Host struct {
-	c  *Client
-	tr *http.Transport
+	c *Client
 
-	mu      sync.Mutex
-	cur     *inflight // the request in flight, which the connections report to
-	lastKey string    // scheme://host:port of the last request
-	closes  []int     // requests served on connections the server closed
-	last    *conn2    // the newest connection
-	open    int       // connections open now
-	peak    int       // most connections open at once (tests)
-	// ourClose is set while CloseIdle runs: connections closed then are
-	// closed by us, not by the server.
-	ourClose bool
+	conn    *conn2 // the open connection (idle between requests), or nil
+	connKey string // scheme://host:port of conn
+	closes  []int  // requests served on connections the server closed
+	open    int    // connections open now
+	peak    int    // most connections open at once (tests)
 
 	// base is a child of the context Do was last given (baseOf), from
 	// which each request's context is made: a request then registers
 	// with this host's context, not with the caller's, which all the
-	// harvester's connections share (its lock was contended). Only Do
-	// (one at a time) and Close touch these.
+	// harvester's connections share (its lock was contended).
 	base       context.Context
 	baseOf     context.Context
 	baseCancel context.CancelFunc
@@ -289,12 +280,11 @@ func (h *Host) baseFor(ctx context.Context) context.Context {
 	return h.base
 }
 
-// inflight is what a request's connections report: the bytes written (the
-// request as sent) and each read, which feed the read watchdog, the
-// time-to-first-byte limit and the transfer rate check.
+// inflight is a request's time limits, fed by the reads of its
+// connection: the read watchdog, the time-to-first-byte limit and the
+// transfer rate check, beside the total limit.
 type inflight struct {
-	mu  sync.Mutex
-	req bytes.Buffer
+	mu sync.Mutex
 	// One timer keeps the request's three time limits — the total one
 	// (deadline), the read watchdog (readLim after the last read, or
 	// after the start) and the time to the first byte (ttfbAt, from the
@@ -313,61 +303,6 @@ type inflight struct {
 	window    time.Duration
 	winStart  time.Time
 	winBytes  int64
-	// gotConn is set once the request has a connection: the transport
-	// asking for another one means it wants to send the request again
-	// (see Host.dial). connErr is the first error of a read or write on
-	// the connection while the request was in flight.
-	gotConn bool
-	connErr error
-}
-
-// haveConn records that the request got a connection and tells whether
-// it had one already (the transport is re-sending it).
-func (f *inflight) haveConn() (again bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	again = f.gotConn
-	f.gotConn = true
-	return again
-}
-
-// hadConn tells whether the request got a connection already.
-func (f *inflight) hadConn() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.gotConn
-}
-
-// connFailed records the first error of the connection under the request.
-func (f *inflight) connFailed(err error) {
-	f.mu.Lock()
-	if f.connErr == nil {
-		f.connErr = err
-	}
-	f.mu.Unlock()
-}
-
-// lostConn is the error of the connection the request was sent on, for a
-// request the transport wanted to send again.
-func (f *inflight) lostConn() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.connErr != nil {
-		return f.connErr
-	}
-	return io.ErrUnexpectedEOF
-}
-
-// errNotResent is what Host.dial answers when the transport asks for a
-// new connection to send a request again after the first one failed.
-var errNotResent = errors.New("fetch: a request is never sent again on a new connection")
-
-func (f *inflight) wrote(p []byte) {
-	f.mu.Lock()
-	if f.req.Len() < 64<<10 {
-		f.req.Write(p)
-	}
-	f.mu.Unlock()
 }
 
 // arm starts the time limits of a request started at start.
@@ -458,12 +393,6 @@ func (f *inflight) stop() {
 	f.mu.Unlock()
 }
 
-func (f *inflight) request() []byte {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return bytes.Clone(f.req.Bytes())
-}
-
 func (f *inflight) first() time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -472,23 +401,7 @@ func (f *inflight) first() time.Time {
 
 // NewHost starts a session for one host.
 func (c *Client) NewHost() *Host {
-	h := &Host{c: c}
-	h.tr = &http.Transport{
-		Proxy:                  nil,
-		DialContext:            h.dial,
-		DialTLSContext:         h.dialTLS,
-		MaxIdleConns:           1,
-		MaxIdleConnsPerHost:    1,
-		MaxConnsPerHost:        1,
-		IdleConnTimeout:        2 * time.Minute,
-		DisableCompression:     true,
-		ForceAttemptHTTP2:      false,
-		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // no HTTP/2
-		MaxResponseHeaderBytes: c.cfg.MaxHeaderBytes,
-		WriteBufferSize:        4 << 10,
-		ReadBufferSize:         4 << 10, // a body is read past it, into its own buffer (readBody)
-	}
-	return h
+	return &Host{c: c}
 }
 
 // Close closes the session's idle connection and releases its context.
@@ -504,20 +417,17 @@ func (h *Host) Close() {
 // another site of the same host name, so that the server never sees two.
 // (Do does it by itself when the scheme or port changes.)
 func (h *Host) CloseIdle() {
-	h.mu.Lock()
-	h.ourClose = true
-	h.mu.Unlock()
-	h.tr.CloseIdleConnections()
-	h.mu.Lock()
-	h.ourClose = false
-	h.mu.Unlock()
+	h.drop()
 }
 
-// closing tells whether we are closing the idle connection right now.
-func (h *Host) closing() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.ourClose
+// drop closes the open connection, if any.
+func (h *Host) drop() {
+	if h.conn == nil {
+		return
+	}
+	h.conn.Close()
+	h.conn = nil
+	h.open--
 }
 
 // ServerCloses returns, and forgets, the number of requests each
@@ -525,36 +435,24 @@ func (h *Host) closing() bool {
 // with Connection: close): the server's keep-alive behaviour, from which
 // the harvester learns its requests per connection.
 func (h *Host) ServerCloses() []int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	out := h.closes
 	h.closes = nil
 	return out
 }
 
-func (h *Host) serverClosed(n int) {
-	h.mu.Lock()
-	h.closes = append(h.closes, n)
-	h.mu.Unlock()
-}
-
-func (h *Host) current() *inflight {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.cur
+// serverClosed records that the server ended the connection after its
+// requests, once per connection.
+func (h *Host) serverClosed(c *conn2) {
+	if !c.reported && c.reqs > 0 {
+		h.closes = append(h.closes, c.reqs)
+	}
+	c.reported = true
 }
 
 // dial resolves addr's host through the client's cache, checks every
 // address against the policy and connects to the first allowed one that
 // answers, without a second lookup.
-func (h *Host) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	if f := h.current(); f != nil && f.hadConn() {
-		// Go's Transport silently re-sends a GET with no body on a new
-		// connection when a kept-alive one fails, which would hit the
-		// host again at once, past the politeness wait and unseen by the
-		// fetch log: refused here, and Do reports the first failure.
-		return nil, errNotResent
-	}
+func (h *Host) dial(ctx context.Context, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, &Error{Kind: KindBadURL, Detail: err.Error()}
@@ -566,10 +464,9 @@ func (h *Host) dial(ctx context.Context, network, addr string) (net.Conn, error)
 	d := net.Dialer{Timeout: h.c.cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 	var last error
 	for _, ip := range allowed {
-		start := time.Now()
-		conn, err := d.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ip.String(), port))
 		if err == nil {
-			return h.opened(&conn2{Conn: conn, h: h, connect: time.Since(start)}), nil
+			return conn, nil
 		}
 		last = err
 		if ctx.Err() != nil {
@@ -583,165 +480,87 @@ func (h *Host) dial(ctx context.Context, network, addr string) (net.Conn, error)
 	return nil, last
 }
 
-// dialTLS is dial plus a TLS handshake; the returned connection records
-// the plaintext, so the request is stored as sent. Certificates are not
-// verified: the crawler archives what servers send and authenticates
-// nobody (a national web has many broken certificates).
-func (h *Host) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+// connect opens the session's connection to addr (host:port), with a TLS
+// handshake for https. Certificates are not verified: the crawler
+// archives what servers send and authenticates nobody (a national web
+// has many broken certificates).
+func (h *Host) connect(ctx context.Context, scheme, addr string) (*conn2, error) {
 	start := time.Now()
-	raw, err := h.dial(ctx, network, addr)
+	raw, err := h.dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
-	host, _, _ := net.SplitHostPort(addr)
-	cfg := &tls.Config{
-		ServerName:         host,
-		InsecureSkipVerify: true, //nolint:gosec // archival crawler, see above
-		NextProtos:         []string{"http/1.1"},
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		cfg.ServerName = ""
-	}
-	plain := raw.(*conn2)
-	tc := tls.Client(plain.Conn, cfg)
-	hctx, cancel := context.WithTimeout(ctx, h.c.cfg.ConnectTimeout)
-	defer cancel()
-	if err := tc.HandshakeContext(hctx); err != nil {
-		plain.Close()
-		if hctx.Err() != nil && ctx.Err() == nil {
-			return nil, &Error{Kind: KindTimeout, Detail: "TLS handshake with " + host, Err: err}
+	c := &conn2{Conn: raw, raw: raw}
+	if scheme == "https" {
+		host, _, _ := net.SplitHostPort(addr)
+		cfg := &tls.Config{
+			ServerName:         host,
+			InsecureSkipVerify: true, //nolint:gosec // archival crawler, see above
+			NextProtos:         []string{"http/1.1"},
 		}
-		return nil, &Error{Kind: KindTLS, Detail: err.Error(), Err: err}
+		if ip := net.ParseIP(host); ip != nil {
+			cfg.ServerName = ""
+		}
+		tc := tls.Client(raw, cfg)
+		hctx, cancel := context.WithTimeout(ctx, h.c.cfg.ConnectTimeout)
+		defer cancel()
+		if err := tc.HandshakeContext(hctx); err != nil {
+			raw.Close()
+			if hctx.Err() != nil && ctx.Err() == nil {
+				return nil, &Error{Kind: KindTimeout, Detail: "TLS handshake with " + host, Err: err}
+			}
+			return nil, &Error{Kind: KindTLS, Detail: err.Error(), Err: err}
+		}
+		c.Conn = tc
 	}
-	// The TLS connection takes the place of the plain one it wraps (and
-	// its count in h.open: closing it closes the socket under both).
-	plain.mu.Lock()
-	plain.ours, plain.reported, plain.counted = true, true, false
-	plain.mu.Unlock()
-	c := &conn2{Conn: tc, h: h, connect: time.Since(start), counted: true}
-	h.mu.Lock()
-	h.last = c
-	h.mu.Unlock()
+	c.connect = time.Since(start)
+	c.br = bufio.NewReaderSize(c, readBufferSize)
+	h.open++
+	h.peak = max(h.peak, h.open)
 	return c, nil
 }
 
-// opened registers a new connection. The connection it replaces, if the
-// server closed it (and we did not, and its last request went well),
-// tells how many requests the server serves per connection.
-func (h *Host) opened(c *conn2) *conn2 {
-	h.mu.Lock()
-	prev := h.last
-	h.last = c
-	h.open++
-	h.peak = max(h.peak, h.open)
-	c.counted = true
-	h.mu.Unlock()
-	if prev != nil {
-		prev.report()
-	}
-	return c
-}
+// readBufferSize is the size of a connection's read buffer: the
+// response head is parsed in it, and a body is read past it, into its own
+// buffer (readBody).
+const readBufferSize = 4 << 10
 
-// conn2 reports writes and reads to the request in flight, counts the
-// requests it carries and notices when the server closes it.
+// noLimit is conn2.left when no header is being read.
+const noLimit = math.MaxInt64
+
+// conn2 is the session's connection: it feeds the reads to the request
+// in flight (its time limits), caps the bytes a response head may take,
+// and counts the requests it carried.
 type conn2 struct {
-	net.Conn
-	h       *Host
-	connect time.Duration
-
-	mu       sync.Mutex
-	reqs     int  // requests carried
-	ours     bool // we are closing it
-	failed   bool // its last request failed
-	reported bool // its requests were reported to ServerCloses (or must not be)
-	closed   bool
-	counted  bool // counted in h.open
-}
-
-func (c *conn2) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	if n > 0 || err != nil {
-		if f := c.h.current(); f != nil {
-			if n > 0 {
-				f.wrote(p[:n])
-			}
-			if err != nil {
-				f.connFailed(err)
-			}
-		}
-	}
-	return n, err
+	net.Conn          // what requests are written to and responses read from (TLS or plain)
+	raw      net.Conn // the TCP connection under it
+	br       *bufio.Reader
+	connect  time.Duration
+	f        *inflight // the request in flight, or nil
+	left     int64     // bytes the response head may still take (noLimit: not reading one)
+	reqs     int       // requests carried
+	reported bool      // its requests were reported to ServerCloses (or must not be)
 }
 
 func (c *conn2) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
 	n, err := c.Conn.Read(p)
-	if n > 0 || err != nil {
-		if f := c.h.current(); f != nil {
-			if n > 0 {
-				f.read(n)
-			}
-			if err != nil {
-				f.connFailed(err)
-			}
-		}
+	if c.left != noLimit {
+		c.left -= int64(n)
+	}
+	if n > 0 && c.f != nil {
+		c.f.read(n)
 	}
 	return n, err
 }
 
-// Close is called by the transport, either because we asked (CloseIdle,
-// Close) or because the connection ended.
-func (c *conn2) Close() error {
-	c.mu.Lock()
-	if c.h.closing() {
-		c.ours = true
-	}
-	first := !c.closed
-	c.closed = true
-	counted := c.counted
-	c.mu.Unlock()
-	if first && counted {
-		c.h.mu.Lock()
-		c.h.open--
-		c.h.mu.Unlock()
-	}
-	return c.Conn.Close()
-}
-
-// mine marks the connection as closed by us: the transport closes a
-// connection whose body was not read to its end.
-func (c *conn2) mine() {
-	c.mu.Lock()
-	c.ours = true
-	c.mu.Unlock()
-}
-
-// fail marks the connection's last request as failed: if the connection
-// then ends, it is not a sign of the server's keep-alive limit.
-func (c *conn2) fail() {
-	c.mu.Lock()
-	c.failed = true
-	c.mu.Unlock()
-}
-
-// used counts one more request on the connection.
-func (c *conn2) used() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reqs++
-	return c.reqs
-}
-
-// report tells the host how many requests the connection carried before
-// the server closed it, once, unless we closed it ourselves.
-func (c *conn2) report() {
-	c.mu.Lock()
-	n, skip := c.reqs, c.ours || c.failed || c.reported || c.reqs == 0
-	c.reported = true
-	c.mu.Unlock()
-	if !skip {
-		c.h.serverClosed(n)
-	}
-}
+// errHeadTooLarge is returned by reads past the cap on a response head.
+var errHeadTooLarge = errors.New("response head too large")
 
 // Get fetches rawURL without following redirects and reads at most
 // maxBody bytes of (decoded) body: Do with no condition and every media
@@ -749,6 +568,14 @@ func (c *conn2) report() {
 func (h *Host) Get(ctx context.Context, rawURL string, maxBody int64) (*Response, error) {
 	return h.Do(ctx, Request{URL: rawURL, MaxBody: maxBody})
 }
+
+// aLongTimeAgo is the deadline that makes a connection's blocked reads
+// and writes return at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// max1xx bounds the informational (1xx) responses skipped before the
+// response, as net/http's transport does.
+const max1xx = 5
 
 // Do makes one GET request. It returns:
 //   - a response and nil: the whole exchange, the body possibly cut at
@@ -758,133 +585,150 @@ func (h *Host) Get(ctx context.Context, rawURL string, maxBody int64) (*Response
 //     response is worth storing;
 //   - nil and an *Error: no response (DNS, address policy, connection,
 //     timeout before the headers, protocol error, cancelled).
+//
+// A request is sent once: if the connection it went on fails, the
+// failure is the answer (a kept-alive connection the server closed
+// while idle is noticed before, and a new one opened).
 func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 	rawURL := r.URL
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, &Error{URL: rawURL, Kind: KindBadURL, Detail: "not an absolute http(s) URL"}
+	}
+	hostPort, err := httpguts.PunycodeHostPort(strings.TrimSuffix(u.Host, ":"))
+	if err != nil || !httpguts.ValidHostHeader(hostPort) || strings.HasPrefix(hostPort, ":") {
+		return nil, &Error{URL: rawURL, Kind: KindBadURL, Detail: "invalid host " + strconv.Quote(u.Host)}
+	}
+	addr := hostPort
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		addr = net.JoinHostPort(strings.Trim(hostPort, "[]"), port)
+	}
+	if key := u.Scheme + "://" + hostPort; key != h.connKey {
+		// Another scheme or port of the host: the idle connection is
+		// closed before another is opened.
+		h.drop()
+		h.connKey = key
+	}
+	request := h.c.request(u.RequestURI(), hostPort, r)
+
 	// The request's context: cancelled with a cause by the time limits —
 	// the total one (a timer armed here), and those of the inflight
-	// (read, first byte, transfer rate).
+	// (read, first byte, transfer rate) — or by the caller. Its
+	// cancellation makes the connection's blocked reads and writes
+	// return.
 	reqCtx, cancel := context.WithCancelCause(h.baseFor(ctx))
 	defer cancel(nil)
 	f := &inflight{readLim: h.c.cfg.ReadTimeout, cancel: cancel, minRate: float64(h.c.cfg.MinTransferRate), window: h.c.cfg.RateWindow}
-	var ip string
-	var conn *conn2
-	var reused bool
-	trace := &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) {
-			if f.haveConn() {
-				// A second connection for the same request (an idle
-				// one; a new one is refused in dial): stop it before
-				// it is sent again.
-				cancel(errNotResent)
-				return
-			}
-			if a, ok := info.Conn.RemoteAddr().(*net.TCPAddr); ok {
-				ip = a.IP.String()
-			}
-			conn, _ = info.Conn.(*conn2)
-			reused = info.Reused
-		},
-		WroteRequest: func(httptrace.WroteRequestInfo) { f.startTTFB(h.c.cfg.FirstByteTimeout) },
-	}
-	// The URL is parsed once, here.
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), http.MethodGet, rawURL, nil)
-	if err != nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "" {
-		return nil, &Error{URL: rawURL, Kind: KindBadURL, Detail: "not an absolute http(s) URL"}
-	}
-	if key := req.URL.Scheme + "://" + req.URL.Host; key != h.lastKey {
-		// Another scheme or port of the host: the transport would open a
-		// second connection beside the idle one.
-		h.CloseIdle()
-		h.lastKey = key
-	}
 	start := time.Now()
 	f.arm(start, h.c.cfg.TotalTimeout)
 	defer f.stop()
-	h.mu.Lock()
-	h.cur = f
-	h.mu.Unlock()
+
+	reused := h.conn != nil
+	if reused && h.conn.idleClosed() {
+		h.serverClosed(h.conn)
+		h.drop()
+		reused = false
+	}
+	if !reused {
+		c, err := h.connect(reqCtx, u.Scheme, addr)
+		if err != nil {
+			return nil, h.classify(reqCtx, rawURL, err)
+		}
+		h.conn = c
+	}
+	c := h.conn
+	c.f = f
+	defer func() { c.f = nil }()
+	interrupted := false
+	stopInterrupt := context.AfterFunc(reqCtx, func() { c.Conn.SetDeadline(aLongTimeAgo) })
+	// fail ends the connection after a failed request: it says nothing
+	// of the server's keep-alive limit.
+	fail := func(err error) *Error {
+		c.reported = true
+		h.drop()
+		return h.classify(reqCtx, rawURL, err)
+	}
 	defer func() {
-		h.mu.Lock()
-		h.cur = nil
-		h.mu.Unlock()
+		if !stopInterrupt() && h.conn == c && !interrupted {
+			// The deadline was set (or is being set) at the very end of
+			// the request: the connection cannot be used again.
+			c.reported = true
+			h.drop()
+		}
 	}()
 
-	// Go's Transport silently re-sends a GET with no body on a new
-	// connection when a kept-alive one fails: Host.dial refuses that
-	// connection (a non-replayable empty body would do too, but the
-	// Transport probes such a body with a goroutine and a timer on every
-	// request), and the first failure is reported below.
-	req.Header = h.c.header
-	if r.IfModifiedSince != "" || r.IfNoneMatch != "" {
-		req.Header = h.c.header.Clone()
-		if r.IfModifiedSince != "" {
-			req.Header.Set("If-Modified-Since", r.IfModifiedSince)
+	if _, err := c.Write(request); err != nil {
+		return nil, fail(err)
+	}
+	f.startTTFB(h.c.cfg.FirstByteTimeout)
+	var resp *http.Response
+	for n := 0; ; n++ {
+		c.left = h.c.cfg.MaxHeaderBytes
+		resp, err = http.ReadResponse(c.br, nil)
+		c.left = noLimit
+		if err != nil {
+			if errors.Is(err, errHeadTooLarge) {
+				err = &Error{Kind: KindProtocol, Detail: fmt.Sprintf("server response headers exceeded %d bytes", h.c.cfg.MaxHeaderBytes)}
+			}
+			return nil, fail(err)
 		}
-		if r.IfNoneMatch != "" {
-			req.Header.Set("If-None-Match", r.IfNoneMatch)
+		if resp.StatusCode < 100 || resp.StatusCode > 199 || resp.StatusCode == http.StatusSwitchingProtocols {
+			break
+		}
+		if n == max1xx {
+			return nil, fail(&Error{Kind: KindProtocol, Detail: "too many 1xx informational responses"})
 		}
 	}
-	resp, err := h.tr.RoundTrip(req)
-	if err != nil {
-		if conn != nil {
-			conn.fail()
-		}
-		if errors.Is(err, errNotResent) || errors.Is(context.Cause(reqCtx), errNotResent) {
-			// The transport wanted to send the request again: what
-			// failed is the connection it was sent on.
-			return nil, h.classify(context.Background(), rawURL, f.lostConn())
-		}
-		return nil, h.classify(reqCtx, rawURL, err)
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		resp.Close = true // what follows is not HTTP
 	}
-	defer resp.Body.Close()
-
+	c.reqs++
 	out := &Response{
-		URL:        rawURL,
-		Started:    start,
-		IP:         ip,
-		Status:     resp.StatusCode,
-		StatusLine: statusLine(resp),
-		Header:     resp.Header, // the transport is done with it: storedHeader edits it in place
-		Reused:     reused,
+		URL:          rawURL,
+		Started:      start,
+		Status:       resp.StatusCode,
+		StatusLine:   statusLine(resp),
+		Header:       resp.Header, // ours: storedHeader edits it in place
+		Request:      request,
+		Reused:       reused,
+		ConnRequests: c.reqs,
+	}
+	if a, ok := c.raw.RemoteAddr().(*net.TCPAddr); ok {
+		out.IP = a.IP.String()
 	}
 	if fb := f.first(); !fb.IsZero() {
 		out.FirstByte = fb.Sub(start)
 	}
-	if conn != nil {
-		out.ConnRequests = conn.used()
-		if !reused {
-			out.Connect = conn.connect
-		}
-		if resp.Close {
-			// Connection: close (or an HTTP/1.0 server): this
-			// connection ends with this response.
-			conn.report()
-		}
+	if !reused {
+		out.Connect = c.connect
+	}
+	if resp.Close {
+		// Connection: close (or an HTTP/1.0 server): this connection
+		// ends with this response.
+		h.serverClosed(c)
 	}
 	var body []byte
 	var truncated string
 	var readErr error
-	drained := false
+	whole := false // the body was read to its end: the connection can carry the next request
 	if mt := out.MIME(); r.Accept != nil && !r.Accept(mt) {
 		out.Skipped = fmt.Sprintf("media type %s not accepted", orDash(mt))
 		truncated = TruncatedOther
-		drained = drain(resp)
+		whole = drain(resp)
 	} else {
 		out.bodyBuf = bodyPool.Get().(*bytes.Buffer)
 		body, truncated, readErr = readBodyInto(out.bodyBuf, resp, r.MaxBody)
+		whole = truncated == "" && readErr == nil && atEOF(resp.Body)
 	}
 	out.Body, out.Truncated = body, truncated
-	if truncated != "" && conn != nil && !drained {
-		// The rest of the body is left unread: the transport closes the
-		// connection, which is our doing, not the server's.
-		conn.mine()
-	}
 	if readErr != nil {
-		if conn != nil {
-			conn.fail()
-		}
-		fe := h.classify(reqCtx, rawURL, readErr)
+		fe := fail(readErr)
 		if fe.Kind == KindCancelled {
+			interrupted = true
 			return nil, fe
 		}
 		switch fe.Kind {
@@ -896,17 +740,65 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 			out.Truncated = TruncatedOther
 		}
 		readErr = fe
+	} else if !whole || resp.Close {
+		// The rest of the body is left unread (our doing, not the
+		// server's), or the server ends the connection here.
+		c.reported = true
+		h.drop()
 	}
 	out.Duration = time.Since(start)
-	out.Request = f.request()
-	if len(out.Request) == 0 {
-		out.Request = fallbackRequest(req)
-	}
 	storedHeader(out, resp, truncated != "" || readErr != nil)
 	if readErr != nil {
 		return out, readErr
 	}
 	return out, nil
+}
+
+// atEOF tells whether body has nothing left to read (the chunked
+// trailer included). It never blocks on a body that was read to its
+// end.
+func atEOF(body io.Reader) bool {
+	var b [1]byte
+	n, err := body.Read(b[:])
+	return n == 0 && err == io.EOF
+}
+
+// request formats the request as it is sent and stored: the header
+// net/http would write for it, in the same order.
+func (c *Client) request(uri, host string, r Request) []byte {
+	b := make([]byte, 0, 128+len(uri)+len(host)+len(c.cfg.UserAgent)+len(r.IfModifiedSince)+len(r.IfNoneMatch))
+	b = append(b, "GET "...)
+	b = append(b, uri...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, host...)
+	b = append(b, "\r\n"...)
+	if c.cfg.UserAgent != "" {
+		b = appendField(b, "User-Agent", c.cfg.UserAgent)
+	}
+	b = append(b, "Accept: */*\r\nAccept-Encoding: "+AcceptEncoding+"\r\n"...)
+	if r.IfModifiedSince != "" {
+		b = appendField(b, "If-Modified-Since", r.IfModifiedSince)
+	}
+	if r.IfNoneMatch != "" {
+		b = appendField(b, "If-None-Match", r.IfNoneMatch)
+	}
+	return append(b, "\r\n"...)
+}
+
+// appendField appends "name: value\r\n", with any line break in value
+// made a space (as net/http does), so that no value can end the header.
+func appendField(b []byte, name, value string) []byte {
+	b = append(b, name...)
+	b = append(b, ": "...)
+	for i := 0; i < len(value); i++ {
+		switch c := value[i]; c {
+		case '\r', '\n':
+			b = append(b, ' ')
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, "\r\n"...)
 }
 
 func orDash(s string) string {
@@ -1028,14 +920,4 @@ func storedHeader(out *Response, resp *http.Response, cut bool) {
 	if decoded || cut {
 		delete(h, "Content-Length")
 	}
-}
-
-// fallbackRequest formats the request when no bytes were recorded (which
-// only happens if the transport did not write through our connection).
-func fallbackRequest(req *http.Request) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n", req.URL.RequestURI(), req.URL.Host)
-	req.Header.Write(&b)
-	b.WriteString("\r\n")
-	return b.Bytes()
 }
