@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -141,5 +144,42 @@ func TestUnreadBodyClosesConnection(t *testing.T) {
 	}
 	if s.conns.Load() != 2 || h.peak != 1 {
 		t.Errorf("%d connections, %d at once; want 2, 1", s.conns.Load(), h.peak)
+	}
+}
+
+// TestHTTPS: over TLS (a certificate nobody vouches for), responses come
+// whole, the connection is kept alive, and a server that closes it while
+// idle is noticed before the next request, which goes on a new one.
+func TestHTTPS(t *testing.T) {
+	var conns atomic.Int64
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("secure " + r.URL.Path))
+	}))
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	s.Config.IdleTimeout = 100 * time.Millisecond
+	s.StartTLS()
+	defer s.Close()
+	h := New(testConfig(), nil).NewHost()
+	defer h.Close()
+	for i, path := range []string{"/a", "/b"} {
+		resp, err := h.Get(context.Background(), s.URL+path, testMax)
+		if err != nil || string(resp.Body) != "secure "+path || resp.ConnRequests != i+1 {
+			t.Fatalf("%s: %+v, %v", path, resp, err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // the server closes the idle connection
+	resp, err := h.Get(context.Background(), s.URL+"/c", testMax)
+	if err != nil || string(resp.Body) != "secure /c" || resp.Reused {
+		t.Fatalf("after the idle close: %+v, %v", resp, err)
+	}
+	if got := h.ServerCloses(); fmt.Sprint(got) != "[2]" {
+		t.Errorf("server closes %v, want [2]", got)
+	}
+	if conns.Load() != 2 {
+		t.Errorf("%d connections, want 2", conns.Load())
 	}
 }

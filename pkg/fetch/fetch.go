@@ -643,7 +643,6 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 	c := h.conn
 	c.f = f
 	defer func() { c.f = nil }()
-	interrupted := false
 	stopInterrupt := context.AfterFunc(reqCtx, func() { c.Conn.SetDeadline(aLongTimeAgo) })
 	// fail ends the connection after a failed request: it says nothing
 	// of the server's keep-alive limit.
@@ -653,7 +652,7 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		return h.classify(reqCtx, rawURL, err)
 	}
 	defer func() {
-		if !stopInterrupt() && h.conn == c && !interrupted {
+		if !stopInterrupt() && h.conn == c {
 			// The deadline was set (or is being set) at the very end of
 			// the request: the connection cannot be used again.
 			c.reported = true
@@ -728,7 +727,6 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 	if readErr != nil {
 		fe := fail(readErr)
 		if fe.Kind == KindCancelled {
-			interrupted = true
 			return nil, fe
 		}
 		switch fe.Kind {
