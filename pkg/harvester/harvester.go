@@ -1142,8 +1142,16 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 		for !stopping && active < hc.Connections && ready.Len() > 0 {
 			if pending < len(byRank) {
 				best := byRank[pending]
-				if started := best.lookupStart.Load(); started != 0 && better(best, (*ready)[0]) {
-					if until := time.Unix(0, started).Add(dnsHold); until.After(now) {
+				if better(best, (*ready)[0]) {
+					// Every better-ranked server is resolved, so best is
+					// next in line for a lookup: one that has not
+					// started yet starts at once (its goroutine has not
+					// run), and the hold counts from now until it does.
+					at := now
+					if started := best.lookupStart.Load(); started != 0 {
+						at = time.Unix(0, started)
+					}
+					if until := at.Add(dnsHold); until.After(now) {
 						holdUntil = until
 						break
 					}
