@@ -183,3 +183,36 @@ func TestHTTPS(t *testing.T) {
 		t.Errorf("%d connections, want 2", conns.Load())
 	}
 }
+
+// TestUnsolicitedBytes: bytes a server sends on an idle connection are
+// never read as the next response: the connection is closed, the next
+// request goes on a new one, and the close is not counted as the
+// server's keep-alive limit.
+func TestUnsolicitedBytes(t *testing.T) {
+	var conns atomic.Int64
+	url := rawServer(t, func(c net.Conn) {
+		conns.Add(1)
+		br := bufio.NewReader(c)
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nforged"))
+		http.ReadRequest(br) // until the client hangs up
+	})
+	h := New(testConfig(), nil).NewHost()
+	defer h.Close()
+	for i := 0; i < 2; i++ {
+		time.Sleep(20 * time.Millisecond)
+		resp, err := h.Get(context.Background(), url+"/", testMax)
+		if err != nil || string(resp.Body) != "ok" || resp.Reused {
+			t.Fatalf("request %d: %+v, %v", i, resp, err)
+		}
+	}
+	if got := h.ServerCloses(); len(got) != 0 {
+		t.Errorf("unsolicited bytes counted as a keep-alive limit: %v", got)
+	}
+	if conns.Load() != 2 {
+		t.Errorf("%d connections, want 2", conns.Load())
+	}
+}

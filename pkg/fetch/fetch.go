@@ -520,6 +520,16 @@ func (h *Host) connect(ctx context.Context, scheme, addr string) (*conn2, error)
 	return c, nil
 }
 
+// idle is what a kept-alive connection looks like before it carries the
+// next request (conn2.idleState).
+type idle int
+
+const (
+	idleOpen        idle = iota // nothing from the server: usable
+	idleClosed                  // closed or reset by the server
+	idleUnsolicited             // the server sent bytes nobody asked for
+)
+
 // readBufferSize is the size of a connection's read buffer: the
 // response head is parsed in it, and a body is read past it, into its own
 // buffer (readBody).
@@ -628,10 +638,17 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 	defer f.stop()
 
 	reused := h.conn != nil
-	if reused && h.conn.idleClosed() {
-		h.serverClosed(h.conn)
-		h.drop()
-		reused = false
+	if reused {
+		switch h.conn.idleState() {
+		case idleClosed:
+			h.serverClosed(h.conn)
+			h.drop()
+			reused = false
+		case idleUnsolicited:
+			h.conn.reported = true // the server's fault, not its keep-alive limit
+			h.drop()
+			reused = false
+		}
 	}
 	if !reused {
 		c, err := h.connect(reqCtx, u.Scheme, addr)
