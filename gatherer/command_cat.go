@@ -72,22 +72,33 @@ func (t target) lookup(s *textstore.Store) (textstore.Meta, error) {
 	return s.LookupDocID(t.docID)
 }
 
-func runCat(c *cli.Context) error {
+// lookupArg is what cat and show begin with: the store opened, the one
+// argument (URL or doc id) parsed, and its entry looked up (lookupErr).
+// The caller closes the store when err is nil.
+func lookupArg(c *cli.Context, what string) (store *textstore.Store, col *collection.Collection, t target, m textstore.Meta, lookupErr, err error) {
 	if c.NArg() != 1 {
-		return command.Usage("cat takes one URL or doc id")
+		return nil, nil, t, m, nil, command.Usage("%s takes one URL or doc id", what)
 	}
-	store, _, cfg, err := openStore(c)
+	store, col, cfg, err := openStore(c)
+	if err != nil {
+		return nil, nil, t, m, nil, err
+	}
+	if t, err = parseTarget(c, cfg); err != nil {
+		store.Close()
+		return nil, nil, t, m, nil, err
+	}
+	m, lookupErr = t.lookup(store)
+	return store, col, t, m, lookupErr, nil
+}
+
+func runCat(c *cli.Context) error {
+	store, _, _, m, lookupErr, err := lookupArg(c, "cat")
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	t, err := parseTarget(c, cfg)
-	if err != nil {
-		return err
-	}
-	m, err := t.lookup(store)
-	if err != nil {
-		return err
+	if lookupErr != nil {
+		return lookupErr
 	}
 	text, err := store.Text(m)
 	if err != nil {

@@ -39,19 +39,11 @@ neither the text store nor any docs.jsonl has the page.
 }
 
 func runShow(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return command.Usage("show takes one URL or doc id")
-	}
-	store, col, cfg, err := openStore(c)
+	store, col, t, m, merr, err := lookupArg(c, "show")
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	t, err := parseTarget(c, cfg)
-	if err != nil {
-		return err
-	}
-	m, merr := t.lookup(store)
 	if merr != nil && !errors.Is(merr, textstore.ErrNotFound) {
 		return merr
 	}

@@ -113,16 +113,7 @@ func writeBatch(t *testing.T, col *collection.Collection, id int, tb testBatch) 
 	}
 	if tb.robots != nil {
 		err := collection.WriteAtomic(filepath.Join(b.HarvestPath(), fetchlog.RobotsFile), func(w io.Writer) error {
-			for _, r := range tb.robots {
-				line, err := fetchlog.FormatRobots(r)
-				if err != nil {
-					return err
-				}
-				if _, err := w.Write(line); err != nil {
-					return err
-				}
-			}
-			return nil
+			return fetchlog.WriteLines(w, tb.robots, fetchlog.FormatRobots)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -130,16 +121,7 @@ func writeBatch(t *testing.T, col *collection.Collection, id int, tb testBatch) 
 	}
 	if tb.servers != nil {
 		err := collection.WriteAtomic(filepath.Join(b.HarvestPath(), fetchlog.ServersFile), func(w io.Writer) error {
-			for _, r := range tb.servers {
-				line, err := fetchlog.FormatServer(r)
-				if err != nil {
-					return err
-				}
-				if _, err := w.Write(line); err != nil {
-					return err
-				}
-			}
-			return nil
+			return fetchlog.WriteLines(w, tb.servers, fetchlog.FormatServer)
 		})
 		if err != nil {
 			t.Fatal(err)
