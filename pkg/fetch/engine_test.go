@@ -216,3 +216,57 @@ func TestUnsolicitedBytes(t *testing.T) {
 		t.Errorf("%d connections, want 2", conns.Load())
 	}
 }
+
+// FuzzResponse: whatever a server sends in answer to a first request —
+// any bytes, then silence — the session neither panics nor takes more
+// than its body cap, and the second request to the same server is
+// answered by what the server sends for it (on the same connection or a
+// new one), never by bytes left over from the first answer.
+func FuzzResponse(f *testing.F) {
+	for _, s := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged",
+		"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+		"HTTP/1.0 200 OK\r\n\r\nuntil close",
+		"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc",
+		"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+		"\x00\x01garbage",
+	} {
+		f.Add([]byte(s))
+	}
+	const second = "HTTP/1.1 200 OK\r\nX-Second: 1\r\nContent-Length: 2\r\n\r\nok"
+	f.Fuzz(func(t *testing.T, first []byte) {
+		var n atomic.Int64
+		url := rawServer(t, func(c net.Conn) {
+			br := bufio.NewReader(c)
+			for {
+				if _, err := http.ReadRequest(br); err != nil {
+					return
+				}
+				if n.Add(1) == 1 {
+					c.Write(first)
+				} else {
+					c.Write([]byte(second))
+				}
+			}
+		})
+		cfg := testConfig()
+		// Short limits, so that an answer that stops short costs little
+		// (the second answer comes at once: these never cut it).
+		cfg.ReadTimeout = 250 * time.Millisecond
+		cfg.TotalTimeout = time.Second
+		cfg.MaxHeaderBytes = 4 << 10
+		h := New(cfg, nil).NewHost()
+		defer h.Close()
+		const max = 1024
+		if resp, _ := h.Get(context.Background(), url+"/1", max); resp != nil && len(resp.Body) > max {
+			t.Fatalf("first: %d bytes, cap %d", len(resp.Body), max)
+		}
+		resp, err := h.Get(context.Background(), url+"/2", max)
+		if err != nil || resp.Header.Get("X-Second") != "1" || string(resp.Body) != "ok" {
+			t.Fatalf("second request answered by %+v, %v", resp, err)
+		}
+	})
+}
