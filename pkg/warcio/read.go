@@ -941,6 +941,20 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 			}
 			out[op] = byte(e >> 16)
 			op++
+			// Literals come in runs: the ones whose codes are in the
+			// primary table are taken while the bits held cover them,
+			// without going back to the refill and the switch.
+			for {
+				e = lp[bits&(1<<litPrimary-1)]
+				n = uint(e & entryLen)
+				if e&(entrySub|kindMask) != kindLiteral || n == 0 || n > nbits || op >= len(out) {
+					break
+				}
+				bits >>= n
+				nbits -= n
+				out[op] = byte(e >> 16)
+				op++
+			}
 			continue
 		case kindEnd:
 			r.bits, r.nbits, r.pos = bits, nbits, pos
