@@ -311,6 +311,9 @@ func relHas(rel, token string) bool {
 // non-ASCII bytes, or longer than 64 bytes, go through TagName.
 func tagName(z *htmltok.Tokenizer) (atom.Atom, string) {
 	raw := z.TagNameRaw()
+	if a := commonTag(raw); a != 0 {
+		return a, ""
+	}
 	var buf [64]byte
 	name := buf[:0]
 	if len(raw) <= len(buf) {
@@ -334,6 +337,141 @@ func tagName(z *htmltok.Tokenizer) (atom.Atom, string) {
 		return a, ""
 	}
 	return 0, string(name)
+}
+
+// commonTag returns the atom of a raw tag name (in any ASCII case) that
+// is one of the names most tags have, and 0 for any other name, which
+// atom.Lookup then looks up: the name, lower-cased into one word, is
+// compared with constants instead of being hashed and looked up.
+func commonTag(raw []byte) atom.Atom {
+	if len(raw) == 0 || len(raw) > 8 {
+		return 0
+	}
+	var w uint64
+	for i, c := range raw {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case c == 0: // would read as a shorter name
+			return 0
+		}
+		w |= uint64(c) << (8 * i)
+	}
+	switch w {
+	case 'a':
+		return atom.A
+	case 'b':
+		return atom.B
+	case 'i':
+		return atom.I
+	case 'p':
+		return atom.P
+	case 'b' | 'r'<<8:
+		return atom.Br
+	case 'd' | 'd'<<8:
+		return atom.Dd
+	case 'd' | 'l'<<8:
+		return atom.Dl
+	case 'd' | 't'<<8:
+		return atom.Dt
+	case 'e' | 'm'<<8:
+		return atom.Em
+	case 'h' | '1'<<8:
+		return atom.H1
+	case 'h' | '2'<<8:
+		return atom.H2
+	case 'h' | '3'<<8:
+		return atom.H3
+	case 'h' | '4'<<8:
+		return atom.H4
+	case 'h' | '5'<<8:
+		return atom.H5
+	case 'h' | '6'<<8:
+		return atom.H6
+	case 'h' | 'r'<<8:
+		return atom.Hr
+	case 'l' | 'i'<<8:
+		return atom.Li
+	case 'o' | 'l'<<8:
+		return atom.Ol
+	case 't' | 'd'<<8:
+		return atom.Td
+	case 't' | 'h'<<8:
+		return atom.Th
+	case 't' | 'r'<<8:
+		return atom.Tr
+	case 'u' | 'l'<<8:
+		return atom.Ul
+	case 'd' | 'i'<<8 | 'v'<<16:
+		return atom.Div
+	case 'i' | 'm'<<8 | 'g'<<16:
+		return atom.Img
+	case 'n' | 'a'<<8 | 'v'<<16:
+		return atom.Nav
+	case 'p' | 'r'<<8 | 'e'<<16:
+		return atom.Pre
+	case 's' | 'u'<<8 | 'p'<<16:
+		return atom.Sup
+	case 'w' | 'b'<<8 | 'r'<<16:
+		return atom.Wbr
+	case 'c' | 'o'<<8 | 'd'<<16 | 'e'<<24:
+		return atom.Code
+	case 'l' | 'i'<<8 | 'n'<<16 | 'k'<<24:
+		return atom.Link
+	case 'm' | 'e'<<8 | 't'<<16 | 'a'<<24:
+		return atom.Meta
+	case 's' | 'p'<<8 | 'a'<<16 | 'n'<<24:
+		return atom.Span
+	case 'f' | 'o'<<8 | 'n'<<16 | 't'<<24:
+		return atom.Font
+	case 'f' | 'o'<<8 | 'r'<<16 | 'm'<<24:
+		return atom.Form
+	case 'h' | 'e'<<8 | 'a'<<16 | 'd'<<24:
+		return atom.Head
+	case 'b' | 'o'<<8 | 'd'<<16 | 'y'<<24:
+		return atom.Body
+	case 'h' | 't'<<8 | 'm'<<16 | 'l'<<24:
+		return atom.Html
+	case 'm' | 'a'<<8 | 'i'<<16 | 'n'<<24:
+		return atom.Main
+	case 's' | 'm'<<8 | 'a'<<16 | 'l'<<24 | 'l'<<32:
+		return atom.Small
+	case 't' | 'a'<<8 | 'b'<<16 | 'l'<<24 | 'e'<<32:
+		return atom.Table
+	case 't' | 'b'<<8 | 'o'<<16 | 'd'<<24 | 'y'<<32:
+		return atom.Tbody
+	case 't' | 'h'<<8 | 'e'<<16 | 'a'<<24 | 'd'<<32:
+		return atom.Thead
+	case 't' | 'i'<<8 | 't'<<16 | 'l'<<24 | 'e'<<32:
+		return atom.Title
+	case 'i' | 'n'<<8 | 'p'<<16 | 'u'<<24 | 't'<<32:
+		return atom.Input
+	case 'l' | 'a'<<8 | 'b'<<16 | 'e'<<24 | 'l'<<32:
+		return atom.Label
+	case 's' | 't'<<8 | 'y'<<16 | 'l'<<24 | 'e'<<32:
+		return atom.Style
+	case 's' | 't'<<8 | 'r'<<16 | 'o'<<24 | 'n'<<32 | 'g'<<40:
+		return atom.Strong
+	case 's' | 'c'<<8 | 'r'<<16 | 'i'<<24 | 'p'<<32 | 't'<<40:
+		return atom.Script
+	case 'b' | 'u'<<8 | 't'<<16 | 't'<<24 | 'o'<<32 | 'n'<<40:
+		return atom.Button
+	case 'h' | 'e'<<8 | 'a'<<16 | 'd'<<24 | 'e'<<32 | 'r'<<40:
+		return atom.Header
+	case 'f' | 'o'<<8 | 'o'<<16 | 't'<<24 | 'e'<<32 | 'r'<<40:
+		return atom.Footer
+	case 'a' | 's'<<8 | 'i'<<16 | 'd'<<24 | 'e'<<32:
+		return atom.Aside
+	case 's' | 'e'<<8 | 'c'<<16 | 't'<<24 | 'i'<<32 | 'o'<<40 | 'n'<<48:
+		return atom.Section
+	case 'a' | 'r'<<8 | 't'<<16 | 'i'<<24 | 'c'<<32 | 'l'<<40 | 'e'<<48:
+		return atom.Article
+	case 's' | 'u'<<8 | 'm'<<16 | 'm'<<24 | 'a'<<32 | 'r'<<40 | 'y'<<48:
+		return atom.Summary
+	case 'd' | 'e'<<8 | 't'<<16 | 'a'<<24 | 'i'<<32 | 'l'<<40 | 's'<<48:
+		return atom.Details
+	}
+	return 0
 }
 
 func (p *parser) run(doc []byte) {
