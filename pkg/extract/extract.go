@@ -5,12 +5,14 @@
 package extract
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -288,14 +290,7 @@ func (e *Extractor) release(st *state) {
 // parser, first steps): leading and trailing C0 controls and spaces, and
 // every tab and newline.
 func cleanHref(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if !hasSpaceOrControl(s) {
 		return s // most hrefs
 	}
 	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
@@ -303,6 +298,27 @@ func cleanHref(s string) string {
 		s = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
 	}
 	return s
+}
+
+// hasSpaceOrControl reports whether s has a byte at or below ' ', eight
+// bytes at a time.
+func hasSpaceOrControl(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+		// The high bit of a byte below 0x21 is set in w - 0x21 bytes and
+		// not in w. Exact: a borrow comes only from such a byte.
+		if (w-0x21*ones)&^w&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] <= ' ' {
+			return true
+		}
+	}
+	return false
 }
 
 // resolve turns the raw links into absolute, normalised ones.
@@ -501,21 +517,22 @@ func scopeKind(href string) int {
 // hasScheme reports whether href starts with a URL scheme and a colon
 // (RFC 3986 §3.1), as url.Parse reads it.
 func hasScheme(href string) bool {
-	for i := 0; i < len(href); i++ {
-		c := href[i]
-		switch {
+	colon := strings.IndexByte(href, ':') // none in most relative references
+	if colon <= 0 {
+		return false
+	}
+	for i := 0; i < colon; i++ {
+		switch c := href[i]; {
 		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
 		case '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.':
 			if i == 0 {
 				return false
 			}
-		case c == ':':
-			return i > 0
 		default:
 			return false
 		}
 	}
-	return false
+	return true
 }
 
 func (r *Result) drop(reason string) {

@@ -421,3 +421,43 @@ func TestCommonTag(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHrefScans: hasSpaceOrControl and hasScheme, which look at an href
+// a word at a time and from its first colon, say what byte loops say.
+func FuzzHrefScans(f *testing.F) {
+	for _, s := range []string{"", "a", "http://www.example.cl/", "/path", "lang.html", "a:b", "1a:b", ":x", "mailto:x@y",
+		"foo bar", "abcdefgh\x20", "abcdefghijklmnop\x01", "\x80\x81\x82\x83\x84\x85\x86\x87\x88 ", "a+b-c.d:x", "a_b:c", "ab#c:d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		space := false
+		for i := 0; i < len(s); i++ {
+			if s[i] <= ' ' {
+				space = true
+				break
+			}
+		}
+		if got := hasSpaceOrControl(s); got != space {
+			t.Errorf("%q: hasSpaceOrControl %v, byte loop %v", s, got, space)
+		}
+		scheme := false
+	loop:
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			case '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.':
+				if i == 0 {
+					break loop
+				}
+			case c == ':':
+				scheme = i > 0
+				break loop
+			default:
+				break loop
+			}
+		}
+		if got := hasScheme(s); got != scheme {
+			t.Errorf("%q: hasScheme %v, byte loop %v", s, got, scheme)
+		}
+	})
+}
