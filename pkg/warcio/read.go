@@ -989,10 +989,14 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 		case d >= 8 && op+length+8 <= len(out):
 			// Eight bytes at a time, the last word past the match's end
 			// (rewritten by what follows); a distance of 8 or more never
-			// reads a byte this copy has yet to write.
-			to, from := out[op:op+length+8], out[op-d:op-d+length+8]
-			for i := 0; i < length; i += 8 {
-				binary.LittleEndian.PutUint64(to[i:], binary.LittleEndian.Uint64(from[i:]))
+			// reads a byte this copy has yet to write. Most matches are
+			// short: their first two words are copied without a loop.
+			binary.LittleEndian.PutUint64(out[op:], binary.LittleEndian.Uint64(out[op-d:]))
+			if length > 8 {
+				binary.LittleEndian.PutUint64(out[op+8:], binary.LittleEndian.Uint64(out[op-d+8:]))
+				for i := 16; i < length; i += 8 {
+					binary.LittleEndian.PutUint64(out[op+i:], binary.LittleEndian.Uint64(out[op-d+i:]))
+				}
 			}
 		case d >= length:
 			copy(out[op:op+length], out[op-d:op])
