@@ -936,7 +936,7 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 		nbits -= n
 		switch e & kindMask {
 		case kindLiteral:
-			if n == 0 || op >= len(out) {
+			if n == 0 || uint(op) >= uint(len(out)) {
 				return 0, errInflate
 			}
 			out[op] = byte(e >> 16)
@@ -947,7 +947,7 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 			for {
 				e = lp[bits&(1<<litPrimary-1)]
 				n = uint(e & entryLen)
-				if e&(entrySub|kindMask) != kindLiteral || n == 0 || n > nbits || op >= len(out) {
+				if e&(entrySub|kindMask) != kindLiteral || n == 0 || n > nbits || uint(op) >= uint(len(out)) {
 					break
 				}
 				bits >>= n
