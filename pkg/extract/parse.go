@@ -297,7 +297,7 @@ func mayBeHidden(z *htmltok.Tokenizer) bool {
 
 // relHas reports whether the space-separated rel list has token.
 func relHas(rel, token string) bool {
-	for _, t := range strings.Fields(rel) {
+	for t := range strings.FieldsSeq(rel) { // no slice of fields to allocate
 		if strings.EqualFold(t, token) {
 			return true
 		}
