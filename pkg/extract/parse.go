@@ -102,12 +102,13 @@ const (
 // readAttrs does, except that an href that needs no decoding is not
 // copied: it refers to the page's bytes (it is a rawLink's href, which
 // resolve copies before it keeps it beyond the page).
-func (p *parser) readHrefRel(z *htmltok.Tokenizer) attrs {
+// It fills a, which is zero, in place: an <a> is the commonest tag read,
+// and the struct is large to copy.
+func (p *parser) readHrefRel(z *htmltok.Tokenizer, a *attrs) {
 	want := uint32(aHref | aRel | aHidden)
-	if a, ok := spanAttrsBorrow(z, want, aHref, &p.scratch); ok {
-		return a
+	if !spanAttrsInto(z, want, aHref, &p.scratch, a) {
+		*a = tokenAttrs(z.Raw(), want)
 	}
-	return tokenAttrs(z.Raw(), want)
 }
 
 // readAttrs reads the attributes of the current tag. Only the ones the
@@ -117,10 +118,11 @@ func (p *parser) readHrefRel(z *htmltok.Tokenizer) attrs {
 // to convert; hidden is always read.
 func (p *parser) readAttrs(z *htmltok.Tokenizer, want uint32) attrs {
 	want |= aHidden
-	if a, ok := spanAttrsBorrow(z, want, 0, &p.scratch); ok {
-		return a
+	var a attrs
+	if !spanAttrsInto(z, want, 0, &p.scratch, &a) {
+		return tokenAttrs(z.Raw(), want)
 	}
-	return tokenAttrs(z.Raw(), want)
+	return a
 }
 
 // tokenAttrs reads the attributes of the start tag raw (a start tag's raw
@@ -210,19 +212,23 @@ func (a *attrs) field(key []byte) (uint32, *string) {
 // ASCII, or a value the parser uses needs other decoding (another
 // reference, a carriage return or a NUL): tokenAttrs then does it.
 func spanAttrs(z *htmltok.Tokenizer, want uint32, scratch *[]byte) (a attrs, ok bool) {
-	return spanAttrsBorrow(z, want, 0, scratch)
+	if !spanAttrsInto(z, want, 0, scratch, &a) {
+		return attrs{}, false
+	}
+	return a, true
 }
 
-// spanAttrsBorrow is spanAttrs, except that the values of the attributes
-// in borrow (a* bits) that need no decoding are not copied: they refer to
-// the tokenizer's input.
-func spanAttrsBorrow(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte) (a attrs, ok bool) {
+// spanAttrsInto is spanAttrs filling a, which is zero, in place (it is
+// left partly filled when it gives up), except that the values of the
+// attributes in borrow (a* bits) that need no decoding are not copied:
+// they refer to the tokenizer's input.
+func spanAttrsInto(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte, a *attrs) bool {
 	var lowered [16]byte
 	for i := range z.NumAttr() {
 		key, val := z.Attr(i)
 		if len(key) > len(lowered) {
 			if bytes.IndexByte(key, 0) >= 0 {
-				return attrs{}, false
+				return false
 			}
 			continue // longer than any name the parser uses
 		}
@@ -230,7 +236,7 @@ func spanAttrsBorrow(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte)
 		for j, c := range key {
 			switch {
 			case c == 0 || c >= 0x80:
-				return attrs{}, false
+				return false
 			case 'A' <= c && c <= 'Z':
 				c += 'a' - 'A'
 			}
@@ -238,8 +244,9 @@ func spanAttrsBorrow(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte)
 		}
 		if string(lk) == "hidden" {
 			if a.seen&aHidden == 0 {
+				var ok bool
 				if val, ok = decodeValue(val, scratch); !ok {
-					return attrs{}, false
+					return false
 				}
 				a.seen |= aHidden
 				a.hidden = !strings.EqualFold(strings.TrimSpace(string(val)), "until-found")
@@ -253,13 +260,14 @@ func spanAttrsBorrow(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte)
 				}
 				continue
 			}
+			var ok bool
 			if val, ok = decodeValue(val, scratch); !ok {
-				return attrs{}, false
+				return false
 			}
 			a.set(bit, dst, val)
 		}
 	}
-	return a, true
+	return true
 }
 
 // decodeValue returns an attribute value decoded, if it needs no decoding
@@ -713,10 +721,11 @@ func (p *parser) startTag(z *htmltok.Tokenizer, a atom.Atom, name string, selfCl
 			p.heading.reset()
 		}
 	}
-	var at attrs
+	var hidden bool // the tag has a hidden attribute (that hides)
 	switch a {
 	case atom.Html:
-		at = p.readAttrs(z, aLang|aXMLLang)
+		at := p.readAttrs(z, aLang|aXMLLang)
+		hidden = at.hidden
 		if !p.seenHTML {
 			p.seenHTML = true
 			lang := at.lang
@@ -729,42 +738,50 @@ func (p *parser) startTag(z *htmltok.Tokenizer, a atom.Atom, name string, selfCl
 		if !p.haveTitle {
 			p.haveTitle, p.inFirstTitle = true, true
 		}
-		at = p.maybeHidden(z)
+		hidden = p.maybeHidden(z)
 	case atom.Base:
-		at = p.readAttrs(z, aHref)
+		at := p.readAttrs(z, aHref)
+		hidden = at.hidden
 		if !p.haveBase && at.hasHref {
 			p.base, p.haveBase = at.href, true
 		}
 	case atom.A:
 		p.closeAnchor() // an <a> closes any open one (the adoption agency, §13.2.6.4.7)
-		at = p.readHrefRel(z)
+		var at attrs
+		p.readHrefRel(z, &at)
+		hidden = at.hidden
 		if at.hasHref {
 			p.links = append(p.links, rawLink{href: at.href, tag: TagA, nofollow: relHas(at.rel, "nofollow")})
 			p.open = len(p.links) - 1
 			p.anchor.reset()
 		}
 	case atom.Area:
-		at = p.readAttrs(z, aHref|aRel|aAlt)
+		at := p.readAttrs(z, aHref|aRel|aAlt)
+		hidden = at.hidden
 		if at.hasHref {
 			p.links = append(p.links, rawLink{href: at.href, tag: TagArea, anchor: normalize([]byte(at.alt), MaxAnchorBytes), nofollow: relHas(at.rel, "nofollow")})
 		}
 	case atom.Frame, atom.Iframe:
-		at = p.readAttrs(z, aSrc|aTitle)
+		at := p.readAttrs(z, aSrc|aTitle)
+		hidden = at.hidden
 		if at.src != "" {
 			p.links = append(p.links, rawLink{href: at.src, tag: a.String(), anchor: normalize([]byte(at.title), MaxAnchorBytes)})
 		}
 	case atom.Link:
-		at = p.readAttrs(z, aHref|aRel|aTitle)
+		at := p.readAttrs(z, aHref|aRel|aTitle)
+		hidden = at.hidden
 		p.link(at)
 	case atom.Meta:
-		at = p.readAttrs(z, aName|aContent|aHTTPEquiv)
+		at := p.readAttrs(z, aName|aContent|aHTTPEquiv)
+		hidden = at.hidden
 		p.meta(at)
 	case atom.Img:
 		if p.open >= 0 || (p.level > 0 && !p.inHidden()) { // alt text counts in anchors and headings
 			p.imageAlt(p.readAttrs(z, aAlt).alt)
 		}
 	case atom.Input:
-		at = p.readAttrs(z, aType|aValue)
+		at := p.readAttrs(z, aType|aValue)
+		hidden = at.hidden
 		switch strings.ToLower(strings.TrimSpace(at.typ)) {
 		case "submit", "button", "reset": // their value is the visible label
 			if !p.inHidden() && !at.hidden {
@@ -776,11 +793,11 @@ func (p *parser) startTag(z *htmltok.Tokenizer, a atom.Atom, name string, selfCl
 		if !selfClosing {
 			p.pre++
 		}
-		at = p.maybeHidden(z)
+		hidden = p.maybeHidden(z)
 	default:
-		at = p.maybeHidden(z)
+		hidden = p.maybeHidden(z)
 	}
-	if at.hidden && !p.inHidden() && opens {
+	if hidden && !p.inHidden() && opens {
 		p.hidden = append(p.hidden, element{a, name})
 		if fl&fHeading != 0 {
 			p.level = 0 // a hidden heading is not a heading of the page
@@ -788,13 +805,13 @@ func (p *parser) startTag(z *htmltok.Tokenizer, a atom.Atom, name string, selfCl
 	}
 }
 
-// maybeHidden reads the attributes of a tag only if it may have a hidden
-// attribute.
-func (p *parser) maybeHidden(z *htmltok.Tokenizer) attrs {
+// maybeHidden reports whether a tag has a hidden attribute that hides
+// (attrs.hidden), reading its attributes only if it may have one.
+func (p *parser) maybeHidden(z *htmltok.Tokenizer) bool {
 	if p.inHidden() || !mayBeHidden(z) {
-		return attrs{}
+		return false
 	}
-	return p.readAttrs(z, 0)
+	return p.readAttrs(z, 0).hidden
 }
 
 func (p *parser) link(a attrs) {
