@@ -523,6 +523,12 @@ func scopeKind(href string) int {
 	case hasScheme(href):
 		return scopeAbsolute
 	case strings.HasPrefix(href, "//"):
+		if len(href) == 2 || href[2] == '/' || href[2] == '?' || href[2] == '#' {
+			// An empty authority: url.Parse leaves no host, and the
+			// reference resolves as a path or query would, against the
+			// base's host; the whole base is a scope that holds.
+			return scopeBase
+		}
 		return scopeNetwork
 	case strings.HasPrefix(href, "/"):
 		return scopePath
