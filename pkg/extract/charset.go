@@ -432,7 +432,17 @@ func hasMeta(b []byte) bool {
 // string (WHATWG HTML §2.5.5 "extracting a character encoding from a meta
 // element").
 func charsetFromContent(s string) string {
-	lower := strings.ToLower(s)
+	// "charset" is matched ASCII case-insensitively, as the standard
+	// says, in a copy of s lowered byte for byte: positions in it are
+	// positions in s (strings.ToLower turns a byte that is not UTF-8 into
+	// three, and a few characters into others of another length).
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	lower := string(b)
 	for pos := 0; ; {
 		i := strings.Index(lower[pos:], "charset")
 		if i < 0 {

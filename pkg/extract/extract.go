@@ -5,12 +5,14 @@
 package extract
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -72,12 +74,8 @@ type Extractor struct {
 type state struct {
 	p parser
 	// seen finds the page's exact duplicate links (same URL, anchor and
-	// nofollow): a hash of the three (linkHash) to the last kept link
-	// with that hash, an index in links; prev chains, for each kept link,
-	// the previous kept link with the same hash (-1 for none), which a
-	// lookup compares in full.
-	seen  map[uint64]int32
-	prev  []int32
+	// nofollow).
+	seen  linkSet
 	cache resolutions // kept from page to page
 	// decoded is the buffer a page in a legacy encoding is converted
 	// into; what the Result keeps of it is copied.
@@ -228,7 +226,7 @@ func (e *Extractor) Extract(body []byte, contentType, pageURL string) *Result {
 	r.HTML = true
 	st, _ := e.pool.Get().(*state)
 	if st == nil {
-		st = &state{seen: map[uint64]int32{}}
+		st = &state{}
 	}
 	defer e.release(st)
 	d, converted := e.fallback.decodeInto(body, contentType, st.decoded)
@@ -264,13 +262,8 @@ func (e *Extractor) Extract(body []byte, contentType, pageURL string) *Result {
 // release returns st to the pool unless its buffers grew too large.
 func (e *Extractor) release(st *state) {
 	p := &st.p
-	if cap(p.text.b) > maxPooled || cap(p.links) > maxPooled/64 || cap(st.links) > maxPooled/64 || cap(st.refs) > maxPooled/64 || cap(st.prev) > maxPooled/64 {
+	if cap(p.text.b) > maxPooled || cap(p.links) > maxPooled/64 || cap(st.links) > maxPooled/64 || cap(st.refs) > maxPooled/64 || cap(st.seen.slots) > maxPooled/32 {
 		return
-	}
-	if len(st.seen) > maxCached { // clearing a grown map costs its capacity
-		st.seen = map[uint64]int32{}
-	} else {
-		clear(st.seen)
 	}
 	if st.cache.n > maxCached {
 		st.cache = resolutions{}
@@ -288,14 +281,7 @@ func (e *Extractor) release(st *state) {
 // parser, first steps): leading and trailing C0 controls and spaces, and
 // every tab and newline.
 func cleanHref(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if !hasSpaceOrControl(s) {
 		return s // most hrefs
 	}
 	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
@@ -303,6 +289,27 @@ func cleanHref(s string) string {
 		s = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
 	}
 	return s
+}
+
+// hasSpaceOrControl reports whether s has a byte at or below ' ', eight
+// bytes at a time.
+func hasSpaceOrControl(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+		// The high bit of a byte below 0x21 is set in w - 0x21 bytes and
+		// not in w. Exact: a borrow comes only from such a byte.
+		if (w-0x21*ones)&^w&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] <= ' ' {
+			return true
+		}
+	}
+	return false
 }
 
 // resolve turns the raw links into absolute, normalised ones.
@@ -335,7 +342,7 @@ func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
 	// from page to page: menus repeat the same links on every page of a
 	// site. A key is the href and the part of the base its resolution
 	// depends on.
-	seen, prev := st.seen, st.prev[:0]
+	st.seen.reset(len(p.links))
 	var count [numScopes]int // links of each kind on the page
 	refs := st.refs[:0]
 	for _, l := range p.links {
@@ -370,33 +377,60 @@ func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
 		if l.tag == TagRefresh && r.Refresh == "" && u != self {
 			r.Refresh = u
 		}
-		h := linkHash(u, l.anchor, l.nofollow)
-		last, ok := seen[h]
-		if ok && duplicate(links, prev, last, u, l.anchor, l.nofollow) {
+		if st.seen.has(links, linkHash(u, l.anchor, l.nofollow), u, l.anchor, l.nofollow) {
 			continue
 		}
-		if !ok {
-			last = -1
-		}
-		seen[h] = int32(len(links))
-		prev = append(prev, last)
 		links = append(links, Link{URL: u, Anchor: l.anchor, NoFollow: l.nofollow, Tag: l.tag})
 	}
-	st.links, st.prev = links, prev
+	st.links = links
 	if len(p.links) > 0 {
 		r.Links = append(make([]Link, 0, len(links)), links...) // at its size
 	}
 }
 
-// duplicate reports whether links has a link with this URL, anchor and
-// nofollow among those chained from i through prev.
-func duplicate(links []Link, prev []int32, i int32, url, anchor string, nofollow bool) bool {
-	for ; i >= 0; i = prev[i] {
-		if l := &links[i]; l.URL == url && l.Anchor == anchor && l.NoFollow == nofollow {
-			return true
+// linkSet holds the links kept from a page, to find exact duplicates:
+// an open-addressing table (linear probing) of their indexes, by their
+// hash (linkHash), at least twice the page's links in size, cleared for
+// each page. Links of equal hashes are compared in full.
+type linkSet struct {
+	slots  []int32  // 1 + index of a kept link; 0 for none
+	hashes []uint64 // the hash of each kept link, by index
+}
+
+// reset empties the set for a page of n links.
+func (s *linkSet) reset(n int) {
+	size := 16
+	for size < 2*n {
+		size <<= 1
+	}
+	if cap(s.slots) >= size {
+		s.slots = s.slots[:size]
+		clear(s.slots)
+	} else {
+		s.slots = make([]int32, size)
+	}
+	s.hashes = s.hashes[:0]
+}
+
+// has reports whether links, the links kept so far, has one with this
+// URL, anchor and nofollow, whose hash is h; if not, the link is taken
+// to be the next one kept (index len(links)). At most half the table is
+// ever full, so a probe finds an empty slot.
+func (s *linkSet) has(links []Link, h uint64, url, anchor string, nofollow bool) bool {
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		j := s.slots[i]
+		if j == 0 {
+			s.slots[i] = int32(len(s.hashes)) + 1
+			s.hashes = append(s.hashes, h)
+			return false
+		}
+		if s.hashes[j-1] == h {
+			if l := &links[j-1]; l.URL == url && l.Anchor == anchor && l.NoFollow == nofollow {
+				return true
+			}
 		}
 	}
-	return false
 }
 
 // resolveHref resolves and normalises a cleaned href against the base
@@ -489,6 +523,12 @@ func scopeKind(href string) int {
 	case hasScheme(href):
 		return scopeAbsolute
 	case strings.HasPrefix(href, "//"):
+		if len(href) == 2 || href[2] == '/' || href[2] == '?' || href[2] == '#' {
+			// An empty authority: url.Parse leaves no host, and the
+			// reference resolves as a path or query would, against the
+			// base's host; the whole base is a scope that holds.
+			return scopeBase
+		}
 		return scopeNetwork
 	case strings.HasPrefix(href, "/"):
 		return scopePath
@@ -501,21 +541,22 @@ func scopeKind(href string) int {
 // hasScheme reports whether href starts with a URL scheme and a colon
 // (RFC 3986 §3.1), as url.Parse reads it.
 func hasScheme(href string) bool {
-	for i := 0; i < len(href); i++ {
-		c := href[i]
-		switch {
+	colon := strings.IndexByte(href, ':') // none in most relative references
+	if colon <= 0 {
+		return false
+	}
+	for i := 0; i < colon; i++ {
+		switch c := href[i]; {
 		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
 		case '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.':
 			if i == 0 {
 				return false
 			}
-		case c == ':':
-			return i > 0
 		default:
 			return false
 		}
 	}
-	return false
+	return true
 }
 
 func (r *Result) drop(reason string) {

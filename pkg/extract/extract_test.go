@@ -588,3 +588,23 @@ func TestFallback(t *testing.T) {
 		t.Errorf("latin1: %s %v", name, ok)
 	}
 }
+
+// TestCharsetFromContentNotUTF8: "charset" is found in a meta content
+// with bytes that are not UTF-8, or characters whose lower case has
+// another length, before it (strings.ToLower once shifted the positions:
+// a slice out of range, which FuzzExtract found).
+func TestCharsetFromContentNotUTF8(t *testing.T) {
+	for in, want := range map[string]string{
+		"\xfeChArset0":                        "",
+		"\xfe\xfetext/html; CHARSET=koi8-r":   "koi8-r",
+		"\u212a\u212atext/html; charset=big5": "big5", // KELVIN SIGN lowers to one byte
+		"\u0130 x; charset='utf-8'":           "utf-8",
+	} {
+		if got := charsetFromContent(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+	if r := New(Options{}).Extract([]byte("<metA Content=\xfeChArset0>"), "text/html", page); r.CharsetSource == SourceMeta {
+		t.Errorf("charset %q from a meta that declares none", r.Charset)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
@@ -372,12 +373,91 @@ func FuzzTextWrite(f *testing.F) {
 			if n := len(got.b); n > 0 && (isSpaceByte(got.b[n-1]) || isSpaceByte(got.b[0])) {
 				t.Fatalf("%q (limit %d, pre %v): %q has white space at an end", s, got.limit, pre, got.b)
 			}
-			if !utf8.Valid(s) {
-				continue
+			if !utf8.Valid(s[:k]) || !utf8.Valid(s[k:]) {
+				continue // valid UTF-8 in each write is what the text promise needs (a split may cut a character)
 			}
 			if !utf8.Valid(got.b) {
 				t.Fatalf("%q (limit %d, pre %v): %q is not UTF-8", s, got.limit, pre, got.b)
 			}
+		}
+	})
+}
+
+// FuzzCommonTag: commonTag gives either nothing or the atom atom.Lookup
+// gives for the name lower-cased (ASCII), which is what tagName looks up
+// otherwise.
+func FuzzCommonTag(f *testing.F) {
+	for _, name := range []string{"a", "A", "div", "DiV", "h1", "H6", "h7", "span", "strong", "section", "details",
+		"a\x00", "\x00a", "di\x00", "svg", "tablex", "sectionss", "h\x11", "\xc4iv"} {
+		f.Add([]byte(name))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		a := commonTag(raw)
+		if a == 0 {
+			return
+		}
+		lower := bytes.Map(func(r rune) rune {
+			if 'A' <= r && r <= 'Z' {
+				return r + 'a' - 'A'
+			}
+			return r
+		}, raw)
+		if want := atom.Lookup(lower); a != want || !bytes.Equal(lower, []byte(a.String())) {
+			t.Fatalf("%q: %v, atom.Lookup %v", raw, a, want)
+		}
+	})
+}
+
+// TestCommonTag: the names commonTag knows, in any case, give their atoms.
+func TestCommonTag(t *testing.T) {
+	names := strings.Fields("a b i p br dd dl dt em h1 h2 h3 h4 h5 h6 hr li ol td th tr ul div img nav pre sup wbr " +
+		"code link meta span font form head body html main small table tbody thead title input label style " +
+		"strong script button header footer aside section article summary details")
+	for _, n := range names {
+		for _, raw := range []string{n, strings.ToUpper(n)} {
+			if a := commonTag([]byte(raw)); a == 0 || a != atom.Lookup([]byte(n)) {
+				t.Errorf("%q: %v, want %v", raw, a, atom.Lookup([]byte(n)))
+			}
+		}
+	}
+}
+
+// FuzzHrefScans: hasSpaceOrControl and hasScheme, which look at an href
+// a word at a time and from its first colon, say what byte loops say.
+func FuzzHrefScans(f *testing.F) {
+	for _, s := range []string{"", "a", "http://www.example.cl/", "/path", "lang.html", "a:b", "1a:b", ":x", "mailto:x@y",
+		"foo bar", "abcdefgh\x20", "abcdefghijklmnop\x01", "\x80\x81\x82\x83\x84\x85\x86\x87\x88 ", "a+b-c.d:x", "a_b:c", "ab#c:d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		space := false
+		for i := 0; i < len(s); i++ {
+			if s[i] <= ' ' {
+				space = true
+				break
+			}
+		}
+		if got := hasSpaceOrControl(s); got != space {
+			t.Errorf("%q: hasSpaceOrControl %v, byte loop %v", s, got, space)
+		}
+		scheme := false
+	loop:
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			case '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.':
+				if i == 0 {
+					break loop
+				}
+			case c == ':':
+				scheme = i > 0
+				break loop
+			default:
+				break loop
+			}
+		}
+		if got := hasScheme(s); got != scheme {
+			t.Errorf("%q: hasScheme %v, byte loop %v", s, got, scheme)
 		}
 	})
 }

@@ -102,12 +102,13 @@ const (
 // readAttrs does, except that an href that needs no decoding is not
 // copied: it refers to the page's bytes (it is a rawLink's href, which
 // resolve copies before it keeps it beyond the page).
-func (p *parser) readHrefRel(z *htmltok.Tokenizer) attrs {
+// It fills a, which is zero, in place: an <a> is the commonest tag read,
+// and the struct is large to copy.
+func (p *parser) readHrefRel(z *htmltok.Tokenizer, a *attrs) {
 	want := uint32(aHref | aRel | aHidden)
-	if a, ok := spanAttrsBorrow(z, want, aHref, &p.scratch); ok {
-		return a
+	if !spanAttrsInto(z, want, aHref, &p.scratch, a) {
+		*a = tokenAttrs(z.Raw(), want)
 	}
-	return tokenAttrs(z.Raw(), want)
 }
 
 // readAttrs reads the attributes of the current tag. Only the ones the
@@ -117,10 +118,11 @@ func (p *parser) readHrefRel(z *htmltok.Tokenizer) attrs {
 // to convert; hidden is always read.
 func (p *parser) readAttrs(z *htmltok.Tokenizer, want uint32) attrs {
 	want |= aHidden
-	if a, ok := spanAttrsBorrow(z, want, 0, &p.scratch); ok {
-		return a
+	var a attrs
+	if !spanAttrsInto(z, want, 0, &p.scratch, &a) {
+		return tokenAttrs(z.Raw(), want)
 	}
-	return tokenAttrs(z.Raw(), want)
+	return a
 }
 
 // tokenAttrs reads the attributes of the start tag raw (a start tag's raw
@@ -210,19 +212,23 @@ func (a *attrs) field(key []byte) (uint32, *string) {
 // ASCII, or a value the parser uses needs other decoding (another
 // reference, a carriage return or a NUL): tokenAttrs then does it.
 func spanAttrs(z *htmltok.Tokenizer, want uint32, scratch *[]byte) (a attrs, ok bool) {
-	return spanAttrsBorrow(z, want, 0, scratch)
+	if !spanAttrsInto(z, want, 0, scratch, &a) {
+		return attrs{}, false
+	}
+	return a, true
 }
 
-// spanAttrsBorrow is spanAttrs, except that the values of the attributes
-// in borrow (a* bits) that need no decoding are not copied: they refer to
-// the tokenizer's input.
-func spanAttrsBorrow(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte) (a attrs, ok bool) {
+// spanAttrsInto is spanAttrs filling a, which is zero, in place (it is
+// left partly filled when it gives up), except that the values of the
+// attributes in borrow (a* bits) that need no decoding are not copied:
+// they refer to the tokenizer's input.
+func spanAttrsInto(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte, a *attrs) bool {
 	var lowered [16]byte
 	for i := range z.NumAttr() {
 		key, val := z.Attr(i)
 		if len(key) > len(lowered) {
 			if bytes.IndexByte(key, 0) >= 0 {
-				return attrs{}, false
+				return false
 			}
 			continue // longer than any name the parser uses
 		}
@@ -230,7 +236,7 @@ func spanAttrsBorrow(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte)
 		for j, c := range key {
 			switch {
 			case c == 0 || c >= 0x80:
-				return attrs{}, false
+				return false
 			case 'A' <= c && c <= 'Z':
 				c += 'a' - 'A'
 			}
@@ -238,8 +244,9 @@ func spanAttrsBorrow(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte)
 		}
 		if string(lk) == "hidden" {
 			if a.seen&aHidden == 0 {
+				var ok bool
 				if val, ok = decodeValue(val, scratch); !ok {
-					return attrs{}, false
+					return false
 				}
 				a.seen |= aHidden
 				a.hidden = !strings.EqualFold(strings.TrimSpace(string(val)), "until-found")
@@ -253,13 +260,14 @@ func spanAttrsBorrow(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte)
 				}
 				continue
 			}
+			var ok bool
 			if val, ok = decodeValue(val, scratch); !ok {
-				return attrs{}, false
+				return false
 			}
 			a.set(bit, dst, val)
 		}
 	}
-	return a, true
+	return true
 }
 
 // decodeValue returns an attribute value decoded, if it needs no decoding
@@ -297,7 +305,7 @@ func mayBeHidden(z *htmltok.Tokenizer) bool {
 
 // relHas reports whether the space-separated rel list has token.
 func relHas(rel, token string) bool {
-	for _, t := range strings.Fields(rel) {
+	for t := range strings.FieldsSeq(rel) { // no slice of fields to allocate
 		if strings.EqualFold(t, token) {
 			return true
 		}
@@ -311,6 +319,9 @@ func relHas(rel, token string) bool {
 // non-ASCII bytes, or longer than 64 bytes, go through TagName.
 func tagName(z *htmltok.Tokenizer) (atom.Atom, string) {
 	raw := z.TagNameRaw()
+	if a := commonTag(raw); a != 0 {
+		return a, ""
+	}
 	var buf [64]byte
 	name := buf[:0]
 	if len(raw) <= len(buf) {
@@ -334,6 +345,141 @@ func tagName(z *htmltok.Tokenizer) (atom.Atom, string) {
 		return a, ""
 	}
 	return 0, string(name)
+}
+
+// commonTag returns the atom of a raw tag name (in any ASCII case) that
+// is one of the names most tags have, and 0 for any other name, which
+// atom.Lookup then looks up: the name, lower-cased into one word, is
+// compared with constants instead of being hashed and looked up.
+func commonTag(raw []byte) atom.Atom {
+	if len(raw) == 0 || len(raw) > 8 {
+		return 0
+	}
+	var w uint64
+	for i, c := range raw {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case c == 0: // would read as a shorter name
+			return 0
+		}
+		w |= uint64(c) << (8 * i)
+	}
+	switch w {
+	case 'a':
+		return atom.A
+	case 'b':
+		return atom.B
+	case 'i':
+		return atom.I
+	case 'p':
+		return atom.P
+	case 'b' | 'r'<<8:
+		return atom.Br
+	case 'd' | 'd'<<8:
+		return atom.Dd
+	case 'd' | 'l'<<8:
+		return atom.Dl
+	case 'd' | 't'<<8:
+		return atom.Dt
+	case 'e' | 'm'<<8:
+		return atom.Em
+	case 'h' | '1'<<8:
+		return atom.H1
+	case 'h' | '2'<<8:
+		return atom.H2
+	case 'h' | '3'<<8:
+		return atom.H3
+	case 'h' | '4'<<8:
+		return atom.H4
+	case 'h' | '5'<<8:
+		return atom.H5
+	case 'h' | '6'<<8:
+		return atom.H6
+	case 'h' | 'r'<<8:
+		return atom.Hr
+	case 'l' | 'i'<<8:
+		return atom.Li
+	case 'o' | 'l'<<8:
+		return atom.Ol
+	case 't' | 'd'<<8:
+		return atom.Td
+	case 't' | 'h'<<8:
+		return atom.Th
+	case 't' | 'r'<<8:
+		return atom.Tr
+	case 'u' | 'l'<<8:
+		return atom.Ul
+	case 'd' | 'i'<<8 | 'v'<<16:
+		return atom.Div
+	case 'i' | 'm'<<8 | 'g'<<16:
+		return atom.Img
+	case 'n' | 'a'<<8 | 'v'<<16:
+		return atom.Nav
+	case 'p' | 'r'<<8 | 'e'<<16:
+		return atom.Pre
+	case 's' | 'u'<<8 | 'p'<<16:
+		return atom.Sup
+	case 'w' | 'b'<<8 | 'r'<<16:
+		return atom.Wbr
+	case 'c' | 'o'<<8 | 'd'<<16 | 'e'<<24:
+		return atom.Code
+	case 'l' | 'i'<<8 | 'n'<<16 | 'k'<<24:
+		return atom.Link
+	case 'm' | 'e'<<8 | 't'<<16 | 'a'<<24:
+		return atom.Meta
+	case 's' | 'p'<<8 | 'a'<<16 | 'n'<<24:
+		return atom.Span
+	case 'f' | 'o'<<8 | 'n'<<16 | 't'<<24:
+		return atom.Font
+	case 'f' | 'o'<<8 | 'r'<<16 | 'm'<<24:
+		return atom.Form
+	case 'h' | 'e'<<8 | 'a'<<16 | 'd'<<24:
+		return atom.Head
+	case 'b' | 'o'<<8 | 'd'<<16 | 'y'<<24:
+		return atom.Body
+	case 'h' | 't'<<8 | 'm'<<16 | 'l'<<24:
+		return atom.Html
+	case 'm' | 'a'<<8 | 'i'<<16 | 'n'<<24:
+		return atom.Main
+	case 's' | 'm'<<8 | 'a'<<16 | 'l'<<24 | 'l'<<32:
+		return atom.Small
+	case 't' | 'a'<<8 | 'b'<<16 | 'l'<<24 | 'e'<<32:
+		return atom.Table
+	case 't' | 'b'<<8 | 'o'<<16 | 'd'<<24 | 'y'<<32:
+		return atom.Tbody
+	case 't' | 'h'<<8 | 'e'<<16 | 'a'<<24 | 'd'<<32:
+		return atom.Thead
+	case 't' | 'i'<<8 | 't'<<16 | 'l'<<24 | 'e'<<32:
+		return atom.Title
+	case 'i' | 'n'<<8 | 'p'<<16 | 'u'<<24 | 't'<<32:
+		return atom.Input
+	case 'l' | 'a'<<8 | 'b'<<16 | 'e'<<24 | 'l'<<32:
+		return atom.Label
+	case 's' | 't'<<8 | 'y'<<16 | 'l'<<24 | 'e'<<32:
+		return atom.Style
+	case 's' | 't'<<8 | 'r'<<16 | 'o'<<24 | 'n'<<32 | 'g'<<40:
+		return atom.Strong
+	case 's' | 'c'<<8 | 'r'<<16 | 'i'<<24 | 'p'<<32 | 't'<<40:
+		return atom.Script
+	case 'b' | 'u'<<8 | 't'<<16 | 't'<<24 | 'o'<<32 | 'n'<<40:
+		return atom.Button
+	case 'h' | 'e'<<8 | 'a'<<16 | 'd'<<24 | 'e'<<32 | 'r'<<40:
+		return atom.Header
+	case 'f' | 'o'<<8 | 'o'<<16 | 't'<<24 | 'e'<<32 | 'r'<<40:
+		return atom.Footer
+	case 'a' | 's'<<8 | 'i'<<16 | 'd'<<24 | 'e'<<32:
+		return atom.Aside
+	case 's' | 'e'<<8 | 'c'<<16 | 't'<<24 | 'i'<<32 | 'o'<<40 | 'n'<<48:
+		return atom.Section
+	case 'a' | 'r'<<8 | 't'<<16 | 'i'<<24 | 'c'<<32 | 'l'<<40 | 'e'<<48:
+		return atom.Article
+	case 's' | 'u'<<8 | 'm'<<16 | 'm'<<24 | 'a'<<32 | 'r'<<40 | 'y'<<48:
+		return atom.Summary
+	case 'd' | 'e'<<8 | 't'<<16 | 'a'<<24 | 'i'<<32 | 'l'<<40 | 's'<<48:
+		return atom.Details
+	}
+	return 0
 }
 
 func (p *parser) run(doc []byte) {
@@ -575,10 +721,11 @@ func (p *parser) startTag(z *htmltok.Tokenizer, a atom.Atom, name string, selfCl
 			p.heading.reset()
 		}
 	}
-	var at attrs
+	var hidden bool // the tag has a hidden attribute (that hides)
 	switch a {
 	case atom.Html:
-		at = p.readAttrs(z, aLang|aXMLLang)
+		at := p.readAttrs(z, aLang|aXMLLang)
+		hidden = at.hidden
 		if !p.seenHTML {
 			p.seenHTML = true
 			lang := at.lang
@@ -591,42 +738,50 @@ func (p *parser) startTag(z *htmltok.Tokenizer, a atom.Atom, name string, selfCl
 		if !p.haveTitle {
 			p.haveTitle, p.inFirstTitle = true, true
 		}
-		at = p.maybeHidden(z)
+		hidden = p.maybeHidden(z)
 	case atom.Base:
-		at = p.readAttrs(z, aHref)
+		at := p.readAttrs(z, aHref)
+		hidden = at.hidden
 		if !p.haveBase && at.hasHref {
 			p.base, p.haveBase = at.href, true
 		}
 	case atom.A:
 		p.closeAnchor() // an <a> closes any open one (the adoption agency, §13.2.6.4.7)
-		at = p.readHrefRel(z)
+		var at attrs
+		p.readHrefRel(z, &at)
+		hidden = at.hidden
 		if at.hasHref {
 			p.links = append(p.links, rawLink{href: at.href, tag: TagA, nofollow: relHas(at.rel, "nofollow")})
 			p.open = len(p.links) - 1
 			p.anchor.reset()
 		}
 	case atom.Area:
-		at = p.readAttrs(z, aHref|aRel|aAlt)
+		at := p.readAttrs(z, aHref|aRel|aAlt)
+		hidden = at.hidden
 		if at.hasHref {
 			p.links = append(p.links, rawLink{href: at.href, tag: TagArea, anchor: normalize([]byte(at.alt), MaxAnchorBytes), nofollow: relHas(at.rel, "nofollow")})
 		}
 	case atom.Frame, atom.Iframe:
-		at = p.readAttrs(z, aSrc|aTitle)
+		at := p.readAttrs(z, aSrc|aTitle)
+		hidden = at.hidden
 		if at.src != "" {
 			p.links = append(p.links, rawLink{href: at.src, tag: a.String(), anchor: normalize([]byte(at.title), MaxAnchorBytes)})
 		}
 	case atom.Link:
-		at = p.readAttrs(z, aHref|aRel|aTitle)
+		at := p.readAttrs(z, aHref|aRel|aTitle)
+		hidden = at.hidden
 		p.link(at)
 	case atom.Meta:
-		at = p.readAttrs(z, aName|aContent|aHTTPEquiv)
+		at := p.readAttrs(z, aName|aContent|aHTTPEquiv)
+		hidden = at.hidden
 		p.meta(at)
 	case atom.Img:
 		if p.open >= 0 || (p.level > 0 && !p.inHidden()) { // alt text counts in anchors and headings
 			p.imageAlt(p.readAttrs(z, aAlt).alt)
 		}
 	case atom.Input:
-		at = p.readAttrs(z, aType|aValue)
+		at := p.readAttrs(z, aType|aValue)
+		hidden = at.hidden
 		switch strings.ToLower(strings.TrimSpace(at.typ)) {
 		case "submit", "button", "reset": // their value is the visible label
 			if !p.inHidden() && !at.hidden {
@@ -638,11 +793,11 @@ func (p *parser) startTag(z *htmltok.Tokenizer, a atom.Atom, name string, selfCl
 		if !selfClosing {
 			p.pre++
 		}
-		at = p.maybeHidden(z)
+		hidden = p.maybeHidden(z)
 	default:
-		at = p.maybeHidden(z)
+		hidden = p.maybeHidden(z)
 	}
-	if at.hidden && !p.inHidden() && opens {
+	if hidden && !p.inHidden() && opens {
 		p.hidden = append(p.hidden, element{a, name})
 		if fl&fHeading != 0 {
 			p.level = 0 // a hidden heading is not a heading of the page
@@ -650,13 +805,13 @@ func (p *parser) startTag(z *htmltok.Tokenizer, a atom.Atom, name string, selfCl
 	}
 }
 
-// maybeHidden reads the attributes of a tag only if it may have a hidden
-// attribute.
-func (p *parser) maybeHidden(z *htmltok.Tokenizer) attrs {
+// maybeHidden reports whether a tag has a hidden attribute that hides
+// (attrs.hidden), reading its attributes only if it may have one.
+func (p *parser) maybeHidden(z *htmltok.Tokenizer) bool {
 	if p.inHidden() || !mayBeHidden(z) {
-		return attrs{}
+		return false
 	}
-	return p.readAttrs(z, 0)
+	return p.readAttrs(z, 0).hidden
 }
 
 func (p *parser) link(a attrs) {

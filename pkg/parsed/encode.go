@@ -1,8 +1,11 @@
 package parsed
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // appendDoc appends d as one JSON line, byte for byte what encoding/json's
@@ -90,19 +93,41 @@ const (
 // safeRun returns the end of the run of bytes from i that appendString
 // copies as they are, found eight bytes at a time: printable ASCII other
 // than '"' and '\\' (and DEL). It may stop early; appendString's byte
-// loop goes on from there.
+// loop goes on from there. The word that ends the run gives the position
+// of its first byte to escape (or to decode); the last bytes of a string
+// are looked at as the word that ends it.
 func safeRun(s string, i int) int {
 	for i+8 <= len(s) {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		q, bs := w^(ones*'"'), w^(ones*'\\')
-		// A byte below 0x20, at or above 0x80, a quote, a backslash.
-		if (w-ones*0x20)&^w&highs != 0 || w&highs != 0 || (q-ones)&^q&highs != 0 || (bs-ones)&^bs&highs != 0 {
-			break
+		if m := unsafeBytes(word(s, i)); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
 		}
 		i += 8
 	}
+	if i < len(s) && len(s) >= 8 {
+		j := len(s) - 8
+		// The bytes before i, which appendString has dealt with, do not
+		// count; one of them may mark a safe byte above it (a borrow),
+		// which only ends the run early.
+		m := unsafeBytes(word(s, j)) &^ (1<<(8*(i-j)) - 1)
+		if m == 0 {
+			return len(s)
+		}
+		return j + bits.TrailingZeros64(m)>>3
+	}
 	return i
+}
+
+// word is the eight bytes of s from i, little-endian.
+func word(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+}
+
+// unsafeBytes returns the high bit of each byte of w that is below 0x20,
+// at or above 0x80, a quote or a backslash. It never misses one; above
+// the lowest one, it may mark a byte that is not (a borrow).
+func unsafeBytes(w uint64) uint64 {
+	q, bs := w^(ones*'"'), w^(ones*'\\')
+	return (w-ones*0x20)&^w&highs | w&highs | (q-ones)&^q&highs | (bs-ones)&^bs&highs
 }
 
 // appendString appends s as a JSON string as encoding/json does without

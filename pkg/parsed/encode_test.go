@@ -68,6 +68,10 @@ func TestAppendDoc(t *testing.T) {
 // the strings, numbers and flags.
 func FuzzAppendDoc(f *testing.F) {
 	f.Add("http://a.cl/", "t\"\\\x00", "é\xff\u2028", int64(3), 200, uint8(5), int64(1700000000123456789))
+	// Escapes in the last eight bytes, before and after where the byte
+	// loop resumes (safeRun looks at them as one word).
+	f.Add("abcdefg\"hij", "abcdefgh\x01", "\"abcdefghijk", int64(1), 200, uint8(9), int64(0))
+	f.Add("ab\xffcdefghijk\"", "0123456789abcdé", "0123456789\u2029xyz", int64(1), 200, uint8(25), int64(0))
 	f.Fuzz(func(t *testing.T, url, s1, s2 string, n int64, status int, flags uint8, unix int64) {
 		fetched := time.Unix(0, unix).In(time.FixedZone("z", int(n%50000)))
 		if fetched.Year() < 0 || fetched.Year() > 9999 {

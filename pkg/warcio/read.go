@@ -936,11 +936,25 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 		nbits -= n
 		switch e & kindMask {
 		case kindLiteral:
-			if n == 0 || op >= len(out) {
+			if n == 0 || uint(op) >= uint(len(out)) {
 				return 0, errInflate
 			}
 			out[op] = byte(e >> 16)
 			op++
+			// Literals come in runs: the ones whose codes are in the
+			// primary table are taken while the bits held cover them,
+			// without going back to the refill and the switch.
+			for {
+				e = lp[bits&(1<<litPrimary-1)]
+				n = uint(e & entryLen)
+				if e&(entrySub|kindMask) != kindLiteral || n == 0 || n > nbits || uint(op) >= uint(len(out)) {
+					break
+				}
+				bits >>= n
+				nbits -= n
+				out[op] = byte(e >> 16)
+				op++
+			}
 			continue
 		case kindEnd:
 			r.bits, r.nbits, r.pos = bits, nbits, pos
@@ -975,10 +989,14 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 		case d >= 8 && op+length+8 <= len(out):
 			// Eight bytes at a time, the last word past the match's end
 			// (rewritten by what follows); a distance of 8 or more never
-			// reads a byte this copy has yet to write.
-			to, from := out[op:op+length+8], out[op-d:op-d+length+8]
-			for i := 0; i < length; i += 8 {
-				binary.LittleEndian.PutUint64(to[i:], binary.LittleEndian.Uint64(from[i:]))
+			// reads a byte this copy has yet to write. Most matches are
+			// short: their first two words are copied without a loop.
+			binary.LittleEndian.PutUint64(out[op:], binary.LittleEndian.Uint64(out[op-d:]))
+			if length > 8 {
+				binary.LittleEndian.PutUint64(out[op+8:], binary.LittleEndian.Uint64(out[op-d+8:]))
+				for i := 16; i < length; i += 8 {
+					binary.LittleEndian.PutUint64(out[op+i:], binary.LittleEndian.Uint64(out[op-d+i:]))
+				}
 			}
 		case d >= length:
 			copy(out[op:op+length], out[op-d:op])

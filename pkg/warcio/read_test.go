@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
 	gowarc "github.com/nlnwa/gowarc/v2"
 )
 
@@ -679,6 +680,41 @@ func BenchmarkInflate(b *testing.B) {
 		for b.Loop() {
 			if _, err := t.gunzip(out, m, len(page)); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("corpus", func(b *testing.B) {
+		// Every page of the corpus, compressed as the writer compresses
+		// a record (gzipPool: klauspost's fastest level).
+		files, _ := filepath.Glob(filepath.Join("..", "extract", "testdata", "pages", "*.html"))
+		var pages, members [][]byte
+		var n int64
+		for _, f := range files {
+			page, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var m bytes.Buffer
+			zw := gzipPool.Get().(*gzip.Writer)
+			zw.Reset(&m)
+			if _, err := zw.Write(page); err != nil {
+				b.Fatal(err)
+			}
+			if err := zw.Close(); err != nil {
+				b.Fatal(err)
+			}
+			gzipPool.Put(zw)
+			pages, members = append(pages, page), append(members, m.Bytes())
+			n += int64(len(page))
+		}
+		out := make([]byte, 0, 1<<20)
+		var t inflateTables
+		b.SetBytes(n)
+		for b.Loop() {
+			for i, m := range members {
+				if _, err := t.gunzip(out, m, len(pages[i])); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 	})
