@@ -762,10 +762,7 @@ func (t *Tx) putRecord(id uint64, v []byte, inFrontier bool) error {
 	if id >= t.newBase && id-t.newBase < uint64(t.newDocs.len()) {
 		*t.newDocs.at(int(id - t.newBase)) = v
 	} else {
-		if t.docWrites == nil {
-			t.docWrites = map[uint64][]byte{}
-		}
-		t.docWrites[id] = v
+		t.holdDocWrite(id, v)
 	}
 	fr, err := t.frontierSet()
 	if err != nil {
@@ -781,9 +778,9 @@ func (t *Tx) putRecord(id uint64, v []byte, inFrontier bool) error {
 	return nil
 }
 
-// UpdateDocs reads the documents ids, calls update with the index in ids
-// and the record of each, and writes the records that update says it
-// changed; it returns their number. The records are decoded, updated
+// UpdateDocs reads the documents ids (distinct), calls update with the
+// index in ids and the record of each, and writes the records that
+// update says it changed; it returns their number. The records are decoded, updated
 // and encoded on every core: update must be safe for concurrent use and
 // must not use the transaction (it gets each index once, in no
 // particular order), nor keep d or anything d holds after it returns: d
@@ -791,11 +788,18 @@ func (t *Tx) putRecord(id uint64, v []byte, inFrontier bool) error {
 // and writes are the transaction's, in the order of ids.
 func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, error) {
 	vals := make([][]byte, len(ids))
+	// held marks the records rewritten earlier in the transaction and
+	// not written yet: they wait for their update instead of being
+	// written ahead, then again.
+	held := make([]bool, len(ids))
 	docs := t.tx.Bucket(bucketDocs)
 	for i, id := range ids {
 		v, ok := t.newDoc(id)
 		if !ok {
 			v = docs.Get(u64(id))
+		} else if _, ok := t.docWrites[id]; ok {
+			delete(t.docWrites, id)
+			held[i] = true
 		}
 		if v == nil {
 			return 0, fmt.Errorf("doc %d: %w", id, ErrNotFound)
@@ -847,6 +851,9 @@ func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, err
 	n := 0
 	for i, r := range out {
 		if r.v == nil {
+			if held[i] {
+				t.holdDocWrite(ids[i], vals[i])
+			}
 			continue
 		}
 		if err := t.putRecord(ids[i], r.v, r.inFrontier); err != nil {
@@ -855,6 +862,16 @@ func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, err
 		n++
 	}
 	return n, nil
+}
+
+// holdDocWrite keeps the record v of document id (from before the
+// transaction) to be written with the others in id order; the frontier
+// set is already in step with it.
+func (t *Tx) holdDocWrite(id uint64, v []byte) {
+	if t.docWrites == nil {
+		t.docWrites = map[uint64][]byte{}
+	}
+	t.docWrites[id] = v
 }
 
 // ForEachDoc calls fn for every document in id order, each a fresh *Doc
