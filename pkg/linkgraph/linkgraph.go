@@ -326,25 +326,31 @@ func (t *Tx) PrepareFlush() {
 	}
 	t.prep = p
 	db := t.tx.DB()
-	go func() {
-		defer close(p.done)
+	// The URLs and the in-links on two goroutines: neither waits for the
+	// other.
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		p.urls = unsorted.slice()
 		sortURLs(p.urls)
-		if !withIn {
-			return
-		}
-		p.inAdd = inAdd.slice()
-		slices.Sort(p.inAdd)
-		slices.Sort(p.inDel)
-		p.err = db.View(func(btx *bolt.Tx) error {
-			b := btx.Bucket(bucketIn)
-			if b == nil {
-				return fmt.Errorf("in-links: %w: no bucket %s", ErrCorrupt, bucketIn)
-			}
-			var err error
-			p.in, err = inLinkValues(p.inAdd, p.inDel, b.Get)
-			return err
+	})
+	if withIn {
+		wg.Go(func() {
+			p.inAdd = sortU64(inAdd.slice(), nil)
+			p.inDel = sortU64(p.inDel, nil)
+			p.err = db.View(func(btx *bolt.Tx) error {
+				b := btx.Bucket(bucketIn)
+				if b == nil {
+					return fmt.Errorf("in-links: %w: no bucket %s", ErrCorrupt, bucketIn)
+				}
+				var err error
+				p.in, err = inLinkValues(p.inAdd, p.inDel, b.Get)
+				return err
+			})
 		})
+	}
+	go func() {
+		wg.Wait()
+		close(p.done)
 	}()
 }
 
@@ -480,12 +486,21 @@ func (t *Tx) flushNew() error {
 // flushAhead writes what the transaction gathered in memory except the
 // new documents, the id counters, the site graph and the frontier set,
 // which flush writes at its end: the work that UpdateDocs gives the
-// transaction while it decodes and encodes records on every core.
+// transaction while it decodes and encodes records on every core. What
+// PrepareFlush has no part in (the new sites, the out-link sets and the
+// rewritten records) goes first, while it may still run; then the new
+// URLs and the in-link sets, which wait for it.
 func (t *Tx) flushAhead() error {
-	if err := t.flushURLs(); err != nil {
+	if err := t.flushSites(); err != nil {
+		return err
+	}
+	if err := t.flushOut(); err != nil {
 		return err
 	}
 	if err := t.flushDocWrites(); err != nil {
+		return err
+	}
+	if err := t.flushURLs(); err != nil {
 		return err
 	}
 	return t.flushInLinks()
@@ -522,27 +537,37 @@ func putInIDOrder(b *bolt.Bucket, m map[uint64][]byte, what string) error {
 	return nil
 }
 
+// flushSites writes the site keys created in the transaction, in sorted
+// order.
+func (t *Tx) flushSites() error {
+	if len(t.newSites) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(t.newSites))
+	for k := range t.newSites {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	sites := t.tx.Bucket(bucketSites)
+	for _, k := range keys {
+		if err := sites.Put([]byte(k), u64(t.newSites[k])); err != nil {
+			return fmt.Errorf("add site %s: %w", k, err)
+		}
+	}
+	t.newSites = nil
+	return nil
+}
+
 // flushURLs writes the sites and URLs created in the transaction, in
 // sorted order, and the out-link sets (flushNew without the documents).
 func (t *Tx) flushURLs() error {
-	if _, err := t.takePrep(); err != nil {
+	if err := t.flushSites(); err != nil {
 		return err
 	}
-	if len(t.newSites) > 0 {
-		keys := make([]string, 0, len(t.newSites))
-		for k := range t.newSites {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		sites := t.tx.Bucket(bucketSites)
-		for _, k := range keys {
-			if err := sites.Put([]byte(k), u64(t.newSites[k])); err != nil {
-				return fmt.Errorf("add site %s: %w", k, err)
-			}
-		}
-		t.newSites = nil
-	}
 	if err := t.flushOut(); err != nil {
+		return err
+	}
+	if _, err := t.takePrep(); err != nil {
 		return err
 	}
 	keys := t.unsorted.slice()
@@ -737,10 +762,7 @@ func (t *Tx) putRecord(id uint64, v []byte, inFrontier bool) error {
 	if id >= t.newBase && id-t.newBase < uint64(t.newDocs.len()) {
 		*t.newDocs.at(int(id - t.newBase)) = v
 	} else {
-		if t.docWrites == nil {
-			t.docWrites = map[uint64][]byte{}
-		}
-		t.docWrites[id] = v
+		t.holdDocWrite(id, v)
 	}
 	fr, err := t.frontierSet()
 	if err != nil {
@@ -756,9 +778,9 @@ func (t *Tx) putRecord(id uint64, v []byte, inFrontier bool) error {
 	return nil
 }
 
-// UpdateDocs reads the documents ids, calls update with the index in ids
-// and the record of each, and writes the records that update says it
-// changed; it returns their number. The records are decoded, updated
+// UpdateDocs reads the documents ids (distinct), calls update with the
+// index in ids and the record of each, and writes the records that
+// update says it changed; it returns their number. The records are decoded, updated
 // and encoded on every core: update must be safe for concurrent use and
 // must not use the transaction (it gets each index once, in no
 // particular order), nor keep d or anything d holds after it returns: d
@@ -766,11 +788,18 @@ func (t *Tx) putRecord(id uint64, v []byte, inFrontier bool) error {
 // and writes are the transaction's, in the order of ids.
 func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, error) {
 	vals := make([][]byte, len(ids))
+	// held marks the records rewritten earlier in the transaction and
+	// not written yet: they wait for their update instead of being
+	// written ahead, then again.
+	held := make([]bool, len(ids))
 	docs := t.tx.Bucket(bucketDocs)
 	for i, id := range ids {
 		v, ok := t.newDoc(id)
 		if !ok {
 			v = docs.Get(u64(id))
+		} else if _, ok := t.docWrites[id]; ok {
+			delete(t.docWrites, id)
+			held[i] = true
 		}
 		if v == nil {
 			return 0, fmt.Errorf("doc %d: %w", id, ErrNotFound)
@@ -822,6 +851,9 @@ func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, err
 	n := 0
 	for i, r := range out {
 		if r.v == nil {
+			if held[i] {
+				t.holdDocWrite(ids[i], vals[i])
+			}
 			continue
 		}
 		if err := t.putRecord(ids[i], r.v, r.inFrontier); err != nil {
@@ -830,6 +862,16 @@ func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, err
 		n++
 	}
 	return n, nil
+}
+
+// holdDocWrite keeps the record v of document id (from before the
+// transaction) to be written with the others in id order; the frontier
+// set is already in step with it.
+func (t *Tx) holdDocWrite(id uint64, v []byte) {
+	if t.docWrites == nil {
+		t.docWrites = map[uint64][]byte{}
+	}
+	t.docWrites[id] = v
 }
 
 // ForEachDoc calls fn for every document in id order, each a fresh *Doc

@@ -781,3 +781,46 @@ func TestFreelistKept(t *testing.T) {
 		t.Errorf("graph.db has no freelist on disk (NoFreelistSync): every writable open reads the whole file")
 	}
 }
+
+// TestUpdateDocsRewritten: records of known documents rewritten earlier
+// in the transaction wait for UpdateDocs (not written ahead): the ones
+// it changes end up with both changes, the others as rewritten.
+func TestUpdateDocsRewritten(t *testing.T) {
+	g, _ := openTemp(t)
+	smallGraph(t, g) // docs 1 to 6
+	err := g.Update(func(tx *Tx) error {
+		for _, id := range []uint64{2, 3, 5} {
+			d, err := tx.Doc(id)
+			if err != nil {
+				return err
+			}
+			d.Title = fmt.Sprintf("t%d", id)
+			if err := tx.PutDoc(d); err != nil {
+				return err
+			}
+		}
+		_, err := tx.UpdateDocs([]uint64{1, 2, 3, 4}, func(i int, d *Doc) bool {
+			if d.ID%2 == 1 {
+				return false
+			}
+			d.Anchors = append(d.Anchors, "x")
+			return true
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.View(func(tx *Tx) error {
+		for id, want := range map[uint64][2]string{1: {"", ""}, 2: {"t2", "x"}, 3: {"t3", ""}, 4: {"", "x"}, 5: {"t5", ""}, 6: {"", ""}} {
+			d, err := tx.Doc(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Title != want[0] || strings.Join(d.Anchors, ",") != want[1] {
+				t.Errorf("doc %d: title %q, anchors %q; want %q", id, d.Title, d.Anchors, want)
+			}
+		}
+		return nil
+	})
+}

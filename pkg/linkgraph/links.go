@@ -261,8 +261,8 @@ func (t *Tx) flushInLinks() error {
 		if len(add) == 0 && len(t.inDel) == 0 {
 			return nil
 		}
-		slices.Sort(add)
-		slices.Sort(t.inDel)
+		add = sortU64(add, nil)
+		t.inDel = sortU64(t.inDel, nil)
 		if values, err = inLinkValues(add, t.inDel, t.tx.Bucket(bucketIn).Get); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
@@ -387,8 +388,51 @@ func (in *intake) flushSites() error {
 // for every link of the batch.
 type targetUpdate struct {
 	id     uint32
-	depth  int32  // -1: none
-	anchor string // cleaned; "": none
+	depth  int32     // -1: none
+	anchor anchorRef // cleaned, in the log's texts; 0: none
+}
+
+// anchorBlock is the size of the blocks of an anchorArena.
+const anchorBlock = 1 << 20
+
+// An anchor text's length fits in the low byte of an anchorRef.
+const _ = uint8(MaxAnchorBytes)
+
+// anchorArena holds the anchor texts of a log of proposals, copied out of
+// the parsed records' lines (which a substring would keep alive) into
+// blocks without pointers: the GC does not scan them, and a batch's
+// million texts are not a million allocations. Blocks never move.
+type anchorArena struct {
+	blocks [][]byte
+}
+
+// anchorRef locates a text in an anchorArena: its block << 28 | its
+// offset in the block << 8 | its length; 0 is no text.
+type anchorRef uint64
+
+// add copies s (a cleaned anchor text, at most MaxAnchorBytes) into the
+// arena.
+func (a *anchorArena) add(s string) anchorRef {
+	if s == "" {
+		return 0
+	}
+	last := len(a.blocks) - 1
+	if last < 0 || len(a.blocks[last])+len(s) > anchorBlock {
+		a.blocks = append(a.blocks, make([]byte, 0, anchorBlock))
+		last++
+	}
+	off := len(a.blocks[last])
+	a.blocks[last] = append(a.blocks[last], s...)
+	return anchorRef(uint64(last)<<28 | uint64(off)<<8 | uint64(len(s)))
+}
+
+// text is the text of r, sharing the arena's memory.
+func (a *anchorArena) text(r anchorRef) string {
+	if r == 0 {
+		return ""
+	}
+	b := a.blocks[r>>28]
+	return unsafe.String(&b[int(r>>8)&(anchorBlock-1)], int(r&0xff))
 }
 
 // updateBlock is the number of proposals per block of the log: the log
@@ -401,6 +445,7 @@ type targetUpdates struct {
 	blocks [][]targetUpdate
 	n      int
 	maxID  uint32
+	text   anchorArena // the proposals' anchor texts
 }
 
 func (m *targetUpdates) add(u targetUpdate) {
@@ -416,10 +461,7 @@ func (m *targetUpdates) add(u targetUpdate) {
 // propose records a link to a known target: its depth through the link,
 // and its anchor text (if any).
 func (m *targetUpdates) propose(id uint64, depth int, anchor string) {
-	if anchor != "" {
-		anchor = keepAnchor(anchor)
-	}
-	m.add(targetUpdate{id: uint32(id), depth: int32(depth), anchor: anchor})
+	m.add(targetUpdate{id: uint32(id), depth: int32(depth), anchor: m.text.add(cleanAnchor(anchor))})
 }
 
 // proposeDepth records a depth for a target.
@@ -429,13 +471,14 @@ func (m *targetUpdates) proposeDepth(id uint64, depth int) {
 
 // addAnchor records an anchor text for a target.
 func (m *targetUpdates) addAnchor(id uint64, text string) {
-	if text = keepAnchor(text); text != "" {
-		m.add(targetUpdate{id: uint32(id), depth: -1, anchor: text})
+	if r := m.text.add(cleanAnchor(text)); r != 0 {
+		m.add(targetUpdate{id: uint32(id), depth: -1, anchor: r})
 	}
 }
 
 // grouped returns the log grouped by target id, in id order, each
-// target's proposals in the order they were made, and empties the log. A
+// target's proposals in the order they were made, and empties the log
+// but for its anchor texts (m.text), which the proposals refer to. A
 // batch's log is about as long as the graph has ids (which are dense):
 // a counting sort; a short log (a release of a few parked links) is
 // sorted.
@@ -445,7 +488,7 @@ func (m *targetUpdates) grouped() []targetUpdate {
 		for _, b := range m.blocks {
 			out = append(out, b...)
 		}
-		*m = targetUpdates{}
+		*m = targetUpdates{text: m.text}
 		slices.SortStableFunc(out, func(a, b targetUpdate) int { return cmp.Compare(a.id, b.id) })
 		return out
 	}
@@ -466,18 +509,8 @@ func (m *targetUpdates) grouped() []targetUpdate {
 		}
 		m.blocks[i] = nil // the proposals' memory goes as soon as it is copied
 	}
-	*m = targetUpdates{}
+	*m = targetUpdates{text: m.text}
 	return out
-}
-
-// keepAnchor is cleanAnchor for a text kept until the end of the batch:
-// a parsed record's strings share the memory of its whole line
-// (parsed.DecodeLine), which a substring would keep alive.
-func keepAnchor(s string) string {
-	if clean(s) {
-		return strings.Clone(s)
-	}
-	return cleanAnchor(s)
 }
 
 // cleanAnchor collapses white space and cuts the text at MaxAnchorBytes on
@@ -528,6 +561,8 @@ func clean(s string) bool {
 // then in the order the batch found them, at most MaxAnchors distinct.
 func (m *targetUpdates) apply(tx *linkgraph.Tx) (int, error) {
 	log := m.grouped()
+	text := m.text
+	m.text = anchorArena{}
 	var ids []uint64
 	var starts []int // group i is log[starts[i]:starts[i+1]]
 	for i, u := range log {
@@ -545,9 +580,13 @@ func (m *targetUpdates) apply(tx *linkgraph.Tx) (int, error) {
 				d.Depth = int(u.depth)
 				dirty = true
 			}
-			if u.anchor != "" && len(d.Anchors) < MaxAnchors && !slices.Contains(d.Anchors, u.anchor) {
-				d.Anchors = append(d.Anchors, u.anchor)
-				dirty = true
+			if u.anchor != 0 && len(d.Anchors) < MaxAnchors {
+				// The text shares the arena's memory, which outlives
+				// UpdateDocs (d is encoded before it returns).
+				if a := text.text(u.anchor); !slices.Contains(d.Anchors, a) {
+					d.Anchors = append(d.Anchors, a)
+					dirty = true
+				}
 			}
 		}
 		return dirty

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/parsed"
@@ -105,72 +104,40 @@ func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites map[string]uint
 // from r, decodes them and resolves their links on every core, looking up
 // known URLs in graph.db (g, read-only snapshots; nil for none), and sends
 // them in file order, a chunk at a time, until the end of the file, an
-// error (sent with the chunk) or ctx is done. It closes out when it
-// returns, after its last read transaction has ended: the batch's
-// transaction may need to remap graph.db when it commits, which waits for
-// open read transactions.
+// error (sent with the chunk) or ctx is done. One goroutine reads the
+// chunks' lines while GOMAXPROCS workers prepare a chunk each, so that
+// neither the reading nor the slowest record of a chunk leaves a core
+// idle. It closes out when it returns, after every read transaction of
+// its workers has ended: the batch's transaction may need to remap
+// graph.db when it commits, which waits for open read transactions.
 func prepareDocs(ctx context.Context, r io.Reader, name string, g *linkgraph.Graph, res resolver, out chan<- chunk) {
-	defer close(out)
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait() // the reader and the workers
+		close(out)
+	}()
 	workers := runtime.GOMAXPROCS(0)
-	br := bufio.NewReaderSize(r, 1<<20)
-	n := 0 // lines read
-	for {
+	jobs := make(chan *prepJob, workers)
+	// The jobs in file order, as many ahead as there are workers and one
+	// being read.
+	order := make(chan *prepJob, workers)
+	wg.Go(func() { readChunks(ctx, r, name, jobs, order) })
+	for range workers {
+		wg.Go(func() {
+			p := preparer{res: res, g: g, name: name, sites: map[string]uint64{}, chk: res.scope.Checker()}
+			for j := range jobs {
+				j.done <- p.chunk(j)
+			}
+		})
+	}
+	for j := range order {
 		var c chunk
-		var lines []string
-		for len(lines) < chunkSize {
-			// One copy of the line, which the record's strings share.
-			line, err := br.ReadString('\n')
-			if len(strings.TrimSpace(line)) > 0 {
-				lines = append(lines, line)
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				c.err = fmt.Errorf("read %s: %w", name, err)
-				break
-			}
-		}
-		c.docs = make([]preparedDoc, len(lines))
-		errs := make([]error, len(lines))
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range min(workers, len(lines)) {
-			wg.Go(func() {
-				work := func(tx *linkgraph.Tx) error {
-					sites := map[string]uint64{}
-					chk := res.scope.Checker()
-					for i := int(next.Add(1) - 1); i < len(lines); i = int(next.Add(1) - 1) {
-						d, err := parsed.DecodeLine(lines[i], name, n+i+1)
-						if err != nil {
-							errs[i] = err
-							continue
-						}
-						c.docs[i] = preparedDoc{doc: d, links: res.prepare(d, tx, sites, chk)}
-						if tx != nil {
-							if stored, err := tx.Doc(d.DocID); err == nil {
-								c.docs[i].stored = stored
-							}
-						}
-					}
-					return nil
-				}
-				if g == nil {
-					work(nil)
-					return
-				}
-				if err := g.View(work); err != nil {
-					errs[0] = err
-				}
-			})
-		}
-		wg.Wait()
-		n += len(lines)
-		for i, err := range errs {
-			if err != nil {
-				c.docs, c.err = c.docs[:i], err
-				break
-			}
+		select {
+		case c = <-j.done:
+		case <-ctx.Done():
+			return
 		}
 		if len(c.docs) == 0 && c.err == nil {
 			return
@@ -180,8 +147,99 @@ func prepareDocs(ctx context.Context, r io.Reader, name string, g *linkgraph.Gra
 		case <-ctx.Done():
 			return
 		}
-		if c.err != nil || len(lines) < chunkSize {
+		if c.err != nil {
 			return
 		}
 	}
+}
+
+// prepJob is a chunk's lines, read, waiting to be prepared.
+type prepJob struct {
+	lines   []string
+	first   int   // the number of records before the chunk's
+	readErr error // a read error after the lines
+	done    chan chunk
+}
+
+// readChunks reads the lines of r, chunkSize records at a time (blank
+// lines skipped), and hands each chunk to the workers (jobs) and to the
+// delivery in file order (order), until the end of r, a read error (the
+// last job's) or ctx is done; then it closes both channels.
+func readChunks(ctx context.Context, r io.Reader, name string, jobs, order chan<- *prepJob) {
+	defer close(jobs)
+	defer close(order)
+	br := bufio.NewReaderSize(r, 1<<20)
+	n := 0 // records read
+	for {
+		j := &prepJob{first: n, done: make(chan chunk, 1)}
+		eof := false
+		for len(j.lines) < chunkSize {
+			// One copy of the line, which the record's strings share.
+			line, err := br.ReadString('\n')
+			if len(strings.TrimSpace(line)) > 0 {
+				j.lines = append(j.lines, line)
+			}
+			if err == io.EOF {
+				eof = true
+				break
+			}
+			if err != nil {
+				j.readErr = fmt.Errorf("read %s: %w", name, err)
+				break
+			}
+		}
+		n += len(j.lines)
+		for _, ch := range []chan<- *prepJob{order, jobs} {
+			select {
+			case ch <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if eof || j.readErr != nil || len(j.lines) == 0 {
+			return
+		}
+	}
+}
+
+// preparer is one worker of prepareDocs: its scope checker and the site
+// ids it has looked up (the snapshot of every read transaction is the
+// same: the batch's transaction commits after the records).
+type preparer struct {
+	res   resolver
+	g     *linkgraph.Graph
+	name  string
+	sites map[string]uint64
+	chk   *scope.Checker
+}
+
+// chunk decodes and prepares the records of a job, in a read transaction
+// of its own; a record that does not decode ends the chunk before it,
+// with its error, which otherwise is the job's read error.
+func (p *preparer) chunk(j *prepJob) chunk {
+	c := chunk{docs: make([]preparedDoc, len(j.lines)), err: j.readErr}
+	work := func(tx *linkgraph.Tx) error {
+		for i, line := range j.lines {
+			d, err := parsed.DecodeLine(line, p.name, j.first+i+1)
+			if err != nil {
+				c.docs, c.err = c.docs[:i], err
+				return nil
+			}
+			c.docs[i] = preparedDoc{doc: d, links: p.res.prepare(d, tx, p.sites, p.chk)}
+			if tx != nil {
+				if stored, err := tx.Doc(d.DocID); err == nil {
+					c.docs[i].stored = stored
+				}
+			}
+		}
+		return nil
+	}
+	if p.g == nil {
+		work(nil)
+		return c
+	}
+	if err := p.g.View(work); err != nil {
+		c.docs, c.err = nil, err
+	}
+	return c
 }

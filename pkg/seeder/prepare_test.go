@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -107,5 +108,38 @@ func TestPrepareDocsChunks(t *testing.T) {
 	ids, _, err = run(&failingReader{r: strings.NewReader(strings.Join(l, "")), err: boom})
 	if !errors.Is(err, boom) || !inOrder(ids, len(l)) {
 		t.Errorf("read error: %d ids, err %v", len(ids), err)
+	}
+}
+
+// TestPrepareDocsCancel: cancelled after its first chunk, prepareDocs
+// stops reading and closes its channel (its reader and workers gone).
+func TestPrepareDocsCancel(t *testing.T) {
+	res, err := newResolver(testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w := parsed.NewWriter(&buf)
+	for i := range 20 * chunkSize {
+		if err := w.Write(&parsed.Doc{DocID: uint64(i + 1), URL: fmt.Sprintf("http://a.cl/p%d", i), Status: 200, Fetched: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan chunk)
+	go prepareDocs(ctx, &buf, "docs.jsonl", nil, res, out)
+	if c := <-out; len(c.docs) != chunkSize || c.err != nil {
+		t.Fatalf("first chunk: %d records, err %v", len(c.docs), c.err)
+	}
+	cancel()
+	n := 0
+	for range out {
+		n++
+	}
+	if n > 2*runtime.GOMAXPROCS(0)+2 {
+		t.Errorf("%d chunks after the cancel", n)
 	}
 }

@@ -111,6 +111,14 @@ func (n *Normalizer) Normalize(raw string) (string, error) {
 	if n.isNormal(raw) {
 		return raw, nil // the common case: a link the gatherer already normalised
 	}
+	if s, ok := n.nearlyNormal(raw); ok {
+		return s, nil
+	}
+	return n.normalizeFull(raw)
+}
+
+// normalizeFull is Normalize by parsing: the full path.
+func (n *Normalizer) normalizeFull(raw string) (string, error) {
 	raw = strings.TrimSpace(raw)
 	if len(raw) > n.maxLen()*3 {
 		return "", &Error{URL: raw, Reason: ReasonTooLong}
@@ -362,6 +370,76 @@ func (n *Normalizer) isNormal(raw string) bool {
 		}
 	}
 	return true
+}
+
+// nearlyNormal normalises, without parsing, a URL that is normal but for
+// a fragment or for upper case in its scheme and host name (ASCII only),
+// two common spellings of links; ok is false for anything else, which
+// takes the full path (FuzzNearlyNormal checks that both agree). The
+// fragment must be one that url.Parse accepts: every % followed by two
+// hex digits.
+func (n *Normalizer) nearlyNormal(raw string) (string, bool) {
+	if len(raw) > n.maxLen()*3 {
+		return "", false // the full path rejects it as too long
+	}
+	if i := strings.IndexByte(raw, '#'); i >= 0 {
+		if !wellEscaped(raw[i+1:]) {
+			return "", false
+		}
+		if raw = raw[:i]; n.isNormal(raw) {
+			return raw, true
+		}
+	}
+	// The scheme and the authority: up to the first / after "://".
+	scheme := strings.Index(raw, "://")
+	if scheme != len("http") && scheme != len("https") {
+		return "", false
+	}
+	slash := strings.IndexByte(raw[scheme+3:], '/')
+	if slash < 0 {
+		return "", false
+	}
+	head := raw[:scheme+3+slash]
+	upper := false
+	for i := 0; i < len(head); i++ {
+		switch c := head[i]; {
+		case c >= 0x80:
+			return "", false // the full path's IDNA mapping
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		}
+	}
+	if !upper {
+		return "", false
+	}
+	b := make([]byte, len(raw))
+	for i := 0; i < len(head); i++ {
+		c := head[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	copy(b[len(head):], raw[len(head):])
+	if s := string(b); n.isNormal(s) {
+		return s, true
+	}
+	return "", false
+}
+
+// wellEscaped tells whether every % of s is followed by two hex digits.
+func wellEscaped(s string) bool {
+	for i := strings.IndexByte(s, '%'); i >= 0; i = strings.IndexByte(s, '%') {
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			return false
+		}
+		s = s[i+3:]
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // plainHost tells whether h is a host name that asciiHost accepts and

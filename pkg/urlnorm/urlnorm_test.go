@@ -237,6 +237,28 @@ func FuzzIsNormal(f *testing.F) {
 	})
 }
 
+// FuzzNearlyNormal checks the second fast path of Normalize: whatever it
+// normalises without parsing (a fragment dropped, the scheme and host
+// lower-cased), the full path normalises to the same string, and accepts.
+func FuzzNearlyNormal(f *testing.F) {
+	seedCorpus(f)
+	for _, u := range []string{"http://www.a.cl/x#top", "http://www.a.cl/x#%41b", "http://www.a.cl/x#%4", "http://www.a.cl/x#%zz", "http://www.a.cl/x# y ", "http://a.cl/x#\x01",
+		"HTTP://WWW.A.CL/x", "Https://A.cl:8443/P?Q=1", "HTTP://A.CL:80/", "HTTP://A.CL/#x", "HTTP://USER@A.CL/", "HTTP://1.2.3.4/", "http://\u212a.cl/", "http://a.cl/a/./b#c", "hTtP://a.Cl/%7e"} {
+		f.Add(u)
+	}
+	n := New(0)
+	f.Fuzz(func(t *testing.T, raw string) {
+		fast, ok := n.nearlyNormal(raw)
+		if !ok {
+			return
+		}
+		full, err := n.normalizeFull(raw)
+		if err != nil || full != fast {
+			t.Fatalf("nearlyNormal(%q) = %q, the full path gives %q, %v", raw, fast, full, err)
+		}
+	})
+}
+
 // FuzzResolveFast checks the fast path of Resolve: whatever it resolves
 // by string operations, url.URL.ResolveReference and the full normaliser
 // resolve to the same string, against bases of every shape.
@@ -266,6 +288,24 @@ func FuzzResolveFast(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkNormalize normalises URLs that are not normal, through
+// Normalize (with its fast paths) and through the full path alone.
+func BenchmarkNormalize(b *testing.B) {
+	n := New(0)
+	for _, raw := range []string{"http://www.sitio1.cl/seccion3/pagina-12.html#seccion", "HTTP://WWW.SITIO1.CL/seccion3/pagina-12.html", "http://www.sitio1.cl:80/./seccion3/pagina-12.html"} {
+		b.Run("normalize/"+raw, func(b *testing.B) {
+			for b.Loop() {
+				_, _ = n.Normalize(raw)
+			}
+		})
+		b.Run("full/"+raw, func(b *testing.B) {
+			for b.Loop() {
+				_, _ = n.normalizeFull(raw)
+			}
+		})
+	}
 }
 
 // BenchmarkResolve resolves common references against a normal base,
