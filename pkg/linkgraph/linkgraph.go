@@ -78,6 +78,7 @@ var (
 type Graph struct {
 	db       *bolt.DB
 	readOnly bool
+	keys     *urlKeyer // the seeds of URLKey, drawn at Open
 	// legacy is set for a version 1 file opened read-only: it has no
 	// in-links, site graph or frontier set.
 	legacy bool
@@ -96,7 +97,7 @@ func Open(path string, readOnly bool, timeout time.Duration) (*Graph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	g := &Graph{db: db, readOnly: readOnly}
+	g := &Graph{db: db, readOnly: readOnly, keys: newURLKeyer()}
 	if readOnly {
 		err = db.View(func(tx *bolt.Tx) error {
 			v, err := checkVersion(tx)
@@ -208,6 +209,7 @@ func (g *Graph) View(fn func(*Tx) error) error {
 	return g.db.View(func(btx *bolt.Tx) error {
 		t := newTx(btx)
 		t.legacy = g.legacy
+		t.keys = g.keys
 		return fn(t)
 	})
 }
@@ -219,6 +221,7 @@ func (g *Graph) View(fn func(*Tx) error) error {
 func (g *Graph) Update(fn func(*Tx) error) error {
 	return g.db.Update(func(btx *bolt.Tx) error {
 		t := newTx(btx)
+		t.keys = g.keys
 		err := fn(t)
 		if t.prep != nil {
 			<-t.prep.done // its read transaction must end before the commit
@@ -241,7 +244,10 @@ type Tx struct {
 	// in key order: bbolt inserts sorted keys far faster than random ones
 	// (a node does not split before the commit), and a new document's
 	// record, rewritten as its anchors arrive, is encoded once.
-	newURLs  map[string]uint64 // every URL created in the transaction
+	// created finds every URL created in the transaction by its key
+	// (keys: the Graph's seeds, or a transaction's own when it has none).
+	created  createdIndex
+	keys     *urlKeyer
 	unsorted blocks[newURL]    // those of them not written yet
 	// Records of new documents not written yet (encoded: few pointers
 	// for the GC): newDocs.at(i) is that of id newBase+i (new ids are
@@ -599,17 +605,46 @@ func (t *Tx) flushURLs() error {
 	return nil
 }
 
+// ExpectNewURLs tells the transaction about how many URLs it will create,
+// before it creates any: the map that finds them is made that large at
+// once instead of growing step by step (a batch creates hundreds of
+// thousands). Only a hint: more or fewer may come.
+func (t *Tx) ExpectNewURLs(n int) {
+	t.created.reserve(n)
+}
+
 // CreatedURL returns the id of a URL created in this transaction. With
 // a lookup in a read transaction begun before it (as the seeder does on
 // other cores), it tells whether a URL is known without LookupURL.
 func (t *Tx) CreatedURL(url string) (uint64, bool) {
-	id, ok := t.newURLs[url]
-	return id, ok
+	if t.created.n == 0 {
+		return 0, false
+	}
+	return t.created.get(t.urlKeys().key(url))
+}
+
+// CreatedURLKey is CreatedURL for a URL whose key (URLKey) was computed
+// ahead.
+func (t *Tx) CreatedURLKey(key URLKey) (uint64, bool) {
+	return t.created.get(key)
+}
+
+// URLKey returns url's key, for CreatedURLKey on any transaction of the
+// same open Graph (the seeder's workers compute it in their read
+// transactions for the write transaction). Safe for concurrent use.
+func (t *Tx) URLKey(url string) URLKey { return t.urlKeys().key(url) }
+
+// urlKeys returns the keyer of the transaction's URL keys.
+func (t *Tx) urlKeys() *urlKeyer {
+	if t.keys == nil {
+		t.keys = newURLKeyer()
+	}
+	return t.keys
 }
 
 // LookupURL returns the id of a normalised URL.
 func (t *Tx) LookupURL(url string) (uint64, bool) {
-	if id, ok := t.newURLs[url]; ok {
+	if id, ok := t.CreatedURL(url); ok {
 		return id, true
 	}
 	if t.urls == nil {
@@ -660,13 +695,10 @@ func (t *Tx) AddNewURLDoc(url string, d *Doc) (id uint64, created bool, err erro
 		return 0, false, fmt.Errorf("add url %s: id %d does not follow the %d new documents from %d", url, id, t.newDocs.len(), t.newBase)
 	}
 	t.next(keyNextDoc)
-	if t.newURLs == nil {
-		t.newURLs = map[string]uint64{}
-	}
 	// url may be a substring of a larger string (a parsed record's line)
 	// that the transaction would otherwise keep alive to its end.
 	url = strings.Clone(url)
-	t.newURLs[url] = id
+	t.created.put(t.urlKeys().key(url), id)
 	t.unsorted.add(newURL{url: url, id: id})
 	d.ID, d.URL = id, url
 	t.newDocs.add(nil) // PutDoc keeps new documents in memory

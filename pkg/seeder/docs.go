@@ -314,7 +314,7 @@ func (r *batchRun) links(d *linkgraph.Doc, links []preparedLink) error {
 			if r.snapshot {
 				// Not known before the batch: known only if an earlier
 				// record of the batch created it.
-				id, ok = in.tx.CreatedURL(l.url)
+				id, ok = in.tx.CreatedURLKey(l.key)
 			} else {
 				id, ok = in.tx.LookupURL(l.url)
 			}

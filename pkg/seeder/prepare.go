@@ -41,6 +41,9 @@ type preparedLink struct {
 	// sameSite is set when the URL is on the page's own site (same
 	// scheme, host and port), which makes its depth the page's + 1.
 	sameSite bool
+	// key finds the URL among those the batch created (Tx.CreatedURLKey),
+	// for a URL graph.db did not know; computed here, on the workers.
+	key linkgraph.URLKey
 }
 
 // chunk is a run of consecutive records, in file order.
@@ -85,6 +88,9 @@ func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites map[string]uint
 				if site != 0 {
 					l.known, l.site = id, site
 				}
+			}
+			if l.known == 0 {
+				l.key = tx.URLKey(u)
 			}
 		}
 		out = append(out, l)
