@@ -248,7 +248,7 @@ type Tx struct {
 	// (keys: the Graph's seeds, or a transaction's own when it has none).
 	created  createdIndex
 	keys     *urlKeyer
-	unsorted blocks[newURL]    // those of them not written yet
+	unsorted blocks[newURL] // those of them not written yet
 	// Records of new documents not written yet (encoded: few pointers
 	// for the GC): newDocs.at(i) is that of id newBase+i (new ids are
 	// consecutive).
