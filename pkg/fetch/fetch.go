@@ -251,11 +251,12 @@ type Request struct {
 type Host struct {
 	c *Client
 
-	conn    *conn2 // the open connection (idle between requests), or nil
-	connKey string // scheme://host:port of conn
-	closes  []int  // requests served on connections the server closed
-	open    int    // connections open now
-	peak    int    // most connections open at once (tests)
+	conn       *conn2 // the open connection (idle between requests), or nil
+	connScheme string // the scheme and host[:port] conn goes to
+	connHost   string
+	closes     []int // requests served on connections the server closed
+	open       int   // connections open now
+	peak       int   // most connections open at once (tests)
 
 	// base is a child of the context Do was last given (baseOf), from
 	// which each request's context is made: a request then registers
@@ -617,11 +618,11 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		}
 		addr = net.JoinHostPort(strings.Trim(hostPort, "[]"), port)
 	}
-	if key := u.Scheme + "://" + hostPort; key != h.connKey {
+	if u.Scheme != h.connScheme || hostPort != h.connHost {
 		// Another scheme or port of the host: the idle connection is
 		// closed before another is opened.
 		h.drop()
-		h.connKey = key
+		h.connScheme, h.connHost = u.Scheme, hostPort
 	}
 	request := h.c.request(u.RequestURI(), hostPort, r)
 

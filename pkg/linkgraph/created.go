@@ -39,13 +39,6 @@ type createdSlot struct {
 	id  uint64
 }
 
-// reserve makes room for n keys without growing.
-func (x *createdIndex) reserve(n int) {
-	if 2*n > len(x.slots) {
-		x.resize(n)
-	}
-}
-
 // resize rebuilds the table with room for at least n keys.
 func (x *createdIndex) resize(n int) {
 	size := 16

@@ -248,7 +248,7 @@ type Tx struct {
 	// (keys: the Graph's seeds, or a transaction's own when it has none).
 	created  createdIndex
 	keys     *urlKeyer
-	unsorted blocks[newURL] // those of them not written yet
+	unsorted blocks[newURL] // the URLs created and not written yet
 	// Records of new documents not written yet (encoded: few pointers
 	// for the GC): newDocs.at(i) is that of id newBase+i (new ids are
 	// consecutive).
@@ -603,14 +603,6 @@ func (t *Tx) flushURLs() error {
 	}
 	t.urls = nil // a cursor is repositioned after writes
 	return nil
-}
-
-// ExpectNewURLs tells the transaction about how many URLs it will create,
-// before it creates any: the map that finds them is made that large at
-// once instead of growing step by step (a batch creates hundreds of
-// thousands). Only a hint: more or fewer may come.
-func (t *Tx) ExpectNewURLs(n int) {
-	t.created.reserve(n)
 }
 
 // CreatedURL returns the id of a URL created in this transaction. With

@@ -234,10 +234,6 @@ func harvestInputs(b *collection.Batch) ([]fetchlog.Robots, []fetchlog.Server, e
 }
 
 // seedBatch reads the batch's inputs and applies them in one transaction.
-// newURLsPerPage is the size hint of the map of a batch's new URLs, per
-// URL of the batch (tx.ExpectNewURLs).
-const newURLsPerPage = 3
-
 func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collection, b *collection.Batch, opts RunOptions, reapply bool) (*Summary, error) {
 	start := time.Now()
 	s := &Summary{Batch: b.ID, Forced: opts.Force, Started: start.UTC(), Rejected: map[string]int{}}
@@ -281,9 +277,6 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 	}()
 
 	err = g.Update(func(tx *linkgraph.Tx) error {
-		// A fetched page brings about three new URLs early in a crawl
-		// (fewer later): the map of new URLs starts that large.
-		tx.ExpectNewURLs(newURLsPerPage * len(entries))
 		in := newIntake(tx, opts.Config, b.ID, res, filepath.Join(col.Dir, FrontierDir))
 		defer in.abortPark()
 		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, snapshot: true, cands: map[string]int{}}
