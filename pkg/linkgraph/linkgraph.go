@@ -382,17 +382,11 @@ func newTx(btx *bolt.Tx) *Tx { return &Tx{tx: btx} }
 // rewritten. It is the fraction the score tables use (PutScores).
 const idFill = 0.9
 
-// flush writes what the transaction gathered in memory.
+// flush writes what the transaction gathered in memory: the document
+// records on this goroutine while the other buckets are written on
+// another (writeLinks), then the id counters and the frontier set.
 func (t *Tx) flush() error {
-	for _, name := range [][]byte{bucketDocs, bucketOut, bucketIn} {
-		if b := t.tx.Bucket(name); b != nil {
-			b.FillPercent = idFill
-		}
-	}
-	if _, err := t.takePrep(); err != nil {
-		return err
-	}
-	if err := t.flushNew(); err != nil {
+	if err := t.writeConcurrently(t.flushDocs); err != nil {
 		return err
 	}
 	m := t.tx.Bucket(bucketMeta)
@@ -402,9 +396,6 @@ func (t *Tx) flush() error {
 		}
 	}
 	t.counters = nil
-	if err := t.flushLinks(); err != nil {
-		return err
-	}
 	if t.frontierDirty {
 		t.frontier.RunOptimize()
 		v, err := t.frontier.ToBytes()
@@ -417,6 +408,46 @@ func (t *Tx) flush() error {
 		t.frontierDirty = false
 	}
 	return nil
+}
+
+// writeConcurrently runs docs, which must write no bucket but docs and
+// touch none of the transaction's state that writeLinks uses (the new
+// sites and URLs, the out-link sets, the in-link and site graph changes,
+// PrepareFlush's work), on this goroutine while writeLinks writes those
+// on another, and returns when both are done.
+//
+// bbolt does not promise that one transaction's buckets can be written
+// from two goroutines at once, but its writes before the commit keep
+// their state per bucket (each bucket's nodes and cursors; the
+// transaction's statistics are atomic; pages are only allocated at the
+// commit): two goroutines writing distinct buckets share only what they
+// read. The buckets are opened first, on this goroutine, since opening
+// one caches it in the root bucket's map. TestWriteConcurrently runs
+// this under the race detector (go test -race ./pkg/linkgraph), which
+// is what to run again when go.mod changes bbolt's version.
+func (t *Tx) writeConcurrently(docs func() error) error {
+	for _, name := range allBuckets {
+		if t.tx.Bucket(name) == nil {
+			return fmt.Errorf("%w: no bucket %s", ErrCorrupt, name)
+		}
+	}
+	for _, name := range [][]byte{bucketDocs, bucketOut, bucketIn} {
+		t.tx.Bucket(name).FillPercent = idFill
+	}
+	links := make(chan error, 1)
+	go func() { links <- t.writeLinks() }()
+	return errors.Join(docs(), <-links)
+}
+
+// writeLinks writes the new sites and URLs, the out-link sets, the
+// in-link sets and the site graph (waiting for PrepareFlush's part, if
+// any): flush without the document records, the counters and the
+// frontier set.
+func (t *Tx) writeLinks() error {
+	if err := t.flushURLs(); err != nil {
+		return err
+	}
+	return t.flushLinks()
 }
 
 func mustBytes(bm *roaring.Bitmap) []byte {
@@ -470,6 +501,12 @@ func (t *Tx) flushNew() error {
 	if err := t.flushURLs(); err != nil {
 		return err
 	}
+	return t.flushDocs()
+}
+
+// flushDocs writes the document records created or rewritten in the
+// transaction, in id order.
+func (t *Tx) flushDocs() error {
 	if err := t.flushDocWrites(); err != nil {
 		return err
 	}
@@ -487,29 +524,6 @@ func (t *Tx) flushNew() error {
 	}
 	t.newDocs = blocks[[]byte]{}
 	return nil
-}
-
-// flushAhead writes what the transaction gathered in memory except the
-// new documents, the id counters, the site graph and the frontier set,
-// which flush writes at its end: the work that UpdateDocs gives the
-// transaction while it decodes and encodes records on every core. What
-// PrepareFlush has no part in (the new sites, the out-link sets and the
-// rewritten records) goes first, while it may still run; then the new
-// URLs and the in-link sets, which wait for it.
-func (t *Tx) flushAhead() error {
-	if err := t.flushSites(); err != nil {
-		return err
-	}
-	if err := t.flushOut(); err != nil {
-		return err
-	}
-	if err := t.flushDocWrites(); err != nil {
-		return err
-	}
-	if err := t.flushURLs(); err != nil {
-		return err
-	}
-	return t.flushInLinks()
 }
 
 // flushDocWrites writes the rewritten records of documents from before
@@ -864,26 +878,33 @@ func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, err
 			}
 		})
 	}
-	// Meanwhile the transaction writes what it has gathered that the
-	// records are not: the new sites and URLs, the out-link sets and the
-	// in-links (waiting for PrepareFlush's part, if any).
-	ahead := t.flushAhead()
-	wg.Wait()
-	if err := errors.Join(append(errs, ahead)...); err != nil {
-		return 0, err
-	}
+	// Meanwhile the transaction writes on another goroutine what it has
+	// gathered that the records are not (writeLinks: the new sites and
+	// URLs, the out-link sets, the in-links and the site graph, waiting
+	// for PrepareFlush's part, if any), and on this one, once the records
+	// are updated, every record it holds.
 	n := 0
-	for i, r := range out {
-		if r.v == nil {
-			if held[i] {
-				t.holdDocWrite(ids[i], vals[i])
+	err := t.writeConcurrently(func() error {
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		for i, r := range out {
+			if r.v == nil {
+				if held[i] {
+					t.holdDocWrite(ids[i], vals[i])
+				}
+				continue
 			}
-			continue
+			if err := t.putRecord(ids[i], r.v, r.inFrontier); err != nil {
+				return err
+			}
+			n++
 		}
-		if err := t.putRecord(ids[i], r.v, r.inFrontier); err != nil {
-			return n, err
-		}
-		n++
+		return t.flushDocs()
+	})
+	if err != nil {
+		return 0, err
 	}
 	return n, nil
 }

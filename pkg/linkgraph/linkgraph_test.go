@@ -824,3 +824,134 @@ func TestUpdateDocsRewritten(t *testing.T) {
 		return nil
 	})
 }
+
+// TestWriteConcurrently: a transaction large enough for every bucket to
+// be a tree of several levels writes its records on one goroutine while
+// its URLs, out-links, in-links and site graph are written on another
+// (UpdateDocs, then the commit); everything lands where it belongs.
+// Under the race detector (go test -race ./pkg/linkgraph) it also shows
+// that the two goroutines share nothing they write in bbolt.
+func TestWriteConcurrently(t *testing.T) {
+	const sites, pages = 20, 300
+	g, _ := openTemp(t)
+	url := func(s, p int) string {
+		return fmt.Sprintf("http://www.sitio%02d.cl/seccion%d/pagina-%d.html", s, p%7, p)
+	}
+	ids := map[string]uint64{}
+	siteIDs := make([]uint64, sites)
+	// links of page p of site s: the next pages of the site and page p of
+	// the next site (of the first half of the pages before the second
+	// transaction, of all of them after it).
+	links := func(s, p, n int) []Target {
+		var ts []Target
+		for _, q := range []int{(p + 1) % n, (p + 2) % n, (p + 5) % n} {
+			ts = append(ts, Target{Doc: ids[url(s, q)], Site: siteIDs[s]})
+		}
+		return append(ts, Target{Doc: ids[url((s+1)%sites, p)], Site: siteIDs[(s+1)%sites]})
+	}
+	addPages := func(tx *Tx, from, to int) error {
+		for s := range sites {
+			if siteIDs[s] == 0 {
+				id, _, err := tx.AddSite(fmt.Sprintf("http://www.sitio%02d.cl", s))
+				if err != nil {
+					return err
+				}
+				siteIDs[s] = id
+			}
+			for p := from; p < to; p++ {
+				id, _, err := tx.AddURL(url(s, p), siteIDs[s], 1, 0)
+				if err != nil {
+					return err
+				}
+				ids[url(s, p)] = id
+			}
+			if err := bumpPages(tx, siteIDs[s], to-from); err != nil {
+				return err
+			}
+		}
+		for s := range sites {
+			for p := range to {
+				if _, err := tx.ReplaceOutLinks(ids[url(s, p)], siteIDs[s], links(s, p, to)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := g.Update(func(tx *Tx) error { return addPages(tx, 0, pages/2) }); err != nil {
+		t.Fatal(err)
+	}
+	err := g.Update(func(tx *Tx) error {
+		// Rewrite some known records before UpdateDocs and others in it.
+		for s := range sites {
+			d, err := tx.Doc(ids[url(s, 0)])
+			if err != nil {
+				return err
+			}
+			d.Title = "rewritten"
+			if err := tx.PutDoc(d); err != nil {
+				return err
+			}
+		}
+		if err := addPages(tx, pages/2, pages); err != nil {
+			return err
+		}
+		tx.PrepareFlush()
+		var all []uint64
+		for _, id := range ids {
+			all = append(all, id)
+		}
+		slices.Sort(all)
+		_, err := tx.UpdateDocs(all, func(i int, d *Doc) bool {
+			if d.ID%3 == 0 {
+				return false
+			}
+			d.Anchors = append(d.Anchors, fmt.Sprint("anchor of ", d.ID))
+			return true
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = g.View(func(tx *Tx) error {
+		if n := tx.LastDocID(); n != uint64(sites*pages) {
+			t.Errorf("last doc id %d, want %d", n, sites*pages)
+		}
+		for s := range sites {
+			for p := range pages {
+				u := url(s, p)
+				id, ok := tx.LookupURL(u)
+				if !ok || id != ids[u] {
+					t.Fatalf("%s: id %d %v, want %d", u, id, ok, ids[u])
+				}
+				d, err := tx.Doc(id)
+				if err != nil {
+					return err
+				}
+				wantAnchors := 1
+				if id%3 == 0 {
+					wantAnchors = 0
+				}
+				if d.URL != u || len(d.Anchors) != wantAnchors || (p == 0) != (d.Title == "rewritten") {
+					t.Errorf("doc %d: %+v", id, d)
+				}
+				out, err := tx.OutLinks(id)
+				if err != nil {
+					return err
+				}
+				want := roaring.New()
+				for _, l := range links(s, p, pages) {
+					want.Add(uint32(l.Doc))
+				}
+				if !out.Equals(want) {
+					t.Errorf("out-links of %s: %v, want %v", u, out.ToArray(), want.ToArray())
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
