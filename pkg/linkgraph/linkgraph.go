@@ -383,10 +383,11 @@ func newTx(btx *bolt.Tx) *Tx { return &Tx{tx: btx} }
 const idFill = 0.9
 
 // flush writes what the transaction gathered in memory: the document
-// records on this goroutine while the other buckets are written on
-// another (writeLinks), then the id counters and the frontier set.
+// records and out-link sets on this goroutine while the other buckets are
+// written on another (writeLinks), then the id counters and the frontier
+// set.
 func (t *Tx) flush() error {
-	if err := t.writeConcurrently(t.flushDocs); err != nil {
+	if err := t.writeConcurrently(t.flushRecords); err != nil {
 		return err
 	}
 	m := t.tx.Bucket(bucketMeta)
@@ -410,9 +411,9 @@ func (t *Tx) flush() error {
 	return nil
 }
 
-// writeConcurrently runs docs, which must write no bucket but docs and
-// touch none of the transaction's state that writeLinks uses (the new
-// sites and URLs, the out-link sets, the in-link and site graph changes,
+// writeConcurrently runs records, which must write no bucket but docs
+// and out and touch none of the transaction's state that writeLinks uses
+// (the new sites and URLs, the in-link and site graph changes,
 // PrepareFlush's work), on this goroutine while writeLinks writes those
 // on another, and returns when both are done.
 //
@@ -425,7 +426,7 @@ func (t *Tx) flush() error {
 // one caches it in the root bucket's map. TestWriteConcurrently runs
 // this under the race detector (go test -race ./pkg/linkgraph), which
 // is what to run again when go.mod changes bbolt's version.
-func (t *Tx) writeConcurrently(docs func() error) error {
+func (t *Tx) writeConcurrently(records func() error) error {
 	for _, name := range allBuckets {
 		if t.tx.Bucket(name) == nil {
 			return fmt.Errorf("%w: no bucket %s", ErrCorrupt, name)
@@ -436,13 +437,13 @@ func (t *Tx) writeConcurrently(docs func() error) error {
 	}
 	links := make(chan error, 1)
 	go func() { links <- t.writeLinks() }()
-	return errors.Join(docs(), <-links)
+	return errors.Join(records(), <-links)
 }
 
-// writeLinks writes the new sites and URLs, the out-link sets, the
-// in-link sets and the site graph (waiting for PrepareFlush's part, if
-// any): flush without the document records, the counters and the
-// frontier set.
+// writeLinks writes the new sites and URLs, the in-link sets and the
+// site graph (waiting for PrepareFlush's part, if any): flush without
+// the document records, the out-link sets, the counters and the frontier
+// set.
 func (t *Tx) writeLinks() error {
 	if err := t.flushURLs(); err != nil {
 		return err
@@ -501,12 +502,15 @@ func (t *Tx) flushNew() error {
 	if err := t.flushURLs(); err != nil {
 		return err
 	}
-	return t.flushDocs()
+	return t.flushRecords()
 }
 
-// flushDocs writes the document records created or rewritten in the
-// transaction, in id order.
-func (t *Tx) flushDocs() error {
+// flushRecords writes the out-link sets and the document records
+// created or rewritten in the transaction, in id order.
+func (t *Tx) flushRecords() error {
+	if err := t.flushOut(); err != nil {
+		return err
+	}
 	if err := t.flushDocWrites(); err != nil {
 		return err
 	}
@@ -579,12 +583,9 @@ func (t *Tx) flushSites() error {
 }
 
 // flushURLs writes the sites and URLs created in the transaction, in
-// sorted order, and the out-link sets (flushNew without the documents).
+// sorted order.
 func (t *Tx) flushURLs() error {
 	if err := t.flushSites(); err != nil {
-		return err
-	}
-	if err := t.flushOut(); err != nil {
 		return err
 	}
 	if _, err := t.takePrep(); err != nil {
@@ -880,9 +881,9 @@ func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, err
 	}
 	// Meanwhile the transaction writes on another goroutine what it has
 	// gathered that the records are not (writeLinks: the new sites and
-	// URLs, the out-link sets, the in-links and the site graph, waiting
-	// for PrepareFlush's part, if any), and on this one, once the records
-	// are updated, every record it holds.
+	// URLs, the in-links and the site graph, waiting for PrepareFlush's
+	// part, if any), and on this one, once the records are updated, every
+	// record and out-link set it holds.
 	n := 0
 	err := t.writeConcurrently(func() error {
 		wg.Wait()
@@ -901,7 +902,7 @@ func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, err
 			}
 			n++
 		}
-		return t.flushDocs()
+		return t.flushRecords()
 	})
 	if err != nil {
 		return 0, err
