@@ -61,9 +61,9 @@ func hasLinks(d *parsed.Doc) bool { return d.Status > 0 && d.Status != 304 }
 
 // prepare resolves the links of one record; tx, if not nil, is a read
 // transaction on graph.db as it was before the batch, in which known URLs
-// are looked up; sites caches site key → id lookups; chk is the calling
-// goroutine's scope checker.
-func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites map[string]uint64, chk *scope.Checker) []preparedLink {
+// are looked up through sites, the calling goroutine's memory of them;
+// chk is its scope checker.
+func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites *siteSet, chk *scope.Checker) []preparedLink {
 	if !hasLinks(d) {
 		return nil
 	}
@@ -79,16 +79,7 @@ func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites map[string]uint
 		key := urlnorm.SiteKey(u)
 		l.sameSite = key == pageSite
 		if tx != nil {
-			if id, ok := tx.LookupURL(u); ok {
-				site, ok := sites[key]
-				if !ok {
-					site, _ = tx.SiteID(key)
-					sites[key] = site
-				}
-				if site != 0 {
-					l.known, l.site = id, site
-				}
-			}
+			l.known, l.site = sites.lookup(tx, key, u)
 			if l.known == 0 {
 				l.key = tx.URLKey(u)
 			}
@@ -132,7 +123,7 @@ func prepareDocs(ctx context.Context, r io.Reader, name string, g *linkgraph.Gra
 	wg.Go(func() { readChunks(ctx, r, name, jobs, order) })
 	for range workers {
 		wg.Go(func() {
-			p := preparer{res: res, g: g, name: name, sites: map[string]uint64{}, chk: res.scope.Checker()}
+			p := preparer{res: res, g: g, name: name, sites: newSiteSet(), chk: res.scope.Checker()}
 			for j := range jobs {
 				j.done <- p.chunk(j)
 			}
@@ -208,14 +199,15 @@ func readChunks(ctx context.Context, r io.Reader, name string, jobs, order chan<
 	}
 }
 
-// preparer is one worker of prepareDocs: its scope checker and the site
-// ids it has looked up (the snapshot of every read transaction is the
-// same: the batch's transaction commits after the records).
+// preparer is one worker of prepareDocs: its scope checker and what it
+// has read of the sites and their URLs (the snapshot of every read
+// transaction is the same: the batch's transaction commits after the
+// records).
 type preparer struct {
 	res   resolver
 	g     *linkgraph.Graph
 	name  string
-	sites map[string]uint64
+	sites *siteSet
 	chk   *scope.Checker
 }
 

@@ -1,0 +1,97 @@
+package seeder
+
+import (
+	"errors"
+
+	"github.com/wirecrawl/wire/pkg/linkgraph"
+)
+
+// Loading a site's URLs: a worker looks a site's URLs up one by one in
+// graph.db until it has looked up siteLoadAfter of them; then it reads
+// all of them at once (a range of the urls bucket), provided they are at
+// most siteLoadFactor times the lookups done so far, and answers the
+// site's later links from memory. A site with more waits for four times
+// as many lookups before the next try. So the reading never costs much
+// more than the lookups it replaces, even for a site of millions of URLs
+// of which a batch links a few.
+const (
+	siteLoadAfter  = 16
+	siteLoadFactor = 8
+)
+
+// maxSiteURLs bounds the URLs one worker holds in memory (about 64 bytes
+// each: 64 MiB); past it, sites are looked up one URL at a time.
+const maxSiteURLs = 1 << 20
+
+// siteURLs is what a preparing worker knows of one site of graph.db as it
+// was before the batch.
+type siteURLs struct {
+	id uint64 // 0: graph.db does not know the site, so none of its URLs
+	// urls maps the path (and query) of each of the site's URLs to its
+	// id, once read (nil before).
+	urls     map[string]uint64
+	lookups  int // lookups in graph.db since the site was last tried
+	loadNext int // lookups before the next try
+}
+
+// siteSet is a worker's siteURLs by site key, with the number of URLs
+// they hold and the most they may hold.
+type siteSet struct {
+	sites  map[string]*siteURLs
+	loaded int
+	max    int
+}
+
+func newSiteSet() *siteSet { return &siteSet{sites: map[string]*siteURLs{}, max: maxSiteURLs} }
+
+// errTooMany stops the reading of a site's URLs past its bound.
+var errTooMany = errors.New("too many urls")
+
+// lookup returns the id and site id of the normal URL u of site key in
+// graph.db as tx (a read transaction begun before the batch's) sees it,
+// from memory where it can; 0, 0 for a URL graph.db does not know.
+func (s *siteSet) lookup(tx *linkgraph.Tx, key, u string) (id, site uint64) {
+	st, ok := s.sites[key]
+	if !ok {
+		st = &siteURLs{loadNext: siteLoadAfter}
+		st.id, _ = tx.SiteID(key)
+		s.sites[string([]byte(key))] = st // key may share a record's line
+	}
+	if st.id == 0 {
+		return 0, 0
+	}
+	if st.urls != nil {
+		id = st.urls[u[len(key):]]
+	} else {
+		id, _ = tx.LookupURL(u)
+		st.lookups++
+		if st.lookups >= st.loadNext {
+			s.load(tx, key, st)
+		}
+	}
+	if id == 0 {
+		return 0, 0
+	}
+	return id, st.id
+}
+
+// load reads the URLs of a site into memory, unless they are more than
+// its bound.
+func (s *siteSet) load(tx *linkgraph.Tx, key string, st *siteURLs) {
+	limit := min(siteLoadFactor*st.lookups, s.max-s.loaded)
+	st.lookups = 0
+	st.loadNext *= 4
+	urls := map[string]uint64{}
+	err := tx.ForEachSiteURL(key, func(url string, id uint64) error {
+		if len(urls) >= limit {
+			return errTooMany
+		}
+		urls[url[len(key):]] = id
+		return nil
+	})
+	if err != nil {
+		return // too many for now, or unreadable: one at a time
+	}
+	st.urls = urls
+	s.loaded += len(urls)
+}
