@@ -12,8 +12,16 @@
 # idFill), the same layout as the seeder's, and its ratio is printed too.
 #
 #   scripts/bench-seeder.sh
+#   ROUNDS=5 scripts/bench-seeder.sh
 #   PAGES=20000 LINKS=20 scripts/bench-seeder.sh
 #   SEEDER_FLAGS="--seeder-new-links-per-page=8" scripts/bench-seeder.sh
+#
+# The batch is generated once; each of ROUNDS rounds (3 by default) runs
+# the seeder on a fresh copy of the collection, then the two plain loads
+# of what that run wrote, so that a round's three figures are measured
+# within seconds of each other. On a shared machine whose speed moves by
+# half within minutes (docs/seeder.md), only such ratios mean anything:
+# the script prints each round and the medians of the rounds' ratios.
 #
 # Each measured command is a child process; "wall s" and "cpu s" of the
 # plain load are those of its transaction alone (the tool first reads
@@ -27,6 +35,7 @@ cd "$(dirname "$0")/.."
 PAGES=${PAGES:-100000}
 LINKS=${LINKS:-20}
 SEEDER_FLAGS=${SEEDER_FLAGS:-}
+ROUNDS=${ROUNDS:-3}
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/bench-seeder.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT INT TERM
 
@@ -75,31 +84,47 @@ measure() {
 	echo "$(echo "$end - $start" | bc) $cpu $hwm $anon" >"$DIR/$name.m"
 }
 
-load=$(cut -d' ' -f1-3 /proc/loadavg)
-# shellcheck disable=SC2086
-measure seeder "$DIR/bin/seeder" run --collection "$DIR/col" --quiet $SEEDER_FLAGS
-measure plain "$DIR/bin/benchtool" plain "$DIR/col.before.db" "$DIR/col/graph.db" "$DIR/plain.db"
-rm -f "$DIR/plain.db"
-measure plainfill "$DIR/bin/benchtool" plain -fill 0.9 "$DIR/col.before.db" "$DIR/col/graph.db" "$DIR/plain.db"
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-plain_s=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$DIR/plain.out")
-plain_cpu=$(sed -n 's/.* cpu \([0-9.]*\) s,.*/\1/p' "$DIR/plain.out")
-fill_s=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$DIR/plainfill.out")
-fill_cpu=$(sed -n 's/.* cpu \([0-9.]*\) s,.*/\1/p' "$DIR/plainfill.out")
-
-read -r s_wall s_cpu s_hwm s_anon <"$DIR/seeder.m"
-read -r p_wall p_cpu p_hwm p_anon <"$DIR/plain.m"
-read -r f_wall f_cpu f_hwm f_anon <"$DIR/plainfill.m"
-awk -v links="$links" -v pages="$PAGES" -v sw="$s_wall" -v sc="$s_cpu" -v sh="$s_hwm" -v sa="$s_anon" \
-	-v ps="$plain_s" -v pw="$p_wall" -v pc="$plain_cpu" -v ph="$p_hwm" -v pa="$p_anon" \
-	-v fs="$fill_s" -v fc="$fill_cpu" -v fh="$f_hwm" -v fa="$f_anon" \
-	-v l1="$load" -v l2="$load_after" 'BEGIN {
-	printf "batch: %d pages, %d links; load average %s before, %s after\n", pages, links, l1, l2
-	printf "%-18s %9s %12s %10s %14s %12s\n", "", "wall s", "links/s", "cpu s", "peak RSS MiB", "anon MiB"
-	printf "%-18s %9.2f %12.0f %10.2f %14.0f %12.0f\n", "seeder run", sw, links / sw, sc, sh / 1024, sa / 1024
-	printf "%-18s %9.2f %12.0f %10.2f %14.0f %12.0f\n", "plain bbolt load", ps, links / ps, pc, ph / 1024, pa / 1024
-	printf "%-18s %9.2f %12.0f %10.2f %14.0f %12.0f\n", "plain, id fill 0.9", fs, links / fs, fc, fh / 1024, fa / 1024
-	printf "seeder / plain: %.0f %% of the links/s (target >= 50 %%), %.0f %% of the links per cpu second; batch in %.1f s (target < 60 s)\n", 100 * ps / sw, 100 * pc / sc, sw
-	printf "seeder / plain with the seeder\047s page fill: %.0f %% of the links/s, %.0f %% of the links per cpu second\n", 100 * fs / sw, 100 * fc / sc
+printf "batch: %d pages, %d links; %d rounds\n" "$PAGES" "$links" "$ROUNDS"
+printf "%-6s %-18s %9s %12s %10s %14s %12s %8s\n" "round" "" "wall s" "links/s" "cpu s" "peak RSS MiB" "anon MiB" "load"
+: >"$DIR/rounds"
+round=1
+while [ "$round" -le "$ROUNDS" ]; do
+	rm -rf "$DIR/run" "$DIR/plain.db"
+	cp -r "$DIR/col" "$DIR/run"
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	# shellcheck disable=SC2086
+	measure seeder "$DIR/bin/seeder" run --collection "$DIR/run" --quiet $SEEDER_FLAGS
+	measure plain "$DIR/bin/benchtool" plain "$DIR/col.before.db" "$DIR/run/graph.db" "$DIR/plain.db"
+	rm -f "$DIR/plain.db"
+	measure plainfill "$DIR/bin/benchtool" plain -fill 0.9 "$DIR/col.before.db" "$DIR/run/graph.db" "$DIR/plain.db"
+	plain_s=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$DIR/plain.out")
+	plain_cpu=$(sed -n 's/.* cpu \([0-9.]*\) s,.*/\1/p' "$DIR/plain.out")
+	fill_s=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$DIR/plainfill.out")
+	fill_cpu=$(sed -n 's/.* cpu \([0-9.]*\) s,.*/\1/p' "$DIR/plainfill.out")
+	read -r s_wall s_cpu s_hwm s_anon <"$DIR/seeder.m"
+	read -r p_wall p_cpu p_hwm p_anon <"$DIR/plain.m"
+	read -r f_wall f_cpu f_hwm f_anon <"$DIR/plainfill.m"
+	awk -v r="$round" -v links="$links" -v sw="$s_wall" -v sc="$s_cpu" -v sh="$s_hwm" -v sa="$s_anon" \
+		-v ps="$plain_s" -v pc="$plain_cpu" -v ph="$p_hwm" -v pa="$p_anon" \
+		-v fs="$fill_s" -v fc="$fill_cpu" -v fh="$f_hwm" -v fa="$f_anon" -v load="$load" 'BEGIN {
+		printf "%-6s %-18s %9.2f %12.0f %10.2f %14.0f %12.0f %8s\n", r, "seeder run", sw, links / sw, sc, sh / 1024, sa / 1024, load
+		printf "%-6s %-18s %9.2f %12.0f %10.2f %14.0f %12.0f\n", r, "plain bbolt load", ps, links / ps, pc, ph / 1024, pa / 1024
+		printf "%-6s %-18s %9.2f %12.0f %10.2f %14.0f %12.0f\n", r, "plain, id fill 0.9", fs, links / fs, fc, fh / 1024, fa / 1024
+	}'
+	echo "$s_wall $s_cpu $plain_s $plain_cpu $fill_s $fill_cpu $s_hwm" >>"$DIR/rounds"
+	round=$((round + 1))
+done
+# The medians of the rounds' ratios (and of the seeder's time and peak).
+sort_median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+ratio=$(awk '{print 100 * $3 / $1}' "$DIR/rounds" | sort_median)
+ratio_cpu=$(awk '{print 100 * $4 / $2}' "$DIR/rounds" | sort_median)
+ratio_fill=$(awk '{print 100 * $5 / $1}' "$DIR/rounds" | sort_median)
+ratio_fill_cpu=$(awk '{print 100 * $6 / $2}' "$DIR/rounds" | sort_median)
+wall=$(awk '{print $1}' "$DIR/rounds" | sort_median)
+hwm=$(awk '{print $7}' "$DIR/rounds" | sort_median)
+all=$(awk '{printf "%s%.0f", (NR > 1 ? ", " : ""), 100 * $3 / $1}' "$DIR/rounds")
+awk -v r="$ratio" -v rc="$ratio_cpu" -v rf="$ratio_fill" -v rfc="$ratio_fill_cpu" -v w="$wall" -v h="$hwm" -v all="$all" 'BEGIN {
+	printf "seeder / plain: %.0f %% of the links/s (median of the rounds: %s %%; target >= 50 %%), %.0f %% of the links per cpu second; batch in %.1f s (median; target < 60 s), peak RSS %.0f MiB\n", r, all, rc, w, h / 1024
+	printf "seeder / plain with the seeder\047s page fill: %.0f %% of the links/s, %.0f %% of the links per cpu second\n", rf, rfc
 }'
 sed -n '1,9p' "$DIR/seeder.out"
