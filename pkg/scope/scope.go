@@ -162,6 +162,48 @@ func (s *Scope) check(normalURL string, c *Checker) error {
 	if v.reason != "" {
 		return &Error{URL: normalURL, Reason: v.reason, Detail: v.detail}
 	}
+	return s.checkPath(normalURL, path)
+}
+
+// CheckSite applies the rules of Check that depend only on the site key
+// ("scheme://host[:port]", urlnorm.SiteKey) of a normal URL: rules 2 to
+// 5. A caller that resolves many URLs of few sites checks each site once
+// and each URL with CheckInSite.
+func (s *Scope) CheckSite(siteKey string) error {
+	scheme, host, _, ok := split(siteKey)
+	if !ok || (scheme != "http" && scheme != "https") {
+		return &Error{URL: siteKey, Reason: ReasonScheme}
+	}
+	if host == "" {
+		return &Error{URL: siteKey, Reason: ReasonNoHost}
+	}
+	if v := s.checkHost(host); v.reason != "" {
+		return &Error{URL: siteKey, Reason: v.reason, Detail: v.detail}
+	}
+	return nil
+}
+
+// CheckInSite is Check for a normal URL whose first siteKeyLen bytes are
+// its site key, given what CheckSite said of that key (siteErr): the
+// same verdict, from the same rules in the same order, without the
+// host's.
+func (s *Scope) CheckInSite(normalURL string, siteKeyLen int, siteErr error) error {
+	if s.maxLength > 0 && len(normalURL) > s.maxLength {
+		return &Error{URL: normalURL, Reason: ReasonTooLong, Detail: fmt.Sprintf("%d bytes, limit %d", len(normalURL), s.maxLength)}
+	}
+	if siteErr != nil {
+		var e *Error
+		if errors.As(siteErr, &e) {
+			return &Error{URL: normalURL, Reason: e.Reason, Detail: e.Detail}
+		}
+		return siteErr
+	}
+	return s.checkPath(normalURL, trimQuery(normalURL[siteKeyLen:]))
+}
+
+// checkPath applies rules 6 to 8 to a normal URL and its path (without
+// query).
+func (s *Scope) checkPath(normalURL, path string) error {
 	if ext := extension(path); ext != "" && s.extensions[ext] {
 		return &Error{URL: normalURL, Reason: ReasonExtension, Detail: ext}
 	}

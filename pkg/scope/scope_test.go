@@ -197,3 +197,60 @@ func FuzzScope(f *testing.F) {
 		}
 	})
 }
+
+// patternScope is testScope with include and exclude patterns, so that
+// every rule of Check can decide.
+func patternScope() *Scope {
+	cfg := config.Defaults().Scope
+	cfg.Domains = []string{"cl", ".Gob.AR"}
+	cfg.MaxURLLength = 64
+	cfg.Include = []string{`^https?://[^/]*\.(uchile\.cl|gob\.ar)/`}
+	cfg.Exclude = []string{`/calendar/`}
+	return New(cfg)
+}
+
+// TestCheckInSite: CheckSite on a normal URL's site key and CheckInSite
+// on the URL give Check's verdict, whichever rule decides, in Check's
+// order (a URL too long and out of scope is too long).
+func TestCheckInSite(t *testing.T) {
+	s := patternScope()
+	long := "http://x.com/" + strings.Repeat("a", 80)
+	for _, u := range []string{
+		"http://www.uchile.cl/", "https://dcc.uchile.cl:8443/a/b.html?x=1", "http://www.uchile.cl/foto.JPG",
+		"http://www.uchile.cl/foto.jpg?x=.html", "http://www.uchile.cl/calendar/x", "http://www.usach.cl/",
+		"http://x.com/", "http://127.0.0.1/", "http://[::1]/", "http://cl/", "ftp://www.uchile.cl/", long,
+	} {
+		key := urlnorm.SiteKey(u)
+		got := s.CheckInSite(u, len(key), s.CheckSite(key))
+		if want := s.Check(u); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: CheckInSite %v, Check %v", u, got, want)
+		}
+	}
+	if ReasonOf(s.CheckInSite(long, len("http://x.com"), s.CheckSite("http://x.com"))) != ReasonTooLong {
+		t.Error("the length is not checked first")
+	}
+}
+
+// FuzzCheckInSite: for every URL in normal form, CheckSite and
+// CheckInSite say exactly what Check says.
+func FuzzCheckInSite(f *testing.F) {
+	for _, seed := range []string{
+		"http://www.uchile.cl/", "https://a.b.cl:443/x.jpg", "http://[::1]/", "http://a.gob.ar/calendar/",
+		"HTTP://A.CL/B.PDF?c=d#e", "http://x.com/", "http://a.cl./%2e%2e/", "http://x.gob.ar/;.jpg",
+	} {
+		f.Add(seed)
+	}
+	s := patternScope()
+	norm := urlnorm.New(0)
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := norm.Normalize(raw)
+		if err != nil {
+			return
+		}
+		key := urlnorm.SiteKey(u)
+		got := s.CheckInSite(u, len(key), s.CheckSite(key))
+		if want := s.Check(u); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%q (normal %q): CheckInSite %v, Check %v", raw, u, got, want)
+		}
+	})
+}

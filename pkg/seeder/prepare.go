@@ -70,19 +70,36 @@ func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites *siteSet, chk *
 	out := make([]preparedLink, 0, len(d.Links)+2)
 	pageSite := urlnorm.SiteKey(d.URL) // the transaction checks d.URL against graph.db
 	add := func(raw, anchor string, nofollow bool) {
-		u, rej := r.resolveWith(raw, chk)
-		l := preparedLink{url: u, rej: rej, anchor: anchor, nofollow: nofollow}
-		if rej != nil {
+		if tx == nil {
+			u, rej := r.resolveWith(raw, chk)
+			l := preparedLink{url: u, rej: rej, anchor: anchor, nofollow: nofollow}
+			if rej == nil {
+				l.sameSite = urlnorm.SiteKey(u) == pageSite
+			}
+			out = append(out, l)
+			return
+		}
+		// resolveWith, with the host's part of the scope checked once per
+		// site.
+		l := preparedLink{anchor: anchor, nofollow: nofollow}
+		u, err := r.norm.Normalize(raw)
+		if err != nil {
+			l.rej = &rejection{reason: reasonOf(err), err: err}
 			out = append(out, l)
 			return
 		}
 		key := urlnorm.SiteKey(u)
+		st := sites.site(tx, key, r.scope)
+		if err := r.scope.CheckInSite(u, len(key), st.scopeErr); err != nil {
+			l.rej = &rejection{reason: reasonOf(err), err: err}
+			out = append(out, l)
+			return
+		}
+		l.url = u
 		l.sameSite = key == pageSite
-		if tx != nil {
-			l.known, l.site = sites.lookup(tx, key, u)
-			if l.known == 0 {
-				l.key = tx.URLKey(u)
-			}
+		l.known, l.site = sites.lookup(tx, st, key, u)
+		if l.known == 0 {
+			l.key = tx.URLKey(u)
 		}
 		out = append(out, l)
 	}

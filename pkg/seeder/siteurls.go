@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/scope"
 )
 
 // Loading a site's URLs: a worker looks a site's URLs up one by one in
@@ -23,10 +24,11 @@ const (
 // each: 64 MiB); past it, sites are looked up one URL at a time.
 const maxSiteURLs = 1 << 20
 
-// siteURLs is what a preparing worker knows of one site of graph.db as it
-// was before the batch.
+// siteURLs is what a preparing worker knows of one site: the scope's
+// verdict on it, and what graph.db knew of it before the batch.
 type siteURLs struct {
-	id uint64 // 0: graph.db does not know the site, so none of its URLs
+	scopeErr error  // scope.CheckSite's verdict; if not nil, the rest is unset
+	id       uint64 // 0: graph.db does not know the site, so none of its URLs
 	// urls maps the path (and query) of each of the site's URLs to its
 	// id, once read (nil before).
 	urls     map[string]uint64
@@ -47,16 +49,25 @@ func newSiteSet() *siteSet { return &siteSet{sites: map[string]*siteURLs{}, max:
 // errTooMany stops the reading of a site's URLs past its bound.
 var errTooMany = errors.New("too many urls")
 
-// lookup returns the id and site id of the normal URL u of site key in
-// graph.db as tx (a read transaction begun before the batch's) sees it,
-// from memory where it can; 0, 0 for a URL graph.db does not know.
-func (s *siteSet) lookup(tx *linkgraph.Tx, key, u string) (id, site uint64) {
+// site returns what the worker knows of the site key: sc's verdict on it
+// and, for a site in scope, its id in graph.db as tx (a read transaction
+// begun before the batch's) sees it.
+func (s *siteSet) site(tx *linkgraph.Tx, key string, sc *scope.Scope) *siteURLs {
 	st, ok := s.sites[key]
 	if !ok {
-		st = &siteURLs{loadNext: siteLoadAfter}
-		st.id, _ = tx.SiteID(key)
+		st = &siteURLs{loadNext: siteLoadAfter, scopeErr: sc.CheckSite(key)}
+		if st.scopeErr == nil {
+			st.id, _ = tx.SiteID(key)
+		}
 		s.sites[string([]byte(key))] = st // key may share a record's line
 	}
+	return st
+}
+
+// lookup returns the id and site id of the normal URL u of site st (key)
+// in graph.db as tx sees it, from memory where it can; 0, 0 for a URL
+// graph.db does not know.
+func (s *siteSet) lookup(tx *linkgraph.Tx, st *siteURLs, key, u string) (id, site uint64) {
 	if st.id == 0 {
 		return 0, 0
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/scope"
 )
 
 // TestSiteSetLookup: a worker's answers for a site's URLs are graph.db's
@@ -42,6 +43,7 @@ func TestSiteSetLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sc := scope.New(testConfig().Scope)
 	for _, bound := range []int{maxSiteURLs, 30} {
 		t.Run(fmt.Sprint("bound ", bound), func(t *testing.T) {
 			s := newSiteSet()
@@ -53,13 +55,13 @@ func TestSiteSetLookup(t *testing.T) {
 					for key, n := range sizes {
 						for i := range 2 * n {
 							u := fmt.Sprintf("%s/p%d", key, i)
-							id, site := s.lookup(tx, key, u)
+							id, site := s.lookup(tx, s.site(tx, key, sc), key, u)
 							if got := [2]uint64{id, site}; got != want[u] {
 								t.Fatalf("round %d: %s: %v, want %v", round, u, got, want[u])
 							}
 						}
 					}
-					if id, site := s.lookup(tx, "http://new.cl", "http://new.cl/p1"); id != 0 || site != 0 {
+					if id, site := s.lookup(tx, s.site(tx, "http://new.cl", sc), "http://new.cl", "http://new.cl/p1"); id != 0 || site != 0 {
 						t.Errorf("unknown site: %d, %d", id, site)
 					}
 				}
