@@ -139,10 +139,7 @@ func Compile(cfg config.Scope) (*Scope, error) {
 //
 // Patterns are unanchored regular expressions (RE2) on the whole normal
 // URL: "^https?://[^/]*\.uchile\.cl/" or "/calendar/".
-func (s *Scope) Check(normalURL string) error { return s.check(normalURL, nil) }
-
-// check is Check, with the host verdicts of c if not nil.
-func (s *Scope) check(normalURL string, c *Checker) error {
+func (s *Scope) Check(normalURL string) error {
 	if s.maxLength > 0 && len(normalURL) > s.maxLength {
 		return &Error{URL: normalURL, Reason: ReasonTooLong, Detail: fmt.Sprintf("%d bytes, limit %d", len(normalURL), s.maxLength)}
 	}
@@ -153,13 +150,7 @@ func (s *Scope) check(normalURL string, c *Checker) error {
 	if host == "" {
 		return &Error{URL: normalURL, Reason: ReasonNoHost}
 	}
-	var v hostVerdict
-	if c != nil {
-		v = c.checkHost(host)
-	} else {
-		v = s.checkHost(host)
-	}
-	if v.reason != "" {
+	if v := s.checkHost(host); v.reason != "" {
 		return &Error{URL: normalURL, Reason: v.reason, Detail: v.detail}
 	}
 	return s.checkPath(normalURL, path)
@@ -221,45 +212,6 @@ func (s *Scope) checkPath(normalURL, path string) error {
 		}
 	}
 	return &Error{URL: normalURL, Reason: ReasonNotIncluded}
-}
-
-// checkerHosts is the number of hosts whose verdicts a Checker keeps.
-const checkerHosts = 4
-
-// A Checker is Check for one goroutine: it remembers the verdicts of the
-// last few hosts it checked, which it finds without the Scope's shared
-// cache (a map behind a lock). A page's links name its own host and a
-// few others over and over.
-type Checker struct {
-	s        *Scope
-	hosts    [checkerHosts]string // most recently checked first
-	verdicts [checkerHosts]hostVerdict
-}
-
-// Checker returns a new Checker of the scope, for one goroutine.
-func (s *Scope) Checker() *Checker { return &Checker{s: s} }
-
-// Check is Scope.Check.
-func (c *Checker) Check(normalURL string) error { return c.s.check(normalURL, c) }
-
-// checkHost is Scope.checkHost through the checker's last hosts, kept
-// most recent first so that a page's own host stays among them.
-func (c *Checker) checkHost(host string) hostVerdict {
-	for i := range c.hosts {
-		if c.hosts[i] == host && host != "" {
-			v := c.verdicts[i]
-			// Most recent first: a page's own host stays.
-			copy(c.hosts[1:i+1], c.hosts[:i])
-			copy(c.verdicts[1:i+1], c.verdicts[:i])
-			c.hosts[0], c.verdicts[0] = host, v
-			return v
-		}
-	}
-	v := c.s.checkHost(host)
-	copy(c.hosts[1:], c.hosts[:])
-	copy(c.verdicts[1:], c.verdicts[:])
-	c.hosts[0], c.verdicts[0] = host, v
-	return v
 }
 
 // hostVerdict is the outcome of rules 3 to 5 for one host.

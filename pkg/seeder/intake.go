@@ -148,18 +148,9 @@ func newResolver(cfg config.Config) (resolver, error) {
 }
 
 // resolve normalises raw and checks it against the scope.
-func (r resolver) resolve(raw string) (string, *rejection) { return r.resolveWith(raw, nil) }
-
-// resolveWith is resolve with the scope checker chk of the calling
-// goroutine, if not nil.
-func (r resolver) resolveWith(raw string, chk *scope.Checker) (string, *rejection) {
+func (r resolver) resolve(raw string) (string, *rejection) {
 	u, err := r.norm.Normalize(raw)
-	if err != nil {
-		return "", &rejection{reason: reasonOf(err), err: err}
-	}
-	if chk != nil {
-		err = chk.Check(u)
-	} else {
+	if err == nil {
 		err = r.scope.Check(u)
 	}
 	if err != nil {

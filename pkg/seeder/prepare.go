@@ -11,7 +11,6 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/parsed"
-	"github.com/wirecrawl/wire/pkg/scope"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
@@ -59,47 +58,38 @@ const chunkSize = 256
 // that came with a body (a response other than 304 Not Modified).
 func hasLinks(d *parsed.Doc) bool { return d.Status > 0 && d.Status != 304 }
 
-// prepare resolves the links of one record; tx, if not nil, is a read
-// transaction on graph.db as it was before the batch, in which known URLs
-// are looked up through sites, the calling goroutine's memory of them;
-// chk is its scope checker.
-func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites *siteSet, chk *scope.Checker) []preparedLink {
+// prepare resolves the links of one record as resolve does, with the
+// host's part of the scope checked once per site (sites, the calling
+// goroutine's memory of them); tx, if not nil, is a read transaction on
+// graph.db as it was before the batch, in which known URLs are looked up.
+func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites *siteSet) []preparedLink {
 	if !hasLinks(d) {
 		return nil
 	}
 	out := make([]preparedLink, 0, len(d.Links)+2)
 	pageSite := urlnorm.SiteKey(d.URL) // the transaction checks d.URL against graph.db
 	add := func(raw, anchor string, nofollow bool) {
-		if tx == nil {
-			u, rej := r.resolveWith(raw, chk)
-			l := preparedLink{url: u, rej: rej, anchor: anchor, nofollow: nofollow}
-			if rej == nil {
-				l.sameSite = urlnorm.SiteKey(u) == pageSite
-			}
-			out = append(out, l)
-			return
-		}
-		// resolveWith, with the host's part of the scope checked once per
-		// site.
 		l := preparedLink{anchor: anchor, nofollow: nofollow}
 		u, err := r.norm.Normalize(raw)
-		if err != nil {
-			l.rej = &rejection{reason: reasonOf(err), err: err}
-			out = append(out, l)
-			return
+		var st *siteURLs
+		key := ""
+		if err == nil {
+			key = urlnorm.SiteKey(u)
+			st = sites.site(tx, key, r.scope)
+			err = r.scope.CheckInSite(u, len(key), st.scopeErr)
 		}
-		key := urlnorm.SiteKey(u)
-		st := sites.site(tx, key, r.scope)
-		if err := r.scope.CheckInSite(u, len(key), st.scopeErr); err != nil {
+		if err != nil {
 			l.rej = &rejection{reason: reasonOf(err), err: err}
 			out = append(out, l)
 			return
 		}
 		l.url = u
 		l.sameSite = key == pageSite
-		l.known, l.site = sites.lookup(tx, st, key, u)
-		if l.known == 0 {
-			l.key = tx.URLKey(u)
+		if tx != nil {
+			l.known, l.site = sites.lookup(tx, st, key, u)
+			if l.known == 0 {
+				l.key = tx.URLKey(u)
+			}
 		}
 		out = append(out, l)
 	}
@@ -140,7 +130,7 @@ func prepareDocs(ctx context.Context, r io.Reader, name string, g *linkgraph.Gra
 	wg.Go(func() { readChunks(ctx, r, name, jobs, order) })
 	for range workers {
 		wg.Go(func() {
-			p := preparer{res: res, g: g, name: name, sites: newSiteSet(), chk: res.scope.Checker()}
+			p := preparer{res: res, g: g, name: name, sites: newSiteSet()}
 			for j := range jobs {
 				j.done <- p.chunk(j)
 			}
@@ -216,16 +206,14 @@ func readChunks(ctx context.Context, r io.Reader, name string, jobs, order chan<
 	}
 }
 
-// preparer is one worker of prepareDocs: its scope checker and what it
-// has read of the sites and their URLs (the snapshot of every read
-// transaction is the same: the batch's transaction commits after the
-// records).
+// preparer is one worker of prepareDocs: what it has read of the sites
+// and their URLs (the snapshot of every read transaction is the same: the
+// batch's transaction commits after the records).
 type preparer struct {
 	res   resolver
 	g     *linkgraph.Graph
 	name  string
 	sites *siteSet
-	chk   *scope.Checker
 }
 
 // chunk decodes and prepares the records of a job, in a read transaction
@@ -240,7 +228,7 @@ func (p *preparer) chunk(j *prepJob) chunk {
 				c.docs, c.err = c.docs[:i], err
 				return nil
 			}
-			c.docs[i] = preparedDoc{doc: d, links: p.res.prepare(d, tx, p.sites, p.chk)}
+			c.docs[i] = preparedDoc{doc: d, links: p.res.prepare(d, tx, p.sites)}
 			if tx != nil {
 				if stored, err := tx.Doc(d.DocID); err == nil {
 					c.docs[i].stored = stored

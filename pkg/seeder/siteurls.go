@@ -20,9 +20,10 @@ const (
 	siteLoadFactor = 8
 )
 
-// maxSiteURLs bounds the URLs one worker holds in memory (about 64 bytes
-// each: 64 MiB); past it, sites are looked up one URL at a time.
-const maxSiteURLs = 1 << 20
+// maxSiteURLs bounds the URLs one worker holds in memory (about 100
+// bytes each for URLs of 50 bytes, measured: 50 MiB); past it, sites are
+// looked up one URL at a time.
+const maxSiteURLs = 1 << 19
 
 // siteURLs is what a preparing worker knows of one site: the scope's
 // verdict on it, and what graph.db knew of it before the batch.
@@ -51,12 +52,12 @@ var errTooMany = errors.New("too many urls")
 
 // site returns what the worker knows of the site key: sc's verdict on it
 // and, for a site in scope, its id in graph.db as tx (a read transaction
-// begun before the batch's) sees it.
+// begun before the batch's; nil for none) sees it.
 func (s *siteSet) site(tx *linkgraph.Tx, key string, sc *scope.Scope) *siteURLs {
 	st, ok := s.sites[key]
 	if !ok {
 		st = &siteURLs{loadNext: siteLoadAfter, scopeErr: sc.CheckSite(key)}
-		if st.scopeErr == nil {
+		if st.scopeErr == nil && tx != nil {
 			st.id, _ = tx.SiteID(key)
 		}
 		s.sites[string([]byte(key))] = st // key may share a record's line
