@@ -144,14 +144,8 @@ func (s *Scope) Check(normalURL string) error {
 		return &Error{URL: normalURL, Reason: ReasonTooLong, Detail: fmt.Sprintf("%d bytes, limit %d", len(normalURL), s.maxLength)}
 	}
 	scheme, host, path, ok := split(normalURL)
-	if !ok || (scheme != "http" && scheme != "https") {
-		return &Error{URL: normalURL, Reason: ReasonScheme}
-	}
-	if host == "" {
-		return &Error{URL: normalURL, Reason: ReasonNoHost}
-	}
-	if v := s.checkHost(host); v.reason != "" {
-		return &Error{URL: normalURL, Reason: v.reason, Detail: v.detail}
+	if err := s.checkSiteParts(normalURL, scheme, host, ok); err != nil {
+		return err
 	}
 	return s.checkPath(normalURL, path)
 }
@@ -162,14 +156,19 @@ func (s *Scope) Check(normalURL string) error {
 // and each URL with CheckInSite.
 func (s *Scope) CheckSite(siteKey string) error {
 	scheme, host, _, ok := split(siteKey)
+	return s.checkSiteParts(siteKey, scheme, host, ok)
+}
+
+// checkSiteParts applies rules 2 to 5 to the parts split found in u.
+func (s *Scope) checkSiteParts(u, scheme, host string, ok bool) error {
 	if !ok || (scheme != "http" && scheme != "https") {
-		return &Error{URL: siteKey, Reason: ReasonScheme}
+		return &Error{URL: u, Reason: ReasonScheme}
 	}
 	if host == "" {
-		return &Error{URL: siteKey, Reason: ReasonNoHost}
+		return &Error{URL: u, Reason: ReasonNoHost}
 	}
 	if v := s.checkHost(host); v.reason != "" {
-		return &Error{URL: siteKey, Reason: v.reason, Detail: v.detail}
+		return &Error{URL: u, Reason: v.reason, Detail: v.detail}
 	}
 	return nil
 }
