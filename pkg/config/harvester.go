@@ -41,6 +41,10 @@ type Harvester struct {
 	DNSLookups            int      `toml:"dns_lookups" doc:"Simultaneous DNS lookups."`
 	WARCMaxBytes          int64    `toml:"warc_max_bytes" doc:"A new WARC file is started once the current one is this large."`
 	StopTimeout           Duration `toml:"stop_timeout" doc:"On SIGINT or SIGTERM, requests in flight get this long to finish before they are abandoned."`
+	BatchDeadline         Duration `toml:"batch_deadline" doc:"A harvest ends this long after it started: URLs not requested by then are logged deferred and go back to the frontier unharmed. 0: twice the batch's manager.batch_duration (in its header), or no deadline for a batch without one."`
+	TailFraction          float64  `toml:"tail_fraction" doc:"The straggling tail of a harvest begins when the hosts that still have URLs left are at most this fraction of the batch's hosts; 0 turns the tail rule off."`
+	TailFactor            float64  `toml:"tail_factor" doc:"Once the tail has begun, the harvest ends after this multiple of the time it took to reach the tail (at least tail_min); URLs not requested by then are deferred to the next batch."`
+	TailMin               Duration `toml:"tail_min" doc:"The shortest tail: a harvest never ends by the tail rule less than this long after its tail began."`
 }
 
 func defaultHarvester() Harvester {
@@ -71,6 +75,10 @@ func defaultHarvester() Harvester {
 		DNSLookups:            32,
 		WARCMaxBytes:          1 << 30,
 		StopTimeout:           Duration(10 * time.Second),
+		BatchDeadline:         0,
+		TailFraction:          0.1,
+		TailFactor:            0.5,
+		TailMin:               Duration(2 * time.Second),
 	}
 }
 
@@ -133,6 +141,18 @@ func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.DNSLookups < 1 || c.DNSLookups > 1000 {
 		bad("harvester.dns_lookups", "must be between 1 and 1000, got %d", c.DNSLookups)
+	}
+	if c.BatchDeadline < 0 {
+		bad("harvester.batch_deadline", "must not be negative (0: twice the batch's batch_duration)")
+	}
+	if c.TailFraction < 0 || c.TailFraction >= 1 {
+		bad("harvester.tail_fraction", "must be at least 0 and below 1 (0 turns the tail rule off), got %g", c.TailFraction)
+	}
+	if c.TailFactor < 0 || c.TailFactor > 1000 {
+		bad("harvester.tail_factor", "must be between 0 and 1000, got %g", c.TailFactor)
+	}
+	if c.TailMin < 0 {
+		bad("harvester.tail_min", "must not be negative")
 	}
 	if c.WARCMaxBytes < 1024 {
 		bad("harvester.warc_max_bytes", "must be at least 1024, got %d", c.WARCMaxBytes)

@@ -300,6 +300,11 @@ type Server struct {
 	// GaveUp is why the harvester gave the host up for the rest of the
 	// batch ("3 consecutive failures (last: timeout)"), if it did.
 	GaveUp string `json:"gaveUp,omitempty"`
+	// NotBefore is the earliest time the host may be asked again (its
+	// last request's end plus its wait or Crawl-delay), when that was
+	// still to come as the harvester finished with the host; the next
+	// batch's harvester does not ask it before then.
+	NotBefore time.Time `json:"notBefore,omitzero"`
 }
 
 // FormatServer returns s as one servers file line, newline included.

@@ -301,6 +301,14 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 		out.close()
 		return nil, err
 	}
+	if v := hdr.Params[batchDurationParam]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			log.Warn("batch header: batch_duration ignored", "batch", b.Name(), "value", v)
+		} else {
+			h.batchDuration = d
+		}
+	}
 	todo, pending := h.todo(mine, res.records)
 	h.logged = make([]fetchlog.Record, 0, pending) // a line per URL left
 	if resuming {
@@ -351,6 +359,7 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	sum.Ranking = h.rank.Name()
 	sum.Shard = s.String()
 	sum.Resumed = resuming && len(res.records) > 0
+	sum.Ended = h.end.reason()
 	if err := waitClose(); err != nil {
 		return nil, err
 	}
@@ -595,8 +604,14 @@ type harvest struct {
 	stopAll            context.CancelFunc
 	started            time.Time
 
+	// end is the decision to end the batch early (deadline, tail);
+	// batchDuration is the batch header's batch_duration (0: none).
+	end           *batchEnd
+	batchDuration time.Duration
+
 	stats struct {
 		total, logged, pages, errors, robots, requests atomic.Int64
+		deferred                                       atomic.Int64
 		bytes                                          atomic.Int64
 		active, waiting, done                          atomic.Int64
 	}
@@ -619,6 +634,7 @@ func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *co
 		kept:     map[string]bool{},
 		est:      map[string]fetchlog.Server{},
 		finished: map[string]fetchlog.Server{},
+		end:      newBatchEnd(),
 	}
 	if h.every <= 0 {
 		h.every = 250 * time.Millisecond
@@ -651,6 +667,7 @@ func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *co
 			h.est[strings.ToLower(l.Host)] = l
 		}
 	}
+	h.carryOver(previousHarvest(b), time.Now())
 	for site, l := range res.robots {
 		h.known[site] = l
 		h.kept[site] = true
@@ -745,7 +762,7 @@ func requested(r fetchlog.Record) bool {
 		return true
 	}
 	switch fetch.KindOf(r.Err) {
-	case ErrRobots, ErrGaveUp, string(fetch.KindDNS), string(fetch.KindBlocked), string(fetch.KindBadURL), string(fetch.KindCancelled):
+	case ErrRobots, ErrGaveUp, ErrDeferred, string(fetch.KindDNS), string(fetch.KindBlocked), string(fetch.KindBadURL), string(fetch.KindCancelled):
 		return false
 	}
 	return true
@@ -909,7 +926,7 @@ func (h *harvest) finalServers(dir string, recs []fetchlog.Record) error {
 		case r.OK():
 			c.pages++
 			c.bytes += r.Bytes
-		case fetch.KindOf(r.Err) != ErrRobots:
+		case fetch.KindOf(r.Err) != ErrRobots && fetch.KindOf(r.Err) != ErrDeferred:
 			c.errors++
 		}
 	}
@@ -1056,10 +1073,14 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 func (h *harvest) schedule(servers []*Server, nextOrder int) {
 	hc := h.cfg.Harvester
 	ctx := h.startCtx
+	// DNS lookups also end when the batch ends (deadline, tail).
+	dnsCtx, stopDNS := context.WithCancel(ctx)
+	defer stopDNS()
 	for _, srv := range servers {
 		srv.notBefore = h.hosts.notBefore(srv.Host)
 		srv.rank = h.rank.Rank(srv)
 	}
+	rule := newEndRule(hc, h.started, len(servers), h.batchDuration)
 	byRank := append([]*Server(nil), servers...)
 	sort.SliceStable(byRank, func(i, j int) bool { return serverHeap(byRank).Less(i, j) })
 
@@ -1076,7 +1097,7 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 		for _, srv := range byRank {
 			select {
 			case lookups <- srv:
-			case <-ctx.Done():
+			case <-dnsCtx.Done():
 				return
 			}
 		}
@@ -1087,10 +1108,10 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 			defer dnsWG.Done()
 			for srv := range lookups {
 				srv.lookupStart.Store(time.Now().UnixNano())
-				h.resolve(ctx, srv)
+				h.resolve(dnsCtx, srv)
 				select {
 				case resolved <- srv:
-				case <-ctx.Done():
+				case <-dnsCtx.Done():
 					return
 				}
 			}
@@ -1122,14 +1143,29 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 		h.stats.done.Add(1)
 		h.stats.waiting.Add(-1)
 		l := serverLine(srv)
+		if nb := h.hosts.notBefore(srv.Host); nb.After(time.Now()) {
+			l.NotBefore = nb.UTC()
+		}
 		h.finished[srv.Host] = l
 		if err := h.out.server(l); err != nil {
 			h.fatal(err)
 		}
 	}
-	stopping := false
-	for remaining > 0 && !(stopping && active == 0) {
+	stopping, ending := false, false
+	for remaining > 0 && !((stopping || ending) && active == 0) {
 		now := time.Now()
+		endAt, why := rule.observe(now, remaining)
+		if !ending && !endAt.IsZero() && !now.Before(endAt) {
+			// No URL is started any more; the requests in flight finish
+			// and the rest is deferred to the next batch.
+			ending = true
+			h.end.end(why, now)
+			stopDNS()
+			h.log.Info("ending the batch", "why", why, "hosts_left", remaining, "active", active, "elapsed", now.Sub(h.started).Round(time.Millisecond))
+			if active == 0 {
+				break
+			}
+		}
 		for waiting.Len() > 0 && !(*waiting)[0].notBefore.After(now) {
 			srv := heap.Pop(waiting).(*Server)
 			srv.rank = h.rank.Rank(srv)
@@ -1139,7 +1175,7 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 			pending++
 		}
 		var holdUntil time.Time
-		for !stopping && active < hc.Connections && ready.Len() > 0 {
+		for !stopping && !ending && active < hc.Connections && ready.Len() > 0 {
 			if pending < len(byRank) {
 				best := byRank[pending]
 				if better(best, (*ready)[0]) {
@@ -1180,10 +1216,13 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 			}()
 		}
 		var wake <-chan time.Time
-		if !stopping && (waiting.Len() > 0 || !holdUntil.IsZero()) {
+		if !stopping && !ending && (waiting.Len() > 0 || !holdUntil.IsZero() || !endAt.IsZero()) {
 			at := holdUntil
 			if waiting.Len() > 0 && (at.IsZero() || (*waiting)[0].notBefore.Before(at)) {
 				at = (*waiting)[0].notBefore
+			}
+			if !endAt.IsZero() && (at.IsZero() || endAt.Before(at)) {
+				at = endAt
 			}
 			timer.Reset(time.Until(at))
 			wake = timer.C
@@ -1195,9 +1234,10 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 		select {
 		case srv := <-resolved:
 			resolvedSet[srv] = true
-			if srv.left == 0 {
+			switch {
+			case srv.left == 0:
 				done(srv)
-			} else {
+			case !ending:
 				enqueue(srv, time.Now())
 			}
 		case srv := <-finished:
@@ -1214,7 +1254,7 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 			switch {
 			case srv.left == 0:
 				done(srv)
-			case !stopping:
+			case !stopping && !ending:
 				srv.order = nextOrder
 				nextOrder++
 				enqueue(srv, time.Now())
@@ -1227,6 +1267,21 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 		timer.Stop()
 	}
 	dnsWG.Wait()
+	if !ending || stopping || h.fatalError() != nil {
+		return
+	}
+	// The batch ended early: every URL not requested is logged deferred,
+	// and each server's line is written as for a finished one.
+	why := h.end.reason()
+	for _, srv := range servers {
+		if srv.state == stateDone {
+			continue
+		}
+		if err := h.deferRest(srv, why); err != nil {
+			return
+		}
+		done(srv)
+	}
 }
 
 // dnsHold is how long a free connection waits for a better-ranked server

@@ -18,29 +18,31 @@ import (
 // Totals cover the whole fetch log (every run that worked on the batch);
 // the Run* fields and the rate cover the last run only.
 type Summary struct {
-	Version        int            `json:"version"`          // harvest format version
-	Batch          int            `json:"batch"`            // batch id
-	URLs           int            `json:"urls"`             // URLs in the batch (= fetch log lines)
-	Fetched        int            `json:"fetched"`          // responses stored without error, any status
-	Bytes          int64          `json:"bytes"`            // body bytes stored for them
-	Statuses       map[string]int `json:"statuses"`         // responses by class: "2xx", "3xx", "4xx", "5xx"
-	RobotsExcluded int            `json:"robots_excluded"`  // not requested because of robots.txt
-	Errors         map[string]int `json:"errors"`           // failures by kind (first word of the error), robots excluded
-	Hosts          int            `json:"hosts"`            // host names in the batch
-	Sites          int            `json:"sites"`            // sites in the batch
-	RobotsFiles    int            `json:"robots_files"`     // lines of robots.jsonl
-	WARCFiles      []string       `json:"warc_files"`       // WARC files of the harvest
-	Ranking        string         `json:"ranking"`          // server ranking used
-	Shard          string         `json:"shard,omitempty"`  // "i/N" for a shard's marker
-	Shards         int            `json:"shards,omitempty"` // N when the batch was harvested in N shards and merged
-	Merged         bool           `json:"merged,omitempty"` // this run merged the shards into harvest/
-	Resumed        bool           `json:"resumed"`          // the last run continued an interrupted one
-	Started        time.Time      `json:"started"`          // start of the last run
-	Finished       time.Time      `json:"finished"`         // end of the last run
-	ElapsedSeconds float64        `json:"elapsed_seconds"`  // duration of the last run
-	RunFetched     int            `json:"run_fetched"`      // pages fetched by the last run
-	Requests       int            `json:"requests"`         // requests made by the last run, robots.txt included
-	PagesPerSecond float64        `json:"pages_per_second"` // RunFetched / ElapsedSeconds
+	Version        int            `json:"version"`            // harvest format version
+	Batch          int            `json:"batch"`              // batch id
+	URLs           int            `json:"urls"`               // URLs in the batch (= fetch log lines)
+	Fetched        int            `json:"fetched"`            // responses stored without error, any status
+	Bytes          int64          `json:"bytes"`              // body bytes stored for them
+	Statuses       map[string]int `json:"statuses"`           // responses by class: "2xx", "3xx", "4xx", "5xx"
+	RobotsExcluded int            `json:"robots_excluded"`    // not requested because of robots.txt
+	Errors         map[string]int `json:"errors"`             // failures by kind (first word of the error), robots excluded and deferred excluded
+	Deferred       int            `json:"deferred,omitempty"` // not requested because the harvester ended the batch (deadline, tail): back to the frontier
+	Ended          string         `json:"ended,omitempty"`    // why the last run ended the batch early ("tail", "deadline"), if it did
+	Hosts          int            `json:"hosts"`              // host names in the batch
+	Sites          int            `json:"sites"`              // sites in the batch
+	RobotsFiles    int            `json:"robots_files"`       // lines of robots.jsonl
+	WARCFiles      []string       `json:"warc_files"`         // WARC files of the harvest
+	Ranking        string         `json:"ranking"`            // server ranking used
+	Shard          string         `json:"shard,omitempty"`    // "i/N" for a shard's marker
+	Shards         int            `json:"shards,omitempty"`   // N when the batch was harvested in N shards and merged
+	Merged         bool           `json:"merged,omitempty"`   // this run merged the shards into harvest/
+	Resumed        bool           `json:"resumed"`            // the last run continued an interrupted one
+	Started        time.Time      `json:"started"`            // start of the last run
+	Finished       time.Time      `json:"finished"`           // end of the last run
+	ElapsedSeconds float64        `json:"elapsed_seconds"`    // duration of the last run
+	RunFetched     int            `json:"run_fetched"`        // pages fetched by the last run
+	Requests       int            `json:"requests"`           // requests made by the last run, robots.txt included
+	PagesPerSecond float64        `json:"pages_per_second"`   // RunFetched / ElapsedSeconds
 }
 
 // summarize counts a complete fetch log.
@@ -65,6 +67,8 @@ func summarize(id int, entries []batch.Entry, recs []fetchlog.Record) *Summary {
 			s.Bytes += r.Bytes
 		case fetch.KindOf(r.Err) == ErrRobots:
 			s.RobotsExcluded++
+		case fetch.KindOf(r.Err) == ErrDeferred:
+			s.Deferred++
 		default:
 			s.Errors[fetch.KindOf(r.Err)]++
 		}
@@ -97,6 +101,12 @@ func (s *Summary) String() string {
 		b.WriteString("no errors")
 	} else {
 		fmt.Fprintf(&b, "%d errors (%s)", nerr, counts(s.Errors))
+	}
+	if s.Deferred > 0 {
+		fmt.Fprintf(&b, ", %d deferred to the next batch", s.Deferred)
+		if s.Ended != "" {
+			fmt.Fprintf(&b, " (ended by its %s)", s.Ended)
+		}
 	}
 	fmt.Fprintf(&b, ", %d hosts (%d sites, %d robots.txt)", s.Hosts, s.Sites, s.RobotsFiles)
 	if s.Shards > 0 && s.RunFetched == 0 {

@@ -20,6 +20,11 @@ import (
 const (
 	ErrRobots = "robots"       // disallowed by robots.txt
 	ErrGaveUp = "host-gave-up" // the host failed too often or asked for too long a pause
+	// ErrDeferred starts the line of a URL the harvester did not request
+	// because it ended the batch (its deadline, or its straggling tail):
+	// "deferred: tail" or "deferred: deadline". The seeder gives such a
+	// URL back to the frontier as it was, with no failure counted.
+	ErrDeferred = "deferred"
 	// ErrMIME starts the error of a response whose body was not
 	// downloaded because its media type is not in harvester.accept_mime
 	// (the response, headers only, is stored).
@@ -73,6 +78,9 @@ func (h *harvest) serve(srv *Server) error {
 		if h.startCtx.Err() != nil {
 			return errStopped
 		}
+		if h.end.ended() {
+			return nil // the batch is over: the rest is deferred
+		}
 		e, sq, ok := srv.next()
 		if !ok {
 			return nil
@@ -81,7 +89,7 @@ func (h *harvest) serve(srv *Server) error {
 		if srv.gaveUp == "" && srv.dnsErr == "" && sr == nil {
 			var err error
 			if sr, err = c.robotsOf(sq.Site); err != nil {
-				if errors.Is(err, errIdle) {
+				if errors.Is(err, errIdle) || errors.Is(err, errEnded) {
 					return nil
 				}
 				return err
@@ -104,7 +112,7 @@ func (h *harvest) serve(srv *Server) error {
 				break
 			}
 			if err := c.waitTurn(); err != nil {
-				if errors.Is(err, errIdle) {
+				if errors.Is(err, errIdle) || errors.Is(err, errEnded) {
 					return nil
 				}
 				return err
@@ -134,11 +142,18 @@ func (c *conn) close() {
 // errIdle: the host's next turn is further away than harvester.max_idle.
 var errIdle = errors.New("wait longer than max_idle")
 
+// errEnded: the harvester ended the batch (deadline or tail) while the
+// host waited for its turn.
+var errEnded = errors.New("batch ended")
+
 // waitTurn sleeps until the host may be asked again, unless that is
-// further away than harvester.max_idle.
+// further away than harvester.max_idle or the batch ends meanwhile.
 func (c *conn) waitTurn() error {
 	d := time.Until(c.h.hosts.notBefore(c.srv.Host))
 	if d <= 0 {
+		if c.h.end.ended() {
+			return errEnded
+		}
 		return c.h.startCtx.Err()
 	}
 	if d > c.h.cfg.Harvester.MaxIdle.D() {
@@ -148,7 +163,12 @@ func (c *conn) waitTurn() error {
 	defer t.Stop()
 	select {
 	case <-t.C:
+		if c.h.end.ended() {
+			return errEnded
+		}
 		return nil
+	case <-c.h.end.done():
+		return errEnded
 	case <-c.h.startCtx.Done():
 		return errStopped
 	}

@@ -136,7 +136,7 @@ func formatCounts(m map[string]int) string {
 // notAttempted are the fetch errors (whole value, or prefix before ':')
 // with which the harvester says it did not try a URL; such URLs go back to
 // pending rather than failed.
-var notAttempted = []string{"not-attempted", "host-gave-up", "robots-unavailable", "cancelled"}
+var notAttempted = []string{"not-attempted", "host-gave-up", "robots-unavailable", "cancelled", "deferred"}
 
 func isNotAttempted(e string) bool {
 	head, _, _ := strings.Cut(e, ":")

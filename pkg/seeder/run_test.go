@@ -280,6 +280,46 @@ func TestRunSecondBatch(t *testing.T) {
 	}
 }
 
+// URLs the harvester did not request because it ended the batch early
+// ("deferred: tail", "deferred: deadline") go back to the frontier as
+// they were: a revisit stays fetched with its visits, a failed page keeps
+// its failure count (no new failure), a new page is pending again.
+func TestRunDeferred(t *testing.T) {
+	cfg := testConfig()
+	col := firstBatch(t, cfg, true)
+	runBatch(t, col, cfg, 1, false)
+	before := readGraph(t, col)
+	t1 := t0.Add(24 * time.Hour)
+	writeBatch(t, col, 2, testBatch{
+		urls: []string{"http://a.cl/", "http://a.cl/page1", "http://b.cl/deep"},
+		docs: []*parsed.Doc{
+			{URL: "http://a.cl/", Err: "deferred: tail"},
+			{URL: "http://a.cl/page1", Err: "deferred: deadline"},
+			{URL: "http://b.cl/deep", Err: "timeout: read"},
+		},
+	})
+	runBatch(t, col, cfg, 0, false)
+	writeBatch(t, col, 3, testBatch{
+		urls: []string{"http://b.cl/deep"},
+		docs: []*parsed.Doc{{URL: "http://b.cl/deep", Err: "deferred: tail", Fetched: t1}},
+	})
+	s := runBatch(t, col, cfg, 0, false)
+	if s.Pending != 1 || s.Failed != 0 {
+		t.Errorf("batch 3 summary %+v: a deferred URL is not attempted, not failed", s)
+	}
+	g := readGraph(t, col)
+	a, old := g.doc(t, "http://a.cl/"), before.doc(t, "http://a.cl/")
+	if a.State != linkgraph.StateFetched || a.Visits != old.Visits || a.Failures != 0 || !a.Fetched.Equal(old.Fetched) || a.Hash != old.Hash {
+		t.Errorf("a.cl/ after a deferred revisit: %s visits %d failures %d; before: visits %d", a.State, a.Visits, a.Failures, old.Visits)
+	}
+	if d := g.doc(t, "http://b.cl/deep"); d.State != linkgraph.StateFailed || d.Failures != 1 {
+		t.Errorf("b.cl/deep after a failure then a deferral: %s failures %d, want failed with 1", d.State, d.Failures)
+	}
+	if d := g.doc(t, "http://a.cl/page1"); d.State == linkgraph.StateScheduled || d.Failures != 0 {
+		t.Errorf("a.cl/page1 after a deferral: %s failures %d", d.State, d.Failures)
+	}
+}
+
 // An unreachable robots.txt (5xx) excludes nothing by itself: the
 // harvester's "robots" verdicts go back to pending, and the rules known
 // from the last 2xx robots.txt still apply to new URLs.
