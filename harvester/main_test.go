@@ -104,6 +104,34 @@ func TestRunCollection(t *testing.T) {
 	lock.Release()
 }
 
+// TestRunDeadline: through the command line, --harvester-batch-deadline
+// ends a batch whose hosts cannot be done in time; the command exits 0,
+// says how many URLs it deferred, and the next batch (harvested right
+// after) still keeps each host's wait from the first.
+func TestRunDeadline(t *testing.T) {
+	web, urls := smallWeb(t, 2, 40)
+	dir := t.TempDir()
+	cfg := web.Config(100 * time.Millisecond)
+	col := ht.NewCollection(t, dir, cfg)
+	ht.WriteBatch(t, col.Batch(1).Dir, 1, ht.Entries(urls[:60]...))
+	ht.WriteBatch(t, col.Batch(2).Dir, 2, ht.Entries(urls[60:]...))
+	start := time.Now()
+	out, errs, code := runCLI(t, "run", "-c", dir, "-q", "--harvester-batch-deadline", "700ms")
+	if code != command.ExitOK || !strings.Contains(out, "deferred to the next batch (ended by its deadline)") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("batch 1 took %v with a 700 ms deadline", d)
+	}
+	out, errs, code = runCLI(t, "run", "-c", dir, "-q")
+	if code != command.ExitOK || !strings.Contains(out, "batch 000002: 20 URLs") {
+		t.Fatalf("batch 2: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	if err := web.CheckWait(100 * time.Millisecond); err != nil {
+		t.Errorf("wait broken across the two batches:\n%v", err)
+	}
+}
+
 func TestRunBatchDir(t *testing.T) {
 	web, urls := smallWeb(t, 2, 2)
 	tmp := t.TempDir()
