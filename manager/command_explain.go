@@ -20,8 +20,8 @@ value (PageRank, in-links, OPIC cash, ...), RQ, F with the change-rate
 estimate from its visit history, the value now and after a visit, the
 profit, its rank among the candidates, and the verdict: its position in
 the next batch, or the rule that keeps it out (state, min_revisit, depth,
-failures, max_pages_per_site, max_site_pages, max_fetches_per_script, or
-a full batch). The URL is looked up as given, then normalised.
+failures, max_pages_per_site, max_site_pages, max_fetches_per_script,
+the time budget of batch_duration, or a full batch). The URL is looked up as given, then normalised.
 
 ` + command.ExitCodesHelp,
 		Flags: command.WithSettings(),

@@ -68,7 +68,6 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 		return nil, err
 	}
 	defer g.Close()
-	m := &opts.Config.Manager
 	now := opts.now().UTC().Truncate(time.Second)
 	var ex *Explanation
 	err = g.View(func(tx *linkgraph.Tx) error {
@@ -84,7 +83,7 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 			}
 			u = n
 		}
-		p, err := makePlan(ctx, tx, m, now, opts.logger(), id)
+		p, err := makePlan(ctx, tx, &opts.Config, now, opts.logger(), id)
 		if err != nil {
 			return err
 		}

@@ -114,7 +114,7 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 	var p *plan
 	err = g.View(func(tx *linkgraph.Tx) error {
 		var err error
-		p, err = makePlan(ctx, tx, m, now, log, 0)
+		p, err = makePlan(ctx, tx, &opts.Config, now, log, 0)
 		return err
 	})
 	if err != nil {
@@ -156,7 +156,7 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 	}
 	log.Info("wrote batch", "batch", id, "urls", res.URLs, "sites", res.Sites, "new", res.New, "revisits", res.Revisits,
 		"candidates", p.stats.Candidates, "site_capped", p.stats.SiteCapped, "site_full", p.stats.SiteFull,
-		"script_capped", p.stats.ScriptCapped, "left", p.stats.Left, "robots", res.Robots)
+		"script_capped", p.stats.ScriptCapped, "time_capped", p.stats.TimeCapped, "left", p.stats.Left, "robots", res.Robots)
 	return res, nil
 }
 

@@ -26,6 +26,7 @@ type Stats struct {
 	SiteCapped   int            // candidates left out by max_pages_per_site
 	SiteFull     int            // candidates left out by max_site_pages
 	ScriptCapped int            // candidates left out by max_fetches_per_script
+	TimeCapped   int            // candidates left out by batch_duration: their host had no time left for them
 	Left         int            // candidates left out because the batch was full
 	Iterations   int            // PageRank iterations (0 if none was computed)
 	Converged    bool           // PageRank converged within its iteration limit
@@ -47,7 +48,8 @@ type plan struct {
 // documents, the passes over the links the strategy needs, the value
 // function, then the batch limits in descending order of profit. With
 // watch ≠ 0 it records everything about that document (explain).
-func makePlan(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time.Time, log *slog.Logger, watch uint64) (*plan, error) {
+func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now time.Time, log *slog.Logger, watch uint64) (*plan, error) {
+	m := &cfg.Manager
 	t0 := time.Now()
 	v, err := readDocs(ctx, tx, m, now, watch)
 	if err != nil {
@@ -78,7 +80,11 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 			w.rank = v.rankOf(int32(w.cand))
 		}
 	}
-	chosen := selectBatch(v, m)
+	tb, err := newBudget(tx, v, cfg, now)
+	if err != nil {
+		return nil, err
+	}
+	chosen := selectBatch(v, m, tb)
 	p.stats = v.stats
 	if err := p.fill(tx, chosen, m, now); err != nil {
 		return nil, err
@@ -174,6 +180,7 @@ func header(id int, created time.Time, m *config.Manager, p *plan) batch.Header 
 			"rq_anchors":             f(m.RQAnchors),
 			"batch_size":             strconv.Itoa(m.BatchSize),
 			"max_pages_per_site":     strconv.Itoa(m.MaxPagesPerSite),
+			"batch_duration":         m.BatchDuration.String(),
 			"max_site_pages":         strconv.Itoa(m.MaxSitePages),
 			"max_depth_static":       strconv.Itoa(m.MaxDepthStatic),
 			"max_depth_dynamic":      strconv.Itoa(m.MaxDepthDynamic),

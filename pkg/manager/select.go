@@ -76,10 +76,12 @@ func (h *candHeap) pop() int32 {
 //     fetched, tried or scheduled is skipped once its site has that many;
 //   - max_fetches_per_script query URLs per script: a new query URL is
 //     skipped once that many URLs of its script were fetched, tried or
-//     scheduled (or taken into this batch).
+//     scheduled (or taken into this batch);
+//   - batch_duration (tb, nil when off): a URL is skipped once its host
+//     has no time left for it in the batch.
 //
 // It returns the indices of the chosen candidates in batch order.
-func selectBatch(v *graphView, m *config.Manager) []int32 {
+func selectBatch(v *graphView, m *config.Manager, tb *budget) []int32 {
 	st := &v.stats
 	h := newCandHeap(v)
 	bySite := make([]int32, len(v.held))
@@ -95,25 +97,29 @@ func selectBatch(v *graphView, m *config.Manager) []int32 {
 		}
 		i := h.pop()
 		c := &v.cands[i]
-		fate := ""
+		first := bySite[c.site] == 0
+		var limit string // the limit that skips it, by its setting's name
 		switch {
 		case int(bySite[c.site]) >= m.MaxPagesPerSite:
 			st.SiteCapped++
-			fate = fmt.Sprintf("its site already has %d pages of higher profit in this batch (max_pages_per_site)", m.MaxPagesPerSite)
+			limit = "max_pages_per_site"
 		case !c.holds && m.MaxSitePages > 0 && int(v.held[c.site]) >= m.MaxSitePages:
 			st.SiteFull++
-			fate = fmt.Sprintf("its site has %d pages fetched, tried or scheduled (max_site_pages %d)", v.held[c.site], m.MaxSitePages)
+			limit = "max_site_pages"
 		case c.script >= 0 && m.MaxFetchesPerScript > 0 && int(v.slots[c.script]) >= m.MaxFetchesPerScript:
 			st.ScriptCapped++
-			fate = fmt.Sprintf("its script already has %d URLs fetched, tried or scheduled (max_fetches_per_script %d)", v.slots[c.script], m.MaxFetchesPerScript)
+			limit = "max_fetches_per_script"
+		case tb != nil && !tb.fits(c.site, first):
+			st.TimeCapped++
+			limit = "batch_duration"
 		}
 		if i == watch {
-			v.watch.fate = fate
-			if fate == "" {
+			v.watch.fate = fate(v, c, m, tb, limit, first)
+			if limit == "" {
 				v.watch.batchAt = len(out)
 			}
 		}
-		if fate != "" {
+		if limit != "" {
 			continue
 		}
 		bySite[c.site]++
@@ -123,12 +129,31 @@ func selectBatch(v *graphView, m *config.Manager) []int32 {
 				v.slots[c.script]++
 			}
 		}
+		if tb != nil {
+			tb.take(c.site, first)
+		}
 		out = append(out, i)
 	}
 	if watch >= 0 && v.watch.fate == "" && v.watch.batchAt < 0 {
 		v.watch.fate = fmt.Sprintf("the batch is full (batch_size %d) before its turn", m.BatchSize)
 	}
 	return out
+}
+
+// fate says why the limit named keeps candidate c out of the batch, ""
+// if none does (explain).
+func fate(v *graphView, c *cand, m *config.Manager, tb *budget, limit string, first bool) string {
+	switch limit {
+	case "max_pages_per_site":
+		return fmt.Sprintf("its site already has %d pages of higher profit in this batch (max_pages_per_site)", m.MaxPagesPerSite)
+	case "max_site_pages":
+		return fmt.Sprintf("its site has %d pages fetched, tried or scheduled (max_site_pages %d)", v.held[c.site], m.MaxSitePages)
+	case "max_fetches_per_script":
+		return fmt.Sprintf("its script already has %d URLs fetched, tried or scheduled (max_fetches_per_script %d)", v.slots[c.script], m.MaxFetchesPerScript)
+	case "batch_duration":
+		return tb.heldBack(c.site, first)
+	}
+	return ""
 }
 
 // rankOf counts the candidates that come before candidate i.

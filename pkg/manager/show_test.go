@@ -23,7 +23,7 @@ func TestShow(t *testing.T) {
 		"batch 000001",
 		"created 2026-11-22T12:00:00Z",
 		"strategy pagerank",
-		"alpha=1 batch_size=100000",
+		"alpha=1 batch_duration=1h0m0s batch_size=100000",
 		"max_fetches_per_script=1 max_pages_per_site=3 max_site_pages=25000",
 		"urls 6 sites 3 new 4 revisits 2",
 		"score min 0.2117 median 0.5277 max 0.5913",

@@ -1,0 +1,233 @@
+package manager
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/robots"
+)
+
+// Batches sized in time (manager.batch_duration, docs/manager.md,
+// "Candidates and limits"): each host gets at most the URLs the harvester
+// can fetch from it politely within the batch's duration, so that no host
+// holds the batch up long after the others are done.
+
+// defaultResponseTime is the response time of a host the harvester never
+// measured: the harvester's own default for an unknown server
+// (harvester.DefaultResponseTime, pkg/harvester/schedule.go), kept here
+// so that the manager does not depend on the harvester;
+// TestDefaultResponseTime checks that they agree.
+const defaultResponseTime = 500 * time.Millisecond
+
+// pace holds the harvester's politeness settings that decide how long a
+// URL occupies its host.
+type pace struct {
+	wait          time.Duration // harvester.wait
+	waitFactor    float64       // harvester.wait_factor
+	maxWait       time.Duration // harvester.max_wait
+	maxCrawlDelay time.Duration // harvester.max_crawl_delay
+}
+
+func paceOf(h *config.Harvester) pace {
+	return pace{wait: h.Wait.D(), waitFactor: h.WaitFactor, maxWait: h.MaxWait.D(), maxCrawlDelay: h.MaxCrawlDelay.D()}
+}
+
+// waitAfter is the harvester's pause after a response that took resp:
+// harvester.wait, or with wait_factor > 0 the adaptive wait, wait_factor
+// × resp between wait and max_wait (the harvester's delay,
+// pkg/harvester/worker.go).
+func (p pace) waitAfter(resp time.Duration) time.Duration {
+	w := p.wait
+	if p.waitFactor > 0 {
+		w = max(w, min(time.Duration(p.waitFactor*float64(resp)), p.maxWait))
+	}
+	return w
+}
+
+// urlCost is how long one URL occupies its host: the response time, then
+// the pause before the next request, the wait or the site's robots.txt
+// Crawl-delay (capped at max_crawl_delay), whichever is longer.
+func (p pace) urlCost(resp, crawlDelay time.Duration) time.Duration {
+	return resp + max(p.waitAfter(resp), min(crawlDelay, p.maxCrawlDelay))
+}
+
+// siteTime is what the budget knows of one site (16 bytes).
+type siteTime struct {
+	cost        time.Duration // time one URL of the site occupies its host
+	host        int32         // index in budget.hosts; −1 for a site without candidates
+	robotsFetch bool          // its robots.txt is not in robots.jsonl: the harvester fetches it first
+}
+
+// hostTime is the time taken so far in the batch on one host name (http
+// and https of a host, and its ports, are one server for the harvester's
+// politeness).
+type hostTime struct {
+	name     string
+	response time.Duration // the largest measured response time of its sites, else defaultResponseTime
+	measured bool
+	used     time.Duration // time of the URLs taken so far
+	urls     int32         // URLs taken so far
+}
+
+// budget gives each host at most the URLs it can serve within limit. Its
+// arrays are indexed by site id and host index, made once per run, so a
+// candidate costs O(1).
+type budget struct {
+	limit  time.Duration
+	pace   pace
+	sites  []siteTime               // site id → its cost and host
+	hosts  []hostTime               //
+	delays map[uint32]time.Duration // site id → robots.txt Crawl-delay (uncapped), for the few sites that have one
+}
+
+// newBudget reads the record of every site that has candidates (in site
+// id order, so host indices are the same on the same graph): its host,
+// the host's measured response time (the largest of its sites'), the
+// site's Crawl-delay for the product token and whether its robots.txt goes
+// into the batch. It returns nil when batch_duration is 0.
+func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time) (*budget, error) {
+	limit := cfg.Manager.BatchDuration.D()
+	if limit <= 0 {
+		return nil, nil
+	}
+	b := &budget{limit: limit, pace: paceOf(&cfg.Harvester), sites: make([]siteTime, len(v.held)), delays: map[uint32]time.Duration{}}
+	const unread, wanted = -1, -2
+	for i := range b.sites {
+		b.sites[i].host = unread
+	}
+	for i := range v.cands {
+		b.sites[v.cands[i].site].host = wanted
+	}
+	hostIndex := map[string]int32{}
+	for id := range b.sites {
+		st := &b.sites[id]
+		if st.host != wanted {
+			continue
+		}
+		s, err := tx.Site(uint64(id))
+		if err != nil {
+			return nil, fmt.Errorf("batch_duration: %w", err)
+		}
+		name := hostOf(s.Key)
+		h, ok := hostIndex[name]
+		if !ok {
+			h = int32(len(b.hosts))
+			hostIndex[name] = h
+			b.hosts = append(b.hosts, hostTime{name: name, response: defaultResponseTime})
+		}
+		st.host = h
+		if r, ok := measuredResponse(s); ok {
+			ht := &b.hosts[h]
+			if !ht.measured || r > ht.response {
+				ht.response, ht.measured = r, true
+			}
+		}
+		_, fresh := robotsCopy(s, now, cfg.Manager.RobotsMaxAge.D())
+		st.robotsFetch = !fresh
+		if d := storedCrawlDelay(s, cfg.Crawl.ProductToken); d > 0 {
+			b.delays[uint32(id)] = d
+		}
+	}
+	for id := range b.sites {
+		st := &b.sites[id]
+		if st.host >= 0 {
+			st.cost = b.pace.urlCost(b.hosts[st.host].response, b.delays[uint32(id)])
+		}
+	}
+	return b, nil
+}
+
+// measuredResponse is the site's response time as the harvester measured
+// it (the estimate the seeder stores and servers.jsonl carries).
+func measuredResponse(s *linkgraph.Site) (time.Duration, bool) {
+	if s.EstimatesAt.IsZero() || s.ResponseMs <= 0 {
+		return 0, false
+	}
+	return time.Duration(s.ResponseMs * float64(time.Millisecond)), true
+}
+
+// storedCrawlDelay is the Crawl-delay of the site's stored robots.txt for
+// the product token, whatever its age (a copy too old for robots.jsonl is
+// fetched again by the harvester, but is still the best guess of what it
+// will say), uncapped; 0 without one. Only a body that mentions
+// Crawl-delay is parsed.
+func storedCrawlDelay(s *linkgraph.Site, token string) time.Duration {
+	if s.RobotsFetched.IsZero() || !containsFold(s.RobotsBody, "crawl-delay") {
+		return 0
+	}
+	return robots.ForFetch(s.RobotsStatus, s.RobotsBody, s.RobotsErr, token).CrawlDelay()
+}
+
+// containsFold tells whether s contains the lower-case ASCII word sub,
+// ignoring ASCII case, without allocating.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for ; j < len(sub); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// need is the time the next URL of site takes on its host: its cost, twice
+// for the site's first URL in the batch when the harvester must fetch its
+// robots.txt first.
+func (b *budget) need(site uint32, first bool) time.Duration {
+	st := &b.sites[site]
+	if first && st.robotsFetch {
+		return 2 * st.cost
+	}
+	return st.cost
+}
+
+// fits tells whether the next URL of site fits in its host's time: a
+// host always gets its first URL, later ones while the host's time stays
+// within the limit.
+func (b *budget) fits(site uint32, first bool) bool {
+	h := &b.hosts[b.sites[site].host]
+	return h.urls == 0 || h.used+b.need(site, first) <= b.limit
+}
+
+// take charges the next URL of site to its host.
+func (b *budget) take(site uint32, first bool) {
+	h := &b.hosts[b.sites[site].host]
+	h.used += b.need(site, first)
+	h.urls++
+}
+
+// heldBack says why a URL of site does not fit (explain).
+func (b *budget) heldBack(site uint32, first bool) string {
+	st := &b.sites[site]
+	h := &b.hosts[st.host]
+	resp := "response " + secs(h.response)
+	if !h.measured {
+		resp += " (not measured: the harvester's default)"
+	}
+	pause := "wait " + secs(b.pace.waitAfter(h.response))
+	if cd := min(b.delays[site], b.pace.maxCrawlDelay); cd > 0 {
+		pause = fmt.Sprintf("the longer of %s and Crawl-delay %s", pause, secs(cd))
+	}
+	extra := ""
+	if first && st.robotsFetch {
+		extra = fmt.Sprintf(", and as its site's first URL %s more for the robots.txt fetch", secs(st.cost))
+	}
+	return fmt.Sprintf("held back by the batch's time budget: its host %s already has %d URLs in this batch taking %s of batch_duration %s, and one more of its site takes %s (%s + %s)%s; it waits for the next batch",
+		h.name, h.urls, secs(h.used), b.limit, secs(st.cost), resp, pause, extra)
+}
+
+// secs writes a duration in seconds, as in "2.5 s".
+func secs(d time.Duration) string {
+	return fmt.Sprintf("%s s", g4(d.Seconds()))
+}

@@ -1,0 +1,303 @@
+package manager
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/harvester"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
+)
+
+// The manager's stand-in for an unmeasured host is the harvester's own.
+func TestDefaultResponseTime(t *testing.T) {
+	if defaultResponseTime != harvester.DefaultResponseTime {
+		t.Errorf("defaultResponseTime %s, harvester.DefaultResponseTime %s", defaultResponseTime, harvester.DefaultResponseTime)
+	}
+}
+
+// The time one URL occupies its host: response time, then the wait (fixed
+// or adaptive) or the capped Crawl-delay, whichever is longer.
+func TestURLCost(t *testing.T) {
+	const s, ms = time.Second, time.Millisecond
+	fixed := pace{wait: 15 * s, maxWait: 60 * s, maxCrawlDelay: 60 * s}
+	adaptive := pace{wait: 1 * s, waitFactor: 10, maxWait: 20 * s, maxCrawlDelay: 30 * s}
+	tests := []struct {
+		name       string
+		p          pace
+		resp, cd   time.Duration
+		want       time.Duration
+		wantWaitOf time.Duration
+	}{
+		{"default wait, unmeasured host", fixed, defaultResponseTime, 0, 15*s + 500*ms, 15 * s},
+		{"fixed wait ignores response", fixed, 3 * s, 0, 18 * s, 15 * s},
+		{"Crawl-delay below the wait", fixed, 500 * ms, 5 * s, 15*s + 500*ms, 15 * s},
+		{"Crawl-delay above the wait", fixed, 500 * ms, 40 * s, 40*s + 500*ms, 15 * s},
+		{"Crawl-delay capped at max_crawl_delay", fixed, 500 * ms, 10 * time.Minute, 60*s + 500*ms, 15 * s},
+		{"wait_factor: floor at wait", adaptive, 50 * ms, 0, 1*s + 50*ms, 1 * s},
+		{"wait_factor: scaled response", adaptive, 300 * ms, 0, 3*s + 300*ms, 3 * s},
+		{"wait_factor: capped at max_wait", adaptive, 4 * s, 0, 24 * s, 20 * s},
+		{"wait_factor and Crawl-delay", adaptive, 300 * ms, 7 * s, 7*s + 300*ms, 3 * s},
+		{"wait_factor and a capped Crawl-delay", adaptive, 4 * s, 2 * time.Minute, 34 * s, 20 * s},
+		{"no wait at all", pace{}, 200 * ms, 0, 200 * ms, 0},
+	}
+	for _, tt := range tests {
+		if got := tt.p.urlCost(tt.resp, tt.cd); got != tt.want {
+			t.Errorf("%s: cost %s, want %s", tt.name, got, tt.want)
+		}
+		if got := tt.p.waitAfter(tt.resp); got != tt.wantWaitOf {
+			t.Errorf("%s: wait %s, want %s", tt.name, got, tt.wantWaitOf)
+		}
+	}
+}
+
+func TestContainsFold(t *testing.T) {
+	for s, want := range map[string]bool{
+		"User-agent: *\nCrawl-delay: 5\n": true,
+		"CRAWL-DELAY: 1":                  true,
+		"crawl-Delay:2":                   true,
+		"User-agent: *\nDisallow: /x\n":   false,
+		"crawl delay: 5":                  false,
+		"crawl-dela":                      false,
+		"":                                false,
+	} {
+		if got := containsFold(s, "crawl-delay"); got != want {
+			t.Errorf("containsFold(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// timeWeb is a fixture of hosts that differ in speed, with
+// wait 1 s and batch_duration 30 s:
+//
+//   - fast.cl: 60 pages, measured at 100 ms, robots.txt fresh: 1.1 s a URL,
+//     27 in 30 s. Every other page has anchor text (profit 0.5 against
+//     0.75), so profit order is the pages without anchor text in id order,
+//     then the others;
+//   - slow.cl: 10 pages, 2 s, Crawl-delay 5: 7 s a URL, 4;
+//   - new.cl: 30 pages never measured (0.5 s) and no robots.txt: 1.5 s a
+//     URL and 1.5 s more for the robots.txt fetch, 19;
+//   - delay.cl: 5 pages, Crawl-delay 120 cut to max_crawl_delay 60: 60.5 s,
+//     more than the budget, yet its first URL;
+//   - http://x.cl (100 ms) and https://x.cl:8443 (400 ms), one host:
+//     1.4 s a URL (the slower), 21 between them.
+func timeWeb(t *testing.T) *fixture {
+	f := newFixture(t)
+	f.cfg.Harvester.Wait = config.Duration(time.Second)
+	f.cfg.Harvester.MaxCrawlDelay = config.Duration(60 * time.Second)
+	f.cfg.Manager.BatchDuration = config.Duration(30 * time.Second)
+	var pages []page
+	add := func(site string, n int, anchorsOnOdd bool) {
+		for i := range n {
+			p := page{url: fmt.Sprintf("%s/p%02d", site, i)}
+			if anchorsOnOdd && i%2 == 1 {
+				p.anchors = []string{"more"}
+			}
+			pages = append(pages, p)
+		}
+	}
+	add("http://fast.cl", 60, true)
+	add("http://slow.cl", 10, false)
+	add("http://new.cl", 30, false)
+	add("http://delay.cl", 5, false)
+	add("http://x.cl", 20, false)
+	add("https://x.cl:8443", 20, false)
+	f.add(pages...)
+	robots := func(body string) func(*linkgraph.Site) {
+		return func(s *linkgraph.Site) {
+			s.RobotsStatus, s.RobotsFetched, s.RobotsBody = 200, testNow.Add(-time.Hour), body
+		}
+	}
+	measured := func(ms float64) func(*linkgraph.Site) {
+		return func(s *linkgraph.Site) { s.ConnectMs, s.ResponseMs, s.EstimatesAt = 20, ms, testNow.Add(-time.Hour) }
+	}
+	for key, ms := range map[string]float64{"http://fast.cl": 100, "http://slow.cl": 2000, "http://x.cl": 100, "https://x.cl:8443": 400} {
+		f.site(key, measured(ms))
+	}
+	f.site("http://fast.cl", robots("User-agent: *\nDisallow: /private\n"))
+	f.site("http://slow.cl", robots("User-agent: *\nCrawl-delay: 5\n"))
+	f.site("http://delay.cl", robots("User-agent: wirebot\nCrawl-delay: 120\n\nUser-agent: *\nCrawl-delay: 1\n"))
+	f.site("http://x.cl", robots(""))
+	f.site("https://x.cl:8443", robots(""))
+	return f
+}
+
+// What the budget makes of each site's record.
+func TestBudgetSites(t *testing.T) {
+	f := timeWeb(t)
+	// A stale copy still gives the Crawl-delay, but costs a fetch.
+	f.add(page{url: "http://stale.cl/"})
+	f.site("http://stale.cl", func(s *linkgraph.Site) {
+		s.RobotsStatus, s.RobotsFetched, s.RobotsBody = 200, testNow.Add(-48*time.Hour), "User-agent: *\nCrawl-delay: 3\n"
+	})
+	f.add(page{url: "http://idle.cl/", state: linkgraph.StateExcluded}) // no candidates: not read
+	const s, ms = time.Second, time.Millisecond
+	want := map[string]struct {
+		cost        time.Duration
+		robotsFetch bool
+		host        string
+	}{
+		"http://fast.cl":    {1100 * ms, false, "fast.cl"},
+		"http://slow.cl":    {7 * s, false, "slow.cl"},
+		"http://new.cl":     {1500 * ms, true, "new.cl"},
+		"http://delay.cl":   {60*s + 500*ms, false, "delay.cl"},
+		"http://x.cl":       {1400 * ms, false, "x.cl"},
+		"https://x.cl:8443": {1400 * ms, false, "x.cl"},
+		"http://stale.cl":   {3*s + 500*ms, true, "stale.cl"},
+	}
+	f.view(func(tx *linkgraph.Tx) error {
+		v, err := readDocs(context.Background(), tx, &f.cfg.Manager, testNow, 0)
+		if err != nil {
+			return err
+		}
+		b, err := newBudget(tx, v, &f.cfg, testNow)
+		if err != nil {
+			return err
+		}
+		for key, w := range want {
+			id, _ := tx.SiteID(key)
+			st := b.sites[id]
+			if st.host < 0 || st.cost != w.cost || st.robotsFetch != w.robotsFetch || b.hosts[st.host].name != w.host {
+				t.Errorf("%s: %+v (host %+v), want %+v", key, st, b.hosts[max(st.host, 0)], w)
+			}
+		}
+		if id, _ := tx.SiteID("http://idle.cl"); b.sites[id].host != -1 {
+			t.Errorf("idle.cl, without candidates, read: %+v", b.sites[id])
+		}
+		if len(b.hosts) != 6 {
+			t.Errorf("%d hosts, want 6", len(b.hosts))
+		}
+		f.cfg.Manager.BatchDuration = 0
+		if b, err := newBudget(tx, v, &f.cfg, testNow); b != nil || err != nil {
+			t.Errorf("batch_duration 0: budget %v, %v", b, err)
+		}
+		return nil
+	})
+}
+
+// A fast host gets many URLs and a slow one few, each within
+// batch_duration; those left out come in the next batch, in profit order.
+func TestRunBatchDuration(t *testing.T) {
+	f := timeWeb(t)
+	res := f.mustRun()
+	h, entries := readBatch(t, f.col, 1)
+	perHost := map[string][]string{}
+	for _, e := range entries {
+		host := hostOf(e.Site)
+		perHost[host] = append(perHost[host], e.URL)
+	}
+	wantCount := map[string]int{"fast.cl": 27, "slow.cl": 4, "new.cl": 19, "delay.cl": 1, "x.cl": 21}
+	for host, n := range wantCount {
+		if len(perHost[host]) != n {
+			t.Errorf("%s: %d URLs in batch 1, want %d", host, len(perHost[host]), n)
+		}
+	}
+	if res.Stats.TimeCapped != (60-27)+(10-4)+(30-19)+(5-1)+(40-21) || res.Stats.SiteCapped != 0 || res.Stats.Left != 0 {
+		t.Errorf("stats %+v", res.Stats)
+	}
+	if h.Params["batch_duration"] != "30s" || h.Params["max_pages_per_site"] != "10000" {
+		t.Errorf("params %v", h.Params)
+	}
+	if d, err := time.ParseDuration(h.Params["batch_duration"]); err != nil || d != 30*time.Second {
+		t.Errorf("batch_duration param %q: %v", h.Params["batch_duration"], err)
+	}
+	// fast.cl in profit order: its 30 pages without anchor text (even
+	// numbers) first, in id order; batch 1 has the first 27 of them and
+	// batch 2 the other 3, then 24 of the anchored ones.
+	var order []string
+	for i := 0; i < 60; i += 2 {
+		order = append(order, fmt.Sprintf("http://fast.cl/p%02d", i))
+	}
+	for i := 1; i < 60; i += 2 {
+		order = append(order, fmt.Sprintf("http://fast.cl/p%02d", i))
+	}
+	if got := perHost["fast.cl"]; !slices.Equal(got, order[:27]) {
+		t.Errorf("fast.cl in batch 1:\n%v\nwant\n%v", got, order[:27])
+	}
+	// Nothing left out changed state.
+	if d := f.doc(order[27]); d.State != linkgraph.StatePending {
+		t.Errorf("%s left %s", order[27], d.State)
+	}
+	f.mustRun()
+	_, entries = readBatch(t, f.col, 2)
+	var fast2 []string
+	for _, e := range entries {
+		if e.Site == "http://fast.cl" {
+			fast2 = append(fast2, e.URL)
+		}
+	}
+	if !slices.Equal(fast2, order[27:54]) {
+		t.Errorf("fast.cl in batch 2:\n%v\nwant\n%v", fast2, order[27:54])
+	}
+	// new.cl's robots.txt is still not stored: its first URL pays again.
+	n := 0
+	for _, e := range entries {
+		if e.Site == "http://new.cl" {
+			n++
+		}
+	}
+	if n != 11 {
+		t.Errorf("new.cl: %d URLs in batch 2, want the 11 left", n)
+	}
+}
+
+// batch_duration 0 turns time sizing off: only the other limits apply,
+// and the header says 0s.
+func TestRunBatchDurationOff(t *testing.T) {
+	f := timeWeb(t)
+	f.cfg.Manager.BatchDuration = 0
+	f.cfg.Manager.MaxPagesPerSite = 25
+	res := f.mustRun()
+	h, _ := readBatch(t, f.col, 1)
+	if res.Stats.TimeCapped != 0 || res.Stats.SiteCapped != 60-25+30-25 || res.URLs != 25+10+25+5+20+20 {
+		t.Errorf("result %+v", res)
+	}
+	if h.Params["batch_duration"] != "0s" {
+		t.Errorf("params %v", h.Params)
+	}
+}
+
+// The same graph gives the same batch with time sizing too.
+func TestRunBatchDurationDeterministic(t *testing.T) {
+	var files [2][]byte
+	for i := range files {
+		res := timeWeb(t).mustRun()
+		var err error
+		if files[i], err = os.ReadFile(res.File); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Errorf("two runs differ:\n%s\n%s", files[0], files[1])
+	}
+	if _, entries, err := batch.Read(bytes.NewReader(files[0])); err != nil || len(entries) != 27+4+19+1+21 {
+		t.Errorf("%d entries, %v", len(entries), err)
+	}
+}
+
+// explain names the time budget, with the numbers behind it.
+func TestExplainBatchDuration(t *testing.T) {
+	f := timeWeb(t)
+	check := func(u, want string) {
+		t.Helper()
+		if ex := f.explain(u); !strings.Contains(ex.Verdict, want) {
+			t.Errorf("%s: verdict %q, want %q", u, ex.Verdict, want)
+		}
+	}
+	check("http://fast.cl/p52", "in the next batch")
+	check("http://fast.cl/p54", "held back by the batch's time budget: its host fast.cl already has 27 URLs in this batch taking 29.7 s of batch_duration 30s, "+
+		"and one more of its site takes 1.1 s (response 0.1 s + wait 1 s); it waits for the next batch")
+	check("http://slow.cl/p04", "its host slow.cl already has 4 URLs in this batch taking 28 s of batch_duration 30s, "+
+		"and one more of its site takes 7 s (response 2 s + the longer of wait 1 s and Crawl-delay 5 s)")
+	check("http://delay.cl/p01", "its host delay.cl already has 1 URLs in this batch taking 60.5 s of batch_duration 30s")
+	check("http://new.cl/p19", "its host new.cl already has 19 URLs in this batch taking 30 s of batch_duration 30s, "+
+		"and one more of its site takes 1.5 s (response 0.5 s (not measured: the harvester's default) + wait 1 s)")
+	check("https://x.cl:8443/p19", "its host x.cl already has 21 URLs")
+}
