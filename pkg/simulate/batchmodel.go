@@ -113,6 +113,11 @@ func RunBatch(ctx context.Context, in Input, strategy string, opt BatchOptions) 
 		opt.FetchTime = 1
 	}
 	opt.Wait = max(opt.Wait, 0)
+	// The model times the downloads itself and its oracle strategies
+	// fill batches by batch_size and max_pages_per_site alone: the
+	// manager's time budget (sized from measured servers the model does
+	// not have) is off, so that every strategy is limited the same way.
+	opt.Config.Manager.BatchDuration = 0
 	if strategy == Omniscient || strategy == Random {
 		return runOracleBatches(ctx, in, strategy, opt)
 	}
