@@ -162,8 +162,8 @@ func dedupe(v []uint32) []uint32 {
 
 // timelineOptions are the settings of computeTimeline.
 type timelineOptions struct {
-	// start is time zero; end, when not zero, is when the run was
-	// stopped (coverage points after it are marked).
+	// start is time zero; end, when not zero, is when the run ended or
+	// was stopped (coverage points after it are marked).
 	start, end time.Time
 	// wait is the harvester's wait between two requests to a host.
 	wait time.Duration
@@ -191,7 +191,7 @@ type Timeline struct {
 	Requests int `json:"requests"`
 	// LastEnd is when the last request of the log ended.
 	LastEnd float64 `json:"last_end_s"`
-	// RunEnd is when the run was stopped, if known.
+	// RunEnd is when the run ended or was stopped, if known.
 	RunEnd *float64 `json:"run_end_s,omitempty"`
 	// Quantiles are the times to 50, 90, 99 and 100 % of the reachable
 	// pages.
@@ -227,7 +227,7 @@ type CoverageAt struct {
 	Coverage      float64 `json:"coverage"`
 	BoundCoverage float64 `json:"bound_coverage"`
 	Ratio         float64 `json:"ratio"`
-	// AfterEnd marks a point after the run was stopped.
+	// AfterEnd marks a point after the run ended.
 	AfterEnd bool `json:"after_end,omitempty"`
 }
 
@@ -420,7 +420,7 @@ func (tl Timeline) Print(w io.Writer) {
 	fmt.Fprintf(w, "timeline: %d reachable allowed pages on %d hosts, %d fetched (%.1f%%); %d URLs fetched in all, %d requests; the last request ended %.1f s after the start",
 		tl.Reachable, tl.Hosts, tl.Fetched, pct(tl.Fetched, tl.Reachable), tl.FetchedURLs, tl.Requests, tl.LastEnd)
 	if tl.RunEnd != nil {
-		fmt.Fprintf(w, ", the run was stopped at %.1f s", *tl.RunEnd)
+		fmt.Fprintf(w, ", the run ended at %.1f s", *tl.RunEnd)
 	}
 	fmt.Fprintln(w)
 	for _, q := range tl.Quantiles {
@@ -429,7 +429,7 @@ func (tl Timeline) Print(w io.Writer) {
 	for _, c := range tl.Coverage {
 		note := ""
 		if c.AfterEnd {
-			note = " (after the run was stopped)"
+			note = " (after the run ended)"
 		}
 		fmt.Fprintf(w, "  at %6.0f s: %d pages fetched (%.1f%%), polite bound %d (%.1f%%): coverage/bound %.3f%s\n",
 			c.At, c.Fetched, 100*c.Coverage, c.Bound, 100*c.BoundCoverage, c.Ratio, note)

@@ -126,7 +126,7 @@ func TestComputeTimeline(t *testing.T) {
 	var out bytes.Buffer
 	tl.Print(&out)
 	for _, want := range []string{"4 reachable allowed pages on 2 hosts, 3 fetched (75.0%)", "time to  50% (2 pages): 1.1 s",
-		"time to 100% (4 pages): not reached", "polite bound 2 (50.0%): coverage/bound 0.500", "(after the run was stopped)",
+		"time to 100% (4 pages): not reached", "polite bound 2 (50.0%): coverage/bound 0.500", "(after the run ended)",
 		"slowest host alone: b.cl, 1 pages x 2.000 s = 2.0 s"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
@@ -292,7 +292,7 @@ func TestPrintTargets(t *testing.T) {
   crawl t99 / harvester t99: 100.0 s / 25.0 s = 4.00 (target <= 5)
   crawl t100 - t99: 30.0 s; against the slowest host's polite time 20.0 s (big.cl) + one cycle 5.0 s = 25.0 s
   coverage / polite bound at 120 s (wait 1s): 0.850 (850 / 1000 pages; target >= 0.8)
-  coverage / polite bound at 300 s (wait 1s): 0.000 (0 / 0 pages; target >= 0.8, after the run was stopped)
+  coverage / polite bound at 300 s (wait 1s): 0.000 (0 / 0 pages; target >= 0.8, after the run ended)
   cumulative PageRank, crawl order / sorted bound: 0.900 (whole crawl)
 `
 	if out.String() != want {

@@ -122,10 +122,11 @@ fetched at the end of its first request that got a response. Prints:
 		Flags: append(webFlags(),
 			&cli.StringFlag{Name: "log", Required: true, Usage: "request log (TSV) of testweb --log"},
 			&cli.TimestampFlag{Name: "start", Required: true, Layout: time.RFC3339Nano, Usage: "time zero (RFC 3339, e.g. 2024-01-02T15:04:05.123456789Z)"},
-			&cli.TimestampFlag{Name: "end", Layout: time.RFC3339Nano, Usage: "when the run was stopped (RFC 3339); coverage points after it are marked"},
+			&cli.TimestampFlag{Name: "end", Layout: time.RFC3339Nano, Usage: "when the run ended or was stopped (RFC 3339); coverage points after it are marked"},
 			&cli.DurationFlag{Name: "wait", Usage: "the harvester's wait between two requests to a host (harvester.wait)"},
 			&cli.StringFlag{Name: "at", Value: "60s,120s,300s", Usage: "times of the coverage points, comma-separated"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"},
+			&cli.StringFlag{Name: "json-out", Usage: "also write the JSON to this file"},
 		),
 		Action: func(c *cli.Context) error {
 			at, err := parseDurations(c.String("at"))
@@ -152,12 +153,18 @@ fetched at the end of its first request that got a response. Prints:
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				data, err := json.MarshalIndent(tl, "", "  ")
-				if err != nil {
-					return fmt.Errorf("encode timeline: %w", err)
+			data, err := json.MarshalIndent(tl, "", "  ")
+			if err != nil {
+				return fmt.Errorf("encode timeline: %w", err)
+			}
+			data = append(data, '\n')
+			if p := c.String("json-out"); p != "" {
+				if err := os.WriteFile(p, data, 0o644); err != nil {
+					return fmt.Errorf("write timeline: %w", err)
 				}
-				_, err = c.App.Writer.Write(append(data, '\n'))
+			}
+			if c.Bool("json") {
+				_, err = c.App.Writer.Write(data)
 				return err
 			}
 			tl.Print(c.App.Writer)
@@ -227,7 +234,7 @@ func printTargets(w io.Writer, crawl, harv, polite Timeline, cycle time.Duration
 			if p.At == at {
 				note := ""
 				if p.AfterEnd {
-					note = ", after the run was stopped"
+					note = ", after the run ended"
 				}
 				fmt.Fprintf(w, "  coverage / polite bound at %.0f s (wait %s): %.3f (%d / %d pages; target >= 0.8%s)\n",
 					at, time.Duration(polite.Wait*float64(time.Second)), p.Ratio, p.Fetched, p.Bound, note)
