@@ -4,6 +4,9 @@
 //	crawlcheck faults   --bin DIR --dir DIR [--seed N] [--hosts N] ...
 //	crawlcheck coverage --collection DIR --web web.json --seeds seeds.txt
 //	crawlcheck batch    --collection DIR N
+//	crawlcheck reachable --web web.json --seeds seeds.txt
+//	crawlcheck timeline --web web.json --seeds seeds.txt --log requests.tsv --start TIME ...
+//	crawlcheck targets  --crawl A.json --harvester B.json --polite C.json --cycle D
 //
 // faults serves a test web in-process, crawls it with the stage binaries
 // of --bin while killing them with SIGKILL at random moments (package
@@ -12,7 +15,12 @@
 // truncated batch file); it exits 1 if anything is wrong. coverage
 // compares a collection's fetch logs with the truth of the web that
 // `testweb --config-out` described. batch prints one line of figures
-// about a batch from its stage markers.
+// about a batch from its stage markers. reachable prints the reachable
+// allowed pages of the web; timeline measures a crawl from the test web's
+// request log (times to shares of the reachable pages, coverage against a
+// polite bound, the crawl order's cumulative PageRank), and targets
+// compares the timelines of scripts/bench-timeline.sh with the targets of
+// issue 16 (docs/scale.md).
 package main
 
 import (
@@ -46,10 +54,11 @@ func main() {
 func newApp(stdout io.Writer) *cli.App {
 	return &cli.App{
 		Name:            "crawlcheck",
-		Usage:           "check crawls of the synthetic test web (faults, coverage, batch figures)",
+		Usage:           "check crawls of the synthetic test web (faults, coverage, batch figures, timeline)",
 		HideHelpCommand: true,
 		Writer:          stdout,
-		Commands:        []*cli.Command{faultsCommand(), coverageCommand(), batchCommand()},
+		Commands: []*cli.Command{faultsCommand(), coverageCommand(), batchCommand(),
+			reachableCommand(), timelineCommand(), targetsCommand()},
 	}
 }
 
@@ -212,15 +221,7 @@ func coverageCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			col := c.String("collection")
-			data, err := os.ReadFile(c.String("web"))
-			if err != nil {
-				return fmt.Errorf("read web configuration: %w", err)
-			}
-			var wc testweb.Config
-			if err := json.Unmarshal(data, &wc); err != nil {
-				return fmt.Errorf("decode web configuration %s: %w", c.String("web"), err)
-			}
-			web, err := testweb.New(wc)
+			web, _, err := loadWeb(c.String("web"))
 			if err != nil {
 				return err
 			}
@@ -228,11 +229,11 @@ func coverageCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			seedText, err := os.ReadFile(c.String("seeds"))
+			seeds, err := readSeeds(c.String("seeds"))
 			if err != nil {
-				return fmt.Errorf("read seeds: %w", err)
+				return err
 			}
-			cov, err := faulttest.MeasureCoverage(col, web, cfg, strings.Fields(string(seedText)))
+			cov, err := faulttest.MeasureCoverage(col, web, cfg, seeds)
 			if err != nil {
 				return err
 			}

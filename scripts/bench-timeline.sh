@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# bench-timeline.sh [HOSTS [PAGES]]
+#
+# The crawl as its user feels it (issue 16, docs/scale.md "The crawl's
+# timeline"). Serves the synthetic test web on loopback with HOSTS
+# in-scope hosts (default 1000) and about PAGES pages (default 41000),
+# with --heterogeneous (per-server response times, Crawl-delay on some
+# sites, big sites, www/bare aliases) unless BENCH_HETERO=0, and measures
+# from the web's request log (testweb --log), each run on a fresh test web
+# (same seed, same web) and a fresh collection:
+#
+#  (i)   the whole crawl, harvester.wait 0, scripts/crawl.sh from the
+#        seeds until the frontier is empty (or BENCH_LIMIT): time to 50,
+#        90, 99 and 100 % of the reachable pages, and the crawl order's
+#        cumulative PageRank against the sorted-PageRank bound;
+#  (ii)  the harvester alone: the collection seeded with every reachable
+#        URL, one manager run making one batch of all of them, then one
+#        harvester run: time to 50 ... 100 % from the harvester's start;
+#  (iii) the crawl at harvester.wait 1s, stopped with SIGINT at
+#        BENCH_POLITE_TIME (300 s): coverage against the polite bound at
+#        60, 120 and 300 s;
+#
+# then the figures issue 16 sets targets for (crawlcheck targets). The
+# report is printed and saved to BENCH_DIR/timeline.txt. A small run:
+#
+#   BENCH_LIMIT=120 BENCH_POLITE_TIME=120 scripts/bench-timeline.sh 200 5000
+#
+# Every collection has harvester.allow_private, the web's DNS server,
+# manager.max_fetches_per_script 0 (so every reachable page may be
+# fetched), harvester.connections BENCH_CONNECTIONS (1000) and
+# harvester.connections_per_ip BENCH_PER_IP (8 when the web spreads its
+# hosts over several addresses, else 0); other settings are the
+# defaults. Only settings that every build knows are given as flags;
+# newer ones go through the environment (an older build ignores unknown
+# WIRE_* variables but refuses unknown flags and config keys), so that
+# WIRE_BIN=/path/to/old/bin measures an older build with this script:
+# BENCH_BATCH_DURATION sets WIRE_MANAGER_BATCH_DURATION; any WIRE_*
+# variable set by the caller reaches every stage too.
+#
+# Environment: BENCH_SEED (1), BENCH_HETERO (1: pass --heterogeneous),
+# BENCH_HOSTILE (0; 1 adds the hostile hosts), BENCH_SEEDS (50 seed URLs),
+# BENCH_ADDRESSES (loopback addresses of the web, default HOSTS/10),
+# BENCH_PER_IP, BENCH_CONNECTIONS, BENCH_MAX_PAGES (largest site, default
+# max(400, PAGES/50)), BENCH_LIMIT (time limit of each run, 600 s),
+# BENCH_POLITE_TIME (300 s), BENCH_DIR (work directory, default a new one
+# under ${TMPDIR:-/tmp}), BENCH_KEEP=1 (keep the collections; otherwise
+# only the report, the web descriptions and the request logs stay),
+# BENCH_TOOLS (where testweb and crawlcheck are built from this tree,
+# default REPO/bin), WIRE_BIN and WIRE_BUILD as for crawl.sh. Peak memory
+# per stage needs GNU time (/usr/bin/time); without it it is left out.
+# Exit codes: 0 done, 1 a run failed, 2 usage.
+set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() {
+	echo "usage: $0 [HOSTS [PAGES]]" >&2
+	exit 2
+}
+[ $# -le 2 ] || usage
+hosts=${1:-1000}
+pages=${2:-41000}
+seed=${BENCH_SEED:-1}
+hetero=${BENCH_HETERO:-1}
+hostile=${BENCH_HOSTILE:-0}
+nseeds=${BENCH_SEEDS:-50}
+addresses=${BENCH_ADDRESSES:-$((hosts / 10 > 1 ? hosts / 10 : 1))}
+perip=${BENCH_PER_IP:-$((addresses > 1 ? 8 : 0))}
+conns=${BENCH_CONNECTIONS:-1000}
+maxpages=${BENCH_MAX_PAGES:-$((pages / 50 > 400 ? pages / 50 : 400))}
+limit=${BENCH_LIMIT:-600}
+polite_t=${BENCH_POLITE_TIME:-300}
+for v in "$hosts" "$pages" "$seed" "$nseeds" "$addresses" "$perip" "$conns" "$maxpages" "$limit" "$polite_t"; do
+	case $v in '' | *[!0-9]*) usage ;; esac
+done
+[ "$polite_t" -le "$limit" ] || polite_t=$limit
+if [ -n "${BENCH_BATCH_DURATION:-}" ]; then
+	export WIRE_MANAGER_BATCH_DURATION=$BENCH_BATCH_DURATION
+fi
+web_flags=()
+[ "$hetero" = 1 ] && web_flags+=(--heterogeneous)
+[ "$hostile" = 1 ] && web_flags+=(--hostile)
+TIME=/usr/bin/time
+"$TIME" -f %e true >/dev/null 2>&1 || TIME=
+
+dir=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/wire-timeline.XXXXXX")}
+mkdir -p "$dir"
+for r in crawl harvester polite; do
+	if [ -e "$dir/$r" ]; then
+		echo "bench-timeline.sh: $dir/$r exists; give an empty BENCH_DIR" >&2
+		exit 2
+	fi
+done
+report=$dir/timeline.txt
+: >"$report"
+out() { printf '%s\n' "$*" | tee -a "$report"; }
+
+wire_need_bins || { echo "bench-timeline.sh: build failed" >&2; exit 1; }
+bin=$WIRE_BIN
+tools=${BENCH_TOOLS:-$WIRE_ROOT/bin}
+mkdir -p "$tools"
+(cd "$WIRE_ROOT" && go build -o "$tools/" ./scripts/testweb ./scripts/crawlcheck) || {
+	echo "bench-timeline.sh: building testweb and crawlcheck failed" >&2
+	exit 1
+}
+
+# Stage wrappers: crawl.sh runs them as WIRE_BIN; each appends "stage
+# wall-seconds peak-KB" to $STAGE_TIMES under GNU time.
+wrap=$dir/wrap
+mkdir -p "$wrap"
+for s in $WIRE_STAGES; do
+	if [ -n "$TIME" ]; then
+		printf '#!/bin/sh\nexec %s -a -o "$STAGE_TIMES" -f "%s %%e %%M" "%s/%s" "$@"\n' "$TIME" "$s" "$bin" "$s" >"$wrap/$s"
+	else
+		printf '#!/bin/sh\nexec "%s/%s" "$@"\n' "$bin" "$s" >"$wrap/$s"
+	fi
+	chmod +x "$wrap/$s"
+done
+
+web_pid=
+job_pid=
+cleanup() {
+	if [ -n "$job_pid" ]; then
+		kill -KILL -- "-$job_pid" 2>/dev/null || true
+	fi
+	if [ -n "$web_pid" ]; then
+		kill "$web_pid" 2>/dev/null || true
+		wait "$web_pid" 2>/dev/null || true
+	fi
+	if [ "${BENCH_KEEP:-0}" != 1 ]; then
+		rm -rf "$dir"/*/col "$wrap"
+	fi
+}
+trap cleanup EXIT
+
+now() { date -u +%Y-%m-%dT%H:%M:%S.%NZ; }
+secs() { date +%s.%N; }
+since() { awk -v s="$1" -v t="$(secs)" 'BEGIN {printf "%.1f", t - s}'; }
+
+# start_web RUN: a fresh test web for RUN, logging its requests to
+# $dir/RUN/requests.tsv; sets web_pid and dns.
+start_web() {
+	local d=$dir/$1 i
+	mkdir -p "$d"
+	"$tools/testweb" --hosts "$hosts" --pages "$pages" --max-pages "$maxpages" --heavy-pages "${web_flags[@]}" \
+		--addresses "$addresses" --seed "$seed" --seeds "$nseeds" --seeds-out "$d/seeds.txt" \
+		--config-out "$d/web.json" --ready-file "$d/ready" --log "$d/requests.tsv" >"$d/testweb.out" 2>&1 &
+	web_pid=$!
+	for i in $(seq 1 600); do
+		[ -f "$d/ready" ] && break
+		kill -0 "$web_pid" 2>/dev/null || { cat "$d/testweb.out" >&2; echo "bench-timeline.sh: the test web did not start" >&2; exit 1; }
+		sleep 0.1
+	done
+	[ -f "$d/ready" ] || { echo "bench-timeline.sh: the test web did not become ready in 60 s" >&2; exit 1; }
+	dns=$(sed -n 's/^dns=//p' "$d/ready")
+}
+
+# stop_web RUN: stops the test web, which then writes its request log.
+stop_web() {
+	kill -TERM "$web_pid" 2>/dev/null
+	wait "$web_pid" 2>/dev/null
+	web_pid=
+	[ -f "$dir/$1/requests.tsv" ] || { echo "bench-timeline.sh: the test web wrote no request log for $1" >&2; exit 1; }
+}
+
+# new_collection RUN WAIT: a fresh collection $dir/RUN/col.
+new_collection() {
+	"$bin/seeder" init --collection "$dir/$1/col" \
+		--harvester-allow-private --harvester-dns-server "$dns" --harvester-wait "$2" \
+		--harvester-connections "$conns" --harvester-connections-per-ip "$perip" \
+		--manager-max-fetches-per-script 0 --scope-domains cl >/dev/null || exit 1
+}
+
+# bounded LIMIT LOG CMD...: runs CMD in its own process group, output to
+# LOG; LIMIT seconds after its start it gets SIGINT (and 90 s later
+# SIGKILL). Sets run_rc, run_start (RFC 3339), run_end (when it ended or
+# was sent SIGINT) and run_stopped (1 if it was).
+bounded() {
+	local lim=$1 log=$2 t0 el
+	shift 2
+	run_start=$(now)
+	t0=$(secs)
+	run_stopped=0
+	run_end=
+	set -m
+	"$@" >"$log" 2>&1 &
+	job_pid=$!
+	set +m
+	while kill -0 "$job_pid" 2>/dev/null; do
+		el=$(since "$t0")
+		if [ "$run_stopped" = 0 ] && awk -v e="$el" -v l="$lim" 'BEGIN {exit !(e >= l)}'; then
+			run_end=$(now)
+			run_stopped=1
+			kill -INT -- "-$job_pid" 2>/dev/null
+		elif [ "$run_stopped" = 1 ] && awk -v e="$el" -v l="$lim" 'BEGIN {exit !(e >= l + 90)}'; then
+			kill -KILL -- "-$job_pid" 2>/dev/null
+		fi
+		sleep 0.2
+	done
+	wait "$job_pid"
+	run_rc=$?
+	job_pid=
+	[ -n "$run_end" ] || run_end=$(now)
+}
+
+# stage_figures RUN: per stage, runs, wall time and peak memory.
+stage_figures() {
+	local f=$dir/$1/stages.time
+	[ -s "$f" ] || return 0
+	awk 'NF == 3 && $1 != "Command" {n[$1]++; w[$1] += $2; if ($3 > m[$1]) m[$1] = $3}
+		END {for (s in n) printf "   %-9s %3d runs  wall %8.1f s  peak %7.0f MB\n", s, n[s], w[s], m[s] / 1024}' "$f" |
+		sort | tee -a "$report"
+}
+
+# timeline RUN WAIT [FLAGS...]: the run's timeline, as text in the report
+# and as JSON in $dir/RUN/timeline.json.
+timeline() {
+	local r=$1 w=$2
+	shift 2
+	local args=(--web "$dir/$r/web.json" --seeds "$dir/$r/seeds.txt" --log "$dir/$r/requests.tsv" --wait "$w" "$@")
+	[ -d "$dir/$r/col" ] && args+=(--collection "$dir/$r/col")
+	"$tools/crawlcheck" timeline "${args[@]}" --json-out "$dir/$r/timeline.json" >"$dir/$r/timeline.txt" || exit 1
+	sed 's/^/   /' "$dir/$r/timeline.txt" | tee -a "$report"
+}
+
+out "== bench-timeline $(date -u +%Y-%m-%dT%H:%MZ): $hosts hosts, about $pages pages (largest site $maxpages), seed $seed, $nseeds seeds, heterogeneous $hetero, hostile $hostile"
+out "   $addresses addresses, $conns connections ($perip per IP address, 0: no cap), max_fetches_per_script 0, time limit $limit s per run; binaries $bin; dir $dir"
+wire_env=$(env | grep '^WIRE_' | grep -v '^WIRE_BIN=\|^WIRE_BUILD=' | sort | tr '\n' ' ')
+[ -z "$wire_env" ] || out "   environment: $wire_env"
+out "   machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# (i) The whole crawl at wait 0.
+out ""
+out "== (i) the whole crawl, harvester.wait 0, until the frontier is empty or $limit s"
+start_web crawl
+new_collection crawl 0
+"$bin/seeder" add --collection "$dir/crawl/col" "$dir/crawl/seeds.txt" >/dev/null || exit 1
+export STAGE_TIMES=$dir/crawl/stages.time
+t0=$(secs)
+bounded "$limit" "$dir/crawl/crawl.log" env WIRE_BIN="$wrap" "$WIRE_ROOT/scripts/crawl.sh" "$dir/crawl/col" 1000000
+crawl_secs=$(since "$t0")
+stop_web crawl
+batches=$(ls "$dir/crawl/col/batches" 2>/dev/null | wc -l)
+cycle=$(awk -v e="$crawl_secs" -v b="$batches" 'BEGIN {printf "%.3f", (b > 0 ? e / b : 0)}')
+if [ "$run_stopped" = 1 ]; then
+	out "   stopped at the time limit after $crawl_secs s, $batches batches"
+elif [ "$run_rc" != 0 ]; then
+	tail -5 "$dir/crawl/crawl.log" >&2
+	out "bench-timeline.sh: crawl.sh failed (exit $run_rc)"
+	exit 1
+else
+	out "   frontier empty after $crawl_secs s, $batches batches: $cycle s per cycle"
+fi
+stage_figures crawl
+timeline crawl 0 --start "$run_start" --end "$run_end"
+
+# (ii) The harvester alone, one batch of every reachable URL.
+out ""
+out "== (ii) the harvester alone: one batch of every reachable URL, harvester.wait 0"
+start_web harvester
+"$tools/crawlcheck" reachable --web "$dir/harvester/web.json" --seeds "$dir/harvester/seeds.txt" >"$dir/harvester/urls.txt" || exit 1
+nurls=$(wc -l <"$dir/harvester/urls.txt")
+new_collection harvester 0
+"$bin/seeder" add --collection "$dir/harvester/col" "$dir/harvester/urls.txt" >/dev/null || exit 1
+export STAGE_TIMES=$dir/harvester/stages.time
+"$wrap/manager" run --collection "$dir/harvester/col" --quiet --manager-batch-size "$((nurls + 1000))" \
+	--manager-max-pages-per-site "$((nurls + 1000))" --manager-max-site-pages 0 >"$dir/harvester/manager.log" 2>&1 || {
+	tail -5 "$dir/harvester/manager.log" >&2
+	out "bench-timeline.sh: manager failed"
+	exit 1
+}
+t0=$(secs)
+bounded "$limit" "$dir/harvester/harvester.log" "$wrap/harvester" run --collection "$dir/harvester/col" --quiet
+harv_secs=$(since "$t0")
+stop_web harvester
+if [ "$run_stopped" = 0 ] && [ "$run_rc" != 0 ]; then
+	tail -5 "$dir/harvester/harvester.log" >&2
+	out "bench-timeline.sh: harvester failed (exit $run_rc)"
+	exit 1
+fi
+out "   $nurls reachable URLs seeded; batch: $("$tools/crawlcheck" batch --collection "$dir/harvester/col" 1 2>/dev/null); harvester $harv_secs s$([ "$run_stopped" = 1 ] && echo ", stopped at the time limit")"
+stage_figures harvester
+timeline harvester 0 --start "$run_start" --end "$run_end"
+
+# (iii) The crawl at wait 1s, stopped at BENCH_POLITE_TIME.
+out ""
+out "== (iii) the crawl at harvester.wait 1s, stopped at $polite_t s"
+start_web polite
+new_collection polite 1s
+"$bin/seeder" add --collection "$dir/polite/col" "$dir/polite/seeds.txt" >/dev/null || exit 1
+export STAGE_TIMES=$dir/polite/stages.time
+bounded "$polite_t" "$dir/polite/crawl.log" env WIRE_BIN="$wrap" "$WIRE_ROOT/scripts/crawl.sh" "$dir/polite/col" 1000000
+stop_web polite
+if [ "$run_stopped" = 0 ] && [ "$run_rc" != 0 ]; then
+	tail -5 "$dir/polite/crawl.log" >&2
+	out "bench-timeline.sh: crawl.sh failed (exit $run_rc)"
+	exit 1
+fi
+out "   $(ls "$dir/polite/col/batches" 2>/dev/null | wc -l) batches$([ "$run_stopped" = 0 ] && echo ", frontier empty before $polite_t s")"
+stage_figures polite
+timeline polite 1s --start "$run_start" --end "$run_end" --at 60s,120s,300s
+
+out ""
+"$tools/crawlcheck" targets --crawl "$dir/crawl/timeline.json" --harvester "$dir/harvester/timeline.json" \
+	--polite "$dir/polite/timeline.json" --cycle "${cycle}s" | sed 's/^/   /' | tee -a "$report"
+out ""
+out "report: $report"

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// requestLine is one line of the test web's request log, as
+// scripts/testweb --log writes it: TSV without a header, one request per
+// line in arrival order.
+type requestLine struct {
+	conn       uint64
+	host, path string
+	// status is the HTTP status answered; 0 when the connection was reset
+	// before any response.
+	status     int
+	start, end time.Time
+}
+
+// maxRequestLine bounds one line of the log: a request URI longer than
+// the HTTP server's header limit (1 MB) never reaches the log.
+const maxRequestLine = 2 << 20
+
+// readRequestLogFile reads a request log file.
+func readRequestLogFile(path string) ([]requestLine, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open request log: %w", err)
+	}
+	defer f.Close()
+	lines, err := readRequestLog(f)
+	if err != nil {
+		return nil, fmt.Errorf("request log %s: %w", path, err)
+	}
+	return lines, nil
+}
+
+// readRequestLog parses a request log. Empty lines are skipped; any other
+// malformed line is an error naming its number. Host names are shared
+// between lines (a million requests to a thousand hosts hold a thousand
+// strings).
+func readRequestLog(r io.Reader) ([]requestLine, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxRequestLine)
+	hosts := map[string]string{}
+	var out []requestLine
+	for n := 1; sc.Scan(); n++ {
+		text := sc.Text()
+		if text == "" {
+			continue
+		}
+		l, err := parseRequestLine(text)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if h, ok := hosts[l.host]; ok {
+			l.host = h
+		} else {
+			hosts[l.host] = l.host
+		}
+		out = append(out, l)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	return out, nil
+}
+
+// parseRequestLine parses one line: connection id, host, path, status,
+// start and end (RFC 3339 with nanoseconds), tab-separated. The end must
+// not be before the start.
+func parseRequestLine(text string) (requestLine, error) {
+	f := strings.Split(text, "\t")
+	if len(f) != 6 {
+		return requestLine{}, fmt.Errorf("%d tab-separated fields, want 6", len(f))
+	}
+	var l requestLine
+	var err error
+	if l.conn, err = strconv.ParseUint(f[0], 10, 64); err != nil {
+		return requestLine{}, fmt.Errorf("connection id %q: %w", f[0], err)
+	}
+	l.host, l.path = f[1], f[2]
+	if l.status, err = strconv.Atoi(f[3]); err != nil || l.status < 0 || l.status > 999 {
+		return requestLine{}, fmt.Errorf("status %q: not a number from 0 to 999", f[3])
+	}
+	if l.start, err = time.Parse(time.RFC3339Nano, f[4]); err != nil {
+		return requestLine{}, fmt.Errorf("start: %w", err)
+	}
+	if l.end, err = time.Parse(time.RFC3339Nano, f[5]); err != nil {
+		return requestLine{}, fmt.Errorf("end: %w", err)
+	}
+	if l.end.Before(l.start) {
+		return requestLine{}, errors.New("end before start")
+	}
+	return l, nil
+}
+
+// duration is how long the server took to answer.
+func (l requestLine) duration() time.Duration { return l.end.Sub(l.start) }
