@@ -199,6 +199,9 @@ type Web struct {
 	logo   []byte
 	port   atomic.Int64
 
+	aliasOf   map[string]int // Config.Heterogeneous: bare name -> site index
+	aliasFrom map[int][]int  // Config.Heterogeneous: site -> aliases its home page links
+
 	hostiles      []*hostile          // Config.Hostile only
 	hostileByName map[string]*hostile // by host name
 	hostileFrom   map[int][]*hostile  // by in-scope site linking them
@@ -262,6 +265,7 @@ func New(cfg Config) (*Web, error) {
 	}
 	w.buildSites()
 	w.buildHostile()
+	w.pickAliases()
 	w.logo, err = makeLogo(c.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("testweb: drawing logo: %w", err)
@@ -374,11 +378,21 @@ func extraAddress(i int) net.IP {
 
 // AddressOf returns the IPv4 address DNS gives host (after Start): the
 // HTTP listen address, or with Config.Addresses > 1 one of the web's
-// addresses chosen by a hash of the name.
+// addresses chosen by a hash of the name (of the site's name for an
+// alias, which so shares its site's address).
 func (w *Web) AddressOf(host string) net.IP {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.addressOfLocked(canonicalHost(host))
+	return w.addressOfLocked(w.addressName(canonicalHost(host)))
+}
+
+// addressName is the name whose hash places a host on an address: the
+// site's own name for an alias, so that both names have one address.
+func (w *Web) addressName(host string) string {
+	if si, ok := w.aliasOf[host]; ok {
+		return w.sites[si].name
+	}
+	return host
 }
 
 // addressOfLocked is AddressOf for a canonical name; w.mu is held.
@@ -459,11 +473,16 @@ func (w *Web) SeedURLs(n int) []string {
 }
 
 // HostNames returns the in-scope host names, sorted; with Config.Hostile
-// they include the hostile hosts (see HostileHosts).
+// they include the hostile hosts (see HostileHosts), and with
+// Config.Heterogeneous the bare names that are aliases of sites (see
+// Aliases).
 func (w *Web) HostNames() []string {
-	out := make([]string, 0, w.nIn+len(w.hostiles))
+	out := make([]string, 0, w.nIn+len(w.hostiles)+len(w.aliasOf))
 	for _, s := range w.sites[:w.nIn] {
 		out = append(out, s.name)
+		if s.alias != "" {
+			out = append(out, s.alias)
+		}
 	}
 	for _, h := range w.hostiles {
 		out = append(out, h.name)
@@ -497,11 +516,17 @@ func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
 	if h, hostile := w.hostileByName[host]; hostile {
 		return w.hostilePage(h, u.RequestURI())
 	}
-	si, known := w.byName[host]
+	si, alias, known := w.siteOf(host)
 	if !known {
 		_, info = errorResponse(http.StatusMisdirectedRequest)
 		info.URL = rawURL
 		return info, false
+	}
+	if alias {
+		// Every answer is a redirect; only the home page, which pages
+		// link, is a page of the model.
+		_, info = w.aliasResponse(si, u.RequestURI())
+		return info, u.RequestURI() == "/"
 	}
 	_, info, ok = w.respond(si, u.RequestURI(), true)
 	return info, ok
@@ -511,7 +536,8 @@ func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
 // its status (200, 3xx, the 404 and 500 pages of the model), on in-scope
 // and out-of-scope hosts; robots.txt files and the hostile hosts (see
 // HostileHosts) are not included. Every one is reachable from its host's
-// home page through links.
+// home page through links, except the home page of an alias (a 301 to
+// its site's home page, see Aliases), which is linked from other sites.
 func (w *Web) URLs() []string {
 	var out []string
 	for si := range w.sites {
@@ -522,6 +548,9 @@ func (w *Web) URLs() []string {
 		}
 		if s.hasLogo {
 			out = append(out, o+logoPath)
+		}
+		if s.alias != "" {
+			out = append(out, w.aliasOrigin(si)+"/")
 		}
 	}
 	sort.Strings(out)
@@ -603,9 +632,11 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 	start := time.Now()
 	connID, _ := req.Context().Value(connIDKey{}).(uint64)
 	host := canonicalHost(hostOnly(req.Host))
-	si, known := w.byName[host]
+	si, alias, known := w.siteOf(host)
 	h, hostile := w.hostileByName[host]
 	switch {
+	case known && alias:
+		host = w.sites[si].alias
 	case known:
 		host = w.sites[si].name // one string per host, however many requests
 	case hostile:
@@ -624,7 +655,11 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 	if !strings.HasPrefix(uri, "/") {
 		uri = req.URL.RequestURI()
 	}
-	if d := w.cfg.Latency; d > 0 {
+	d := w.cfg.Latency
+	if known {
+		d += w.sites[si].respTime
+	}
+	if d > 0 {
 		w.pause(req, d)
 	}
 	var status int
@@ -637,6 +672,8 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 			resp, _ = errorResponse(http.StatusMethodNotAllowed)
 		case !known:
 			resp, _ = errorResponse(http.StatusMisdirectedRequest)
+		case alias:
+			resp, _ = w.aliasResponse(si, uri)
 		default:
 			resp, _, _ = w.respond(si, uri, false)
 		}
