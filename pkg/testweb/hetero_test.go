@@ -154,13 +154,17 @@ func TestHeterogeneousShape(t *testing.T) {
 		}
 	}
 
-	// Crawl-delay: 3% of the sites, in every size third, in every group.
-	delayed := 0
+	// Crawl-delay: 3% of the sites, in every size third, in every group;
+	// one of the biggest sites (the first stratum) has one.
+	delayed, biggest, firstRank := 0, 0, -1
 	var thirds [3]int
 	for rank, si := range w.bySize {
 		s := &w.sites[si]
 		if s.crawlDelay == 0 {
 			continue
+		}
+		if delayed == 0 {
+			biggest, firstRank = s.pages, rank
 		}
 		delayed++
 		thirds[rank*3/len(w.bySize)]++
@@ -181,6 +185,10 @@ func TestHeterogeneousShape(t *testing.T) {
 	}
 	if thirds[0] == 0 || thirds[1] == 0 || thirds[2] == 0 {
 		t.Errorf("Crawl-delay by size third (big, medium, small): %v", thirds)
+	}
+	t.Logf("Crawl-delay by size third %v; biggest delayed site %d pages, rank %d", thirds, biggest, firstRank)
+	if stratum := (hosts + delayed - 1) / delayed; firstRank < 0 || firstRank >= stratum {
+		t.Errorf("no Crawl-delay among the %d biggest sites (first at rank %d)", stratum, firstRank)
 	}
 	// The biggest stratum holds some of the biggest sites.
 	if top := w.sites[w.bySize[0]].pages; top != maxPages {
