@@ -57,7 +57,8 @@
 // ISO-8859-1 bodies labelled "text/html; charset=iso-8859-1", and a few
 // ISO-8859-1 bodies labelled only by <meta http-equiv="Content-Type">.
 //
-// robots.txt: about 30% of in-scope hosts serve one whose "*" group
+// robots.txt: about 30% of in-scope hosts serve one (more with
+// Config.Heterogeneous, below) whose "*" group
 // disallows a prefix that holds linked pages of the site (/private/,
 // /admin/, /intranet/, /privado/, /borradores/ or /tmp/), sometimes
 // re-allowing <prefix>open-, sometimes also disallowing /files/; some add
@@ -104,6 +105,55 @@
 // and HostNames includes them. The streaming answers stop as soon as the
 // client goes away or the web is closed. Without Config.Hostile the web
 // serves byte for byte what it served before hostile hosts existed.
+//
+// # The heterogeneous web
+//
+// Served as above, every host answers at once. With
+// Config.Heterogeneous the web behaves like a real one in time, which is
+// what decides how long a crawl of it takes:
+//
+//   - Response times: every host (in scope or not) sleeps a time of its
+//     own before each response, on top of Config.Latency, and stops
+//     sleeping when the client hangs up. Ordinary servers draw it from a
+//     log-normal law around ResponseMedian (2 ms; sigma 0.7: 90% within
+//     5 ms, 99% within 10 ms; capped at 20 times the median); a fraction
+//     SlowFraction (2%) of the in-scope hosts take between SlowMin and
+//     SlowMax (200 ms to 1 s, log-uniform). ResponseTime gives it.
+//   - Crawl-delay: a fraction CrawlDelayFraction (3%) of the in-scope
+//     sites ask for a Crawl-delay of CrawlDelayMin to CrawlDelayMax whole
+//     seconds (2 to 5 s) in every group of their robots.txt (the "*"
+//     group and the named ones); sites without robots.txt get one. The
+//     sites are one per stratum of the sites in size order, so the
+//     biggest, medium and small sites all have some: in the scale run's
+//     web (10,000 hosts) the first stratum is the 33 biggest sites, and a
+//     site of about 5,000 pages asks for 4 s. CrawlDelay gives it. (The
+//     Crawl-delay: 1 of some small sites, above, stays.)
+//   - Big sites: the BigSites (5) biggest sites get between MaxPages/4
+//     and MaxPages pages, the biggest exactly MaxPages: thousands of
+//     pages with the scale run's MaxPages of 20,000, only MaxPages/4 to
+//     MaxPages with a small MaxPages (100 to 400 by default). With Pages
+//     the other sites are scaled to what the big ones leave, so the total
+//     still comes to about Pages. BigSites gives them.
+//   - Aliases: about AliasFraction (a third) of the in-scope sites named
+//     www.X also answer on the bare name X (unless X is a host of its
+//     own, or the site's robots.txt answers 500), which DNS gives the
+//     same address as www.X. X answers every request, robots.txt
+//     included, with a 301 to the same path on www.X, and has its site's
+//     response time. Each alias's home page is linked from the home page
+//     of another site, and about 30% of the cross-host links to the home
+//     page of a site with an alias use the bare name, so crawlers meet
+//     them. Aliases gives them; HostNames includes them, and the alias's
+//     home page is a page of the model (a redirect, as the site's own
+//     redirects are): URLs, PageCount, ForEachPage and Reachable count
+//     it, and Disallowed, CrawlDelay and ResponseTime answer for X what
+//     its site's robots.txt and server say, where X's robots.txt
+//     redirects.
+//
+// Each part draws from its own random stream and depends only on Config,
+// like the rest of the model; scripts/testweb --heterogeneous serves it,
+// and the demo, the end-to-end test and scripts/bench-crawl.sh crawl it.
+// Without Config.Heterogeneous the web serves byte for byte what it
+// served before the field existed.
 package testweb
 
 import (
