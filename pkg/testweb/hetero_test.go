@@ -32,7 +32,7 @@ func TestHeterogeneousValidation(t *testing.T) {
 		{"negative slow", h(Config{SlowMin: -time.Second}), "must not be negative"},
 		{"median not below slow", h(Config{ResponseMedian: 300 * time.Millisecond}), "ResponseMedian (300ms) must be below SlowMin"},
 		{"fractional crawl-delay", h(Config{CrawlDelayMin: 1500 * time.Millisecond}), "CrawlDelayMin must be a whole number of seconds"},
-		{"crawl-delay below 1s", h(Config{CrawlDelayMax: 0 - time.Second}), "CrawlDelayMax must be a whole number of seconds"},
+		{"negative crawl-delay", h(Config{CrawlDelayMax: -time.Second}), "CrawlDelayMax must be a whole number of seconds"},
 		{"crawl-delay min above max", h(Config{CrawlDelayMin: 4 * time.Second, CrawlDelayMax: 3 * time.Second}), "CrawlDelayMin (4s) must not exceed CrawlDelayMax (3s)"},
 		{"one-second delays", h(Config{CrawlDelayMin: time.Second, CrawlDelayMax: time.Second}), ""},
 		{"more big sites than hosts", h(Config{Hosts: 3, BigSites: 10}), ""},
