@@ -5,7 +5,10 @@
 # in-scope hosts (default 10000) and about PAGES pages (default 1000000),
 # heavy-tailed site and page sizes, plus the hostile hosts (drip, endless
 # body, gzip bomb, redirect loop, 50 MB page, garbage, 20,000 links,
-# calendar trap, deep nesting, DNS failures, resets); crawls it in cycles
+# calendar trap, deep nesting, DNS failures, resets), behaving like a real
+# web in time (--heterogeneous: heavy-tailed response times, 2% slow
+# hosts, Crawl-delays of 2-5 s on 3% of the sites of every size, five big
+# sites, bare names redirecting to www names); crawls it in cycles
 # of manager, harvester, gatherer and seeder with batches of BENCH_BATCH
 # URLs (default 100000) until the frontier is empty or BUDGET pages
 # (default 1000000) have been fetched; and prints, per stage and cycle,
@@ -27,7 +30,9 @@
 # BENCH_ADDRESSES=1 set it to 0, or the whole web is one server of 8
 # connections), BENCH_SITE_BATCH
 # (manager.max_pages_per_site, default 2000), BENCH_MAX_PAGES (largest
-# site, default max(400, PAGES/50)), BENCH_SEED (1), BENCH_KEEP=1 (keep
+# site, default max(400, PAGES/50)), BENCH_WEB_FLAGS (further testweb
+# flags, default --heterogeneous; empty for the uniform web of the runs
+# in docs/scale.md before 2026-11-27), BENCH_SEED (1), BENCH_KEEP=1 (keep
 # BENCH_DIR), WIRE_BIN and WIRE_BUILD as for crawl.sh. Needs GNU time
 # (/usr/bin/time; Debian: apt-get install time). Exit codes: 0 done, 1 a
 # stage failed, 2 usage.
@@ -54,6 +59,7 @@ timeout=${BENCH_TIMEOUT:-10s}
 sitebatch=${BENCH_SITE_BATCH:-2000}
 maxpages=${BENCH_MAX_PAGES:-$((pages / 50 > 400 ? pages / 50 : 400))}
 seed=${BENCH_SEED:-1}
+webflags=${BENCH_WEB_FLAGS---heterogeneous}
 TIME=/usr/bin/time
 if ! "$TIME" -f %e true >/dev/null 2>&1; then
 	echo "bench-crawl.sh: GNU time is needed at $TIME (Debian/Ubuntu: apt-get install time)" >&2
@@ -94,11 +100,13 @@ trap cleanup EXIT
 
 # The test web, under GNU time so that its own peak memory is known.
 out "== bench-crawl: $hosts hosts, about $pages pages (largest site $maxpages), budget $budget pages, batches of $batch"
+out "   test web flags: ${webflags:-(none)}"
 out "   wait $wait, $conns connections ($perip per IP address, 0: no cap; $addresses addresses), total time limit $timeout, at most $sitebatch URLs per site and batch; dir $dir"
 out "   machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
 start_web=$(date +%s.%N)
+# shellcheck disable=SC2086 # BENCH_WEB_FLAGS is a list of flags
 "$TIME" -f '%e %U %S %M' -o "$dir/testweb.time" "$WIRE_BIN/testweb" --hosts "$hosts" --pages "$pages" \
-	--max-pages "$maxpages" --heavy-pages --hostile --addresses "$addresses" --seed "$seed" --seeds 100 --seeds-out "$dir/seeds.txt" \
+	--max-pages "$maxpages" --heavy-pages --hostile $webflags --addresses "$addresses" --seed "$seed" --seeds 100 --seeds-out "$dir/seeds.txt" \
 	--config-out "$dir/web.json" --ready-file "$dir/ready" >"$dir/testweb.out" 2>&1 &
 time_pid=$!
 for _ in $(seq 1 600); do

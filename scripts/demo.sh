@@ -8,9 +8,15 @@
 # needs, crawls it for a few cycles, prints a summary, stops the test web
 # and leaves the collection for inspection.
 #
+# The test web is the heterogeneous one (testweb --heterogeneous), which
+# behaves like a real web in time: a few slow hosts (200 ms to 1 s per
+# response), Crawl-delays of 2-5 s on 3% of the sites, a handful of big
+# sites, bare names redirecting to www names (see pkg/testweb).
+#
 # Environment: DEMO_HOSTS (test web hosts, default 200), DEMO_CYCLES
 # (default 4), DEMO_WAIT (wait between requests to one host, default
-# 200ms), DEMO_BATCH (batch size, default 3000).
+# 200ms), DEMO_BATCH (batch size, default 3000), DEMO_WEB_FLAGS (further
+# testweb flags, default --heterogeneous; empty for the uniform web).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -20,6 +26,7 @@ hosts=${DEMO_HOSTS:-200}
 cycles=${DEMO_CYCLES:-4}
 wait=${DEMO_WAIT:-200ms}
 batchsize=${DEMO_BATCH:-3000}
+webflags=${DEMO_WEB_FLAGS---heterogeneous}
 if [ -e "$dir/FORMAT" ]; then
 	echo "demo.sh: $dir already holds a collection; give a new directory" >&2
 	exit 2
@@ -40,7 +47,8 @@ cleanup() {
 trap cleanup EXIT
 
 wire_log "starting the test web ($hosts hosts) on loopback"
-"$WIRE_BIN/testweb" --hosts "$hosts" --seed 1 --seeds 20 --seeds-out "$work/seeds.txt" \
+# shellcheck disable=SC2086 # DEMO_WEB_FLAGS is a list of flags
+"$WIRE_BIN/testweb" --hosts "$hosts" --seed 1 --seeds 20 --seeds-out "$work/seeds.txt" $webflags \
 	--ready-file "$work/ready" >"$work/testweb.out" 2>&1 &
 web_pid=$!
 for _ in $(seq 1 300); do

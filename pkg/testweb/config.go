@@ -3,6 +3,7 @@ package testweb
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"strconv"
@@ -25,6 +26,34 @@ const (
 	MaxAddresses = 1 << 16
 	// DefaultAddr is the default HTTP and DNS listen address.
 	DefaultAddr = "127.0.0.1:0"
+
+	// Defaults of the heterogeneous web (Config.Heterogeneous).
+
+	// DefaultResponseMedian is the median response time of ordinary
+	// servers.
+	DefaultResponseMedian = 2 * time.Millisecond
+	// DefaultSlowFraction is the fraction of in-scope hosts that are slow.
+	DefaultSlowFraction = 0.02
+	// DefaultSlowMin and DefaultSlowMax bound the response time of slow
+	// hosts.
+	DefaultSlowMin = 200 * time.Millisecond
+	// DefaultSlowMax is the upper bound of a slow host's response time.
+	DefaultSlowMax = time.Second
+	// DefaultCrawlDelayFraction is the fraction of in-scope sites whose
+	// robots.txt asks for a Crawl-delay.
+	DefaultCrawlDelayFraction = 0.03
+	// DefaultCrawlDelayMin is the smallest Crawl-delay drawn.
+	DefaultCrawlDelayMin = 2 * time.Second
+	// DefaultCrawlDelayMax is the largest Crawl-delay drawn.
+	DefaultCrawlDelayMax = 5 * time.Second
+	// DefaultBigSites is the number of big sites.
+	DefaultBigSites = 5
+	// DefaultAliasFraction is the fraction of the in-scope sites named
+	// www.X that also answer on the bare name X.
+	DefaultAliasFraction = 1.0 / 3
+	// fastCapFactor caps an ordinary server's response time at this many
+	// times the median (40 ms by default), and never at SlowMin or more.
+	fastCapFactor = 20
 )
 
 // Config describes a synthetic web. The zero value is valid: every zero
@@ -77,6 +106,53 @@ type Config struct {
 	// Off (the default) the web has none and serves exactly what it
 	// served before the field existed.
 	Hostile bool
+
+	// Heterogeneous makes the web behave like a real one in time (see
+	// "The heterogeneous web" in the package documentation): servers
+	// with heavy-tailed response times and a few slow ones, Crawl-delay
+	// on a few percent of the sites of every size, a handful of big
+	// sites, and sites answering on a bare name as well as on www. The
+	// fields below tune it; zero means the default given, and setting
+	// any of them without Heterogeneous is an error. Off (the default)
+	// the web serves exactly what it served before the field existed.
+	Heterogeneous bool
+	// ResponseMedian is the median response time of the ordinary
+	// servers, drawn per host from a log-normal law (sigma 0.7) and
+	// capped at 20 times the median and below SlowMin (default 2 ms).
+	ResponseMedian time.Duration
+	// SlowFraction is the fraction of in-scope hosts whose response
+	// time is between SlowMin and SlowMax, drawn log-uniformly (default
+	// 0.02; negative: none). The count is rounded to the nearest host.
+	SlowFraction float64
+	// SlowMin and SlowMax bound the response time of the slow hosts
+	// (default 200 ms and 1 s).
+	SlowMin, SlowMax time.Duration
+	// CrawlDelayFraction is the fraction of the in-scope sites whose
+	// robots.txt gives every group a Crawl-delay, a whole number of
+	// seconds between CrawlDelayMin and CrawlDelayMax (default 0.03;
+	// negative: none). The sites are taken one from each of as many
+	// strata of the sites in size order, so that big, medium and small
+	// sites all have some; at least one site when the fraction is
+	// positive.
+	CrawlDelayFraction float64
+	// CrawlDelayMin and CrawlDelayMax bound the Crawl-delay, whole
+	// seconds, at least 1 s (default 2 s and 5 s).
+	CrawlDelayMin, CrawlDelayMax time.Duration
+	// BigSites is the number of big sites: the biggest sites get between
+	// MaxPages/4 and MaxPages pages (log-uniform; the biggest exactly
+	// MaxPages), so that with the MaxPages of the scale run (20,000) they
+	// have thousands of pages; with a small MaxPages they are just the
+	// sites of MaxPages/4 to MaxPages pages. With Pages set, the other
+	// sites are scaled to what the big ones leave. Default 5; at most
+	// Hosts; negative: none.
+	BigSites int
+	// AliasFraction is the fraction of the in-scope sites named www.X
+	// (X not a host of its own, robots.txt not broken) that also answer
+	// on the bare name X, on the same address, with a 301 to the same
+	// path on www.X for every request (default 1/3; negative: none).
+	// Every alias is linked from another site's home page, and some
+	// cross-host links to its home page use the bare name.
+	AliasFraction float64
 }
 
 // withDefaults fills zero fields and validates the configuration.
@@ -133,6 +209,84 @@ func (c Config) withDefaults() (Config, error) {
 	if err := CheckLoopback(c.DNSAddr); err != nil {
 		return c, fmt.Errorf("testweb: DNS address: %w", err)
 	}
+	return c.heterogeneousDefaults()
+}
+
+// heterogeneousDefaults fills and validates the fields of the
+// heterogeneous web.
+func (c Config) heterogeneousDefaults() (Config, error) {
+	if !c.Heterogeneous {
+		if c.ResponseMedian != 0 || c.SlowFraction != 0 || c.SlowMin != 0 || c.SlowMax != 0 ||
+			c.CrawlDelayFraction != 0 || c.CrawlDelayMin != 0 || c.CrawlDelayMax != 0 ||
+			c.BigSites != 0 || c.AliasFraction != 0 {
+			return c, errors.New("testweb: ResponseMedian, SlowFraction, SlowMin, SlowMax, CrawlDelayFraction, " +
+				"CrawlDelayMin, CrawlDelayMax, BigSites and AliasFraction need Heterogeneous")
+		}
+		return c, nil
+	}
+	fraction := func(name string, v *float64, def float64) error {
+		switch {
+		case math.IsNaN(*v) || *v > 1:
+			return fmt.Errorf("testweb: %s must be at most 1 (negative: none), got %v", name, *v)
+		case *v == 0:
+			*v = def
+		case *v < 0:
+			*v = 0
+		}
+		return nil
+	}
+	if err := fraction("SlowFraction", &c.SlowFraction, DefaultSlowFraction); err != nil {
+		return c, err
+	}
+	if err := fraction("CrawlDelayFraction", &c.CrawlDelayFraction, DefaultCrawlDelayFraction); err != nil {
+		return c, err
+	}
+	if err := fraction("AliasFraction", &c.AliasFraction, DefaultAliasFraction); err != nil {
+		return c, err
+	}
+	if c.ResponseMedian == 0 {
+		c.ResponseMedian = DefaultResponseMedian
+	}
+	if c.SlowMin == 0 {
+		c.SlowMin = DefaultSlowMin
+	}
+	if c.SlowMax == 0 {
+		c.SlowMax = max(DefaultSlowMax, c.SlowMin)
+	}
+	if c.ResponseMedian < 0 || c.SlowMin < 0 || c.SlowMax < 0 {
+		return c, fmt.Errorf("testweb: ResponseMedian, SlowMin and SlowMax must not be negative, got %v, %v and %v",
+			c.ResponseMedian, c.SlowMin, c.SlowMax)
+	}
+	if c.SlowMin > c.SlowMax {
+		return c, fmt.Errorf("testweb: SlowMin (%v) must not exceed SlowMax (%v)", c.SlowMin, c.SlowMax)
+	}
+	if c.ResponseMedian >= c.SlowMin {
+		return c, fmt.Errorf("testweb: ResponseMedian (%v) must be below SlowMin (%v)", c.ResponseMedian, c.SlowMin)
+	}
+	if c.CrawlDelayMin == 0 {
+		c.CrawlDelayMin = DefaultCrawlDelayMin
+	}
+	if c.CrawlDelayMax == 0 {
+		c.CrawlDelayMax = max(DefaultCrawlDelayMax, c.CrawlDelayMin)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"CrawlDelayMin", c.CrawlDelayMin}, {"CrawlDelayMax", c.CrawlDelayMax}} {
+		if d.v < time.Second || d.v%time.Second != 0 {
+			return c, fmt.Errorf("testweb: %s must be a whole number of seconds, at least 1s, got %v", d.name, d.v)
+		}
+	}
+	if c.CrawlDelayMin > c.CrawlDelayMax {
+		return c, fmt.Errorf("testweb: CrawlDelayMin (%v) must not exceed CrawlDelayMax (%v)", c.CrawlDelayMin, c.CrawlDelayMax)
+	}
+	switch {
+	case c.BigSites == 0:
+		c.BigSites = DefaultBigSites
+	case c.BigSites < 0:
+		c.BigSites = 0
+	}
+	c.BigSites = min(c.BigSites, c.Hosts)
 	return c, nil
 }
 

@@ -71,7 +71,8 @@ func (w *Web) startDNS() ([]*dns.Server, string, error) {
 }
 
 // serveDNS answers A queries for every host of the web with its address
-// (the HTTP listen address, or one of Config.Addresses; TTL 300), other types of known names with an empty
+// (the HTTP listen address, or one of Config.Addresses; TTL 300; an alias
+// the address of its site), other types of known names with an empty
 // NOERROR answer, and unknown names with NXDOMAIN; the hostile hosts of
 // kinds nxdomain and servfail get NXDOMAIN and SERVFAIL.
 func (w *Web) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
@@ -102,13 +103,13 @@ func (w *Web) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
 			if m.Rcode != dns.RcodeSuccess {
 				break
 			}
-		} else if _, ok := w.byName[name]; !ok {
+		} else if _, _, ok := w.siteOf(name); !ok {
 			m.Rcode = dns.RcodeNameError
 			break
 		}
 		if q.Qclass == dns.ClassINET && (q.Qtype == dns.TypeA || q.Qtype == dns.TypeANY) {
 			w.mu.Lock()
-			ip := w.addressOfLocked(name)
+			ip := w.addressOfLocked(w.addressName(name))
 			w.mu.Unlock()
 			m.Answer = append(m.Answer, &dns.A{
 				Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300},

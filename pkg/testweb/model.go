@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // robotsMode says what a host serves for /robots.txt.
@@ -63,6 +64,12 @@ type site struct {
 	hasLogo    bool
 	metaUTF8   bool    // csUTF8Header sites that also declare <meta charset>
 	raw        float64 // unscaled Pareto size, before rounding and caps
+
+	// The heterogeneous web (Config.Heterogeneous) only.
+	big        bool          // one of the Config.BigSites: size set by pickBigSites
+	respTime   time.Duration // slept before every response
+	crawlDelay int           // Crawl-delay in seconds of every robots.txt group, or 0
+	alias      string        // bare name answering with redirects to name, or ""
 }
 
 // pageKind classifies a page of the model.
@@ -111,6 +118,9 @@ func (w *Web) buildSites() {
 		w.sites = append(w.sites, w.newSite(cfg.Hosts+j, name, word, false))
 	}
 	w.nIn = cfg.Hosts
+	if cfg.Heterogeneous {
+		w.pickBigSites()
+	}
 	if cfg.Pages > 0 {
 		w.scaleSizes(cfg.Pages)
 	}
@@ -141,6 +151,10 @@ func (w *Web) buildSites() {
 			s.privPrefix = ""
 			s.openPrefix = false
 		}
+	}
+	if cfg.Heterogeneous {
+		w.pickCrawlDelays()
+		w.drawResponseTimes()
 	}
 	for i := range w.sites {
 		s := &w.sites[i]

@@ -191,6 +191,7 @@ type pageWriter struct {
 	upper    bool // old-style upper-case tags
 	links    []string
 	anchors  []string
+	aliasR   rng // Config.Heterogeneous: draws which links use a bare name
 }
 
 // tagName returns name in the case this page uses.
@@ -450,7 +451,11 @@ func (p *pageWriter) inlineLink() {
 			j = p.r.intn(w.sites[t].pages)
 		}
 		ts := &w.sites[t]
-		p.a(p.hrefTo(t, w.pathOf(ts, j, ts.kindOf(j))), p.anchorFor(t, j))
+		href := p.hrefTo(t, w.pathOf(ts, j, ts.kindOf(j)))
+		if j == 0 {
+			href = p.aliasHref(t, href)
+		}
+		p.a(href, p.anchorFor(t, j))
 	case x < 0.85 && nOOS > 0:
 		t := w.nIn + p.r.intn(nOOS)
 		j := 0
@@ -509,7 +514,8 @@ func (w *Web) renderHTML(si, i int, m pageMeta, truth bool) ([]byte, PageInfo) {
 		// Cannot happen: host names and paths are generated ASCII.
 		base = &url.URL{Scheme: "http", Host: s.name, Path: "/"}
 	}
-	p := &pageWriter{w: w, si: si, i: i, r: newRNG(s.seed, uint64(i), tagBody), base: base, basePath: base.Path, truth: truth}
+	p := &pageWriter{w: w, si: si, i: i, r: newRNG(s.seed, uint64(i), tagBody), base: base, basePath: base.Path, truth: truth,
+		aliasR: newRNG(s.seed, uint64(i), tagAliasLink)}
 	p.b.Grow(8 << 10)
 	title := w.fullTitle(si, i, m.kind)
 	if m.kind == kindFrames {
@@ -606,6 +612,7 @@ func (w *Web) renderHTML(si, i int, m pageMeta, truth bool) ([]byte, PageInfo) {
 	if i == 0 {
 		w.homeExtras(p)
 		w.writeHostileLinks(p)
+		w.writeAliasLinks(p)
 	}
 	if w.cfg.HeavyPages {
 		w.appendix(p)

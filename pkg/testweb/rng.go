@@ -1,6 +1,7 @@
 package testweb
 
 import (
+	"math"
 	"math/bits"
 	"unicode"
 	"unicode/utf8"
@@ -21,6 +22,11 @@ const (
 	tagRobotsErr
 	tagGarbage
 	tagAppendix
+	tagTiming
+	tagCrawlDelay
+	tagBig
+	tagAlias
+	tagAliasLink
 )
 
 const golden = 0x9e3779b97f4a7c15
@@ -70,6 +76,13 @@ func (r *rng) between(lo, hi int) int {
 // float returns a value in [0, 1).
 func (r *rng) float() float64 {
 	return float64(r.next()>>11) / (1 << 53)
+}
+
+// normal returns a standard normal deviate (Box-Muller).
+func (r *rng) normal() float64 {
+	u1 := 1 - r.float() // (0, 1]
+	u2 := r.float()
+	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
 }
 
 // chance returns true with probability p.

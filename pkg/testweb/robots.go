@@ -2,6 +2,7 @@ package testweb
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -59,6 +60,12 @@ func (w *Web) buildRobots(si int) *robotsFile {
 	}
 	if r.chance(0.5) {
 		groups[0], groups[len(groups)-1] = groups[len(groups)-1], groups[0]
+	}
+	if s.crawlDelay > 0 {
+		// The heterogeneous web's delay applies to every crawler.
+		for gi := range groups {
+			groups[gi].crawlDelay = strconv.Itoa(s.crawlDelay)
+		}
 	}
 	lower := r.chance(0.2)
 	key := func(k string) string {
@@ -165,14 +172,15 @@ func robotsPath(u *url.URL) string {
 // no robots.txt (404) allows everything, a 500 robots.txt means complete
 // disallow, otherwise the group for the token (or "*") decides by longest
 // match, Allow winning ties. /robots.txt itself is always allowed. A full
-// User-Agent string is reduced to its product token. Unknown hosts and
-// unparsable URLs give false.
+// User-Agent string is reduced to its product token. An alias (see
+// Aliases) redirects its robots.txt to its site's, which so decides for
+// it too. Unknown hosts and unparsable URLs give false.
 func (w *Web) Disallowed(rawURL, productTokenOrUA string) bool {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return false
 	}
-	si, ok := w.byName[canonicalHost(u.Hostname())]
+	si, _, ok := w.siteOf(canonicalHost(u.Hostname()))
 	if !ok {
 		return false
 	}
@@ -188,21 +196,27 @@ func (w *Web) Disallowed(rawURL, productTokenOrUA string) bool {
 }
 
 // RobotsTxt returns the status and body that host serves for /robots.txt
-// (404 with an HTML body when it has none, 500 for broken ones). ok is
-// false for hosts that are not part of the web.
+// (404 with an HTML body when it has none, 500 for broken ones, 301 to
+// the site's for an alias). ok is false for hosts that are not part of
+// the web.
 func (w *Web) RobotsTxt(host string) (status int, body string, ok bool) {
-	si, ok := w.byName[canonicalHost(host)]
+	si, alias, ok := w.siteOf(canonicalHost(host))
 	if !ok {
 		return 0, "", false
+	}
+	if alias {
+		resp, _ := w.aliasResponse(si, "/robots.txt")
+		return resp.status, string(resp.body), true
 	}
 	resp := w.robotsResponse(si)
 	return resp.status, string(resp.body), true
 }
 
 // CrawlDelay returns the Crawl-delay that host's robots.txt gives the
-// "*" group, or "" when there is none.
+// "*" group, or "" when there is none. For an alias it is its site's,
+// where its robots.txt redirects.
 func (w *Web) CrawlDelay(host string) string {
-	si, ok := w.byName[canonicalHost(host)]
+	si, _, ok := w.siteOf(canonicalHost(host))
 	if !ok || w.sites[si].rules == nil {
 		return ""
 	}

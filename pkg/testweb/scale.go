@@ -11,16 +11,24 @@ import (
 // smallest factor that makes them add up to at least target pages
 // (bisection: the total is a non-decreasing step function of the factor).
 // Sizes are rounded down, at least 1 and at most MaxPages, as unscaled
-// ones are.
+// ones are. The big sites of the heterogeneous web keep their sizes and
+// the others make up the rest of the target.
 func (w *Web) scaleSizes(target int) {
 	in := w.sites[:w.cfg.Hosts]
+	for i := range in {
+		if in[i].big {
+			target -= in[i].pages
+		}
+	}
 	size := func(s *site, k float64) int {
 		return min(max(int(k*s.raw), 1), w.cfg.MaxPages)
 	}
 	total := func(k float64) int {
 		t := 0
 		for i := range in {
-			t += size(&in[i], k)
+			if !in[i].big {
+				t += size(&in[i], k)
+			}
 		}
 		return t
 	}
@@ -37,19 +45,24 @@ func (w *Web) scaleSizes(target int) {
 		}
 	}
 	for i := range in {
-		in[i].pages = size(&in[i], hi)
-		w.fitRobotsSize(&in[i])
+		if !in[i].big {
+			in[i].pages = size(&in[i], hi)
+			w.fitRobotsSize(&in[i])
+		}
 	}
 }
 
 // PageCount returns the number of URLs URLs would return (the pages of
-// the model on every non-hostile host, logos included), without building
-// them.
+// the model on every non-hostile host, logos and alias home pages
+// included), without building them.
 func (w *Web) PageCount() int {
 	n := 0
 	for si := range w.sites {
 		n += w.sites[si].pages
 		if w.sites[si].hasLogo {
+			n++
+		}
+		if w.sites[si].alias != "" {
 			n++
 		}
 	}
@@ -58,7 +71,7 @@ func (w *Web) PageCount() int {
 
 // ForEachPage calls fn with the truth (as Page returns it) of every URL
 // that URLs returns, site by site and in page order within a site (the
-// logo last), stopping at the first error fn returns. Pages are rendered
+// logo, then the home page of the site's alias, last), stopping at the first error fn returns. Pages are rendered
 // in parallel on every core while fn runs, so enumerating the link graph
 // of a million pages takes seconds, not minutes; fn itself is called from
 // one goroutine at a time. Call it after Start (or on a web whose
@@ -131,6 +144,10 @@ func (w *Web) sitePages(si int) []PageInfo {
 	}
 	if s.hasLogo {
 		_, info, _ := w.respond(si, logoPath, true)
+		out = append(out, info)
+	}
+	if s.alias != "" {
+		_, info := w.aliasResponse(si, "/")
 		out = append(out, info)
 	}
 	return out
@@ -210,12 +227,20 @@ func (w *Web) modelURL(rawURL string) (string, bool) {
 	if err != nil || u.Scheme != "http" {
 		return "", false
 	}
-	si, ok := w.byName[canonicalHost(u.Hostname())]
+	si, alias, ok := w.siteOf(canonicalHost(u.Hostname()))
 	if !ok {
 		return "", false
 	}
 	s := &w.sites[si]
 	uri := u.RequestURI()
+	if alias {
+		// The alias's home page is a redirect of the model, as the
+		// site's redirects are; what else it answers is not linked.
+		if uri != "/" {
+			return "", false
+		}
+		return w.aliasOrigin(si) + "/", true
+	}
 	if s.hasLogo && uri == logoPath {
 		return w.origin(si) + logoPath, true
 	}
@@ -233,7 +258,7 @@ func (w *Web) enterable(rawURL, productToken string) bool {
 	if err != nil {
 		return false
 	}
-	si, ok := w.byName[canonicalHost(u.Hostname())]
+	si, _, ok := w.siteOf(canonicalHost(u.Hostname()))
 	if !ok || !w.sites[si].inScope {
 		return false
 	}

@@ -57,7 +57,8 @@
 // ISO-8859-1 bodies labelled "text/html; charset=iso-8859-1", and a few
 // ISO-8859-1 bodies labelled only by <meta http-equiv="Content-Type">.
 //
-// robots.txt: about 30% of in-scope hosts serve one whose "*" group
+// robots.txt: about 30% of in-scope hosts serve one (more with
+// Config.Heterogeneous, below) whose "*" group
 // disallows a prefix that holds linked pages of the site (/private/,
 // /admin/, /intranet/, /privado/, /borradores/ or /tmp/), sometimes
 // re-allowing <prefix>open-, sometimes also disallowing /files/; some add
@@ -104,6 +105,55 @@
 // and HostNames includes them. The streaming answers stop as soon as the
 // client goes away or the web is closed. Without Config.Hostile the web
 // serves byte for byte what it served before hostile hosts existed.
+//
+// # The heterogeneous web
+//
+// Served as above, every host answers at once. With
+// Config.Heterogeneous the web behaves like a real one in time, which is
+// what decides how long a crawl of it takes:
+//
+//   - Response times: every host (in scope or not) sleeps a time of its
+//     own before each response, on top of Config.Latency, and stops
+//     sleeping when the client hangs up. Ordinary servers draw it from a
+//     log-normal law around ResponseMedian (2 ms; sigma 0.7: 90% within
+//     5 ms, 99% within 10 ms; capped at 20 times the median); a fraction
+//     SlowFraction (2%) of the in-scope hosts take between SlowMin and
+//     SlowMax (200 ms to 1 s, log-uniform). ResponseTime gives it.
+//   - Crawl-delay: a fraction CrawlDelayFraction (3%) of the in-scope
+//     sites ask for a Crawl-delay of CrawlDelayMin to CrawlDelayMax whole
+//     seconds (2 to 5 s) in every group of their robots.txt (the "*"
+//     group and the named ones); sites without robots.txt get one. The
+//     sites are one per stratum of the sites in size order, so the
+//     biggest, medium and small sites all have some: in the scale run's
+//     web (10,000 hosts) the first stratum is the 33 biggest sites, and a
+//     site of about 5,000 pages asks for 4 s. CrawlDelay gives it. (The
+//     Crawl-delay: 1 of some small sites, above, stays.)
+//   - Big sites: the BigSites (5) biggest sites get between MaxPages/4
+//     and MaxPages pages, the biggest exactly MaxPages: thousands of
+//     pages with the scale run's MaxPages of 20,000, only MaxPages/4 to
+//     MaxPages with a small MaxPages (100 to 400 by default). With Pages
+//     the other sites are scaled to what the big ones leave, so the total
+//     still comes to about Pages. BigSites gives them.
+//   - Aliases: about AliasFraction (a third) of the in-scope sites named
+//     www.X also answer on the bare name X (unless X is a host of its
+//     own, or the site's robots.txt answers 500), which DNS gives the
+//     same address as www.X. X answers every request, robots.txt
+//     included, with a 301 to the same path on www.X, and has its site's
+//     response time. Each alias's home page is linked from the home page
+//     of another site, and about 30% of the cross-host links to the home
+//     page of a site with an alias use the bare name, so crawlers meet
+//     them. Aliases gives them; HostNames includes them, and the alias's
+//     home page is a page of the model (a redirect, as the site's own
+//     redirects are): URLs, PageCount, ForEachPage and Reachable count
+//     it, and Disallowed, CrawlDelay and ResponseTime answer for X what
+//     its site's robots.txt and server say, where X's robots.txt
+//     redirects.
+//
+// Each part draws from its own random stream and depends only on Config,
+// like the rest of the model; scripts/testweb --heterogeneous serves it,
+// and the demo, the end-to-end test and scripts/bench-crawl.sh crawl it.
+// Without Config.Heterogeneous the web serves byte for byte what it
+// served before the field existed.
 package testweb
 
 import (
@@ -199,6 +249,9 @@ type Web struct {
 	logo   []byte
 	port   atomic.Int64
 
+	aliasOf   map[string]int // Config.Heterogeneous: bare name -> site index
+	aliasFrom map[int][]int  // Config.Heterogeneous: site -> aliases its home page links
+
 	hostiles      []*hostile          // Config.Hostile only
 	hostileByName map[string]*hostile // by host name
 	hostileFrom   map[int][]*hostile  // by in-scope site linking them
@@ -262,6 +315,7 @@ func New(cfg Config) (*Web, error) {
 	}
 	w.buildSites()
 	w.buildHostile()
+	w.pickAliases()
 	w.logo, err = makeLogo(c.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("testweb: drawing logo: %w", err)
@@ -374,11 +428,21 @@ func extraAddress(i int) net.IP {
 
 // AddressOf returns the IPv4 address DNS gives host (after Start): the
 // HTTP listen address, or with Config.Addresses > 1 one of the web's
-// addresses chosen by a hash of the name.
+// addresses chosen by a hash of the name (of the site's name for an
+// alias, which so shares its site's address).
 func (w *Web) AddressOf(host string) net.IP {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.addressOfLocked(canonicalHost(host))
+	return w.addressOfLocked(w.addressName(canonicalHost(host)))
+}
+
+// addressName is the name whose hash places a host on an address: the
+// site's own name for an alias, so that both names have one address.
+func (w *Web) addressName(host string) string {
+	if si, ok := w.aliasOf[host]; ok {
+		return w.sites[si].name
+	}
+	return host
 }
 
 // addressOfLocked is AddressOf for a canonical name; w.mu is held.
@@ -459,11 +523,16 @@ func (w *Web) SeedURLs(n int) []string {
 }
 
 // HostNames returns the in-scope host names, sorted; with Config.Hostile
-// they include the hostile hosts (see HostileHosts).
+// they include the hostile hosts (see HostileHosts), and with
+// Config.Heterogeneous the bare names that are aliases of sites (see
+// Aliases).
 func (w *Web) HostNames() []string {
-	out := make([]string, 0, w.nIn+len(w.hostiles))
+	out := make([]string, 0, w.nIn+len(w.hostiles)+len(w.aliasOf))
 	for _, s := range w.sites[:w.nIn] {
 		out = append(out, s.name)
+		if s.alias != "" {
+			out = append(out, s.alias)
+		}
 	}
 	for _, h := range w.hostiles {
 		out = append(out, h.name)
@@ -497,11 +566,17 @@ func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
 	if h, hostile := w.hostileByName[host]; hostile {
 		return w.hostilePage(h, u.RequestURI())
 	}
-	si, known := w.byName[host]
+	si, alias, known := w.siteOf(host)
 	if !known {
 		_, info = errorResponse(http.StatusMisdirectedRequest)
 		info.URL = rawURL
 		return info, false
+	}
+	if alias {
+		// Every answer is a redirect; only the home page, which pages
+		// link, is a page of the model.
+		_, info = w.aliasResponse(si, u.RequestURI())
+		return info, u.RequestURI() == "/"
 	}
 	_, info, ok = w.respond(si, u.RequestURI(), true)
 	return info, ok
@@ -511,7 +586,8 @@ func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
 // its status (200, 3xx, the 404 and 500 pages of the model), on in-scope
 // and out-of-scope hosts; robots.txt files and the hostile hosts (see
 // HostileHosts) are not included. Every one is reachable from its host's
-// home page through links.
+// home page through links, except the home page of an alias (a 301 to
+// its site's home page, see Aliases), which is linked from other sites.
 func (w *Web) URLs() []string {
 	var out []string
 	for si := range w.sites {
@@ -522,6 +598,9 @@ func (w *Web) URLs() []string {
 		}
 		if s.hasLogo {
 			out = append(out, o+logoPath)
+		}
+		if s.alias != "" {
+			out = append(out, w.aliasOrigin(si)+"/")
 		}
 	}
 	sort.Strings(out)
@@ -603,9 +682,11 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 	start := time.Now()
 	connID, _ := req.Context().Value(connIDKey{}).(uint64)
 	host := canonicalHost(hostOnly(req.Host))
-	si, known := w.byName[host]
+	si, alias, known := w.siteOf(host)
 	h, hostile := w.hostileByName[host]
 	switch {
+	case known && alias:
+		host = w.sites[si].alias
 	case known:
 		host = w.sites[si].name // one string per host, however many requests
 	case hostile:
@@ -624,7 +705,11 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 	if !strings.HasPrefix(uri, "/") {
 		uri = req.URL.RequestURI()
 	}
-	if d := w.cfg.Latency; d > 0 {
+	d := w.cfg.Latency
+	if known {
+		d += w.sites[si].respTime
+	}
+	if d > 0 {
 		w.pause(req, d)
 	}
 	var status int
@@ -637,6 +722,8 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 			resp, _ = errorResponse(http.StatusMethodNotAllowed)
 		case !known:
 			resp, _ = errorResponse(http.StatusMisdirectedRequest)
+		case alias:
+			resp, _ = w.aliasResponse(si, uri)
 		default:
 			resp, _, _ = w.respond(si, uri, false)
 		}

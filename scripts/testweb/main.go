@@ -9,6 +9,18 @@
 // the package documentation of pkg/testweb): the scale run of
 // scripts/bench-crawl.sh uses all three.
 //
+// --heterogeneous serves the web that behaves like a real one in time
+// (testweb.Config.Heterogeneous): per-host heavy-tailed response times
+// with a few slow hosts, Crawl-delay on a few percent of the sites of
+// every size, a handful of big sites, and bare names (X for www.X) that
+// redirect to their site. Its tunables, each 0 for the default and
+// refused without --heterogeneous: --response-median (2ms),
+// --slow-fraction (0.02; negative: none), --slow-min and --slow-max
+// (200ms, 1s), --crawl-delay-fraction (0.03; negative: none),
+// --crawl-delay-min and --crawl-delay-max (2s, 5s; whole seconds),
+// --big-sites (5; negative: none) and --alias-fraction (1/3; negative:
+// none). The demo, the end-to-end test and scripts/bench-crawl.sh use it.
+//
 // Once listening it writes the seed URLs (one per line) to --seeds-out,
 // the effective configuration as JSON (testweb.Config, with the actual
 // listen addresses, so that testweb.New rebuilds the same web with the
@@ -74,6 +86,16 @@ func newApp(stdout io.Writer) *cli.App {
 			&cli.IntFlag{Name: "pages", Usage: "scale site sizes to about this many pages in all (0: unscaled)"},
 			&cli.BoolFlag{Name: "heavy-pages", Usage: "heavy-tailed page sizes (5% of pages carry a long appendix)"},
 			&cli.BoolFlag{Name: "hostile", Usage: "add the hostile hosts (drip, endless, gzip bomb, loops, traps, resets, DNS failures)"},
+			&cli.BoolFlag{Name: "heterogeneous", Usage: "a web that behaves like a real one in time: heavy-tailed response times, slow hosts, Crawl-delays, big sites, bare-name aliases"},
+			&cli.DurationFlag{Name: "response-median", Usage: "with --heterogeneous: median response time of ordinary hosts (0: 2ms)"},
+			&cli.Float64Flag{Name: "slow-fraction", Usage: "with --heterogeneous: fraction of in-scope hosts that are slow (0: 0.02; negative: none)"},
+			&cli.DurationFlag{Name: "slow-min", Usage: "with --heterogeneous: least response time of a slow host (0: 200ms)"},
+			&cli.DurationFlag{Name: "slow-max", Usage: "with --heterogeneous: greatest response time of a slow host (0: 1s)"},
+			&cli.Float64Flag{Name: "crawl-delay-fraction", Usage: "with --heterogeneous: fraction of in-scope sites with a Crawl-delay, of every size (0: 0.03; negative: none)"},
+			&cli.DurationFlag{Name: "crawl-delay-min", Usage: "with --heterogeneous: least Crawl-delay, whole seconds (0: 2s)"},
+			&cli.DurationFlag{Name: "crawl-delay-max", Usage: "with --heterogeneous: greatest Crawl-delay, whole seconds (0: 5s)"},
+			&cli.IntFlag{Name: "big-sites", Usage: "with --heterogeneous: sites of max-pages/4 to max-pages pages (0: 5; negative: none)"},
+			&cli.Float64Flag{Name: "alias-fraction", Usage: "with --heterogeneous: fraction of www.X sites also answering (301) on X (0: 1/3; negative: none)"},
 			&cli.StringFlag{Name: "config-out", Usage: "write the effective configuration (JSON, actual addresses) here once listening"},
 			&cli.StringFlag{Name: "seeds-out", Usage: "write seed URLs (one per line) to this file"},
 			&cli.IntFlag{Name: "seeds", Value: 20, Usage: "number of seed URLs (biggest sites first)"},
@@ -98,6 +120,17 @@ func newApp(stdout io.Writer) *cli.App {
 					Pages:      c.Int("pages"),
 					HeavyPages: c.Bool("heavy-pages"),
 					Hostile:    c.Bool("hostile"),
+
+					Heterogeneous:      c.Bool("heterogeneous"),
+					ResponseMedian:     c.Duration("response-median"),
+					SlowFraction:       c.Float64("slow-fraction"),
+					SlowMin:            c.Duration("slow-min"),
+					SlowMax:            c.Duration("slow-max"),
+					CrawlDelayFraction: c.Float64("crawl-delay-fraction"),
+					CrawlDelayMin:      c.Duration("crawl-delay-min"),
+					CrawlDelayMax:      c.Duration("crawl-delay-max"),
+					BigSites:           c.Int("big-sites"),
+					AliasFraction:      c.Float64("alias-fraction"),
 				},
 				configOut: c.String("config-out"),
 				seedsOut:  c.String("seeds-out"),

@@ -101,6 +101,17 @@ func TestServeUntilCancelled(t *testing.T) {
 	}
 }
 
+func TestHeterogeneousFlagsNeedHeterogeneous(t *testing.T) {
+	err := newApp(io.Discard).Run([]string{"testweb", "--slow-fraction", "0.5"})
+	if err == nil || !strings.Contains(err.Error(), "need Heterogeneous") {
+		t.Errorf("--slow-fraction without --heterogeneous: error %v", err)
+	}
+	err = newApp(io.Discard).Run([]string{"testweb", "--heterogeneous", "--crawl-delay-min", "1500ms"})
+	if err == nil || !strings.Contains(err.Error(), "whole number of seconds") {
+		t.Errorf("--crawl-delay-min 1500ms: error %v", err)
+	}
+}
+
 func TestRefusesNonLoopback(t *testing.T) {
 	for _, args := range [][]string{
 		{"--http", "0.0.0.0:0"},
@@ -117,7 +128,8 @@ func TestRefusesNonLoopback(t *testing.T) {
 
 // TestConfigOutRebuildsTheWeb: the configuration written by --config-out
 // rebuilds, without listening, a web with the same URLs (ports included),
-// hostile hosts and sizes, which is how scripts compute the truth.
+// hostile hosts, sizes and heterogeneous web (aliases, response times),
+// which is how scripts compute the truth.
 func TestConfigOutRebuildsTheWeb(t *testing.T) {
 	dir := t.TempDir()
 	seeds, ready, cfgFile := filepath.Join(dir, "seeds.txt"), filepath.Join(dir, "ready"), filepath.Join(dir, "web.json")
@@ -127,6 +139,7 @@ func TestConfigOutRebuildsTheWeb(t *testing.T) {
 	go func() {
 		done <- newApp(io.Discard).RunContext(ctx, []string{"testweb", "--hosts", "40", "--seed", "5",
 			"--pages", "3000", "--heavy-pages", "--hostile", "--seeds-out", seeds, "--seeds", "3",
+			"--heterogeneous", "--slow-fraction", "0.1", "--crawl-delay-min", "1s", "--crawl-delay-max", "1s", "--big-sites", "2",
 			"--ready-file", ready, "--config-out", cfgFile})
 	}()
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -146,7 +159,8 @@ func TestConfigOutRebuildsTheWeb(t *testing.T) {
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if !cfg.Hostile || !cfg.HeavyPages || cfg.Pages != 3000 || cfg.Hosts != 40 || strings.HasSuffix(cfg.HTTPAddr, ":0") {
+	if !cfg.Hostile || !cfg.HeavyPages || cfg.Pages != 3000 || cfg.Hosts != 40 || strings.HasSuffix(cfg.HTTPAddr, ":0") ||
+		!cfg.Heterogeneous || cfg.SlowFraction != 0.1 || cfg.CrawlDelayMin != time.Second || cfg.BigSites != 2 {
 		t.Fatalf("config %+v", cfg)
 	}
 	w, err := testweb.New(cfg)
@@ -159,6 +173,37 @@ func TestConfigOutRebuildsTheWeb(t *testing.T) {
 	}
 	if len(w.HostileHosts()) == 0 || w.PageCount() < 3000 {
 		t.Errorf("rebuilt web: %d hostile hosts, %d pages", len(w.HostileHosts()), w.PageCount())
+	}
+	slow, aliases := 0, w.Aliases()
+	for _, h := range w.HostNames() {
+		if _, alias := aliases[h]; !alias && w.ResponseTime(h) >= testweb.DefaultSlowMin {
+			slow++
+		}
+	}
+	if slow != 4 || len(w.BigSites()) != 2 || len(w.Aliases()) == 0 {
+		t.Fatalf("rebuilt web: %d slow hosts, big sites %v, aliases %v", slow, w.BigSites(), w.Aliases())
+	}
+	// The served web answers for the rebuilt web's aliases.
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, cfg.HTTPAddr)
+	}}
+	defer tr.CloseIdleConnections()
+	for bare, name := range w.Aliases() {
+		port := cfg.HTTPAddr[strings.LastIndex(cfg.HTTPAddr, ":"):]
+		req, err := http.NewRequest(http.MethodGet, "http://"+bare+port+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := "http://" + name + port + "/"; resp.StatusCode != 301 || resp.Header.Get("Location") != want {
+			t.Errorf("%s: %d %q, want 301 %s", bare, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+		break
 	}
 	cancel()
 	if err := <-done; err != nil {
