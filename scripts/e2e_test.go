@@ -178,11 +178,8 @@ func batchAt(windows [][2]time.Time, t time.Time) int {
 // checkPoliteness reads the server's records: no robots-forbidden URL was
 // requested, nothing out of scope, never two connections to one host at
 // once, never less than the wait between two requests to one host, nor
-// less than its robots.txt Crawl-delay between two page requests of one
-// harvest. Across batches the harvester does not yet know when the
-// previous batch last asked a host (issue 16, part 3): a next batch may
-// start on a Crawl-delay host sooner than the delay, which is logged,
-// not failed.
+// less than its robots.txt Crawl-delay between two requests, within one
+// harvest or across harvests.
 func checkPoliteness(t *testing.T, web *testweb.Web, cfg config.Config, windows [][2]time.Time) {
 	t.Helper()
 	inScope := map[string]bool{}
@@ -221,25 +218,23 @@ func checkPoliteness(t *testing.T, web *testweb.Web, cfg config.Config, windows 
 			if gap < wait {
 				t.Errorf("host %s: %s requested %v after %s ended (wait %v)", host, reqs[i].Path, gap, reqs[i-1].Path, wait)
 			}
-			// The delay is known once robots.txt has been read.
-			if crawlDelay == 0 || reqs[i].Path == "/robots.txt" || reqs[i-1].Path == "/robots.txt" {
+			if crawlDelay == 0 {
 				continue
 			}
+			// The delay holds from the host's first robots.txt request
+			// on, within a harvest and across harvests (the next one
+			// reads when the previous one last asked the host).
 			if b := batchAt(windows, reqs[i].Start); b < 0 || b != batchAt(windows, reqs[i-1].Start) {
-				if gap < crawlDelay {
-					crossed++
-					t.Logf("host %s: %s requested %v after %s ended, in the next batch (Crawl-delay %v)",
-						host, reqs[i].Path, gap, reqs[i-1].Path, crawlDelay)
-				}
-				continue
+				crossed++
+			} else {
+				delayed++
 			}
-			delayed++
 			if gap < crawlDelay {
 				t.Errorf("host %s: %s requested %v after %s ended (Crawl-delay %v)", host, reqs[i].Path, gap, reqs[i-1].Path, crawlDelay)
 			}
 		}
 	}
-	t.Logf("%d requests within a batch checked against a Crawl-delay; %d sooner than it in the next batch", delayed, crossed)
+	t.Logf("requests checked against a Crawl-delay: %d within a harvest, %d across harvests or with robots.txt", delayed, crossed)
 	conns := map[string][]testweb.Conn{}
 	for _, c := range web.Conns() {
 		if c.Host != "" {
