@@ -219,10 +219,10 @@ ended() {
 		if [ "$name" = manager ]; then
 			scan
 			if [ "$unfinished" -gt 0 ]; then
-				wire_log "manager: nothing to schedule while $unfinished batch(es) are not seeded; it runs again after the next seeder"
+				wire_log "cycle $((cycle + 1)): $desc: nothing to schedule while $unfinished batch(es) are not seeded; it runs again after the next seeder"
 				mgr_wait_seed=1
 			else
-				wire_log "frontier is empty after $cycle cycle(s)"
+				wire_log "cycle $((cycle + 1)): $desc: nothing to schedule: frontier is empty after $cycle cycle(s)"
 				mgr_done=1
 			fi
 		else
