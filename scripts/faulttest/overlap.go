@@ -126,15 +126,17 @@ func (o *overlapped) launch(stage, b string) error {
 		o.events <- oevent{job: j, res: res, err: err}
 	}()
 	// The harvester of one batch and the seeder of another at once: now
-	// and then kill one of the two while the other runs.
+	// and then kill one of the two while the other runs, i.e. within
+	// the seeder's usual time (sooner than a kill already planned).
 	h, s := o.running["harvester"], o.running["seeder"]
-	if o.killing() && h != nil && s != nil && h.killAt.IsZero() && s.killAt.IsZero() && o.rng.Float64() < 0.5 {
+	if o.killing() && h != nil && s != nil && !h.killSent && !s.killSent && o.rng.Float64() < 0.5 {
 		victim := h
 		if o.rng.IntN(2) == 1 {
 			victim = s
 		}
-		if o.attempts[victim.stage+victim.batch] <= 4 {
-			victim.killAt = time.Now().Add(time.Duration(o.rng.Int64N(int64(o.est["seeder"]) + 1)))
+		at := time.Now().Add(time.Duration(o.rng.Int64N(int64(o.est["seeder"]) + 1)))
+		if o.attempts[victim.stage+victim.batch] <= 4 && (victim.killAt.IsZero() || at.Before(victim.killAt)) {
+			victim.killAt = at
 		}
 	}
 	return nil
