@@ -66,6 +66,12 @@ func testOverlap(t *testing.T, bin string) {
 	if !strings.Contains(r.stderr, "frontier is empty after ") || !strings.Contains(r.stderr, "crawl.sh: done\n") {
 		t.Errorf("crawl.sh did not end on an empty frontier:\n%s", r.stderr)
 	}
+	// Batch 1 holds every seed: the manager, beside its harvest, finds
+	// nothing, and runs again once the seeder has taken batch 1 in.
+	retry := regexp.MustCompile(`(?s)cycle 2: manager on batch 000002: nothing to schedule while 1 batch\(es\) are not seeded.*seeder on batch 000001: done.*cycle 2: manager on batch 000002: start.*cycle 2: manager on batch 000002: done`)
+	if !retry.MatchString(r.stderr) {
+		t.Errorf("the manager's empty frontier with batch 1 in flight did not end in a retry after its seeder:\n%s", r.stderr)
+	}
 	m := besideHarvester.FindAllStringSubmatch(r.stderr, -1)
 	if len(m) == 0 {
 		t.Errorf("no gatherer or seeder ran beside the harvester:\n%s", r.stderr)
