@@ -123,8 +123,14 @@ beside() {
 	echo "${out:-nothing}"
 }
 
-# tag prefixes every line of its input with "$1| ".
-tag() { sed -u "s/^/$1| /"; }
+# tag prefixes every line of its input with "$1| ". It ignores SIGINT and
+# SIGTERM and ends when the stage closes its output: a Ctrl-C sent to the
+# whole process group must not kill it before the stage has said how it
+# stopped (nor the stage, writing to it, with SIGPIPE).
+tag() {
+	trap '' INT TERM
+	exec sed -u "s/^/$1| /"
+}
 
 # launch NAME BATCH starts stage NAME on BATCH in the background.
 launch() {

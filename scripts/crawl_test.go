@@ -135,7 +135,7 @@ func checkExclusion(t *testing.T, log string) {
 
 // TestCrawlScript: an overlapped crawl to an empty frontier, CYCLES,
 // WIRE_OVERLAP=0, a failing stage in the foreground and in the
-// background, and SIGTERM.
+// background, SIGTERM and Ctrl-C.
 func TestCrawlScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawl.sh tests crawl the test web; skipped in -short mode")
@@ -247,55 +247,74 @@ exit 5
 		e.wire(t, "seeder", "check", "--collection", col)
 	})
 
-	t.Run("sigterm", func(t *testing.T) {
-		col := e.newCollection(t, "--manager-batch-size", "20")
-		cmd := exec.Command("bash", "crawl.sh", col, "3")
-		cmd.Env = append(append(os.Environ(), "WIRE_BIN="+e.bin), slowEnv...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+	// SIGTERM to crawl.sh alone (kill, a service manager), and SIGINT to
+	// its whole process group (Ctrl-C in a terminal: the stages get it
+	// too).
+	t.Run("sigterm", func(t *testing.T) { testInterrupt(t, e, syscall.SIGTERM, false, 143) })
+	t.Run("sigint-group", func(t *testing.T) { testInterrupt(t, e, syscall.SIGINT, true, 130) })
+}
+
+// testInterrupt sends sig to crawl.sh (to its process group if group)
+// while batch 2 is harvested: crawl.sh stops every stage, waits for it,
+// and exits code; a rerun finishes the batches.
+func testInterrupt(t *testing.T, e *opsEnv, sig syscall.Signal, group bool, code int) {
+	col := e.newCollection(t, "--manager-batch-size", "20")
+	cmd := exec.Command("bash", "crawl.sh", col, "3")
+	cmd.Env = append(append(os.Environ(), "WIRE_BIN="+e.bin), slowEnv...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until batch 2 is being harvested.
+	partial := filepath.Join(col, collection.BatchesDir, "000002", "harvest.partial")
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(partial); err == nil {
+			break
 		}
-		// Wait until batch 2 is being harvested while batch 1 is taken in.
-		partial := filepath.Join(col, collection.BatchesDir, "000002", "harvest.partial")
-		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			if _, err := os.Stat(partial); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-				t.Fatalf("batch 2 was not harvested within 60 s:\n%s", stderr.String())
-			}
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			t.Fatalf("batch 2 was not harvested within 60 s:\n%s", stderr.String())
 		}
-		time.Sleep(300 * time.Millisecond)
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		err := cmd.Wait()
-		if code := cmd.ProcessState.ExitCode(); code != 143 {
-			t.Fatalf("crawl.sh after SIGTERM: exit %d (%v), want 143\n%s", code, err, stderr.String())
+	}
+	time.Sleep(300 * time.Millisecond)
+	pid := cmd.Process.Pid
+	if group {
+		pid = -pid
+	}
+	_ = syscall.Kill(pid, sig)
+	err := cmd.Wait()
+	if got := cmd.ProcessState.ExitCode(); got != code {
+		t.Fatalf("crawl.sh after %v: exit %d (%v), want %d\n%s", sig, got, err, code, stderr.String())
+	}
+	name := map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT"}[sig]
+	if !regexp.MustCompile(`received ` + name + `: stopping .*harvester on batch 000002`).MatchString(stderr.String()) {
+		t.Errorf("crawl.sh did not say what it stopped:\n%s", stderr.String())
+	}
+	// The harvester said how it stopped, through its output tag.
+	if !strings.Contains(stderr.String(), "harvester 000002| harvester: harvest batch 000002: harvest interrupted") {
+		t.Errorf("the harvester's last words are missing:\n%s", stderr.String())
+	}
+	// No stage is left running: every stage lock is free.
+	for _, s := range []string{"manager", "harvester", "gatherer", "seeder"} {
+		lock := filepath.Join(col, collection.LocksDir, s+".lock")
+		if _, err := os.Stat(lock); err != nil {
+			continue
 		}
-		if !regexp.MustCompile(`received SIGTERM: stopping .*harvester on batch 000002`).MatchString(stderr.String()) {
-			t.Errorf("crawl.sh did not say what it stopped:\n%s", stderr.String())
+		if out, err := exec.Command("flock", "-n", lock, "true").CombinedOutput(); err != nil {
+			t.Errorf("%s still holds its lock after crawl.sh ended: %v %s", s, err, out)
 		}
-		// No stage is left running: every stage lock is free.
-		for _, s := range []string{"manager", "harvester", "gatherer", "seeder"} {
-			lock := filepath.Join(col, collection.LocksDir, s+".lock")
-			if _, err := os.Stat(lock); err != nil {
-				continue
-			}
-			if out, err := exec.Command("flock", "-n", lock, "true").CombinedOutput(); err != nil {
-				t.Errorf("%s still holds its lock after crawl.sh ended: %v %s", s, err, out)
-			}
+	}
+	r := e.crawl(nil, col, "0")
+	if r.code != 0 {
+		t.Fatalf("crawl.sh COL 0 after %v: exit %d\n%s", sig, r.code, r.stderr)
+	}
+	for _, s := range batchStates(t, col) {
+		if !strings.HasSuffix(s, " seeded") {
+			t.Errorf("after the rerun: %s", s)
 		}
-		r := e.crawl(nil, col, "0")
-		if r.code != 0 {
-			t.Fatalf("crawl.sh COL 0 after SIGTERM: exit %d\n%s", r.code, r.stderr)
-		}
-		for _, s := range batchStates(t, col) {
-			if !strings.HasSuffix(s, " seeded") {
-				t.Errorf("after the rerun: %s", s)
-			}
-		}
-		e.wire(t, "seeder", "check", "--collection", col)
-	})
+	}
+	e.wire(t, "seeder", "check", "--collection", col)
 }
