@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# crawl.sh COLLECTION [CYCLES]
+# crawl.sh [--serial] COLLECTION [CYCLES]
 #
 # Crawls COLLECTION: the manager writes a batch, the harvester fetches
 # it, the gatherer parses it, the seeder takes it into graph.db. CYCLES
@@ -45,8 +45,8 @@
 # Environment: WIRE_BIN (directory of the binaries; default REPO/bin, built
 # when missing), WIRE_BUILD=1 (rebuild first), WIRE_OVERLAP (1, the
 # default; 0 serial), and any WIRE_* setting.
-# Exit codes: 0 done (or frontier empty), 2 usage, 130/143 interrupted,
-# else the failing stage's code.
+# Needs bash 5.1 or later (wait -n -p). Exit codes: 0 done (or frontier
+# empty), 2 usage, 130/143 interrupted, else the failing stage's code.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
