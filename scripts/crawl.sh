@@ -1,61 +1,288 @@
 #!/usr/bin/env bash
-# crawl.sh COLLECTION [CYCLES]
+# crawl.sh [--serial] COLLECTION [CYCLES]
 #
-# Runs CYCLES crawl cycles (default 1) on COLLECTION: manager -> harvester
-# -> gatherer -> seeder. Before the first cycle it finishes any batch left
-# half-way by an earlier run (a failure or a kill), so a rerun continues
-# from the stage that did not finish. Stops early, successfully, when the
-# frontier is empty. Stops at the first failing stage with its exit code,
-# naming the stage.
+# Crawls COLLECTION: the manager writes a batch, the harvester fetches
+# it, the gatherer parses it, the seeder takes it into graph.db. CYCLES
+# (default 1) is the number of batches the manager writes; 0 only
+# finishes what an earlier run left unfinished.
+#
+# Cycles overlap: while the gatherer and the seeder take in batch N, the
+# manager writes batch N+1 and the harvester fetches it. The rules
+# (docs/architecture.md, "Overlapping cycles"):
+#   - one run of each stage at a time, each on the oldest batch ready for
+#     it (named with --batch, so the log says which);
+#   - the manager never runs beside the seeder: both open graph.db;
+#   - the manager writes a new batch only when at most one batch is
+#     unfinished (not seeded) and none waits for the harvester: it has
+#     taken in every batch but the one being harvested or gathered, and
+#     the harvester never has two batches queued;
+#   - when the manager and the seeder could both start, the manager goes
+#     first if the harvester is idle, the seeder first otherwise.
+# So the manager writes batch N+1 while the harvester fetches batch N,
+# and the harvester starts batch N+1 as soon as batch N is done.
+# Batches left half-way by an earlier run (a failure or a kill) are
+# taken up first by the same rules: the manager writes nothing new until
+# at most one of them is left. A manager that finds nothing to schedule
+# while batches are unfinished does not end the crawl: it runs again
+# after the seeder has taken in the next batch; the crawl ends when it
+# finds nothing with every batch seeded, or after CYCLES batches, once
+# they are all seeded.
+#
+# WIRE_OVERLAP=0 (or --serial) runs one stage at a time: every batch
+# left half-way first, then manager -> harvester -> gatherer -> seeder,
+# CYCLES times.
+#
+# A failing stage (any exit code but 0 and 3) stops the crawl: no stage
+# is started after it, the stages running beside it finish their batch,
+# and crawl.sh exits with the failing stage's code, naming the stage and
+# the batch. SIGINT or SIGTERM to crawl.sh is passed on (SIGTERM) to the
+# running stages, which stop cleanly; crawl.sh waits for them and exits
+# 130 or 143. A rerun continues where the crawl stopped.
+#
+# Output: crawl.sh's own lines on stderr, timestamped; with overlap, each
+# line a stage prints is prefixed "STAGE NNNNNN| " (stdout stays stdout).
 #
 # Environment: WIRE_BIN (directory of the binaries; default REPO/bin, built
-# when missing), WIRE_BUILD=1 (rebuild first), and any WIRE_* setting.
-# Exit codes: 0 done (or frontier empty), 2 usage, else the failing
-# stage's code.
+# when missing), WIRE_BUILD=1 (rebuild first), WIRE_OVERLAP (1, the
+# default; 0 serial), and any WIRE_* setting.
+# Needs bash 5.1 or later (wait -n -p). Exit codes: 0 done (or frontier
+# empty), 2 usage, 130/143 interrupted, else the failing stage's code.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-	echo "usage: $0 COLLECTION [CYCLES]" >&2
+	echo "usage: $0 [--serial] COLLECTION [CYCLES]" >&2
 	exit 2
 }
+overlap=${WIRE_OVERLAP:-1}
+if [ "${1:-}" = --serial ]; then
+	overlap=0
+	shift
+fi
+case $overlap in 0 | 1) ;; *) echo "crawl.sh: WIRE_OVERLAP must be 0 or 1, got '$overlap'" >&2; exit 2 ;; esac
 [ $# -ge 1 ] && [ $# -le 2 ] || usage
 col=$1
 cycles=${2:-1}
 case $cycles in '' | *[!0-9]*) echo "crawl.sh: CYCLES must be a whole number, got '$cycles'" >&2; exit 2 ;; esac
 [ -f "$col/FORMAT" ] || { echo "crawl.sh: $col is not a collection (create it with: seeder init --collection $col)" >&2; exit 2; }
 wire_need_bins || { echo "crawl.sh: build failed" >&2; exit 1; }
+if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
+	# wait -n -p (bash 5.1) tells which stage ended.
+	echo "crawl.sh: bash 5.1 or later is needed, this is $BASH_VERSION" >&2
+	exit 2
+fi
 
-# stage NAME: runs one stage; returns 0 if it did work, 3 if it had
-# nothing to do, exits the script on any other code.
-stage() {
-	local name=$1 rc
-	wire_log "cycle $cycle: $name run"
-	"$WIRE_BIN/$name" run --collection "$col"
-	rc=$?
-	case $rc in
-	0) return 0 ;;
-	3) return 3 ;;
-	*) wire_log "crawl.sh: $name failed (exit $rc) in cycle $cycle on $col"; exit "$rc" ;;
-	esac
-}
+declare -A pid=()   # running stage -> its pid
+declare -A batch=() # running stage -> its batch
+declare -A since=() # running stage -> its start (seconds)
+declare -A name_of=() # pid -> running stage
+declare -A dry=()   # stage -> 1 after it said "nothing to do" for a batch the markers call ready
+cycle=0             # batches written by the manager in this run
+mgr_done=0          # 1: no more manager runs (CYCLES reached or frontier empty)
+mgr_wait_seed=0     # 1: the manager found nothing while batches were unfinished: rerun after a seeder
+fail_rc=0 fail_what=
 
-# drain finishes every batch already in the pipeline.
-drain() {
-	local s
-	for s in harvester gatherer seeder; do
-		while stage "$s"; do :; done
+# scan reads the batch markers (docs/format/collection.md) and sets:
+# ready_harvester, ready_gatherer, ready_seeder (the oldest batch ready for
+# each, or empty), unfinished (batches not seeded), unharvested (batches
+# not harvested) and next_id (the manager's next batch).
+scan() {
+	local d b last=0
+	ready_harvester= ready_gatherer= ready_seeder= unfinished=0 unharvested=0
+	for d in "$col"/batches/[0-9][0-9][0-9][0-9][0-9][0-9]; do
+		[ -d "$d" ] || continue
+		b=${d##*/}
+		last=$((10#$b))
+		[ -f "$d/batch.tsv" ] || continue # the manager is writing it (or was killed doing so)
+		[ -e "$d/seeded.done" ] && continue
+		unfinished=$((unfinished + 1))
+		if [ ! -e "$d/harvested.done" ]; then
+			unharvested=$((unharvested + 1))
+			[ -z "$ready_harvester" ] && ready_harvester=$b
+		elif [ ! -e "$d/gathered.done" ]; then
+			[ -z "$ready_gatherer" ] && ready_gatherer=$b
+		else
+			[ -z "$ready_seeder" ] && ready_seeder=$b
+		fi
 	done
+	printf -v next_id '%06d' $((last + 1))
 }
 
-cycle=0
-drain
-for ((cycle = 1; cycle <= cycles; cycle++)); do
-	if ! stage manager; then
-		wire_log "frontier is empty after $((cycle - 1)) cycle(s)"
-		break
+# running NAME succeeds if stage NAME runs.
+running() { [ -n "${pid[$1]:-}" ]; }
+
+# what NAME describes a running stage: "harvester on batch 000003".
+what() { echo "$1 on batch ${batch[$1]}"; }
+
+# beside NAME lists the other running stages.
+beside() {
+	local s out=
+	for s in $WIRE_STAGES; do
+		[ "$s" != "$1" ] && running "$s" && out+="${out:+, }$(what "$s")"
+	done
+	echo "${out:-nothing}"
+}
+
+# tag prefixes every line of its input with "$1| ". It ignores SIGINT and
+# SIGTERM and ends when the stage closes its output: a Ctrl-C sent to the
+# whole process group must not kill it before the stage has said how it
+# stopped (nor the stage, writing to it, with SIGPIPE).
+tag() {
+	trap '' INT TERM
+	exec sed -u "s/^/$1| /"
+}
+
+# launch NAME BATCH starts stage NAME on BATCH in the background.
+launch() {
+	local name=$1 b=$2 p role=
+	local args=(run --collection "$col")
+	[ "$name" = manager ] || args+=(--batch "$((10#$b))")
+	batch[$name]=$b
+	if [ "$overlap" = 1 ]; then
+		# fg: the harvester, or any stage while the harvester is idle
+		# (the crawl waits for it); bg: a stage beside the harvester.
+		role=fg
+		[ "$name" != harvester ] && running harvester && role=bg
+		wire_log "${name/#manager/cycle $((cycle + 1)): manager} on batch $b: start ($role; beside: $(beside "$name"))"
+		"$WIRE_BIN/$name" "${args[@]}" > >(tag "$name $b") 2> >(tag "$name $b" >&2) &
+	else
+		wire_log "${name/#manager/cycle $((cycle + 1)): manager} on batch $b: start"
+		"$WIRE_BIN/$name" "${args[@]}" &
 	fi
-	drain
+	p=$!
+	pid[$name]=$p
+	name_of[$p]=$name
+	since[$name]=$SECONDS
+}
+
+# schedule starts every stage the rules allow (see the header).
+schedule() {
+	[ "$fail_rc" = 0 ] || return 0
+	scan
+	if [ "$overlap" = 0 ]; then
+		[ ${#pid[@]} = 0 ] || return 0
+		local s
+		for s in harvester gatherer seeder; do
+			local r=ready_$s
+			if [ -n "${!r}" ] && [ -z "${dry[$s]:-}" ]; then
+				launch "$s" "${!r}"
+				return 0
+			fi
+		done
+		if [ "$unfinished" = 0 ] && may_manage; then
+			launch manager "$next_id"
+		fi
+		return 0
+	fi
+	# A batch the manager is writing is the harvester's only once it is
+	# recorded, i.e. once the manager has ended.
+	if ! running harvester && [ -n "$ready_harvester" ] && [ -z "${dry[harvester]:-}" ] &&
+		! { running manager && [ "$ready_harvester" = "${batch[manager]}" ]; }; then
+		launch harvester "$ready_harvester"
+	fi
+	if ! running gatherer && [ -n "$ready_gatherer" ] && [ -z "${dry[gatherer]:-}" ]; then
+		launch gatherer "$ready_gatherer"
+	fi
+	local manage=0 seed=0
+	# The harvester's own batch counts as unfinished but not as waiting.
+	local waiting=$unharvested
+	running harvester && waiting=$((waiting - 1))
+	if [ "$unfinished" -le 1 ] && [ "$waiting" = 0 ] && may_manage; then manage=1; fi
+	if ! running seeder && [ -n "$ready_seeder" ] && [ -z "${dry[seeder]:-}" ]; then seed=1; fi
+	running manager && seed=0
+	running seeder && manage=0
+	if [ "$manage" = 1 ] && { [ "$seed" = 0 ] || ! running harvester; }; then
+		launch manager "$next_id"
+	elif [ "$seed" = 1 ]; then
+		launch seeder "$ready_seeder"
+	fi
+}
+
+# may_manage succeeds if the manager may write another batch now.
+may_manage() {
+	! running manager && [ "$mgr_done" = 0 ] && [ "$mgr_wait_seed" = 0 ] && [ "$cycle" -lt "$cycles" ]
+}
+
+# ended NAME RC records the end of stage NAME with exit code RC.
+ended() {
+	local name=$1 rc=$2 b=${batch[$1]} took=$((SECONDS - since[$1]))
+	local desc
+	desc=$(what "$name")
+	unset "pid[$name]" "batch[$name]" "since[$name]"
+	case $rc in
+	0)
+		if [ "$name" = manager ]; then
+			cycle=$((cycle + 1))
+			wire_log "cycle $cycle: $desc: done in ${took}s"
+			[ "$cycle" -ge "$cycles" ] && mgr_done=1
+		else
+			wire_log "$desc: done in ${took}s"
+			[ "$name" = seeder ] && mgr_wait_seed=0
+		fi
+		return
+		;;
+	3)
+		if [ "$name" = manager ]; then
+			scan
+			if [ "$unfinished" -gt 0 ]; then
+				wire_log "cycle $((cycle + 1)): $desc: nothing to schedule while $unfinished batch(es) are not seeded; it runs again after the next seeder"
+				mgr_wait_seed=1
+			else
+				wire_log "cycle $((cycle + 1)): $desc: nothing to schedule: frontier is empty after $cycle cycle(s)"
+				mgr_done=1
+			fi
+		else
+			# The markers said the batch was ready and the stage
+			# disagrees: leave that stage alone for the rest of the run.
+			wire_log "$desc: nothing to do (exit 3); not running the $name again in this run"
+			dry[$name]=1
+		fi
+		return
+		;;
+	esac
+	if [ "$fail_rc" = 0 ]; then
+		fail_rc=$rc
+		fail_what="$desc"
+		wire_log "crawl.sh: $name failed (exit $rc) on batch $b in cycle $cycle on $col; starting no other stage$([ ${#pid[@]} -gt 0 ] && echo "; waiting for $(beside "$name")")"
+	else
+		wire_log "crawl.sh: $name also failed (exit $rc) on batch $b"
+	fi
+}
+
+# stop_all SIG RC: passes SIGTERM on to the running stages, waits for
+# them and exits RC.
+stop_all() {
+	local sig=$1 rc=$2 s
+	trap '' INT TERM
+	if [ ${#pid[@]} -gt 0 ]; then
+		wire_log "crawl.sh: received SIG$sig: stopping $(beside -)"
+		for s in "${!pid[@]}"; do kill -TERM "${pid[$s]}" 2>/dev/null; done
+		for s in "${!pid[@]}"; do wait "${pid[$s]}" 2>/dev/null; done
+	fi
+	wire_log "crawl.sh: interrupted by SIG$sig after $cycle cycle(s); a rerun continues from here"
+	exit "$rc"
+}
+trap 'stop_all INT 130' INT
+trap 'stop_all TERM 143' TERM
+
+while :; do
+	schedule
+	[ ${#pid[@]} -gt 0 ] || break
+	done_pid=
+	wait -n -p done_pid "${pid[@]}"
+	rc=$?
+	[ -n "$done_pid" ] || continue # a signal interrupted the wait
+	ended "${name_of[$done_pid]}" "$rc"
+	unset "name_of[$done_pid]"
 done
-wire_log "crawl.sh: done"
+if [ "$fail_rc" != 0 ]; then
+	wire_log "crawl.sh: stopped after $cycle cycle(s): $fail_what failed (exit $fail_rc); a rerun continues from there"
+	exit "$fail_rc"
+fi
+scan
+if [ "$unfinished" -gt 0 ]; then
+	wire_log "crawl.sh: done; $unfinished batch(es) left unfinished (see manager status)"
+else
+	wire_log "crawl.sh: done"
+fi
 exit 0

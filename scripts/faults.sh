@@ -3,10 +3,13 @@
 #
 # The long fault-injection run (the short one is `go test
 # ./scripts/faulttest`). Serves a test web on loopback (hostile hosts
-# included), crawls it for FAULT_CYCLES cycles or more while killing the
-# stages with SIGKILL at random moments (at least FAULT_KILLS kills, at
-# least FAULT_PER_STAGE in each stage; each killed run is rerun at once),
-# then checks: seeder check passes; every URL of every batch was fetched
+# included), crawls it for FAULT_CYCLES serial cycles and then
+# FAULT_OVERLAP_CYCLES or more overlapped ones (crawl.sh's schedule: the
+# harvester of batch N+1 beside the gatherer and seeder of batch N) while
+# killing the stages with SIGKILL at random moments (at least FAULT_KILLS
+# kills, at least FAULT_PER_STAGE in each stage, at least
+# FAULT_OVERLAP_KILLS of a harvester while a seeder runs and as many of a
+# seeder while a harvester runs; each killed run is rerun), then checks: seeder check passes; every URL of every batch was fetched
 # once or is still pending; no document has two ids; the text of every
 # fetched page is retrievable (and a sample through gatherer cat); the
 # server's records show no politeness violation across the restarts.
@@ -19,6 +22,7 @@
 # SEED is the kill schedule's seed (default: from the clock); it is
 # printed first so that a failing run can be repeated. Environment:
 # FAULT_HOSTS (300), FAULT_MAX_PAGES (400), FAULT_CYCLES (12),
+# FAULT_OVERLAP_CYCLES (12; 0 for none), FAULT_OVERLAP_KILLS (3),
 # FAULT_KILLS (40), FAULT_PER_STAGE (5), FAULT_BATCH (400), FAULT_WAIT
 # (20ms), FAULT_DIR (scratch directory, default a new one, removed on
 # success), FAULT_HOSTILE (1; 0 leaves the hostile hosts out), FAULT_ENV
@@ -37,7 +41,8 @@ wire_need_bins || { echo "faults.sh: build failed" >&2; exit 1; }
 dir=${FAULT_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/wire-faults.XXXXXX")}
 args=(--bin "$WIRE_BIN" --dir "$dir" --seed "$seed"
 	--hosts "${FAULT_HOSTS:-300}" --max-pages "${FAULT_MAX_PAGES:-400}"
-	--cycles "${FAULT_CYCLES:-12}" --min-kills "${FAULT_KILLS:-40}" --min-per-stage "${FAULT_PER_STAGE:-5}"
+	--cycles "${FAULT_CYCLES:-12}" --overlap-cycles "${FAULT_OVERLAP_CYCLES:-12}" --min-overlap-kills "${FAULT_OVERLAP_KILLS:-3}"
+	--min-kills "${FAULT_KILLS:-40}" --min-per-stage "${FAULT_PER_STAGE:-5}"
 	--batch "${FAULT_BATCH:-400}" --wait "${FAULT_WAIT:-20ms}")
 [ "${FAULT_HOSTILE:-1}" = 1 ] && args+=(--hostile)
 [ "${FAULT_ENV:-1}" = 1 ] || args+=(--skip-env)

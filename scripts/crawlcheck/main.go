@@ -74,7 +74,9 @@ func faultsCommand() *cli.Command {
 			&cli.IntFlag{Name: "hosts", Value: 300, Usage: "test web hosts"},
 			&cli.IntFlag{Name: "max-pages", Value: 400, Usage: "pages of the largest site"},
 			&cli.BoolFlag{Name: "hostile", Usage: "include the hostile hosts"},
-			&cli.IntFlag{Name: "cycles", Value: 12, Usage: "crawl cycles at least"},
+			&cli.IntFlag{Name: "cycles", Value: 12, Usage: "serial crawl cycles (at least; exactly when --overlap-cycles is set)"},
+			&cli.IntFlag{Name: "overlap-cycles", Value: 12, Usage: "overlapped crawl cycles after the serial ones, at least (0: none)"},
+			&cli.IntFlag{Name: "min-overlap-kills", Value: 3, Usage: "kills of a harvester beside a seeder, and of a seeder beside a harvester, that must land"},
 			&cli.IntFlag{Name: "min-kills", Value: 40, Usage: "kills that must land"},
 			&cli.IntFlag{Name: "min-per-stage", Value: 5, Usage: "kills that must land in each stage"},
 			&cli.IntFlag{Name: "batch", Value: 400, Usage: "batch size"},
@@ -93,7 +95,8 @@ func faultsCommand() *cli.Command {
 				web: testweb.Config{Seed: int64(seed % 1000), Hosts: c.Int("hosts"), MaxPages: c.Int("max-pages"), Hostile: c.Bool("hostile")},
 				settings: faulttest.Settings{Wait: c.Duration("wait"), TotalTimeout: c.Duration("total-timeout"),
 					BatchSize: c.Int("batch"), Seeds: 10},
-				kill:      faulttest.KillOptions{Seed: seed, Cycles: c.Int("cycles"), MinKills: c.Int("min-kills"), MinPerStage: c.Int("min-per-stage")},
+				kill: faulttest.KillOptions{Seed: seed, Cycles: c.Int("cycles"), OverlapCycles: c.Int("overlap-cycles"),
+					MinKills: c.Int("min-kills"), MinPerStage: c.Int("min-per-stage"), MinOverlapKills: c.Int("min-overlap-kills")},
 				catSample: c.Int("cat-sample"), skipEnv: c.Bool("skip-env"),
 			})
 		},
@@ -140,8 +143,8 @@ func runFaults(ctx context.Context, out io.Writer, o faultsOptions) error {
 	if err != nil {
 		return fmt.Errorf("crawl with kills (seed %d): %w", o.seed, err)
 	}
-	fmt.Fprintf(out, "crawl: %d cycles, %d stage runs, %d kills %v (%d attempts too late), %v\n",
-		rep.Cycles, rep.Runs, len(rep.Kills), rep.KillsByStage(), rep.Missed, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(out, "crawl: %d serial and %d overlapped cycles, %d stage runs, %d kills %v (during overlap: %v; %d attempts too late), %v\n",
+		rep.Cycles, rep.OverlapCycles, rep.Runs, len(rep.Kills), rep.KillsByStage(), rep.OverlapKills(), rep.Missed, time.Since(start).Round(time.Millisecond))
 
 	for _, n := range rep.Notes {
 		fmt.Fprintln(out, "note:", n)

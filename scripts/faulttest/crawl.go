@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -21,6 +22,19 @@ type KillOptions struct {
 	// (default 1) the number per stage; the crawl runs more cycles (up to
 	// 3*Cycles) until it has them.
 	MinKills, MinPerStage int
+	// OverlapCycles, if not zero, adds overlapped cycles after the
+	// serial ones (the schedule of scripts/crawl.sh: the harvester of
+	// batch N+1 beside the gatherer and the seeder of batch N, the
+	// manager beside the harvester), with kills of any stage while others
+	// run; the serial phase then runs exactly Cycles cycles, and the
+	// overlapped one runs more (up to 3*OverlapCycles) until the kills
+	// are enough.
+	OverlapCycles int
+	// MinOverlapKills (default 1 when OverlapCycles is set) is the number
+	// of kills that must land in each of the two overlaps that matter: a
+	// harvester killed while a seeder runs, and a seeder killed while a
+	// harvester runs.
+	MinOverlapKills int
 	// KillChance is the probability that a stage run is killed (default
 	// 0.9); a killed run is rerun, and the rerun itself is killed again
 	// with probability KillChance/3.
@@ -42,6 +56,11 @@ type Kill struct {
 	Rerun bool
 	// Dead is when the killed process had been reaped.
 	Dead time.Time
+	// Batch is the batch the stage ran on (overlapped cycles only), and
+	// Beside the other stages running when the kill was sent ("seeder
+	// 000004").
+	Batch  string
+	Beside []string
 }
 
 // KillReport says what a crawl with kills did.
@@ -51,6 +70,9 @@ type KillReport struct {
 	// Cycles is the number of cycles run (a cycle whose manager found the
 	// frontier empty is not counted).
 	Cycles int
+	// OverlapCycles is the number of overlapped cycles run (batches
+	// written by the manager in that phase).
+	OverlapCycles int
 	// Kills are the kills that landed, in order.
 	Kills []Kill
 	// Missed counts kill attempts that came after the run had ended.
@@ -73,6 +95,18 @@ func (r KillReport) Deaths(stage string) []time.Time {
 		}
 	}
 	return out
+}
+
+// OverlapKills counts the kills that landed while another stage ran,
+// as "harvester beside seeder" (a harvester killed while a seeder ran).
+func (r KillReport) OverlapKills() map[string]int {
+	m := map[string]int{}
+	for _, k := range r.Kills {
+		for _, b := range k.Beside {
+			m[k.Stage+" beside "+strings.Fields(b)[0]]++
+		}
+	}
+	return m
 }
 
 // KillsByStage counts the kills of each stage.
@@ -99,10 +133,19 @@ func CrawlWithKills(ctx context.Context, r *Runner, opts KillOptions) (KillRepor
 	if opts.MinPerStage == 0 {
 		opts.MinPerStage = 1
 	}
+	if opts.OverlapCycles > 0 && opts.MinOverlapKills == 0 {
+		opts.MinOverlapKills = 1
+	}
 	enough := func(rep KillReport) bool {
 		by := rep.KillsByStage()
 		for _, s := range Stages() {
 			if by[s] < opts.MinPerStage {
+				return false
+			}
+		}
+		if opts.OverlapCycles > 0 {
+			ov := rep.OverlapKills()
+			if ov["harvester beside seeder"] < opts.MinOverlapKills || ov["seeder beside harvester"] < opts.MinOverlapKills {
 				return false
 			}
 		}
@@ -193,6 +236,9 @@ func CrawlWithKills(ctx context.Context, r *Runner, opts KillOptions) (KillRepor
 		return rep, err
 	}
 	maxCycles := 3 * opts.Cycles
+	if opts.OverlapCycles > 0 {
+		maxCycles = opts.Cycles // the overlapped phase runs on until enough
+	}
 	for cycle := 1; cycle <= maxCycles; cycle++ {
 		if cycle > opts.Cycles && enough(rep) {
 			break
@@ -221,12 +267,17 @@ func CrawlWithKills(ctx context.Context, r *Runner, opts KillOptions) (KillRepor
 		rep.Cycles = cycle
 		logf("cycle %d done: %d kills so far", cycle, len(rep.Kills))
 	}
+	if opts.OverlapCycles > 0 && !rep.FrontierEmpty {
+		if err := crawlOverlapped(ctx, r, opts, &rep, rng, est, logf, enough); err != nil {
+			return rep, err
+		}
+	}
 	if _, err := drain(0, 0); err != nil {
 		return rep, err
 	}
 	if !enough(rep) {
-		return rep, fmt.Errorf("only %d kills landed in %d cycles (%v; want %d, at least %d per stage): the crawl is too short for the kill schedule",
-			len(rep.Kills), rep.Cycles, rep.KillsByStage(), opts.MinKills, opts.MinPerStage)
+		return rep, fmt.Errorf("only %d kills landed in %d+%d cycles (%v, overlapped %v; want %d, at least %d per stage, %d of a harvester beside a seeder and of a seeder beside a harvester): the crawl is too short for the kill schedule",
+			len(rep.Kills), rep.Cycles, rep.OverlapCycles, rep.KillsByStage(), rep.OverlapKills(), opts.MinKills, opts.MinPerStage, opts.MinOverlapKills)
 	}
 	return rep, nil
 }

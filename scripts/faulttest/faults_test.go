@@ -71,9 +71,11 @@ func seed(t *testing.T) uint64 {
 }
 
 // TestCrawlSurvivesKills is the small version of scripts/faults.sh: a
-// six-cycle (or longer) crawl of a 100-host web in which at least 20 SIGKILLs land,
-// at least two in each stage, followed by every check of the collection
-// and of the server's records.
+// crawl of a 100-host web, four serial cycles and then four (or more)
+// overlapped ones, in which at least 20 SIGKILLs land, at least two in
+// each stage, at least one of a harvester while a seeder runs and one of
+// a seeder while a harvester runs, followed by every check of the
+// collection and of the server's records.
 func TestCrawlSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault injection skipped in -short mode")
@@ -94,12 +96,12 @@ func TestCrawlSurvivesKills(t *testing.T) {
 	sd := seed(t)
 	t.Logf("kill schedule seed %d (rerun with WIRE_FAULT_SEED=%d)", sd, sd)
 	start := time.Now()
-	rep, err := CrawlWithKills(ctx, r, KillOptions{Seed: sd, Cycles: 6, MinKills: 20, MinPerStage: 2, Log: testLog{t}})
+	rep, err := CrawlWithKills(ctx, r, KillOptions{Seed: sd, Cycles: 4, OverlapCycles: 4, MinKills: 20, MinPerStage: 2, Log: testLog{t}})
 	if err != nil {
 		t.Fatalf("crawl with kills (seed %d): %v", sd, err)
 	}
-	t.Logf("%d cycles, %d runs, %d kills %v, %d kill attempts too late, in %v",
-		rep.Cycles, rep.Runs, len(rep.Kills), rep.KillsByStage(), rep.Missed, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d serial and %d overlapped cycles, %d runs, %d kills %v (during overlap: %v), %d kill attempts too late, in %v",
+		rep.Cycles, rep.OverlapCycles, rep.Runs, len(rep.Kills), rep.KillsByStage(), rep.OverlapKills(), rep.Missed, time.Since(start).Round(time.Millisecond))
 
 	for _, n := range rep.Notes {
 		t.Log("note: " + n)

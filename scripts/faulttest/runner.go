@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -121,39 +122,74 @@ func (r *Runner) StageKilled(ctx context.Context, stage string, delay time.Durat
 
 // run starts the binary, kills it after delay when delay >= 0, and waits.
 func (r *Runner) run(ctx context.Context, delay time.Duration, name string, args ...string) (Result, error) {
-	cmd := exec.CommandContext(ctx, filepath.Join(r.Bin, name), args...)
-	cmd.Env = environ(r.Env)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	res := Result{Args: append([]string{name}, args...)}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return res, fmt.Errorf("start %s: %w", name, err)
+	p, err := r.Start(ctx, name, args...)
+	if err != nil {
+		return p.res, err
 	}
 	var timer *time.Timer
 	if delay >= 0 {
-		timer = time.AfterFunc(delay, func() { _ = cmd.Process.Signal(syscall.SIGKILL) })
+		timer = time.AfterFunc(delay, p.Kill)
 	}
-	err := cmd.Wait()
+	res, err := p.Wait()
 	if timer != nil {
 		timer.Stop()
 	}
+	return res, err
+}
+
+// Proc is a binary started by Runner.Start.
+type Proc struct {
+	r              *Runner
+	ctx            context.Context
+	cmd            *exec.Cmd
+	res            Result
+	start          time.Time
+	stdout, stderr bytes.Buffer
+	killSent       atomic.Bool
+}
+
+// Start starts binary name with args; Wait waits for it, Kill kills it.
+func (r *Runner) Start(ctx context.Context, name string, args ...string) (*Proc, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(r.Bin, name), args...)
+	cmd.Env = environ(r.Env)
+	p := &Proc{r: r, ctx: ctx, cmd: cmd, res: Result{Args: append([]string{name}, args...)}}
+	cmd.Stdout, cmd.Stderr = &p.stdout, &p.stderr
+	p.start = time.Now()
+	if err := cmd.Start(); err != nil {
+		return p, fmt.Errorf("start %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// Kill sends the process SIGKILL; Result.Killed then says whether it
+// landed (the process may have ended already).
+func (p *Proc) Kill() {
+	p.killSent.Store(true)
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+}
+
+// Wait waits for the process to end and returns its result; call it
+// once.
+func (p *Proc) Wait() (Result, error) {
+	err := p.cmd.Wait()
+	res := p.res
+	name := res.Args[0]
 	res.Ended = time.Now()
-	res.Elapsed = res.Ended.Sub(start)
-	res.Stdout, res.Stderr = stdout.String(), stderr.String()
-	res.Code = cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL && delay >= 0 {
+	res.Elapsed = res.Ended.Sub(p.start)
+	res.Stdout, res.Stderr = p.stdout.String(), p.stderr.String()
+	res.Code = p.cmd.ProcessState.ExitCode()
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL && p.killSent.Load() {
 		res.Killed = true
 	}
-	if ctx.Err() != nil {
-		return res, fmt.Errorf("%s: %w", name, ctx.Err())
+	if p.ctx.Err() != nil {
+		return res, fmt.Errorf("%s: %w", name, p.ctx.Err())
 	}
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		return res, fmt.Errorf("run %s: %w", name, err)
 	}
-	if r.Log != nil {
-		fmt.Fprintf(r.Log, "%s\n", res)
+	if p.r.Log != nil {
+		fmt.Fprintf(p.r.Log, "%s\n", res)
 	}
 	return res, nil
 }
