@@ -105,7 +105,7 @@ func testOverlap(t *testing.T, bin string) {
 	if n := len(e.web.Requests()); n < 200 {
 		t.Errorf("only %d requests served", n)
 	}
-	checkPoliteness(t, e.web, cfg)
+	checkPoliteness(t, e.web, cfg, harvestWindows(t, col))
 }
 
 // stageLine is a start or end line of crawl.sh.
