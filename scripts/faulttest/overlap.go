@@ -125,13 +125,19 @@ func (o *overlapped) launch(stage, b string) error {
 		res, err := p.Wait()
 		o.events <- oevent{job: j, res: res, err: err}
 	}()
-	// The harvester of one batch and the seeder of another at once: now
-	// and then kill one of the two while the other runs, i.e. within
-	// the seeder's usual time (sooner than a kill already planned).
+	// The harvester of one batch and the seeder of another at once: most
+	// times kill one of the two while the other runs, i.e. within the
+	// seeder's usual time (sooner than a kill already planned): the one
+	// whose kill beside the other has landed less often so far, else
+	// either.
 	h, s := o.running["harvester"], o.running["seeder"]
-	if o.killing() && h != nil && s != nil && !h.killSent && !s.killSent && o.rng.Float64() < 0.5 {
+	if o.killing() && h != nil && s != nil && !h.killSent && !s.killSent && o.rng.Float64() < 0.7 {
+		ov := o.rep.OverlapKills()
 		victim := h
-		if o.rng.IntN(2) == 1 {
+		switch hs, sh := ov["harvester beside seeder"], ov["seeder beside harvester"]; {
+		case hs > sh:
+			victim = s
+		case hs == sh && o.rng.IntN(2) == 1:
 			victim = s
 		}
 		at := time.Now().Add(time.Duration(o.rng.Int64N(int64(o.est["seeder"]) + 1)))
