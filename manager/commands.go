@@ -25,16 +25,21 @@ orders the candidates by profit (value after a visit minus value now),
 applies the batch limits, writes the batch file and marks its pages
 scheduled. If a previous run was killed between writing the file and
 recording it in graph.db, completes that batch instead. Exit code 3
-means the frontier is empty: no page can be scheduled now.
+means the frontier is empty: no page can be scheduled now (or, with
+--min-sites N, that the batch would have fewer than N sites).
 
 ` + command.ExitCodesHelp,
-		Flags: command.WithSettings(),
+		Flags: append(command.WithSettings(),
+			&cli.IntFlag{Name: "min-sites", Usage: "write no batch with fewer sites than this: exit 3 instead (scripts/crawl.sh, while another batch is harvested)"}),
 		Action: func(c *cli.Context) error {
 			col, cfg, err := command.Open(c)
 			if err != nil {
 				return err
 			}
-			res, err := manager.Run(c.Context, col, manager.Options{Config: cfg, Logger: command.Logger(c)})
+			if c.Int("min-sites") < 0 {
+				return command.Usage("--min-sites must not be negative, got %d", c.Int("min-sites"))
+			}
+			res, err := manager.Run(c.Context, col, manager.Options{Config: cfg, Logger: command.Logger(c), MinSites: c.Int("min-sites")})
 			if err != nil {
 				return err
 			}

@@ -262,14 +262,17 @@ nurls=$(wc -l <"$dir/harvester/urls.txt")
 new_collection harvester 0
 "$bin/seeder" add --collection "$dir/harvester/col" "$dir/harvester/urls.txt" >/dev/null || exit 1
 export STAGE_TIMES=$dir/harvester/stages.time
-"$wrap/manager" run --collection "$dir/harvester/col" --quiet --manager-batch-size "$((nurls + 1000))" \
+# One batch of everything, harvested to its end: no time sizing, no tail,
+# no deadline (environment only: older builds ignore these).
+WIRE_MANAGER_BATCH_DURATION=0 "$wrap/manager" run --collection "$dir/harvester/col" --quiet --manager-batch-size "$((nurls + 1000))" \
 	--manager-max-pages-per-site "$((nurls + 1000))" --manager-max-site-pages 0 >"$dir/harvester/manager.log" 2>&1 || {
 	tail -5 "$dir/harvester/manager.log" >&2
 	out "bench-timeline.sh: manager failed"
 	exit 1
 }
 t0=$(secs)
-bounded "$limit" "$dir/harvester/harvester.log" "$wrap/harvester" run --collection "$dir/harvester/col" --quiet
+WIRE_HARVESTER_TAIL_FRACTION=0 WIRE_HARVESTER_BATCH_DEADLINE=0 \
+	bounded "$limit" "$dir/harvester/harvester.log" "$wrap/harvester" run --collection "$dir/harvester/col" --quiet
 harv_secs=$(since "$t0")
 stop_web harvester
 if [ "$run_stopped" = 0 ] && [ "$run_rc" != 0 ]; then

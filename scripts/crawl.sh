@@ -17,7 +17,13 @@
 #     taken in every batch but the one being harvested or gathered, and
 #     the harvester never has two batches queued;
 #   - when the manager and the seeder could both start, the manager goes
-#     first if the harvester is idle, the seeder first otherwise.
+#     first if the harvester is idle, the seeder first otherwise;
+#   - beside a batch not yet seeded, the manager writes a batch only if it
+#     has at least WIRE_OVERLAP_MIN_SITES % (default 50) of that batch's
+#     sites (manager run --min-sites): a thinner one would be what the
+#     time budget held back of a few hosts, and would keep the harvester
+#     on them while the links of the batch in flight wait; the manager
+#     then runs again after the next seeder, with them. 0 turns this off.
 # So the manager writes batch N+1 while the harvester fetches batch N,
 # and the harvester starts batch N+1 as soon as batch N is done.
 # Batches left half-way by an earlier run (a failure or a kill) are
@@ -44,7 +50,8 @@
 #
 # Environment: WIRE_BIN (directory of the binaries; default REPO/bin, built
 # when missing), WIRE_BUILD=1 (rebuild first), WIRE_OVERLAP (1, the
-# default; 0 serial), and any WIRE_* setting.
+# default; 0 serial), WIRE_OVERLAP_MIN_SITES (50, a percentage; 0 off),
+# and any WIRE_* setting.
 # Needs bash 5.1 or later (wait -n -p). Exit codes: 0 done (or frontier
 # empty), 2 usage, 130/143 interrupted, else the failing stage's code.
 set -uo pipefail
@@ -60,6 +67,8 @@ if [ "${1:-}" = --serial ]; then
 	shift
 fi
 case $overlap in 0 | 1) ;; *) echo "crawl.sh: WIRE_OVERLAP must be 0 or 1, got '$overlap'" >&2; exit 2 ;; esac
+min_sites_pct=${WIRE_OVERLAP_MIN_SITES:-50}
+case $min_sites_pct in '' | *[!0-9]*) echo "crawl.sh: WIRE_OVERLAP_MIN_SITES must be a whole number (a percentage), got '$min_sites_pct'" >&2; exit 2 ;; esac
 [ $# -ge 1 ] && [ $# -le 2 ] || usage
 col=$1
 cycles=${2:-1}
@@ -88,7 +97,7 @@ fail_rc=0 fail_what=
 # not harvested) and next_id (the manager's next batch).
 scan() {
 	local d b last=0
-	ready_harvester= ready_gatherer= ready_seeder= unfinished=0 unharvested=0
+	ready_harvester= ready_gatherer= ready_seeder= unfinished=0 unharvested=0 last_unfinished=
 	for d in "$col"/batches/[0-9][0-9][0-9][0-9][0-9][0-9]; do
 		[ -d "$d" ] || continue
 		b=${d##*/}
@@ -96,6 +105,7 @@ scan() {
 		[ -f "$d/batch.tsv" ] || continue # the manager is writing it (or was killed doing so)
 		[ -e "$d/seeded.done" ] && continue
 		unfinished=$((unfinished + 1))
+		last_unfinished=$b
 		if [ ! -e "$d/harvested.done" ]; then
 			unharvested=$((unharvested + 1))
 			[ -z "$ready_harvester" ] && ready_harvester=$b
@@ -137,6 +147,17 @@ launch() {
 	local name=$1 b=$2 p role=
 	local args=(run --collection "$col")
 	[ "$name" = manager ] || args+=(--batch "$((10#$b))")
+	if [ "$name" = manager ] && [ "$overlap" = 1 ] && [ -n "$last_unfinished" ] && [ "$min_sites_pct" -gt 0 ]; then
+		# Beside a batch in flight, a new batch must be worth the
+		# harvester's time: at least min_sites_pct % of that batch's
+		# sites, else the manager waits for its links (exit 3, and it
+		# runs again after the next seeder, without the minimum).
+		local sites
+		sites=$(sed -n '1,10s/^# counts:.* sites=\([0-9][0-9]*\).*/\1/p' "$col/batches/$last_unfinished/batch.tsv" 2>/dev/null)
+		if [ -n "$sites" ] && [ $(((sites * min_sites_pct + 99) / 100)) -gt 1 ]; then
+			args+=(--min-sites "$(((sites * min_sites_pct + 99) / 100))")
+		fi
+	fi
 	batch[$name]=$b
 	if [ "$overlap" = 1 ]; then
 		# fg: the harvester, or any stage while the harvester is idle

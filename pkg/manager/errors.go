@@ -16,4 +16,8 @@ var (
 	// (wrong batch id, unknown documents), so the manager will not act on
 	// it without a person looking.
 	ErrBatchMismatch = errors.New("batch file does not match graph.db")
+	// ErrThinBatch means the batch the frontier allows now has fewer
+	// sites than Options.MinSites (manager run --min-sites): nothing is
+	// written; it also wraps collection.ErrNothingToDo (exit code 3).
+	ErrThinBatch = errors.New("batch too thin to write now")
 )

@@ -36,6 +36,14 @@ type Options struct {
 	Logger       *slog.Logger     // nil discards
 	Now          func() time.Time // clock; nil means time.Now
 	GraphTimeout time.Duration    // 0 means DefaultGraphTimeout
+	// MinSites, when positive, is the fewest sites a batch may have:
+	// a smaller one is not written and Run returns an error wrapping
+	// collection.ErrNothingToDo (ErrThinBatch). scripts/crawl.sh sets it
+	// while another batch is being harvested, so that the manager waits
+	// for that batch's links rather than write a thin batch of what the
+	// time budget held back, which would keep the harvester on a few
+	// hosts meanwhile (docs/architecture.md, "Overlapping cycles").
+	MinSites int
 }
 
 func (o *Options) logger() *slog.Logger { return orDiscard(o.Logger) }
@@ -122,6 +130,12 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 	}
 	if len(p.entries) == 0 {
 		return nil, emptyFrontier(p.stats, m)
+	}
+	if opts.MinSites > 0 {
+		if c := count(p.entries); c.sites < opts.MinSites {
+			return nil, fmt.Errorf("plan batch: %d URLs on %d sites, fewer than the %d sites asked for (--min-sites): %w: %w",
+				len(p.entries), c.sites, opts.MinSites, ErrThinBatch, collection.ErrNothingToDo)
+		}
 	}
 
 	id, err := col.NextBatchID()

@@ -502,3 +502,29 @@ func TestMarkInChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestRunMinSites: with Options.MinSites (manager run --min-sites) a
+// batch of fewer sites is not written: the run says so with an error
+// wrapping ErrThinBatch and collection.ErrNothingToDo (exit 3), writes
+// nothing and marks nothing; with the limit met the same batch is
+// written.
+func TestRunMinSites(t *testing.T) {
+	f := smallWebFixture(t, StrategyBreadthFirst)
+	opts := f.options()
+	opts.MinSites = 4 // the small web's batch has 3 sites
+	_, err := Run(context.Background(), f.col, opts)
+	if !errors.Is(err, ErrThinBatch) || !errors.Is(err, collection.ErrNothingToDo) || !strings.Contains(err.Error(), "on 3 sites, fewer than the 4") {
+		t.Fatalf("run with MinSites 4: %v", err)
+	}
+	if ids, _ := f.col.BatchIDs(); len(ids) != 0 {
+		t.Errorf("batches %v written", ids)
+	}
+	if d := f.doc("http://a.cl/x"); d.State != linkgraph.StatePending {
+		t.Errorf("a.cl/x is %s after a thin run", d.State)
+	}
+	opts.MinSites = 3
+	res, err := Run(context.Background(), f.col, opts)
+	if err != nil || res.Sites != 3 {
+		t.Fatalf("run with MinSites 3: %v %+v", err, res)
+	}
+}
