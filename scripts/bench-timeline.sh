@@ -37,7 +37,9 @@
 # BENCH_BATCH_DURATION sets WIRE_MANAGER_BATCH_DURATION; any WIRE_*
 # variable set by the caller reaches every stage too.
 #
-# Environment: BENCH_SEED (1), BENCH_HETERO (1: pass --heterogeneous),
+# Environment: BENCH_RUNS (which runs, default "crawl harvester polite":
+# (i), (ii), (iii); the targets are printed when all three ran),
+# BENCH_WEB_FLAGS (more testweb flags), BENCH_SEED (1), BENCH_HETERO (1: pass --heterogeneous),
 # BENCH_HOSTILE (0; 1 adds the hostile hosts), BENCH_SEEDS (50 seed URLs),
 # BENCH_ADDRESSES (loopback addresses of the web, default HOSTS/10),
 # BENCH_PER_IP, BENCH_CONNECTIONS, BENCH_MAX_PAGES (largest site, default
@@ -79,6 +81,13 @@ fi
 web_flags=()
 [ "$hetero" = 1 ] && web_flags+=(--heterogeneous)
 [ "$hostile" = 1 ] && web_flags+=(--hostile)
+# BENCH_WEB_FLAGS: more testweb flags (e.g. --crawl-delay-fraction 0.01).
+read -r -a extra_web_flags <<<"${BENCH_WEB_FLAGS:-}"
+web_flags+=("${extra_web_flags[@]}")
+# BENCH_RUNS: which of the three runs to make (default all; the targets
+# need all three).
+runs=" ${BENCH_RUNS:-crawl harvester polite} "
+want() { [[ $runs == *" $1 "* ]]; }
 TIME=/usr/bin/time
 "$TIME" -f %e true >/dev/null 2>&1 || TIME=
 
@@ -229,6 +238,8 @@ wire_env=$(env | grep '^WIRE_' | grep -v '^WIRE_BIN=\|^WIRE_BUILD=' | sort | tr 
 out "   machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # (i) The whole crawl at wait 0.
+cycle=0
+if want crawl; then
 out ""
 out "== (i) the whole crawl, harvester.wait 0, until the frontier is empty or $limit s"
 start_web crawl
@@ -252,8 +263,10 @@ else
 fi
 stage_figures crawl
 timeline crawl 0 --start "$run_start" --end "$run_end"
+fi
 
 # (ii) The harvester alone, one batch of every reachable URL.
+if want harvester; then
 out ""
 out "== (ii) the harvester alone: one batch of every reachable URL, harvester.wait 0"
 start_web harvester
@@ -283,8 +296,10 @@ fi
 out "   $nurls reachable URLs seeded; batch: $("$tools/crawlcheck" batch --collection "$dir/harvester/col" 1 2>/dev/null); harvester $harv_secs s$([ "$run_stopped" = 1 ] && echo ", stopped at the time limit")"
 stage_figures harvester
 timeline harvester 0 --start "$run_start" --end "$run_end"
+fi
 
 # (iii) The crawl at wait 1s, stopped at BENCH_POLITE_TIME.
+if want polite; then
 out ""
 out "== (iii) the crawl at harvester.wait 1s, stopped at $polite_t s"
 start_web polite
@@ -301,9 +316,10 @@ fi
 out "   $(ls "$dir/polite/col/batches" 2>/dev/null | wc -l) batches$([ "$run_stopped" = 0 ] && echo ", frontier empty before $polite_t s")"
 stage_figures polite
 timeline polite 1s --start "$run_start" --end "$run_end" --at 60s,120s,300s
+fi
 
 out ""
-"$tools/crawlcheck" targets --crawl "$dir/crawl/timeline.json" --harvester "$dir/harvester/timeline.json" \
+want crawl && want harvester && want polite && "$tools/crawlcheck" targets --crawl "$dir/crawl/timeline.json" --harvester "$dir/harvester/timeline.json" \
 	--polite "$dir/polite/timeline.json" --cycle "${cycle}s" | sed 's/^/   /' | tee -a "$report"
 out ""
 out "report: $report"
