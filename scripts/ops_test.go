@@ -1,7 +1,8 @@
 package scripts_test
 
 // The operations tests (issue 8, docs/operations.md): scripts/cron.sh
-// (lock, logs, rotation, failures, kills, deadlines), `manager status`,
+// (lock, logs, rotation, failures, kills, deadlines, overlapping
+// cycles), `manager status`,
 // recrawls with `seeder import`, stages on separate machines, harvester
 // shards, and `manager report` rendered in headless Chromium. They run
 // the real binaries against the synthetic test web on loopback, one
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,6 +74,7 @@ func TestOperations(t *testing.T) {
 	t.Run("cron-kill", e.testCronKill)
 	t.Run("cron-deadline", e.testCronDeadline)
 	t.Run("cron-sigterm", e.testCronSigterm)
+	t.Run("cron-overlap", e.testCronOverlap)
 
 	// One crawl of four cycles for the tests that start from a crawl,
 	// made when the first of them runs.
@@ -476,5 +479,104 @@ func (e *opsEnv) testCronSigterm(t *testing.T) {
 	}
 	if got := batchStates(t, col); strings.Join(got, ",") != "000001 seeded,000002 seeded" {
 		t.Errorf("batches after the rerun: %v", got)
+	}
+}
+
+// cronEvent is a line of cron.log that tells of a stage and its batch:
+// cron.sh's start and end lines ("cron[PID]: STAGE on batch NNNNNN: …")
+// and the stages' own lines ("STAGE NNNNNN| …").
+var cronEvent = regexp.MustCompile(`^\S+ (?:cron\[\d+\]: (manager|harvester|gatherer|seeder) on batch (\d{6}): (start|done)|(manager|harvester|gatherer|seeder) (\d{6})\| )`)
+
+// overlaps returns the first line of log showing the gatherer or the
+// seeder at work on batch N between the start and the end of the
+// harvester on batch N+1, or "".
+func overlaps(log string) string {
+	harvesting := -1
+	for _, line := range strings.Split(log, "\n") {
+		m := cronEvent.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		stage, batch := m[1]+m[4], m[2]+m[5]
+		n, _ := strconv.Atoi(batch)
+		switch {
+		case stage == "harvester" && m[3] == "start":
+			harvesting = n
+		case stage == "harvester" && m[3] == "done":
+			harvesting = -1
+		case (stage == "gatherer" || stage == "seeder") && harvesting > 0 && n == harvesting-1:
+			return line
+		}
+	}
+	return ""
+}
+
+// testCronOverlap: cron.sh runs crawl.sh, so its cycles overlap (the
+// gatherer or the seeder of batch N at work while the harvester fetches
+// batch N+1); a deadline stops an overlapped run cleanly (exit 0, no
+// stage left running) and the next run finishes what it left.
+func (e *opsEnv) testCronOverlap(t *testing.T) {
+	// Batches smaller than the frontier, so that the manager has a batch
+	// N+1 to write beside the harvest of batch N.
+	col := e.newCollection(t, "--manager-batch-size", "60", "--manager-max-pages-per-site", "40")
+	r := e.cron(nil, "--cycles", "4", col)
+	if r.code != 0 {
+		t.Fatalf("cron.sh --cycles 4: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r.stdout != "" || r.stderr != "" {
+		t.Errorf("cron.sh printed output on success:\n%s%s", r.stdout, r.stderr)
+	}
+	want := "000001 seeded,000002 seeded,000003 seeded,000004 seeded"
+	if got := batchStates(t, col); strings.Join(got, ",") != want {
+		t.Errorf("batches after 4 cycles: %v", got)
+	}
+	log := readLog(t, col)
+	checkStamped(t, log)
+	if line := overlaps(log); line == "" {
+		t.Errorf("no gatherer or seeder line of batch N between the start and the end of the harvester on batch N+1:\n%s", log)
+	} else {
+		t.Logf("overlap: %s", line)
+	}
+	if !strings.Contains(log, "]: end: ok: 4 cycle(s)") {
+		t.Errorf("cron.log lacks the end line of 4 cycles:\n%s", log)
+	}
+
+	// Slow harvests and a deadline of 3 s: three cycles cannot be done.
+	r = e.cron(slowEnv, "--cycles", "3", "--for", "3s", "--grace", "20s", col)
+	if r.code != 0 {
+		t.Fatalf("cron.sh --for 3s: exit %d, want 0 (deadline)\n%s", r.code, r.stderr)
+	}
+	if r.elapsed > 25*time.Second {
+		t.Errorf("cron.sh --for 3s took %v", r.elapsed)
+	}
+	log = readLog(t, col)
+	run := log[strings.LastIndex(log, "]: start: "):]
+	if !regexp.MustCompile(`\]: end: deadline reached after \d cycle\(s\)(: stopped .+ after \d+s; the next run resumes (it|them)|, before the \w+ stage; the next run continues from there)\n$`).MatchString(run) {
+		t.Errorf("the run with a deadline did not end on it:\n%s", run)
+	}
+	t.Logf("deadline: %s", run[strings.LastIndex(strings.TrimSuffix(run, "\n"), "\n")+1:])
+	unfinished := 0
+	for _, s := range batchStates(t, col) {
+		if !strings.HasSuffix(s, " seeded") {
+			unfinished++
+		}
+	}
+	if unfinished == 0 {
+		t.Errorf("the deadline left nothing unfinished: %v\n%s", batchStates(t, col), run)
+	}
+	if st := e.wire(t, "manager", "status", "--collection", col).stdout; !strings.Contains(st, "running     nothing") {
+		t.Errorf("a stage still runs after the deadline:\n%s", st)
+	}
+	// The next run finishes every batch the deadline left.
+	if r := e.cron(nil, "--cycles", "0", col); r.code != 0 {
+		t.Fatalf("cron.sh after the deadline: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, s := range batchStates(t, col) {
+		if !strings.HasSuffix(s, " seeded") {
+			t.Errorf("after the rerun: %s", s)
+		}
+	}
+	if log := readLog(t, col); !strings.HasSuffix(log, "]: end: ok: 0 cycle(s)\n") {
+		t.Errorf("the rerun did not end well:\n%s", log[strings.LastIndex(log, "]: start: "):])
 	}
 }
