@@ -334,6 +334,9 @@ on_signal() {
 		wait "$crawl_pid" 2>/dev/null
 		[ -n "$tr_pid" ] && wait "$tr_pid" 2>/dev/null
 		load
+	elif [ -n "$tr_pid" ]; then
+		# Signalled before crawl.sh started: nobody will open the fifo.
+		kill -KILL "$tr_pid" 2>/dev/null
 	fi
 	logline "end: interrupted by SIG$sig after $cycles_done cycle(s); the next run continues from ${what:-here}"
 	exit 143
@@ -382,7 +385,7 @@ fi
 # --grace later; crawl.sh's tags ignore SIGTERM and pass on the stages'
 # last lines. The binaries are built already (WIRE_BUILD=0).
 mkfifo "$work/fifo"
-translate <"$work/fifo" &
+translate <"$work/fifo" 9>&- &
 tr_pid=$!
 crawl=("$BASH" "$WIRE_ROOT/scripts/crawl.sh" "$col" "$cycles")
 if [ -n "$deadline" ]; then
