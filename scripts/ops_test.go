@@ -238,8 +238,10 @@ func (e *opsEnv) testCron(t *testing.T) {
 		t.Errorf("manager status takes %d lines, more than one screen:\n%s", n, st)
 	}
 
-	// Rotation: a log over the limit is moved to cron.log.1 at the next start.
-	r = e.cron([]string{"WIRE_CRON_LOG_MAX=1000", "WIRE_CRON_LOG_KEEP=2"}, "--cycles", "1", col)
+	// Rotation: a log over the limit is moved to cron.log.1 at the next
+	// start. This run is serial (WIRE_OVERLAP=0, passed on to crawl.sh):
+	// one stage at a time, its lines tagged by cron.sh.
+	r = e.cron([]string{"WIRE_CRON_LOG_MAX=1000", "WIRE_CRON_LOG_KEEP=2", "WIRE_OVERLAP=0"}, "--cycles", "1", col)
 	if r.code != 0 {
 		t.Fatalf("cron.sh: exit %d\n%s", r.code, r.stderr)
 	}
@@ -250,8 +252,19 @@ func (e *opsEnv) testCron(t *testing.T) {
 	if string(old) != log {
 		t.Errorf("cron.log.1 is not the previous cron.log")
 	}
-	if cur := readLog(t, col); !strings.Contains(strings.SplitN(cur, "\n", 2)[0], "]: start: ") {
+	cur := readLog(t, col)
+	if !strings.Contains(strings.SplitN(cur, "\n", 2)[0], "]: start: ") {
 		t.Errorf("the new cron.log does not start with the run's start line:\n%s", cur)
+	}
+	checkStamped(t, cur)
+	for _, want := range []string{"]: manager on batch 000003: start (cycle 1)\n", "]: harvester on batch 000003: start\n",
+		"Z harvester 000003| ", "Z seeder 000003| ", "]: seeder on batch 000003: done in ", "]: end: ok: 1 cycle(s)\n"} {
+		if !strings.Contains(cur, want) {
+			t.Errorf("the serial run's cron.log lacks %q:\n%s", want, cur)
+		}
+	}
+	if strings.Contains(cur, "beside: ") {
+		t.Errorf("the serial run ran stages beside each other:\n%s", cur)
 	}
 	for i := 0; i < 3; i++ {
 		e.cron([]string{"WIRE_CRON_LOG_MAX=100", "WIRE_CRON_LOG_KEEP=2"}, "--cycles", "0", col)
