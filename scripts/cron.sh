@@ -7,35 +7,42 @@
 #
 # A run takes COLLECTION/locks/cron.lock (flock). If another cron.sh
 # holds it, this one writes one line and exits at once with code 75.
-# It then finishes every batch an earlier run left half-way (a failure
-# or a kill: harvester, gatherer, seeder, oldest batch first), and runs
-# up to N cycles (default 1) of manager -> harvester -> gatherer ->
-# seeder, stopping early when the frontier is empty.
+# It then runs scripts/crawl.sh COLLECTION N: every batch an earlier run
+# left half-way (a failure or a kill) is finished first, then up to N
+# cycles (default 1) of manager -> harvester -> gatherer -> seeder,
+# stopping early when the frontier is empty. Cycles overlap as
+# crawl.sh's do (the harvester fetches batch N+1 while the gatherer and
+# the seeder take in batch N); WIRE_OVERLAP=0 runs one stage at a time.
 #
 #   --cycles N        at most N new batches (0: only finish what is
 #                     unfinished)
-#   --for DURATION    stop starting stages DURATION after the start
-#                     (90s, 45m, 4h, 1d); a stage still running then gets
-#                     SIGTERM (it stops cleanly; the next run resumes it),
-#                     and SIGKILL after --grace
+#   --for DURATION    stop DURATION after the start (90s, 45m, 4h, 1d):
+#                     no stage starts after it, and crawl.sh and every
+#                     stage still running then get SIGTERM (they stop
+#                     cleanly; the next run resumes them), and SIGKILL
+#                     after --grace
 #   --until TIME      the same with a clock time (anything `date -d`
 #                     reads: 06:00, "2026-11-23 06:00"); a bare time of
 #                     day already past means that time tomorrow
-#   --grace DURATION  how long a stage may take to stop after SIGTERM at
-#                     the deadline (default 2m)
+#   --grace DURATION  how long the stages may take to stop after SIGTERM
+#                     at the deadline or on a signal (default 2m; without
+#                     a deadline a signal waits for them)
 #
 # Environment: WIRE_BIN (directory of the binaries, see lib.sh),
 # WIRE_CRON_LOG_MAX (rotate cron.log past this many bytes at the start
 # of a run, default 10485760), WIRE_CRON_LOG_KEEP (old logs kept:
 # cron.log.1 ... cron.log.K, default 7), WIRE_CRON_TEE=1 (also copy the
-# log to stderr), and any WIRE_* setting.
+# log to stderr), WIRE_OVERLAP and WIRE_OVERLAP_MIN_SITES (crawl.sh's),
+# and any WIRE_* setting. Needs bash 5.1 or later, as crawl.sh does.
 #
 # Exit codes: 0 done (cycles done, frontier empty or deadline reached),
 # 2 usage, 75 another cron.sh runs on the collection, 143 stopped by
 # SIGTERM or SIGINT; else the failing stage's own code (1 failure, 2 bad
 # configuration, 4 a stage run by hand holds that stage's lock), with a
 # line "FAILED: STAGE on batch NNNNNN exited CODE: LAST LINE" on stderr
-# and in the log. docs/operations.md explains every line.
+# and in the log (with overlap, once the stages beside it have finished
+# their batch), or crawl.sh's own when it fails by itself ("FAILED:
+# crawl.sh exited CODE: ..."). docs/operations.md explains every line.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -155,134 +162,210 @@ logline() {
 	return 0
 }
 
-# stamp TAG copies its input to the log, each line as "TIME TAG| LINE",
-# and keeps the last line in $work/last.
-stamp() {
-	local tag=$1 line last=
-	while IFS= read -r line || [ -n "$line" ]; do
-		printf '%(%Y-%m-%dT%H:%M:%SZ)T %s| %s\n' -1 "$tag" "$line" >&3
-		[ "$tee_err" = 1 ] && printf '%(%Y-%m-%dT%H:%M:%SZ)T %s| %s\n' -1 "$tag" "$line" >&2
-		last=$line
-	done
-	printf '%s\n' "$last" >"$work/last"
+# out LINE writes a line, already stamped, to the log.
+out() {
+	echo "$1" >&3
+	[ "$tee_err" = 1 ] && echo "$1" >&2
+	return 0
 }
 
 work=$(mktemp -d)
-stage_pid=
-stamp_pid=
+crawl_pid=
+tr_pid=
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
+
+# The state of the crawl as crawl.sh's lines tell it, written by
+# translate to $work/state and read here by load: the running stages
+# (run: stage -> batch, since: stage -> start in seconds), the batches
+# the manager wrote (cycles), whether it found the frontier empty, and
+# the first failing stage (fail_stage, fail_batch, fail_rc) with its
+# last output line (why).
+declare -A run=() since=()
+cycles_done=0 frontier=0 fail_stage= fail_batch= fail_rc= why= why_crawl=
+
+# load reads the state translate last wrote.
+load() {
+	[ -f "$work/state" ] && . "$work/state"
+	return 0
+}
+
+# running prints the running stages, "harvester on batch 000003,
+# gatherer on batch 000002", with " after Ns" each if $1 is "took";
+# nothing if none runs.
+running() {
+	local s o=
+	for s in $WIRE_STAGES; do
+		[ -n "${run[$s]:-}" ] || continue
+		o+="${o:+, }$s on batch ${run[$s]}"
+		[ "${1:-}" = took ] && o+=" after $((EPOCHSECONDS - since[$s]))s"
+	done
+	echo "$o"
+}
+
+# save_state writes the state to $work/state (atomically: on_signal may
+# read it at any time); called by translate, whose last (stage and batch
+# -> the stage's last output line) and last_crawl (crawl.sh's last line)
+# it reads.
+save_state() {
+	local s st="run=() since=()"
+	for s in "${!run[@]}"; do st+=" run[$s]=${run[$s]} since[$s]=${since[$s]}"; done
+	why=${last[$fail_stage $fail_batch]:-}
+	printf '%s\ncycles_done=%d frontier=%d fail_stage=%q fail_batch=%q fail_rc=%q why=%q why_crawl=%q\n' \
+		"$st" "$cycles_done" "$frontier" "$fail_stage" "$fail_batch" "$fail_rc" "$why" "$last_crawl" >"$work/state.new"
+	mv -f "$work/state.new" "$work/state"
+}
+
+# translate copies crawl.sh's output to the log: crawl.sh's own
+# timestamped lines as cron.sh's ("TIME cron[PID]: TEXT", in the words
+# docs/operations.md lists), the stages' lines ("STAGE NNNNNN| TEXT",
+# tagged by crawl.sh with overlap, here by the one running stage without)
+# with the time they came. It keeps the state above in $work/state,
+# rewritten at every start or end of a stage and at the end.
+translate() {
+	trap '' INT TERM # it must see crawl.sh's last lines, however the run stops
+	local line ts text s b rest paren tag now last_crawl=
+	local -A last=()
+	local re_ts='^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z) (.*)$'
+	local re_stage='^(cycle ([0-9]+): )?(manager|harvester|gatherer|seeder) on batch ([0-9]{6}): (.*)$'
+	local re_fail='^crawl\.sh: (manager|harvester|gatherer|seeder) (also )?failed \(exit ([0-9]+)\) on batch ([0-9]{6})'
+	local re_tagged='^(manager|harvester|gatherer|seeder) ([0-9]{6})\| (.*)$'
+	while IFS= read -r line || [ -n "$line" ]; do
+		printf -v now '%(%Y-%m-%dT%H:%M:%SZ)T' -1
+		if [[ $line =~ $re_tagged ]]; then
+			out "$now $line"
+			last[${BASH_REMATCH[1]} ${BASH_REMATCH[2]}]=${BASH_REMATCH[3]}
+			continue
+		fi
+		if [[ $line =~ $re_ts ]]; then
+			ts=${BASH_REMATCH[1]} text=${BASH_REMATCH[2]}
+		elif [[ ${line:0:1} = ' ' && ( ${line:1} =~ $re_stage || ${line:1} = 'crawl.sh: '* ) ]]; then
+			# A line of crawl.sh whose date(1) the deadline's SIGTERM
+			# to its process group killed.
+			ts=$now text=${line:1}
+		else
+			# A stage's line without a tag (WIRE_OVERLAP=0: one stage at
+			# a time), or a line crawl.sh printed without a time.
+			if [ ${#run[@]} = 1 ]; then
+				for s in "${!run[@]}"; do tag="$s ${run[$s]}"; done
+				out "$now $tag| $line"
+				last[$tag]=$line
+			else
+				# crawl.sh's usage and setup errors
+				out "$now cron[$$]: crawl.sh: ${line#crawl.sh: }"
+				last_crawl=$line
+			fi
+			continue
+		fi
+		if [[ $text =~ $re_stage ]]; then
+			s=${BASH_REMATCH[3]} b=${BASH_REMATCH[4]} rest=${BASH_REMATCH[5]}
+			case $rest in
+			start*)
+				run[$s]=$b since[$s]=$EPOCHSECONDS
+				rest=${rest#start} # " (fg; beside: …)" with overlap, "" without
+				if [ -n "${BASH_REMATCH[2]}" ]; then
+					paren=${rest#' ('}
+					paren=${paren%')'}
+					rest=" (cycle ${BASH_REMATCH[2]}${paren:+; $paren})"
+				fi
+				text="$s on batch $b: start$rest"
+				;;
+			done*)
+				unset "run[$s]" "since[$s]" "last[$s $b]"
+				[ "$s" = manager ] && cycles_done=${BASH_REMATCH[2]:-$((cycles_done + 1))}
+				text="$s on batch $b: $rest"
+				;;
+			'nothing to schedule: frontier is empty'*)
+				unset "run[$s]" "since[$s]"
+				frontier=1
+				text="$s: nothing to do: ${rest#nothing to schedule: }"
+				;;
+			'nothing to schedule while '*)
+				unset "run[$s]" "since[$s]"
+				text="$s: nothing to do ${rest#nothing to schedule }"
+				;;
+			'nothing to do (exit 3)'*)
+				unset "run[$s]" "since[$s]"
+				text="$s: nothing to do on batch $b (it looked ready)${rest#nothing to do (exit 3)}"
+				;;
+			esac
+			out "$ts cron[$$]: $text"
+			save_state
+			continue
+		fi
+		if [[ $text =~ $re_fail ]]; then
+			s=${BASH_REMATCH[1]}
+			unset "run[$s]" "since[$s]"
+			if [ -z "$fail_stage" ]; then
+				fail_stage=$s fail_rc=${BASH_REMATCH[3]} fail_batch=${BASH_REMATCH[4]}
+			fi
+			out "$ts cron[$$]: $text"
+			save_state
+			continue
+		fi
+		case $text in
+		'crawl.sh: done' | 'crawl.sh: stopped after '* | 'crawl.sh: interrupted by '*)
+			;; # cron.sh's end line says it
+		'crawl.sh: received SIG'*)
+			# cron.sh said it already when it was signalled itself; at
+			# the deadline, timeout(1) sent it.
+			if [ -n "$deadline" ] && [ "$EPOCHSECONDS" -ge "$deadline" ] && [ ! -e "$work/signalled" ]; then
+				out "$ts cron[$$]: deadline reached: stopping ${text#*: stopping }"
+			elif [ ! -e "$work/signalled" ]; then
+				out "$ts cron[$$]: $text"
+			fi
+			;;
+		*) out "$ts cron[$$]: $text" ;;
+		esac
+		last_crawl=$text
+	done
+	save_state
+}
+
 on_signal() {
-	local sig=$1
-	if [ -n "$stage_pid" ]; then
-		logline "received SIG$sig: stopping ${current:-the current stage}"
-		kill -TERM "$stage_pid" 2>/dev/null
-		wait "$stage_pid" 2>/dev/null
-		[ -n "$stamp_pid" ] && wait "$stamp_pid" 2>/dev/null
+	local sig=$1 what
+	trap '' INT TERM
+	load
+	what=$(running)
+	if [ -n "$crawl_pid" ]; then
+		: >"$work/signalled"
+		logline "received SIG$sig: stopping ${what:-crawl.sh}"
+		kill -TERM "$crawl_pid" 2>/dev/null
+		wait "$crawl_pid" 2>/dev/null
+		[ -n "$tr_pid" ] && wait "$tr_pid" 2>/dev/null
+		load
+	elif [ -n "$tr_pid" ]; then
+		# Signalled before crawl.sh started: nobody will open the fifo.
+		kill -KILL "$tr_pid" 2>/dev/null
 	fi
-	logline "end: interrupted by SIG$sig after $cycle cycle(s); the next run continues from ${current:-here}"
+	logline "end: interrupted by SIG$sig after $cycles_done cycle(s); the next run continues from ${what:-here}"
 	exit 143
 }
 trap 'on_signal TERM' TERM
 trap 'on_signal INT' INT
 
-# ready NAME prints the batch a stage would take: the oldest batch whose
-# previous marker exists and whose own does not (docs/format/collection.md).
-ready() {
-	local prev own d
-	case $1 in
-	harvester) prev=batch.tsv own=harvested.done ;;
-	gatherer) prev=harvested.done own=gathered.done ;;
-	seeder) prev=gathered.done own=seeded.done ;;
-	esac
+# next_stage prints the stage the crawl would start with: the first of
+# harvester, gatherer and seeder with a batch ready for it by the
+# markers (docs/format/collection.md), else the manager.
+next_stage() {
+	local d
 	for d in "$col"/batches/[0-9][0-9][0-9][0-9][0-9][0-9]; do
-		[ -f "$d/batch.tsv" ] && [ -e "$d/$prev" ] && [ ! -e "$d/$own" ] && { basename "$d"; return; }
+		[ -f "$d/batch.tsv" ] && [ ! -e "$d/harvested.done" ] && { echo harvester; return; }
 	done
-	echo "-"
-}
-
-# next_id prints the id the manager's next batch will get.
-next_id() {
-	local d last=0
 	for d in "$col"/batches/[0-9][0-9][0-9][0-9][0-9][0-9]; do
-		[ -d "$d" ] && last=$((10#$(basename "$d")))
+		[ -e "$d/harvested.done" ] && [ ! -e "$d/gathered.done" ] && { echo gatherer; return; }
 	done
-	printf '%06d' $((last + 1))
+	for d in "$col"/batches/[0-9][0-9][0-9][0-9][0-9][0-9]; do
+		[ -e "$d/gathered.done" ] && [ ! -e "$d/seeded.done" ] && { echo seeder; return; }
+	done
+	echo manager
 }
-
-past_deadline() { [ -n "$deadline" ] && [ "$(date +%s)" -ge "$deadline" ]; }
 
 finish() {
 	logline "end: $*"
 	exit 0
 }
 
-# stage NAME runs one stage on the collection; returns 0 if it did work,
-# 3 if it had nothing to do; on anything else ends the run.
-stage() {
-	local name=$1 batch rc start left
-	if past_deadline; then
-		finish "deadline reached after $cycle cycle(s), before the $name stage; the next run continues from there"
-	fi
-	if [ "$name" = manager ]; then batch=$(next_id); else batch=$(ready "$name"); fi
-	current="$name on batch $batch"
-	[ "$batch" = - ] && current="$name (no batch looks ready)"
-	logline "$current: start"
-	start=$(date +%s)
-	rm -f "$work/fifo" "$work/last"
-	mkfifo "$work/fifo"
-	stamp "$name ${batch/#-/------}" <"$work/fifo" &
-	stamp_pid=$!
-	if [ -n "$deadline" ]; then
-		left=$((deadline - start))
-		[ "$left" -ge 1 ] || left=1
-		timeout --signal=TERM --kill-after="$grace" "$left" "$WIRE_BIN/$name" run --collection "$col" >"$work/fifo" 2>&1 &
-	else
-		"$WIRE_BIN/$name" run --collection "$col" >"$work/fifo" 2>&1 &
-	fi
-	stage_pid=$!
-	wait "$stage_pid"
-	rc=$?
-	wait "$stamp_pid"
-	stage_pid= stamp_pid=
-	if [ "$name" = manager ] && [ "$rc" = 0 ]; then
-		batch=$(next_id)
-		batch=$(printf '%06d' $((10#$batch - 1)))
-		current="$name on batch $batch"
-	fi
-	case $rc in
-	0)
-		logline "$current: done in $(($(date +%s) - start))s"
-		return 0
-		;;
-	3)
-		logline "$name: nothing to do"
-		return 3
-		;;
-	124 | 137)
-		if [ -n "$deadline" ]; then
-			finish "deadline reached after $cycle cycle(s): stopped $current after $(($(date +%s) - start))s; the next run resumes it"
-		fi
-		;;
-	esac
-	local why
-	why=$(cat "$work/last" 2>/dev/null)
-	logline "FAILED: $current exited $rc: ${why:-no output}"
-	logline "end: failed (exit $rc) after $cycle cycle(s); the next run continues from $current"
-	echo "cron.sh: FAILED: $current exited $rc: ${why:-no output} (log: $log)" >&2
-	exit "$rc"
-}
-
-# drain finishes every batch already in the pipeline.
-drain() {
-	local s
-	for s in harvester gatherer seeder; do
-		while stage "$s"; do :; done
-	done
-}
-
-cycle=0
-current=
 dl=-
 [ -n "$deadline" ] && dl=$(date -d "@$deadline" +%Y-%m-%dT%H:%M:%SZ)
 logline "start: collection=$col cycles=$cycles deadline=$dl"
@@ -292,13 +375,60 @@ if ! wire_need_bins >"$work/build" 2>&1; then
 	echo "cron.sh: FAILED: build of the binaries (log: $log)" >&2
 	exit 1
 fi
-drain
-while [ "$cycle" -lt "$cycles" ]; do
-	cycle=$((cycle + 1))
-	if ! stage manager; then
-		cycle=$((cycle - 1))
-		finish "ok: frontier empty after $cycle cycle(s)"
+if [ -n "$deadline" ] && [ "$EPOCHSECONDS" -ge "$deadline" ]; then
+	finish "deadline reached after 0 cycle(s), before the $(next_stage) stage; the next run continues from there"
+fi
+
+# The crawl: crawl.sh, under timeout(1) when there is a deadline.
+# timeout runs crawl.sh in a process group of its own and sends SIGTERM
+# to the whole group (crawl.sh and its stages) at the deadline, SIGKILL
+# --grace later; crawl.sh's tags ignore SIGTERM and pass on the stages'
+# last lines. The binaries are built already (WIRE_BUILD=0).
+mkfifo "$work/fifo"
+translate <"$work/fifo" 9>&- &
+tr_pid=$!
+crawl=("$BASH" "$WIRE_ROOT/scripts/crawl.sh" "$col" "$cycles")
+if [ -n "$deadline" ]; then
+	left=$((deadline - EPOCHSECONDS))
+	[ "$left" -ge 1 ] || left=1
+	WIRE_BIN=$WIRE_BIN WIRE_BUILD=0 timeout --signal=TERM --kill-after="$grace" "$left" "${crawl[@]}" >"$work/fifo" 2>&1 3>&- &
+else
+	WIRE_BIN=$WIRE_BIN WIRE_BUILD=0 "${crawl[@]}" >"$work/fifo" 2>&1 3>&- &
+fi
+crawl_pid=$!
+wait "$crawl_pid"
+rc=$?
+wait "$tr_pid"
+crawl_pid= tr_pid=
+load
+
+# A failing stage first: crawl.sh exits with its code, or the deadline
+# came while the stages beside it finished their batch.
+if [ -n "$fail_stage" ]; then
+	what="$fail_stage on batch $fail_batch"
+	rc=$fail_rc
+	logline "FAILED: $what exited $fail_rc: ${why:-no output}"
+	logline "end: failed (exit $rc) after $cycles_done cycle(s); the next run continues from $what"
+	echo "cron.sh: FAILED: $what exited $fail_rc: ${why:-no output} (log: $log)" >&2
+	exit "$rc"
+fi
+case $rc in
+0)
+	[ "$frontier" = 1 ] && finish "ok: frontier empty after $cycles_done cycle(s)"
+	finish "ok: $cycles_done cycle(s)"
+	;;
+124 | 137)
+	if [ -n "$deadline" ]; then
+		what=$(running took)
+		[ -n "$what" ] || finish "deadline reached after $cycles_done cycle(s), before the $(next_stage) stage; the next run continues from there"
+		[ ${#run[@]} = 1 ] && finish "deadline reached after $cycles_done cycle(s): stopped $what; the next run resumes it"
+		finish "deadline reached after $cycles_done cycle(s): stopped $what; the next run resumes them"
 	fi
-	drain
-done
-finish "ok: $cycle cycle(s)"
+	;;
+esac
+# crawl.sh itself failed (or was stopped by someone else's signal).
+why=$why_crawl
+logline "FAILED: crawl.sh exited $rc: ${why:-no output}"
+logline "end: failed (exit $rc) after $cycles_done cycle(s); the next run continues from here"
+echo "cron.sh: FAILED: crawl.sh exited $rc: ${why:-no output} (log: $log)" >&2
+exit "$rc"

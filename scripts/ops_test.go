@@ -1,7 +1,8 @@
 package scripts_test
 
 // The operations tests (issue 8, docs/operations.md): scripts/cron.sh
-// (lock, logs, rotation, failures, kills, deadlines), `manager status`,
+// (lock, logs, rotation, failures, kills, deadlines, overlapping
+// cycles), `manager status`,
 // recrawls with `seeder import`, stages on separate machines, harvester
 // shards, and `manager report` rendered in headless Chromium. They run
 // the real binaries against the synthetic test web on loopback, one
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,6 +74,7 @@ func TestOperations(t *testing.T) {
 	t.Run("cron-kill", e.testCronKill)
 	t.Run("cron-deadline", e.testCronDeadline)
 	t.Run("cron-sigterm", e.testCronSigterm)
+	t.Run("cron-overlap", e.testCronOverlap)
 
 	// One crawl of four cycles for the tests that start from a crawl,
 	// made when the first of them runs.
@@ -235,8 +238,10 @@ func (e *opsEnv) testCron(t *testing.T) {
 		t.Errorf("manager status takes %d lines, more than one screen:\n%s", n, st)
 	}
 
-	// Rotation: a log over the limit is moved to cron.log.1 at the next start.
-	r = e.cron([]string{"WIRE_CRON_LOG_MAX=1000", "WIRE_CRON_LOG_KEEP=2"}, "--cycles", "1", col)
+	// Rotation: a log over the limit is moved to cron.log.1 at the next
+	// start. This run is serial (WIRE_OVERLAP=0, passed on to crawl.sh):
+	// one stage at a time, its lines tagged by cron.sh.
+	r = e.cron([]string{"WIRE_CRON_LOG_MAX=1000", "WIRE_CRON_LOG_KEEP=2", "WIRE_OVERLAP=0"}, "--cycles", "1", col)
 	if r.code != 0 {
 		t.Fatalf("cron.sh: exit %d\n%s", r.code, r.stderr)
 	}
@@ -247,8 +252,19 @@ func (e *opsEnv) testCron(t *testing.T) {
 	if string(old) != log {
 		t.Errorf("cron.log.1 is not the previous cron.log")
 	}
-	if cur := readLog(t, col); !strings.Contains(strings.SplitN(cur, "\n", 2)[0], "]: start: ") {
+	cur := readLog(t, col)
+	if !strings.Contains(strings.SplitN(cur, "\n", 2)[0], "]: start: ") {
 		t.Errorf("the new cron.log does not start with the run's start line:\n%s", cur)
+	}
+	checkStamped(t, cur)
+	for _, want := range []string{"]: manager on batch 000003: start (cycle 1)\n", "]: harvester on batch 000003: start\n",
+		"Z harvester 000003| ", "Z seeder 000003| ", "]: seeder on batch 000003: done in ", "]: end: ok: 1 cycle(s)\n"} {
+		if !strings.Contains(cur, want) {
+			t.Errorf("the serial run's cron.log lacks %q:\n%s", want, cur)
+		}
+	}
+	if strings.Contains(cur, "beside: ") {
+		t.Errorf("the serial run ran stages beside each other:\n%s", cur)
 	}
 	for i := 0; i < 3; i++ {
 		e.cron([]string{"WIRE_CRON_LOG_MAX=100", "WIRE_CRON_LOG_KEEP=2"}, "--cycles", "0", col)
@@ -290,7 +306,9 @@ func (e *opsEnv) testCronFailure(t *testing.T) {
 	e.wire(t, "manager", "run", "--collection", col)
 	// A bad setting in the environment breaks the first stage to run, the
 	// harvester on batch 1: cron.sh stops with its code and names both.
-	r := e.cron([]string{"WIRE_HARVESTER_WAIT=soon"}, col)
+	// (--cycles 0: else the manager, started beside that harvester, fails
+	// on the same setting, and either could be the first to fail.)
+	r := e.cron([]string{"WIRE_HARVESTER_WAIT=soon"}, "--cycles", "0", col)
 	if r.code != 2 {
 		t.Fatalf("cron.sh with a bad setting: exit %d, want the harvester's 2\n%s", r.code, r.stderr)
 	}
@@ -474,5 +492,104 @@ func (e *opsEnv) testCronSigterm(t *testing.T) {
 	}
 	if got := batchStates(t, col); strings.Join(got, ",") != "000001 seeded,000002 seeded" {
 		t.Errorf("batches after the rerun: %v", got)
+	}
+}
+
+// cronEvent is a line of cron.log that tells of a stage and its batch:
+// cron.sh's start and end lines ("cron[PID]: STAGE on batch NNNNNN: …")
+// and the stages' own lines ("STAGE NNNNNN| …").
+var cronEvent = regexp.MustCompile(`^\S+ (?:cron\[\d+\]: (manager|harvester|gatherer|seeder) on batch (\d{6}): (start|done)|(manager|harvester|gatherer|seeder) (\d{6})\| )`)
+
+// overlaps returns the first line of log showing the gatherer or the
+// seeder at work on batch N between the start and the end of the
+// harvester on batch N+1, or "".
+func overlaps(log string) string {
+	harvesting := -1
+	for _, line := range strings.Split(log, "\n") {
+		m := cronEvent.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		stage, batch := m[1]+m[4], m[2]+m[5]
+		n, _ := strconv.Atoi(batch)
+		switch {
+		case stage == "harvester" && m[3] == "start":
+			harvesting = n
+		case stage == "harvester" && m[3] == "done":
+			harvesting = -1
+		case (stage == "gatherer" || stage == "seeder") && harvesting > 0 && n == harvesting-1:
+			return line
+		}
+	}
+	return ""
+}
+
+// testCronOverlap: cron.sh runs crawl.sh, so its cycles overlap (the
+// gatherer or the seeder of batch N at work while the harvester fetches
+// batch N+1); a deadline stops an overlapped run cleanly (exit 0, no
+// stage left running) and the next run finishes what it left.
+func (e *opsEnv) testCronOverlap(t *testing.T) {
+	// Batches smaller than the frontier, so that the manager has a batch
+	// N+1 to write beside the harvest of batch N.
+	col := e.newCollection(t, "--manager-batch-size", "60", "--manager-max-pages-per-site", "40")
+	r := e.cron(nil, "--cycles", "4", col)
+	if r.code != 0 {
+		t.Fatalf("cron.sh --cycles 4: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r.stdout != "" || r.stderr != "" {
+		t.Errorf("cron.sh printed output on success:\n%s%s", r.stdout, r.stderr)
+	}
+	want := "000001 seeded,000002 seeded,000003 seeded,000004 seeded"
+	if got := batchStates(t, col); strings.Join(got, ",") != want {
+		t.Errorf("batches after 4 cycles: %v", got)
+	}
+	log := readLog(t, col)
+	checkStamped(t, log)
+	if line := overlaps(log); line == "" {
+		t.Errorf("no gatherer or seeder line of batch N between the start and the end of the harvester on batch N+1:\n%s", log)
+	} else {
+		t.Logf("overlap: %s", line)
+	}
+	if !strings.Contains(log, "]: end: ok: 4 cycle(s)") {
+		t.Errorf("cron.log lacks the end line of 4 cycles:\n%s", log)
+	}
+
+	// Slow harvests and a deadline of 3 s: three cycles cannot be done.
+	r = e.cron(slowEnv, "--cycles", "3", "--for", "3s", "--grace", "20s", col)
+	if r.code != 0 {
+		t.Fatalf("cron.sh --for 3s: exit %d, want 0 (deadline)\n%s", r.code, r.stderr)
+	}
+	if r.elapsed > 25*time.Second {
+		t.Errorf("cron.sh --for 3s took %v", r.elapsed)
+	}
+	log = readLog(t, col)
+	run := log[strings.LastIndex(log, "]: start: "):]
+	if !regexp.MustCompile(`\]: end: deadline reached after \d cycle\(s\)(: stopped .+ after \d+s; the next run resumes (it|them)|, before the \w+ stage; the next run continues from there)\n$`).MatchString(run) {
+		t.Errorf("the run with a deadline did not end on it:\n%s", run)
+	}
+	t.Logf("deadline: %s", run[strings.LastIndex(strings.TrimSuffix(run, "\n"), "\n")+1:])
+	unfinished := 0
+	for _, s := range batchStates(t, col) {
+		if !strings.HasSuffix(s, " seeded") {
+			unfinished++
+		}
+	}
+	if unfinished == 0 {
+		t.Errorf("the deadline left nothing unfinished: %v\n%s", batchStates(t, col), run)
+	}
+	if st := e.wire(t, "manager", "status", "--collection", col).stdout; !strings.Contains(st, "running     nothing") {
+		t.Errorf("a stage still runs after the deadline:\n%s", st)
+	}
+	// The next run finishes every batch the deadline left.
+	if r := e.cron(nil, "--cycles", "0", col); r.code != 0 {
+		t.Fatalf("cron.sh after the deadline: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, s := range batchStates(t, col) {
+		if !strings.HasSuffix(s, " seeded") {
+			t.Errorf("after the rerun: %s", s)
+		}
+	}
+	if log := readLog(t, col); !strings.HasSuffix(log, "]: end: ok: 0 cycle(s)\n") {
+		t.Errorf("the rerun did not end well:\n%s", log[strings.LastIndex(log, "]: start: "):])
 	}
 }
