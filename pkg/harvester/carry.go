@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/batch"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 )
@@ -60,9 +61,19 @@ func previousHarvest(b *collection.Batch) string {
 //
 // A missing or unreadable file is skipped with a warning: it only makes
 // the run more cautious (the start floor of one wait still holds).
-func (h *harvest) carryOver(dir string, now time.Time) {
+//
+// Only the hosts and sites of entries (the URLs this run fetches) are
+// taken, so that memory follows the batch, not the previous one.
+func (h *harvest) carryOver(dir string, entries []batch.Entry, now time.Time) {
 	if dir == "" {
 		return
+	}
+	sites, hosts := map[string]bool{}, map[string]bool{}
+	for _, e := range entries {
+		if !sites[e.Site] {
+			sites[e.Site] = true
+			hosts[hostOf(e.Site)] = true
+		}
 	}
 	servers, err := fetchlog.ReadServers(filepath.Join(dir, fetchlog.ServersFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -71,6 +82,9 @@ func (h *harvest) carryOver(dir string, now time.Time) {
 	later := 0
 	for _, l := range servers {
 		host := strings.ToLower(l.Host)
+		if !hosts[host] {
+			continue
+		}
 		if l.NotBefore.After(now) {
 			h.hosts.later(host, l.NotBefore)
 			later++
@@ -91,7 +105,7 @@ func (h *harvest) carryOver(dir string, now time.Time) {
 		}
 		for _, l := range lines {
 			definite := l.Err == "" && (l.Status >= 200 && l.Status < 300 || l.Status >= 400 && l.Status < 500 && l.Status != 429)
-			if _, known := h.known[l.Site]; known || !definite || now.Sub(l.Fetched) >= maxAge {
+			if _, known := h.known[l.Site]; known || !sites[l.Site] || !definite || now.Sub(l.Fetched) >= maxAge {
 				continue
 			}
 			h.known[l.Site] = l

@@ -301,6 +301,9 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 		out.close()
 		return nil, err
 	}
+	// What the previous harvest left for these hosts (an earlier run of
+	// this harvest, already in h, wins over it).
+	h.carryOver(previousHarvest(b), mine, time.Now())
 	if v := hdr.Params[batchDurationParam]; v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
@@ -667,7 +670,6 @@ func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *co
 			h.est[strings.ToLower(l.Host)] = l
 		}
 	}
-	h.carryOver(previousHarvest(b), time.Now())
 	for site, l := range res.robots {
 		h.known[site] = l
 		h.kept[site] = true
