@@ -29,7 +29,8 @@
 # BENCH_PER_IP (harvester.connections_per_ip, default the config's 8; with
 # BENCH_ADDRESSES=1 set it to 0, or the whole web is one server of 8
 # connections), BENCH_SITE_BATCH
-# (manager.max_pages_per_site, default 2000), BENCH_MAX_PAGES (largest
+# (manager.max_pages_per_site, default 2000), BENCH_BATCH_DURATION
+# (manager.batch_duration, default 30s), BENCH_MAX_PAGES (largest
 # site, default max(400, PAGES/50)), BENCH_WEB_FLAGS (further testweb
 # flags, default --heterogeneous; empty for the uniform web of the runs
 # in docs/scale.md before 2026-11-27), BENCH_SEED (1), BENCH_KEEP=1 (keep
@@ -57,6 +58,7 @@ addresses=${BENCH_ADDRESSES:-1000}
 perip=${BENCH_PER_IP:-8}
 timeout=${BENCH_TIMEOUT:-10s}
 sitebatch=${BENCH_SITE_BATCH:-2000}
+batchdur=${BENCH_BATCH_DURATION:-30s}
 maxpages=${BENCH_MAX_PAGES:-$((pages / 50 > 400 ? pages / 50 : 400))}
 seed=${BENCH_SEED:-1}
 webflags=${BENCH_WEB_FLAGS---heterogeneous}
@@ -123,7 +125,8 @@ out "   test web ready in $(awk -v s="$start_web" -v t="$(date +%s.%N)" 'BEGIN {
 "$WIRE_BIN/seeder" init --collection "$col" --config "$WIRE_ROOT/collection/wire.toml" \
 	--harvester-allow-private --harvester-dns-server "$dns" --harvester-wait "$wait" \
 	--harvester-connections "$conns" --harvester-connections-per-ip "$perip" --harvester-total-timeout "$timeout" \
-	--manager-batch-size "$batch" --manager-max-pages-per-site "$sitebatch" --scope-domains cl >/dev/null || exit 1
+	--manager-batch-size "$batch" --manager-max-pages-per-site "$sitebatch" --manager-batch-duration "$batchdur" \
+	--scope-domains cl >/dev/null || exit 1
 "$WIRE_BIN/seeder" add --collection "$col" "$dir/seeds.txt" >/dev/null || exit 1
 
 # measure STAGE CYCLE: runs one stage under GNU time; prints its line and

@@ -34,7 +34,7 @@
 # newer ones go through the environment (an older build ignores unknown
 # WIRE_* variables but refuses unknown flags and config keys), so that
 # WIRE_BIN=/path/to/old/bin measures an older build with this script:
-# BENCH_BATCH_DURATION sets WIRE_MANAGER_BATCH_DURATION; any WIRE_*
+# BENCH_BATCH_DURATION (default 10s) sets WIRE_MANAGER_BATCH_DURATION; any WIRE_*
 # variable set by the caller reaches every stage too.
 #
 # Environment: BENCH_RUNS (which runs, default "crawl harvester polite":
@@ -75,8 +75,10 @@ for v in "$hosts" "$pages" "$seed" "$nseeds" "$addresses" "$perip" "$conns" "$ma
 	case $v in '' | *[!0-9]*) usage ;; esac
 done
 [ "$polite_t" -le "$limit" ] || polite_t=$limit
-if [ -n "${BENCH_BATCH_DURATION:-}" ]; then
-	export WIRE_MANAGER_BATCH_DURATION=$BENCH_BATCH_DURATION
+# The tests' own batch duration (the default of 1h is for a real crawl
+# at a 15 s wait); BENCH_BATCH_DURATION= (empty) keeps the config's.
+if [ -n "${BENCH_BATCH_DURATION-10s}" ]; then
+	export WIRE_MANAGER_BATCH_DURATION=${BENCH_BATCH_DURATION-10s}
 fi
 web_flags=()
 [ "$hetero" = 1 ] && web_flags+=(--heterogeneous)

@@ -66,7 +66,7 @@ mkdir -p "$(dirname "$dir")"
 	--config "$WIRE_ROOT/collection/wire.toml" \
 	--harvester-allow-private --harvester-dns-server "$dns" \
 	--harvester-wait "$wait" --harvester-connections 100 --harvester-connections-per-ip 0 \
-	--manager-batch-size "$batchsize" --scope-domains cl
+	--manager-batch-size "$batchsize" --manager-batch-duration 20s --scope-domains cl
 cp "$work/seeds.txt" "$dir/seeds.txt"
 "$WIRE_BIN/seeder" add --collection "$dir" "$dir/seeds.txt"
 

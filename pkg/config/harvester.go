@@ -77,8 +77,8 @@ func defaultHarvester() Harvester {
 		StopTimeout:           Duration(10 * time.Second),
 		BatchDeadline:         0,
 		TailFraction:          0.1,
-		TailFactor:            0.5,
-		TailMin:               Duration(2 * time.Second),
+		TailFactor:            0.25,
+		TailMin:               Duration(500 * time.Millisecond),
 	}
 }
 
