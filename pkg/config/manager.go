@@ -58,7 +58,7 @@ func defaultManager() Manager {
 		// polite one (docs/manager.md, "Candidates and limits").
 		MaxPagesPerSite: 10000,
 		// One hour: at the default harvester.wait of 15 s (plus the
-		// default response estimate of 0.5 s) that is 232 URLs per host,
+		// default response estimate of 0.5 s) that is 233 URLs per host,
 		// so the batch's slowest hosts end with the batch instead of
 		// holding it up, and each cycle's links reach the next batch
 		// within about an hour.

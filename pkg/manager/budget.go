@@ -193,11 +193,16 @@ func (b *budget) need(site uint32, first bool) time.Duration {
 }
 
 // fits tells whether the next URL of site fits in its host's time: a
-// host always gets its first URL, later ones while the host's time stays
-// within the limit.
+// host gets URLs while the time they take is below the limit, so the last
+// one may end past it. A host is then busy for the whole batch rather
+// than idle at its end while slower hosts finish: with overlapping cycles
+// the next batch takes over at once, and a host bound by its Crawl-delay
+// is asked every Crawl-delay from one batch to the next (measured on the
+// test web: a 4 s Crawl-delay host in 10 s batches asked 2 times per
+// batch and idle a fifth of the time when its URLs had to end within the
+// batch).
 func (b *budget) fits(site uint32, first bool) bool {
-	h := &b.hosts[b.sites[site].host]
-	return h.urls == 0 || h.used+b.need(site, first) <= b.limit
+	return b.hosts[b.sites[site].host].used < b.limit
 }
 
 // take charges the next URL of site to its host.
