@@ -1,6 +1,7 @@
 package harvester
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -22,15 +23,30 @@ type batchEnd struct {
 	ch   chan struct{}
 	why  string // set before ch is closed
 	at   time.Time
+	// ctx is cancelled when the batch ends (or when the parent given
+	// to start is): for the waits that take a context, such as a
+	// robots.txt redirect waiting to borrow another host.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
-func newBatchEnd() *batchEnd { return &batchEnd{ch: make(chan struct{})} }
+func newBatchEnd() *batchEnd {
+	e := &batchEnd{ch: make(chan struct{})}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	return e
+}
+
+// start ties ctx to parent as well (the run's start context).
+func (e *batchEnd) start(parent context.Context) {
+	e.ctx, e.cancel = context.WithCancel(parent)
+}
 
 // end ends the batch for why; later calls do nothing.
 func (e *batchEnd) end(why string, at time.Time) {
 	e.once.Do(func() {
 		e.why, e.at = why, at
 		close(e.ch)
+		e.cancel()
 	})
 }
 

@@ -236,3 +236,43 @@ func writeBatchHeader(t *testing.T, dir string, h batch.Header, entries []batch.
 		t.Fatal(err)
 	}
 }
+
+// TestDeadlineStopsRobotsRedirectWait: a site whose robots.txt redirects
+// to a busy host waits to borrow that host; when the batch ends, the wait
+// ends too (its URLs are deferred) instead of fetching robots.txt after
+// the end (seen on the test web: a bare-name alias's robots.txt fetched
+// 3 s after the tail had ended its batch).
+func TestDeadlineStopsRobotsRedirectWait(t *testing.T) {
+	busy := pagesHost("www.busy.test", 30, 0)
+	alias := &ht.Host{Name: "busy.test", Robots: &ht.Page{Status: 301, Header: map[string][]string{"Location": {"http://www.busy.test/robots.txt"}}},
+		Pages: map[string]*ht.Page{"/x": {Body: []byte("<html>x</html>")}}}
+	web := ht.Start(t, busy, alias)
+	var urls []string
+	for i := 0; i < 30; i++ {
+		urls = append(urls, web.URL("www.busy.test", fmt.Sprintf("/p%d", i)))
+	}
+	urls = append(urls, web.URL("busy.test", "/x"))
+	cfg := web.Config(100 * time.Millisecond)
+	cfg.Harvester.Connections = 2
+	cfg.Harvester.BatchDeadline = config.Duration(time.Second)
+	dir := filepath.Join(t.TempDir(), "000001")
+	ht.WriteBatch(t, dir, 1, ht.Entries(urls...))
+	start := time.Now()
+	sum, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := start.Add(time.Second)
+	for _, r := range web.Requests() {
+		if r.Start.After(end.Add(50 * time.Millisecond)) {
+			t.Errorf("%s%s requested %v after the deadline", r.Host, r.Path, r.Start.Sub(end))
+		}
+	}
+	deferred, _ := splitDeferred(t, filepath.Join(dir, collection.HarvestDir))
+	if deferred[web.URL("busy.test", "/x")] != harvester.EndDeadline || sum.Ended != harvester.EndDeadline {
+		t.Errorf("busy.test/x: %q, ended %q", deferred[web.URL("busy.test", "/x")], sum.Ended)
+	}
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Errorf("the harvest took %v with a 1 s deadline", d)
+	}
+}

@@ -983,6 +983,8 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 	fetchCtx, stopFetch := context.WithCancel(context.WithoutCancel(parent))
 	defer stopFetch()
 	h.startCtx, h.fetchCtx = startCtx, fetchCtx
+	h.end.start(startCtx)
+	defer h.end.cancel()
 	h.mu.Lock()
 	h.stopAll = func() { stopStart(); stopFetch() }
 	h.mu.Unlock()

@@ -404,9 +404,15 @@ func (c *conn) robotsHop(target string) (attempt, error) {
 		}
 		return c.do(req, siteOf(target))
 	}
-	if err := h.hosts.borrow(h.startCtx, other, c.srv.Host, borrowLimit); err != nil {
+	if h.end.ended() {
+		return attempt{}, errEnded
+	}
+	if err := h.hosts.borrow(h.end.ctx, other, c.srv.Host, borrowLimit); err != nil {
 		if h.startCtx.Err() != nil {
 			return attempt{}, errStopped
+		}
+		if h.end.ended() {
+			return attempt{}, errEnded
 		}
 		now := time.Now()
 		return attempt{err: &fetch.Error{URL: target, Kind: fetch.KindConnect, Detail: err.Error()}, start: now, end: now}, nil
@@ -437,6 +443,8 @@ func (c *conn) waitTurnForRobots() error {
 	select {
 	case <-t.C:
 		return nil
+	case <-c.h.end.done():
+		return errEnded
 	case <-c.h.startCtx.Done():
 		return errStopped
 	}
