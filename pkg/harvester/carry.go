@@ -29,21 +29,20 @@ func previousHarvest(b *collection.Batch) string {
 	if err != nil {
 		return ""
 	}
-	best := 0
-	for _, e := range entries {
+	// Newest first: the search stops at the first batch harvested, so a
+	// collection of thousands of batches costs one marker look-up or two.
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
 		id, err := strconv.Atoi(e.Name())
-		if err != nil || !e.IsDir() || id <= best || id >= b.ID || collection.BatchName(id) != e.Name() {
+		if err != nil || !e.IsDir() || id <= 0 || id >= b.ID || collection.BatchName(id) != e.Name() {
 			continue
 		}
 		prev := &collection.Batch{ID: id, Dir: filepath.Join(parent, e.Name())}
 		if prev.Done(collection.StageHarvested) {
-			best = id
+			return filepath.Join(prev.Dir, collection.HarvestDir)
 		}
 	}
-	if best == 0 {
-		return ""
-	}
-	return filepath.Join(parent, collection.BatchName(best), collection.HarvestDir)
+	return ""
 }
 
 // carryOver takes from the previous harvest (its harvest/ directory) what

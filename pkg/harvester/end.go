@@ -22,7 +22,6 @@ type batchEnd struct {
 	once sync.Once
 	ch   chan struct{}
 	why  string // set before ch is closed
-	at   time.Time
 	// ctx is cancelled when the batch ends (or when the parent given
 	// to start is): for the waits that take a context, such as a
 	// robots.txt redirect waiting to borrow another host.
@@ -42,9 +41,9 @@ func (e *batchEnd) start(parent context.Context) {
 }
 
 // end ends the batch for why; later calls do nothing.
-func (e *batchEnd) end(why string, at time.Time) {
+func (e *batchEnd) end(why string) {
 	e.once.Do(func() {
-		e.why, e.at = why, at
+		e.why = why
 		close(e.ch)
 		e.cancel()
 	})
@@ -134,7 +133,6 @@ func (h *harvest) deferRest(srv *Server, why string) error {
 		if err := h.skip(srv, e, ErrDeferred+": "+why); err != nil {
 			return err
 		}
-		h.stats.deferred.Add(1)
 		srv.pop()
 	}
 }

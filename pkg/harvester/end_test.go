@@ -18,6 +18,15 @@ import (
 	ht "github.com/wirecrawl/wire/pkg/harvester/harvestertest"
 )
 
+// pageURLs returns the URLs of host's pages /p0 .. /p(n-1) (pagesHost).
+func pageURLs(web *ht.Web, host string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = web.URL(host, fmt.Sprintf("/p%d", i))
+	}
+	return out
+}
+
 // splitDeferred returns the URLs logged deferred (with the reason) and
 // those requested, from a published harvest.
 func splitDeferred(t *testing.T, dir string) (deferred map[string]string, requested map[string]bool) {
@@ -51,12 +60,8 @@ func checkNotRequested(t *testing.T, web *ht.Web, deferred map[string]string) {
 func TestBatchDeadline(t *testing.T) {
 	web := ht.Start(t, pagesHost("slow.test", 40, 50*time.Millisecond), pagesHost("fast.test", 3, 0))
 	var urls []string
-	for i := 0; i < 40; i++ {
-		urls = append(urls, web.URL("slow.test", fmt.Sprintf("/p%d", i)))
-	}
-	for i := 0; i < 3; i++ {
-		urls = append(urls, web.URL("fast.test", fmt.Sprintf("/p%d", i)))
-	}
+	urls = append(urls, pageURLs(web, "slow.test", 40)...)
+	urls = append(urls, pageURLs(web, "fast.test", 3)...)
 	cfg := web.Config(100 * time.Millisecond)
 	cfg.Harvester.BatchDeadline = config.Duration(time.Second)
 	dir := filepath.Join(t.TempDir(), "000001")
@@ -100,9 +105,7 @@ func TestBatchDeadline(t *testing.T) {
 func TestBatchDeadlineFromDuration(t *testing.T) {
 	web := ht.Start(t, pagesHost("slow.test", 30, 0))
 	var urls []string
-	for i := 0; i < 30; i++ {
-		urls = append(urls, web.URL("slow.test", fmt.Sprintf("/p%d", i)))
-	}
+	urls = append(urls, pageURLs(web, "slow.test", 30)...)
 	cfg := web.Config(100 * time.Millisecond)
 	dir := filepath.Join(t.TempDir(), "000001")
 	entries := ht.Entries(urls...)
@@ -134,9 +137,7 @@ func TestTailEndsBatch(t *testing.T) {
 	hosts = append(hosts, pagesHost("big.test", 50, 0))
 	web := ht.Start(t, hosts...)
 	var urls []string
-	for i := 0; i < 50; i++ {
-		urls = append(urls, web.URL("big.test", fmt.Sprintf("/p%d", i)))
-	}
+	urls = append(urls, pageURLs(web, "big.test", 50)...)
 	for i := 0; i < 9; i++ {
 		urls = append(urls, web.URL(fmt.Sprintf("s%d.test", i), "/p0"))
 	}
@@ -248,9 +249,7 @@ func TestDeadlineStopsRobotsRedirectWait(t *testing.T) {
 		Pages: map[string]*ht.Page{"/x": {Body: []byte("<html>x</html>")}}}
 	web := ht.Start(t, busy, alias)
 	var urls []string
-	for i := 0; i < 30; i++ {
-		urls = append(urls, web.URL("www.busy.test", fmt.Sprintf("/p%d", i)))
-	}
+	urls = append(urls, pageURLs(web, "www.busy.test", 30)...)
 	urls = append(urls, web.URL("busy.test", "/x"))
 	cfg := web.Config(100 * time.Millisecond)
 	cfg.Harvester.Connections = 2

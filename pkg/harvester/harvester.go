@@ -614,7 +614,6 @@ type harvest struct {
 
 	stats struct {
 		total, logged, pages, errors, robots, requests atomic.Int64
-		deferred                                       atomic.Int64
 		bytes                                          atomic.Int64
 		active, waiting, done                          atomic.Int64
 	}
@@ -1163,7 +1162,7 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 			// No URL is started any more; the requests in flight finish
 			// and the rest is deferred to the next batch.
 			ending = true
-			h.end.end(why, now)
+			h.end.end(why)
 			stopDNS()
 			h.log.Info("ending the batch", "why", why, "hosts_left", remaining, "active", active, "elapsed", now.Sub(h.started).Round(time.Millisecond))
 			if active == 0 {

@@ -197,10 +197,10 @@ func (b *budget) need(site uint32, first bool) time.Duration {
 // one may end past it. A host is then busy for the whole batch rather
 // than idle at its end while slower hosts finish: with overlapping cycles
 // the next batch takes over at once, and a host bound by its Crawl-delay
-// is asked every Crawl-delay from one batch to the next (measured on the
-// test web: a 4 s Crawl-delay host in 10 s batches asked 2 times per
-// batch and idle a fifth of the time when its URLs had to end within the
-// batch).
+// is asked every Crawl-delay from one batch to the next. (Seen in a crawl
+// log of the test web with the earlier rule, URLs ending within the
+// budget: a 4 s Crawl-delay host got 2 URLs per 10 s batch, 8 s of work
+// in batches of 9.6 s harvested back to back.)
 func (b *budget) fits(site uint32, first bool) bool {
 	return b.hosts[b.sites[site].host].used < b.limit
 }
