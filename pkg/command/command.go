@@ -30,6 +30,15 @@ const (
 	ExitUsage       = 2 // bad command line or configuration
 	ExitNothingToDo = 3 // no batch is ready for this stage (not an error for scripts)
 	ExitLocked      = 4 // another run of this stage holds the collection's lock
+	// ExitNetworkDown: the network failed as a whole (the DNS resolver
+	// does not answer, no route to any server); nothing was counted
+	// against the web and the batch is left for a rerun.
+	ExitNetworkDown = 5
+	// ExitInterrupted is the base of the codes of a run stopped by a
+	// signal (the shell's convention, 128 + signal): 130 for SIGINT,
+	// 143 for SIGTERM. The stage stopped cleanly; run it again to
+	// resume.
+	ExitInterrupted = 128
 )
 
 // ExitCodesHelp is appended to each binary's help text.
@@ -38,7 +47,11 @@ const ExitCodesHelp = `EXIT CODES:
    1  failure (the message names the stage, batch and cause)
    2  bad command line or configuration
    3  nothing to do: no batch is ready for this stage
-   4  another run of this stage holds the collection's lock`
+   4  another run of this stage holds the collection's lock
+   5  the network is down (DNS resolver or routes): nothing was counted
+      against the web; run again once the network is back
+ 130  interrupted by SIGINT (143: SIGTERM): stopped cleanly, run again
+      to resume`
 
 // usageError marks errors that are the user's command line.
 type usageError struct{ error }
