@@ -78,6 +78,9 @@ var (
 	ErrExists = errors.New("collection already exists")
 	// ErrLocked means another process holds the lock of a stage.
 	ErrLocked = errors.New("locked by another process")
+	// ErrDamaged means a file of the collection is damaged (graph.db, a
+	// WARC file): the error names the file, what is wrong and the repair.
+	ErrDamaged = errors.New("damaged")
 	// ErrNothingToDo means no batch is ready for a stage.
 	ErrNothingToDo = errors.New("nothing to do")
 	// ErrNotReady means a batch has not been through the previous stage.

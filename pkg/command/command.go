@@ -34,6 +34,9 @@ const (
 	// does not answer, no route to any server); nothing was counted
 	// against the web and the batch is left for a rerun.
 	ExitNetworkDown = 5
+	// ExitDamaged: a file of the collection is damaged (graph.db, a
+	// WARC file); the message names it and what to do.
+	ExitDamaged = 6
 	// ExitInterrupted is the base of the codes of a run stopped by a
 	// signal (the shell's convention, 128 + signal): 130 for SIGINT,
 	// 143 for SIGTERM. The stage stopped cleanly; run it again to
@@ -50,6 +53,8 @@ const ExitCodesHelp = `EXIT CODES:
    4  another run of this stage holds the collection's lock
    5  the network is down (DNS resolver or routes): nothing was counted
       against the web; run again once the network is back
+   6  a collection file is damaged (graph.db, a WARC file): the message
+      names it and the repair
  130  interrupted by SIGINT (143: SIGTERM): stopped cleanly, run again
       to resume`
 
@@ -71,6 +76,8 @@ func ExitCode(err error) int {
 		return ExitNothingToDo
 	case errors.Is(err, collection.ErrLocked):
 		return ExitLocked
+	case errors.Is(err, collection.ErrDamaged):
+		return ExitDamaged
 	case errors.As(err, &ue), errors.Is(err, config.ErrInvalid):
 		return ExitUsage
 	}
