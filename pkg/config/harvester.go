@@ -17,6 +17,7 @@ func Rankings() []string {
 type Harvester struct {
 	Connections           int      `toml:"connections" doc:"Simultaneous connections overall; each is held by one host, and a host never has two."`
 	ConnectionsPerIP      int      `toml:"connections_per_ip" doc:"Simultaneous connections to one IP address (virtual hosts often share a server); 0 means no cap."`
+	AddressWait           Duration `toml:"address_wait" doc:"Shortest time between the starts of two requests to one IP address, whatever the host names: a shared server hosting many sites is not asked by all of them at once. 0 turns the floor off."`
 	Ranking               string   `toml:"ranking" doc:"Server ranking of the two-level scheduler: fifo, performance (R = P/T), quality (best URL) or crawl-ability (C = AQ/T)."`
 	RequestsPerConnection int      `toml:"requests_per_connection" doc:"URLs a host fetches in a row once it holds a connection (the paper's P), until the harvester has learned how many its server serves per connection."`
 	Wait                  Duration `toml:"wait" doc:"Time to wait between two requests to the same host; with wait_factor, the floor of the adaptive wait."`
@@ -51,6 +52,7 @@ func defaultHarvester() Harvester {
 	return Harvester{
 		Connections:           500,
 		ConnectionsPerIP:      8,
+		AddressWait:           Duration(250 * time.Millisecond),
 		Ranking:               "crawl-ability",
 		RequestsPerConnection: 50,
 		Wait:                  Duration(15 * time.Second),
@@ -86,6 +88,9 @@ func defaultHarvester() Harvester {
 func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	if c.Connections < 1 || c.Connections > 10000 {
 		bad("harvester.connections", "must be between 1 and 10000, got %d", c.Connections)
+	}
+	if c.AddressWait < 0 {
+		bad("harvester.address_wait", "must not be negative (0 turns the floor off)")
 	}
 	if c.ConnectionsPerIP < 0 {
 		bad("harvester.connections_per_ip", "must not be negative (0 means no cap)")
