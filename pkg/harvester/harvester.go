@@ -631,7 +631,7 @@ func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *co
 		prog:     opts.Progress,
 		every:    opts.ProgressEvery,
 		accept:   Accept(opts.Config.Harvester.AcceptMIME),
-		hosts:    newHostTable(),
+		hosts:    newHostTable(opts.Config.Harvester.AddressWait.D()),
 		known:    map[string]fetchlog.Robots{},
 		kept:     map[string]bool{},
 		est:      map[string]fetchlog.Server{},
@@ -737,8 +737,12 @@ func (h *harvest) todo(entries []batch.Entry, recs []fetchlog.Record) ([]bool, i
 		h.hosts.later(hostOf(site), end.Add(h.delayOf(site)))
 	}
 	for site, rl := range h.known {
+		// Every name of a unit waits the longest Crawl-delay of the
+		// unit's sites, from its first request on.
+		cd := min(h.rulesOf(rl).CrawlDelay(), h.cfg.Harvester.MaxCrawlDelay.D())
+		h.hosts.crawlDelay(hostOf(site), cd)
 		if h.kept[site] {
-			h.hosts.later(hostOf(site), rl.Fetched.Add(h.delayOf(site)))
+			h.hosts.later(hostOf(site), rl.Fetched.Add(max(h.cfg.Harvester.Wait.D(), cd)))
 		}
 	}
 	todo := make([]bool, len(entries))
@@ -861,6 +865,7 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 	ip, err := h.client.Resolve(ctx, srv.Host)
 	if err == nil {
 		srv.ip = ip
+		srv.unit = h.hosts.join(srv.Host, ip)
 		return
 	}
 	var fe *fetch.Error
@@ -1070,8 +1075,9 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 // schedule is the server level of the scheduler. Servers are resolved
 // (harvester.dns_lookups at a time, best-ranked first); each time a
 // connection is free it goes to the highest-ranked server whose turn has
-// come and whose IP address has fewer than harvester.connections_per_ip
-// connections; the server keeps it for its next P URLs and then goes back
+// come, whose politeness unit (its site's names on its address, see
+// hostTable) has no connection, and whose IP address has fewer than
+// harvester.connections_per_ip connections; the server keeps it for its next P URLs and then goes back
 // to the queue, re-ranked with what was measured.
 func (h *harvest) schedule(servers []*Server, nextOrder int) {
 	hc := h.cfg.Harvester
@@ -1125,6 +1131,7 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 	waiting := &timeHeap{}
 	ipActive := map[netip.Addr]int{}
 	ipParked := map[netip.Addr][]*Server{}
+	unitActive := map[string]bool{}
 	finished := make(chan *Server)
 	remaining, active := len(servers), 0
 	h.stats.waiting.Store(int64(remaining))
@@ -1197,7 +1204,11 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 				}
 			}
 			srv := heap.Pop(ready).(*Server)
-			if hc.ConnectionsPerIP > 0 && srv.ip.IsValid() && ipActive[srv.ip] >= hc.ConnectionsPerIP {
+			// One connection per politeness unit (another name of its
+			// site holds it), at most connections_per_ip per address:
+			// the server waits on its address until one is given back.
+			if srv.unit != "" && unitActive[srv.unit] ||
+				hc.ConnectionsPerIP > 0 && srv.ip.IsValid() && ipActive[srv.ip] >= hc.ConnectionsPerIP {
 				ipParked[srv.ip] = append(ipParked[srv.ip], srv)
 				continue
 			}
@@ -1209,6 +1220,9 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 			srv.state = stateActive
 			active++
 			ipActive[srv.ip]++
+			if srv.unit != "" {
+				unitActive[srv.unit] = true
+			}
 			h.stats.active.Add(1)
 			h.stats.waiting.Add(-1)
 			go func() {
@@ -1248,6 +1262,7 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 			h.stats.active.Add(-1)
 			h.stats.waiting.Add(1)
 			ipActive[srv.ip]--
+			delete(unitActive, srv.unit)
 			for _, p := range ipParked[srv.ip] {
 				p.rank = h.rank.Rank(p)
 				heap.Push(ready, p)

@@ -3,121 +3,295 @@ package harvester
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/publicsuffix"
 )
 
-// hostTable is the politeness state of every host name the run talks to:
-// whether a connection to it is open (its server holds a slot, or a
-// robots.txt redirect of another site borrowed it) and the earliest time
-// of its next request. It is the one place both are kept, so that a
-// robots.txt redirect to another host of the batch never opens a second
-// connection to it nor asks it before its turn. Safe for concurrent use.
+// hostTable is the politeness state of every server the run talks to, as
+// the server sees it rather than by host name.
+//
+// A politeness unit is the set of host names that resolve to one address
+// and share a registrable domain (www.x.cl, x.cl and m.x.cl on one
+// address): one site under several names, which a webmaster sees as one
+// visitor. A unit has at most one connection open at a time (its server
+// holds a slot, or a robots.txt redirect of another site borrowed it),
+// and between two requests to any of its names there is at least the
+// wait and the largest Crawl-delay the unit's names asked for. Until its
+// name is resolved a host is a unit of its own; resolving it joins it to
+// its unit, merging what was known of both.
+//
+// Above the units, an address (shared hosting: many registrable domains
+// on one server) sees the starts of two requests at least address_wait
+// apart; the scheduler caps its connections (connections_per_ip).
+//
+// The table is the one place all of this is kept, so that a robots.txt
+// redirect to another host never opens a second connection to a unit nor
+// asks it before its turn. Safe for concurrent use.
 type hostTable struct {
-	mu sync.Mutex
-	m  map[string]*hostState
-	// kick is signalled when a borrowed host is given back, so the
+	mu    sync.Mutex
+	hosts map[string]*unit         // host name -> its unit
+	units map[string]*unit         // unit key -> unit, once resolved
+	addrs map[netip.Addr]time.Time // address -> earliest start of its next request
+	// addrWait is harvester.address_wait: the floor between the starts
+	// of two requests to one address.
+	addrWait time.Duration
+	// kick is signalled when a borrowed unit is given back, so the
 	// scheduler looks again at a server it had to put off.
 	kick chan struct{}
 }
 
-type hostState struct {
-	active     bool      // its server holds a slot
-	borrowed   bool      // a robots.txt redirect is talking to it
-	waitingFor string    // the host this host's worker waits to borrow
-	notBefore  time.Time // earliest next request
+// unit is the politeness state of one unit.
+type unit struct {
+	key        string     // unitKey of its address and domain; the host name before it is resolved
+	ip         netip.Addr // its address (invalid before it is resolved)
+	active     bool       // one of its servers holds a slot
+	borrowed   int        // robots.txt redirects talking to it (0 or 1, unless two units merged while borrowed)
+	waitingFor *unit      // the unit this unit's worker waits to borrow
+	notBefore  time.Time  // earliest next request to any of its names
+	crawlDelay time.Duration
 }
 
-func newHostTable() *hostTable {
-	return &hostTable{m: map[string]*hostState{}, kick: make(chan struct{}, 1)}
+// unitKey names the unit of a host name resolved to ip: the address and
+// the registrable domain (publicsuffix eTLD+1; the name itself when it
+// has none, such as an IP literal or a bare public suffix).
+func unitKey(ip netip.Addr, host string) string {
+	return ip.String() + " " + registrable(host)
 }
 
-func (t *hostTable) get(host string) *hostState {
-	st := t.m[host]
-	if st == nil {
-		st = &hostState{}
-		t.m[host] = st
+// registrable returns the registrable domain of a host name, or the name
+// itself when it has none.
+func registrable(host string) string {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+		return d
 	}
-	return st
+	return host
 }
 
-// later moves the host's next request to at least at.
+func newHostTable(addrWait time.Duration) *hostTable {
+	return &hostTable{
+		hosts:    map[string]*unit{},
+		units:    map[string]*unit{},
+		addrs:    map[netip.Addr]time.Time{},
+		addrWait: addrWait,
+		kick:     make(chan struct{}, 1),
+	}
+}
+
+// get returns the host's unit (a unit of its own if it is not resolved).
+func (t *hostTable) get(host string) *unit {
+	u := t.hosts[host]
+	if u == nil {
+		u = &unit{key: host}
+		t.hosts[host] = u
+	}
+	return u
+}
+
+// join records that host resolved to ip: the host joins the unit of its
+// address and registrable domain, which takes the strictest of what each
+// knew (the later next request, the longer Crawl-delay). It returns the
+// unit's key.
+func (t *hostTable) join(host string, ip netip.Addr) string {
+	key := unitKey(ip, host)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.get(host)
+	u := t.units[key]
+	switch {
+	case u == old:
+	case u == nil && old.ip.IsValid():
+		// The name resolved elsewhere before (its cache entry expired
+		// and the answer changed): a new unit, keeping its pause.
+		u = &unit{key: key, ip: ip, notBefore: old.notBefore, crawlDelay: old.crawlDelay}
+		t.units[key] = u
+	case u == nil:
+		old.key, old.ip = key, ip
+		u = old
+		t.units[key] = u
+	default:
+		if old.notBefore.After(u.notBefore) {
+			u.notBefore = old.notBefore
+		}
+		u.crawlDelay = max(u.crawlDelay, old.crawlDelay)
+		if !old.ip.IsValid() {
+			// A unit of its own name only: its slot and borrows come
+			// along. (A borrower that still waits for old — names are
+			// joined before they are borrowed — times out rather than
+			// deadlocks.)
+			u.active = u.active || old.active
+			u.borrowed += old.borrowed
+			if u.waitingFor == nil {
+				u.waitingFor = old.waitingFor
+			}
+		}
+	}
+	t.hosts[host] = u
+	return key
+}
+
+// sameUnit tells whether two host names are in one unit.
+func (t *hostTable) sameUnit(a, b string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.get(a) == t.get(b)
+}
+
+// later moves the next request to the host's unit to at least at.
 func (t *hostTable) later(host string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if st := t.get(host); at.After(st.notBefore) {
-		st.notBefore = at
+	if u := t.get(host); at.After(u.notBefore) {
+		u.notBefore = at
 	}
 }
 
-// notBefore is the earliest time of the host's next request.
+// after moves the next request to the host's unit to at least end plus
+// the longer of d and the unit's Crawl-delay: the pause after a request
+// that ended at end.
+func (t *hostTable) after(host string, end time.Time, d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.get(host)
+	if at := end.Add(max(d, u.crawlDelay)); at.After(u.notBefore) {
+		u.notBefore = at
+	}
+}
+
+// crawlDelay records a Crawl-delay one of the host's sites asked for
+// (already capped at max_crawl_delay): the unit keeps the longest.
+func (t *hostTable) crawlDelay(host string, d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.get(host)
+	u.crawlDelay = max(u.crawlDelay, d)
+}
+
+// notBefore is the earliest time of the next request to the host: its
+// unit's turn, and its address's floor.
 func (t *hostTable) notBefore(host string) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.get(host)
+	at := u.notBefore
+	if u.ip.IsValid() {
+		if next := t.addrs[u.ip]; next.After(at) {
+			at = next
+		}
+	}
+	return at
+}
+
+// unitTurn is the earliest time of the next request to the host's unit,
+// its address's floor aside (which only ever holds a request back for a
+// moment, and is claimed by start).
+func (t *hostTable) unitTurn(host string) time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.get(host).notBefore
 }
 
-// acquire marks the host active for its server, unless a redirect has
-// borrowed it or its turn has not come; it returns the earliest time to
-// try again otherwise.
-func (t *hostTable) acquire(host string, now time.Time) (bool, time.Time) {
+// start claims the host's address for a request starting now: it
+// succeeds if the unit's turn and the address's floor have come, and then
+// moves the address's floor to now + address_wait. Otherwise it returns
+// when to try again.
+func (t *hostTable) start(host string, now time.Time) (bool, time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st := t.get(host)
-	switch {
-	case st.borrowed:
-		return false, now.Add(borrowPoll)
-	case st.notBefore.After(now):
-		return false, st.notBefore
+	u := t.get(host)
+	at := u.notBefore
+	if u.ip.IsValid() {
+		if next := t.addrs[u.ip]; next.After(at) {
+			at = next
+		}
 	}
-	st.active = true
+	if at.After(now) {
+		return false, at
+	}
+	if u.ip.IsValid() && t.addrWait > 0 {
+		t.addrs[u.ip] = now.Add(t.addrWait)
+	}
 	return true, time.Time{}
 }
 
-// release ends the host's slot and returns its next turn.
+// acquire marks the host's unit active for its server, unless a redirect
+// has borrowed it or its turn has not come; it returns the earliest time
+// to try again otherwise. The scheduler gives a unit's slot to one of its
+// servers at a time.
+func (t *hostTable) acquire(host string, now time.Time) (bool, time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.get(host)
+	switch {
+	case u.borrowed > 0:
+		return false, now.Add(borrowPoll)
+	case u.notBefore.After(now):
+		return false, u.notBefore
+	}
+	u.active = true
+	return true, time.Time{}
+}
+
+// release ends the slot of the host's unit and returns its next turn.
 func (t *hostTable) release(host string) time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st := t.get(host)
-	st.active = false
-	return st.notBefore
+	u := t.get(host)
+	u.active = false
+	return u.notBefore
 }
 
-// borrowPoll is how often a robots.txt redirect checks whether the host it
-// waits for is free.
+// borrowPoll is how often a robots.txt redirect checks whether the unit
+// it waits for is free.
 const borrowPoll = 20 * time.Millisecond
 
-// borrow waits until host has no connection open and its turn has come,
-// then marks it borrowed by me (a robots.txt redirect of one of my
-// sites). It gives up after limit, at once if the host's own worker waits
-// to borrow me (each would wait for the other), and when ctx ends.
+// borrow waits until the unit of host has no connection open and its
+// turn (and its address's floor) has come, then marks it borrowed by me
+// (a robots.txt redirect of one of my sites) and claims the address for
+// the request. It gives up after limit, at once if the other unit's
+// worker waits to borrow mine (each would wait for the other), and when
+// ctx ends.
 func (t *hostTable) borrow(ctx context.Context, host, me string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	t.mu.Lock()
-	t.get(me).waitingFor = host
+	mine := t.get(me)
+	mine.waitingFor = t.get(host)
 	t.mu.Unlock()
 	defer func() {
 		t.mu.Lock()
-		t.get(me).waitingFor = ""
+		t.get(me).waitingFor = nil
 		t.mu.Unlock()
 	}()
 	for {
 		now := time.Now()
 		t.mu.Lock()
-		st := t.get(host)
-		busy := st.active || st.borrowed
-		if busy && st.waitingFor == me {
+		u := t.get(host)
+		busy := u.active || u.borrowed > 0
+		if busy && u.waitingFor == t.get(me) {
 			t.mu.Unlock()
 			return fmt.Errorf("redirect to %s, which waits for %s", host, me)
 		}
-		if !busy && !st.notBefore.After(now) {
-			st.borrowed = true
+		at := u.notBefore
+		if u.ip.IsValid() {
+			if next := t.addrs[u.ip]; next.After(at) {
+				at = next
+			}
+		}
+		if !busy && !at.After(now) {
+			u.borrowed++
+			if u.ip.IsValid() && t.addrWait > 0 {
+				t.addrs[u.ip] = now.Add(t.addrWait)
+			}
 			t.mu.Unlock()
 			return nil
 		}
 		wake := now.Add(borrowPoll)
-		if !busy && st.notBefore.Before(wake) {
-			wake = st.notBefore
+		if !busy && at.Before(wake) {
+			wake = at
 		}
 		t.mu.Unlock()
 		if now.After(deadline) {
@@ -133,13 +307,17 @@ func (t *hostTable) borrow(ctx context.Context, host, me string, limit time.Dura
 	}
 }
 
-// giveBack ends a borrow; the host's next request is not before at.
-func (t *hostTable) giveBack(host string, at time.Time) {
+// giveBack ends a borrow of host's unit, whose request ended at end; its
+// next request is not before end plus the longer of d and its
+// Crawl-delay.
+func (t *hostTable) giveBack(host string, end time.Time, d time.Duration) {
 	t.mu.Lock()
-	st := t.get(host)
-	st.borrowed = false
-	if at.After(st.notBefore) {
-		st.notBefore = at
+	u := t.get(host)
+	if u.borrowed > 0 {
+		u.borrowed--
+	}
+	if at := end.Add(max(d, u.crawlDelay)); at.After(u.notBefore) {
+		u.notBefore = at
 	}
 	t.mu.Unlock()
 	select {

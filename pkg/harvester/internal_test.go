@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -421,5 +422,56 @@ func TestCloseChecksLogSize(t *testing.T) {
 				t.Errorf("round %d: %v", round, err)
 			}
 		}
+	}
+}
+
+// TestHostTableUnits: names join the unit of their address and
+// registrable domain, which keeps the later turn and the longer
+// Crawl-delay of both; the address floor holds across units.
+func TestHostTableUnits(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ip1, ip2 := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")
+	tab := newHostTable(100 * time.Millisecond)
+	tab.later("x.cl", t0.Add(time.Second)) // carried from an earlier batch, before the lookup
+	tab.crawlDelay("www.x.cl", 3*time.Second)
+	for _, c := range []struct {
+		host string
+		ip   netip.Addr
+		key  string
+	}{
+		{"www.x.cl", ip1, "127.0.0.1 x.cl"},
+		{"x.cl", ip1, "127.0.0.1 x.cl"},
+		{"M.X.CL", ip1, "127.0.0.1 x.cl"},
+		{"m.x.cl", ip2, "127.0.0.2 x.cl"},
+		{"y.cl", ip1, "127.0.0.1 y.cl"},
+		{"cl", ip1, "127.0.0.1 cl"},
+	} {
+		if got := tab.join(c.host, c.ip); got != c.key {
+			t.Errorf("join(%s, %s) = %q, want %q", c.host, c.ip, got, c.key)
+		}
+	}
+	if !tab.sameUnit("x.cl", "www.x.cl") || tab.sameUnit("x.cl", "y.cl") || tab.sameUnit("www.x.cl", "m.x.cl") {
+		t.Error("units wrong")
+	}
+	if got := tab.unitTurn("www.x.cl"); !got.Equal(t0.Add(time.Second)) {
+		t.Errorf("www.x.cl's turn %v, want x.cl's carried pause", got)
+	}
+	// A request to x.cl ending at t0+1s: the unit's Crawl-delay (from
+	// www.x.cl's robots.txt) holds, not x.cl's own wait.
+	tab.after("x.cl", t0.Add(time.Second), 500*time.Millisecond)
+	if got := tab.unitTurn("www.x.cl"); !got.Equal(t0.Add(4 * time.Second)) {
+		t.Errorf("after a request ending at 1 s, next at %v, want 4 s", got.Sub(t0))
+	}
+	// The address floor: y.cl may start, then nothing on 127.0.0.1 for
+	// 100 ms, while 127.0.0.2 is free.
+	now := t0.Add(5 * time.Second)
+	if ok, _ := tab.start("y.cl", now); !ok {
+		t.Fatal("y.cl may not start")
+	}
+	if ok, at := tab.start("x.cl", now.Add(50*time.Millisecond)); ok || !at.Equal(now.Add(100*time.Millisecond)) {
+		t.Errorf("x.cl 50 ms after y.cl on one address: %v %v, want to wait until the floor", ok, at.Sub(now))
+	}
+	if ok, _ := tab.start("m.x.cl", now.Add(50*time.Millisecond)); !ok {
+		t.Error("m.x.cl, on another address, held back by 127.0.0.1's floor")
 	}
 }

@@ -35,6 +35,7 @@ type Server struct {
 	Est Estimates
 
 	ip        netip.Addr // the address dialled first, once resolved
+	unit      string     // its politeness unit (hostTable), once resolved
 	site, pos int        // cursor: Sites[site].Entries[pos] is the next URL
 	left      int        // URLs not logged yet
 	order     int        // FIFO position in the server queue

@@ -18,8 +18,11 @@ import (
 )
 
 // Shard is one part of a batch shared by N harvesters (N machines): shard
-// I of N fetches the batch URLs whose host name hashes to it, so that one
-// host is only ever fetched by one shard. The zero value is the whole
+// I of N fetches the batch URLs whose registrable domain hashes to it, so
+// that one site, under all its names (www.x.cl, x.cl), is only ever
+// fetched by one shard. (Before issue 17 the host name was hashed; a
+// sharded batch begun by such a harvester is finished by one of the
+// same version.) The zero value is the whole
 // batch.
 type Shard struct {
 	I, N int // 1 ≤ I ≤ N
@@ -47,7 +50,8 @@ func (s Shard) String() string {
 	return fmt.Sprintf("%d/%d", s.I, s.N)
 }
 
-// Of returns the shard (1..n) of a host name: xxhash64 of the lower-case
+// Of returns the shard (1..n) of a name (the harvester gives it a
+// registrable domain, see Shard): xxhash64 of the lower-case
 // name, modulo n, plus one. The function is part of the harvest format:
 // every harvester must agree on it.
 func Of(host string, n int) int {
@@ -59,7 +63,7 @@ func Of(host string, n int) int {
 
 // Has tells whether the shard fetches the batch entry e.
 func (s Shard) Has(e batch.Entry) bool {
-	return s.Whole() || Of(hostOf(e.Site), s.N) == s.I
+	return s.Whole() || Of(registrable(hostOf(e.Site)), s.N) == s.I
 }
 
 // name is "shard-I-of-N".

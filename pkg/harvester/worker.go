@@ -174,6 +174,28 @@ func (c *conn) waitTurn() error {
 	}
 }
 
+// claim waits, if need be, until the request about to start may start:
+// the unit's turn has come (waitTurn saw to that) and the address's
+// floor (harvester.address_wait) has passed since the last request any
+// of its units made; it then claims the address. The wait is short: the
+// floor, or another unit of the address that started first. Only
+// stopping the harvester ends it.
+func (c *conn) claim() error {
+	for {
+		ok, at := c.h.hosts.start(c.srv.Host, time.Now())
+		if ok {
+			return nil
+		}
+		t := time.NewTimer(time.Until(at))
+		select {
+		case <-t.C:
+		case <-c.h.startCtx.Done():
+			t.Stop()
+			return errStopped
+		}
+	}
+}
+
 // attempt is the outcome of one request: a response, an error, or both
 // (a response cut short), as fetch.Host.Do returns them.
 type attempt struct {
@@ -188,6 +210,9 @@ type attempt struct {
 // not logged, so that a resumed run fetches it.
 func (c *conn) do(req fetch.Request, site string) (attempt, error) {
 	srv := c.srv
+	if err := c.claim(); err != nil {
+		return attempt{}, err
+	}
 	a := attempt{start: time.Now()}
 	a.resp, a.err = c.client.Do(c.h.fetchCtx, req)
 	a.end = time.Now()
@@ -208,7 +233,7 @@ func (c *conn) do(req fetch.Request, site string) (attempt, error) {
 		srv.lastDur = a.end.Sub(a.start)
 	}
 	srv.lastEnd = a.end
-	c.h.hosts.later(srv.Host, a.end.Add(c.h.delay(srv, site)))
+	c.h.hosts.after(srv.Host, a.end, c.h.delay(srv, site))
 	c.h.account(srv, req.URL, a.resp, a.err, a.end)
 	return a, nil
 }
@@ -325,9 +350,12 @@ func (c *conn) robotsOf(site string) (*siteRules, error) {
 	}
 	sr := &siteRules{rec: rec, rules: h.rulesOf(rec)}
 	srv.rules[site] = sr
+	// The unit (every name of this site on its address) waits the
+	// longest Crawl-delay of its sites.
+	h.hosts.crawlDelay(srv.Host, min(sr.rules.CrawlDelay(), h.cfg.Harvester.MaxCrawlDelay.D()))
 	if !ok && !srv.lastEnd.IsZero() {
 		// The Crawl-delay counts from the robots.txt request too.
-		h.hosts.later(srv.Host, srv.lastEnd.Add(h.delay(srv, site)))
+		h.hosts.after(srv.Host, srv.lastEnd, h.delay(srv, site))
 	}
 	if rec.Err != "" {
 		switch fetch.Kind(fetch.KindOf(rec.Err)) {
@@ -398,7 +426,16 @@ func (c *conn) robotsHop(target string) (attempt, error) {
 	h := c.h
 	req := fetch.Request{URL: target, MaxBody: h.cfg.Harvester.MaxRobotsBytes}
 	other := hostOf(target)
-	if other == c.srv.Host {
+	if other != c.srv.Host {
+		// Another name of the same unit (a bare name redirecting to
+		// www on the same address) is asked on this server's turn;
+		// another unit is borrowed. The name is looked up first so
+		// that the table knows its unit.
+		if ip, err := h.client.Resolve(h.end.ctx, other); err == nil {
+			h.hosts.join(other, ip)
+		}
+	}
+	if other == c.srv.Host || h.hosts.sameUnit(other, c.srv.Host) {
 		if err := c.waitTurnForRobots(); err != nil {
 			return attempt{}, err
 		}
@@ -422,7 +459,7 @@ func (c *conn) robotsHop(target string) (attempt, error) {
 	a.resp, a.err = fh.Do(h.fetchCtx, req)
 	a.end = time.Now()
 	fh.Close()
-	h.hosts.giveBack(other, a.end.Add(h.cfg.Harvester.Wait.D()))
+	h.hosts.giveBack(other, a.end, h.cfg.Harvester.Wait.D())
 	if h.fetchCtx.Err() != nil {
 		return attempt{}, errStopped
 	}

@@ -71,7 +71,8 @@ type Request struct {
 	Host       string // host name, without port
 	Path       string // path and query
 	UserAgent  string
-	Conn       int64 // connection id
+	Conn       int64  // connection id
+	Local      string // the server address it came to (IP): the server as the crawler's politeness sees it
 	Start, End time.Time
 }
 
@@ -229,6 +230,9 @@ func (w *Web) answer(rw dns.ResponseWriter, r *dns.Msg) {
 func (w *Web) serve(rw http.ResponseWriter, r *http.Request) {
 	req := Request{Host: hostName(r.Host), Path: r.URL.RequestURI(), UserAgent: r.UserAgent(), Start: time.Now()}
 	req.Conn, _ = r.Context().Value(connKey{}).(int64)
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		req.Local = a.IP.String()
+	}
 	w.mu.Lock()
 	if cn := w.conns[req.Conn]; cn != nil && cn.Host == "" {
 		cn.Host = req.Host
@@ -463,6 +467,7 @@ func (w *Web) Config(wait time.Duration) config.Config {
 	c.Crawl.ProductToken = "wirebot"
 	c.Harvester.Connections = 4
 	c.Harvester.ConnectionsPerIP = 0 // every test host is 127.0.0.1
+	c.Harvester.AddressWait = 0      // (tests of the floor set it)
 	c.Harvester.Wait = config.Duration(wait)
 	c.Harvester.ConnectTimeout = config.Duration(2 * time.Second)
 	c.Harvester.FirstByteTimeout = config.Duration(2 * time.Second)
