@@ -215,6 +215,7 @@ func harvest(t *testing.T, web *testweb.Web, dir string, conns int, wait time.Du
 	cfg := config.Defaults()
 	cfg.Harvester.Connections = conns
 	cfg.Harvester.ConnectionsPerIP = 0 // the whole test web is 127.0.0.1
+	cfg.Harvester.AddressWait = 0      // (one address: the floor would make it one server)
 	cfg.Harvester.Wait = config.Duration(wait)
 	if wait == 0 {
 		// The plain client knows no Crawl-delay: nor does the harvester

@@ -17,6 +17,9 @@ import (
 type Settings struct {
 	// Wait is harvester.wait.
 	Wait time.Duration
+	// AddressWait is harvester.address_wait (0: no floor, for a web
+	// whose hosts all answer on one address).
+	AddressWait time.Duration
 	// TotalTimeout is harvester.total_timeout.
 	TotalTimeout time.Duration
 	// BatchSize is manager.batch_size.
@@ -36,6 +39,7 @@ func InitCollection(ctx context.Context, r *Runner, web *testweb.Web, s Settings
 		"--harvester-allow-private", "--harvester-dns-server", web.DNSAddr(),
 		"--harvester-wait", s.Wait.String(), "--harvester-total-timeout", s.TotalTimeout.String(),
 		"--harvester-connect-timeout", "5s",
+		"--harvester-address-wait", s.AddressWait.String(),
 		"--harvester-connections", "100",
 		"--manager-batch-size", strconv.Itoa(s.BatchSize), "--scope-domains", "cl"}
 	args = append(args, s.Extra...)
