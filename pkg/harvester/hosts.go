@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
-	"golang.org/x/net/publicsuffix"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // hostTable is the politeness state of every server the run talks to, as
@@ -59,17 +58,7 @@ type unit struct {
 // the registrable domain (publicsuffix eTLD+1; the name itself when it
 // has none, such as an IP literal or a bare public suffix).
 func unitKey(ip netip.Addr, host string) string {
-	return ip.String() + " " + registrable(host)
-}
-
-// registrable returns the registrable domain of a host name, or the name
-// itself when it has none.
-func registrable(host string) string {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
-		return d
-	}
-	return host
+	return ip.String() + " " + urlnorm.Registrable(host)
 }
 
 func newHostTable(addrWait time.Duration) *hostTable {

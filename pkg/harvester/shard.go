@@ -15,6 +15,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/batch"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // Shard is one part of a batch shared by N harvesters (N machines): shard
@@ -63,7 +64,7 @@ func Of(host string, n int) int {
 
 // Has tells whether the shard fetches the batch entry e.
 func (s Shard) Has(e batch.Entry) bool {
-	return s.Whole() || Of(registrable(hostOf(e.Site)), s.N) == s.I
+	return s.Whole() || Of(urlnorm.Registrable(hostOf(e.Site)), s.N) == s.I
 }
 
 // name is "shard-I-of-N".

@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
 )
 
 // Reason says why a URL was rejected; the seeder counts rejections by it.
@@ -760,6 +761,19 @@ func Host(normalURL string) string {
 		return ""
 	}
 	return u.Hostname()
+}
+
+// Registrable returns the registrable domain of a host name (its
+// public suffix plus one label: "www.x.cl" and "m.x.cl" → "x.cl"), or
+// the name itself when it has none (an IP literal, a public suffix).
+// Host names of one registrable domain on one address are one server for
+// the harvester's politeness.
+func Registrable(host string) string {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+		return d
+	}
+	return host
 }
 
 // SiteKey returns the site of a normal URL: its scheme, host and port as
