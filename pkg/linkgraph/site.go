@@ -22,6 +22,10 @@ type Site struct {
 	ResponseMs      float64   `json:"responseMs,omitempty"`
 	RequestsPerConn float64   `json:"requestsPerConn,omitempty"`
 	EstimatesAt     time.Time `json:"estimatesAt,omitzero"`
+	// IP is the address the harvester last dialled for the site's host
+	// (servers.jsonl): with the registrable domain it names the
+	// politeness unit the manager budgets a batch's time by.
+	IP string `json:"ip,omitempty"`
 }
 
 // SiteID returns the id of a site key.

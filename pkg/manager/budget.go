@@ -7,6 +7,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/robots"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // Batches sized in time (manager.batch_duration, docs/manager.md,
@@ -60,9 +61,9 @@ type siteTime struct {
 	robotsFetch bool          // its robots.txt is not in robots.jsonl: the harvester fetches it first
 }
 
-// hostTime is the time taken so far in the batch on one host name (http
-// and https of a host, and its ports, are one server for the harvester's
-// politeness).
+// hostTime is the time taken so far in the batch on one politeness unit
+// (unitOf: the names of a site on its address, with http and https and
+// every port, are one server for the harvester's politeness).
 type hostTime struct {
 	name     string
 	response time.Duration // the largest measured response time of its sites, else defaultResponseTime
@@ -110,7 +111,7 @@ func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time
 		if err != nil {
 			return nil, fmt.Errorf("batch_duration: %w", err)
 		}
-		name := hostOf(s.Key)
+		name := unitOf(s)
 		h, ok := hostIndex[name]
 		if !ok {
 			h = int32(len(b.hosts))
@@ -137,6 +138,18 @@ func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time
 		}
 	}
 	return b, nil
+}
+
+// unitOf names the politeness unit of a site, which the harvester serves
+// one request at a time: the host names of one registrable domain on one
+// address (www.x.cl and x.cl), once the harvester has told the address
+// (servers.jsonl, kept in the site record); the host name before that.
+func unitOf(s *linkgraph.Site) string {
+	host := hostOf(s.Key)
+	if s.IP == "" {
+		return host
+	}
+	return urlnorm.Registrable(host) + " at " + s.IP
 }
 
 // measuredResponse is the site's response time as the harvester measured
@@ -228,7 +241,7 @@ func (b *budget) heldBack(site uint32, first bool) string {
 	if first && st.robotsFetch {
 		extra = fmt.Sprintf(", and as its site's first URL %s more for the robots.txt fetch", secs(st.cost))
 	}
-	return fmt.Sprintf("held back by the batch's time budget: its host %s already has %d URLs in this batch taking %s of batch_duration %s, and one more of its site takes %s (%s + %s)%s; it waits for the next batch",
+	return fmt.Sprintf("held back by the batch's time budget: its server %s already has %d URLs in this batch taking %s of batch_duration %s, and one more of its site takes %s (%s + %s)%s; it waits for the next batch",
 		h.name, h.urls, secs(h.used), b.limit, secs(st.cost), resp, pause, extra)
 }
 

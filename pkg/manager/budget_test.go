@@ -293,12 +293,49 @@ func TestExplainBatchDuration(t *testing.T) {
 		}
 	}
 	check("http://fast.cl/p54", "in the next batch")
-	check("http://fast.cl/p56", "held back by the batch's time budget: its host fast.cl already has 28 URLs in this batch taking 30.8 s of batch_duration 30s, "+
+	check("http://fast.cl/p56", "held back by the batch's time budget: its server fast.cl already has 28 URLs in this batch taking 30.8 s of batch_duration 30s, "+
 		"and one more of its site takes 1.1 s (response 0.1 s + wait 1 s); it waits for the next batch")
-	check("http://slow.cl/p05", "its host slow.cl already has 5 URLs in this batch taking 35 s of batch_duration 30s, "+
+	check("http://slow.cl/p05", "its server slow.cl already has 5 URLs in this batch taking 35 s of batch_duration 30s, "+
 		"and one more of its site takes 7 s (response 2 s + the longer of wait 1 s and Crawl-delay 5 s)")
-	check("http://delay.cl/p01", "its host delay.cl already has 1 URLs in this batch taking 60.5 s of batch_duration 30s")
-	check("http://new.cl/p19", "its host new.cl already has 19 URLs in this batch taking 30 s of batch_duration 30s, "+
+	check("http://delay.cl/p01", "its server delay.cl already has 1 URLs in this batch taking 60.5 s of batch_duration 30s")
+	check("http://new.cl/p19", "its server new.cl already has 19 URLs in this batch taking 30 s of batch_duration 30s, "+
 		"and one more of its site takes 1.5 s (response 0.5 s (not measured: the harvester's default) + wait 1 s)")
-	check("https://x.cl:8443/p19", "its host x.cl already has 22 URLs")
+	check("https://x.cl:8443/p19", "its server x.cl already has 22 URLs")
+}
+
+// The names of a site on one address (www.u.cl, u.cl) share one time
+// budget, as the harvester serves them as one server; a name of the same
+// domain on another address, or a domain of its own on the same
+// address, has its own.
+func TestBudgetUnits(t *testing.T) {
+	f := newFixture(t)
+	f.cfg.Harvester.Wait = config.Duration(time.Second)
+	f.cfg.Manager.BatchDuration = config.Duration(10 * time.Second)
+	var pages []page
+	for _, site := range []string{"http://www.u.cl", "http://u.cl", "http://m.u.cl", "http://v.cl"} {
+		for i := range 20 {
+			pages = append(pages, page{url: fmt.Sprintf("%s/p%02d", site, i)})
+		}
+	}
+	f.add(pages...)
+	for site, ip := range map[string]string{"http://www.u.cl": "10.0.0.1", "http://u.cl": "10.0.0.1", "http://m.u.cl": "10.0.0.2", "http://v.cl": "10.0.0.1"} {
+		f.site(site, func(s *linkgraph.Site) {
+			s.ConnectMs, s.ResponseMs, s.EstimatesAt, s.IP = 20, 0.001, testNow.Add(-time.Hour), ip
+			s.RobotsStatus, s.RobotsFetched = 404, testNow.Add(-time.Hour)
+		})
+	}
+	f.mustRun()
+	_, entries := readBatch(t, f.col, 1)
+	per := map[string]int{}
+	for _, e := range entries {
+		per[hostOf(e.Site)]++
+	}
+	// Each URL takes about 1 s (the wait): 10 fit in 10 s, shared by
+	// the unit's two names.
+	if got := per["www.u.cl"] + per["u.cl"]; got != 10 {
+		t.Errorf("www.u.cl and u.cl, one unit: %d URLs in the batch (%v), want 10", got, per)
+	}
+	if per["m.u.cl"] != 10 || per["v.cl"] != 10 {
+		t.Errorf("m.u.cl (other address) %d, v.cl (other domain) %d URLs, want 10 each", per["m.u.cl"], per["v.cl"])
+	}
 }

@@ -118,6 +118,9 @@ func (r *batchRun) servers(recs []fetchlog.Server, entries []batch.Entry) error 
 			}
 			site.rec.ConnectMs, site.rec.ResponseMs, site.rec.RequestsPerConn = rec.ConnectMs, rec.ResponseMs, rec.RequestsPerConn
 			site.rec.EstimatesAt = rec.Measured
+			if rec.IP != "" {
+				site.rec.IP = rec.IP
+			}
 			site.dirty = true
 			r.s.ServerSites++
 		}

@@ -570,7 +570,7 @@ func TestRunHistoryValidatorsServers(t *testing.T) {
 		if i == 1 {
 			tb.urls = append(tb.urls, "http://a.cl:8080/", "http://b.cl/")
 			tb.servers = []fetchlog.Server{
-				{Host: "a.cl", ConnectMs: 12, ResponseMs: 40, RequestsPerConn: 9, Measured: at},
+				{Host: "a.cl", IP: "10.1.2.3", ConnectMs: 12, ResponseMs: 40, RequestsPerConn: 9, Measured: at},
 				{Host: "zz.cl", ConnectMs: 1, Measured: at},
 			}
 		}
@@ -604,7 +604,7 @@ func TestRunHistoryValidatorsServers(t *testing.T) {
 		t.Errorf("validators after a 304: etag %s last-modified %s hash %s", a.ETag, a.LastModified, a.Hash)
 	}
 	for _, key := range []string{"http://a.cl", "http://a.cl:8080"} {
-		if s := g.sites[key]; s.ConnectMs != 12 || s.ResponseMs != 40 || s.RequestsPerConn != 9 || !s.EstimatesAt.Equal(t0.Add(time.Hour)) {
+		if s := g.sites[key]; s.ConnectMs != 12 || s.IP != "10.1.2.3" || s.ResponseMs != 40 || s.RequestsPerConn != 9 || !s.EstimatesAt.Equal(t0.Add(time.Hour)) {
 			t.Errorf("site %s estimates %+v", key, s)
 		}
 	}
