@@ -1013,8 +1013,9 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 	// No host is asked before a full wait from now: a killed run may have
 	// had requests in flight that it never logged, and the run of the
 	// previous batch (or shard) may have asked the same host a moment ago,
-	// from another process this one knows nothing of.
-	floor := time.Now().Add(hc.Wait.D())
+	// from another process this one knows nothing of. The same holds for
+	// an address (its floor, address_wait, is not carried over).
+	floor := time.Now().Add(max(hc.Wait.D(), hc.AddressWait.D()))
 	for _, srv := range servers {
 		h.hosts.later(srv.Host, floor)
 	}
