@@ -1,9 +1,11 @@
 package gatherer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,4 +180,130 @@ func readable(recs []fetchlog.Record, keep map[uint64]bool) map[uint64]bool {
 		}
 	}
 	return out
+}
+
+// fuzzPages is a small harvest with a record of each kind the gatherer
+// reads: an HTML page, a gzip-encoded one, a 304, a redirect without a
+// location in the fetch log, and an error page (read only to verify).
+func fuzzPages() []gathertest.Page {
+	return []gathertest.Page{
+		{DocID: 1, URL: "http://www.a.cl/", Status: 200, Header: html("text/html"), Body: []byte(`<title>A</title><p>uno dos tres</p><a href="/b">b</a>`)},
+		{DocID: 2, URL: "http://www.a.cl/gz", Status: 200, Header: http.Header{"Content-Type": {"text/html"}, "Content-Encoding": {"gzip"}},
+			Body: []byte("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\xb2)I,JO-\xb1\xcbM\x2c\xcaO\x04\x00\x00\x00\xff\xff")},
+		{DocID: 3, URL: "http://www.a.cl/same", Status: 304, Header: http.Header{"Etag": {`"v2"`}}},
+		{DocID: 4, URL: "http://www.a.cl/moved", Status: 302, Header: http.Header{"Location": {"/b"}}},
+		{DocID: 5, URL: "http://www.a.cl/gone", Status: 404, Header: html("text/html"), Body: []byte("<p>no</p>")},
+		{DocID: 6, URL: "http://www.a.cl/b", Status: 200, Header: html("text/html; charset=windows-1252"), Body: []byte("<p>caf\xe9</p>")},
+	}
+}
+
+// FuzzDamagedWARC flips bytes of a harvest's WARC file (three bytes of
+// input per flip: position, then the bits to flip) and may cut it, then
+// gathers the batch twice, with --verify-digests or not. Without salvage
+// the run succeeds or stops with collection.ErrDamaged, and never
+// publishes a half batch; with salvage it succeeds with one record per
+// fetch log line, each read or unread, and unread records only if the
+// strict run stopped. A panic in a worker would end the process: the
+// pipeline recovers none, so the fuzzer sees every one.
+func FuzzDamagedWARC(f *testing.F) {
+	base := filepath.Join(f.TempDir(), collection.BatchName(1))
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	gathertest.Harvest(f, base, fuzzPages())
+	recs, err := fetchlog.ReadFile(filepath.Join(base, collection.HarvestDir, fetchlog.LogFile))
+	if err != nil {
+		f.Fatal(err)
+	}
+	warcName := recs[0].WARC
+	warc, err := os.ReadFile(filepath.Join(base, collection.HarvestDir, warcName))
+	if err != nil {
+		f.Fatal(err)
+	}
+	logData, err := os.ReadFile(filepath.Join(base, collection.HarvestDir, fetchlog.LogFile))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte{}, uint16(0), false)
+	f.Add([]byte{}, uint16(len(warc)/2), true)
+	for _, r := range recs {
+		if r.WARC == "" {
+			continue
+		}
+		for _, at := range []int64{0, 3, 10, r.Length / 2, r.Length - 8, r.Length - 2} {
+			p := r.Offset + at
+			f.Add([]byte{byte(p >> 8), byte(p), 0x01}, uint16(0), false)
+			f.Add([]byte{byte(p >> 8), byte(p), 0x80}, uint16(0), true)
+		}
+	}
+	f.Fuzz(func(t *testing.T, flips []byte, cut uint16, verify bool) {
+		data := bytes.Clone(warc)
+		for i := 0; i+2 < len(flips); i += 3 {
+			p := (int(flips[i])<<8 | int(flips[i+1])) % len(data)
+			data[p] ^= flips[i+2]
+		}
+		if cut > 0 && int(cut) < len(data) {
+			data = data[:cut]
+		}
+		root := t.TempDir()
+		dir := filepath.Join(root, collection.BatchName(1))
+		hdir := filepath.Join(dir, collection.HarvestDir)
+		if err := os.MkdirAll(hdir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(hdir, warcName), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(hdir, fetchlog.LogFile), logData, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := Options{BatchDir: dir, BatchID: 1, TextDir: filepath.Join(root, "text"), Workers: 2, VerifyDigests: verify}
+		_, strictErr := Run(context.Background(), o)
+		if strictErr != nil && !errors.Is(strictErr, collection.ErrDamaged) {
+			t.Fatalf("strict run: %v, want success or ErrDamaged", strictErr)
+		}
+		b := &collection.Batch{ID: 1, Dir: dir}
+		if strictErr != nil && (b.Done(collection.StageGathered) || exists(b.ParsedPath())) {
+			t.Fatalf("a run stopped by damage published the batch: %v", strictErr)
+		}
+		o.Salvage = true
+		s, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatalf("salvage: %v", err)
+		}
+		docs, err := parsed.ReadFile(filepath.Join(b.ParsedPath(), parsed.DocsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		unread := 0
+		for i, d := range docs {
+			if d.DocID != recs[i].DocID {
+				t.Fatalf("record %d is doc %d, the fetch log's is %d", i, d.DocID, recs[i].DocID)
+			}
+			if strings.HasPrefix(d.Err, parsed.Unread+": ") {
+				unread++
+				if d.Status != 0 || d.Hash != "" {
+					t.Errorf("unread doc %d: %+v", d.DocID, d)
+				}
+			}
+		}
+		if len(docs) != len(recs) || unread != s.Unread {
+			t.Fatalf("%d records of %d, %d unread, the summary says %d", len(docs), len(recs), unread, s.Unread)
+		}
+		if strictErr == nil && unread > 0 {
+			t.Errorf("the strict run succeeded, the salvage found %d unread records", unread)
+		}
+		if strictErr != nil && unread == 0 && !strings.Contains(strictErr.Error(), ": the file ") {
+			// Stopped on a record it read, not on the file's size (which
+			// may cut only records that are not read): the salvage must
+			// have met the same record.
+			t.Errorf("the strict run stopped (%v), the salvage read every record", strictErr)
+		}
+	})
+}
+
+// exists reports whether path exists.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

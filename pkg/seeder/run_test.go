@@ -428,7 +428,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 	cfg := testConfig()
 	col := firstBatch(t, cfg, false)
 	runBatch(t, col, cfg, 1, false)
-	if problems, err := Check(col, time.Second, 0); err != nil || len(problems) != 0 {
+	if problems, err := check(col, time.Second, 0, false); err != nil || len(problems) != 0 {
 		t.Fatalf("check of a sound collection: %v %v", problems, err)
 	}
 
@@ -460,7 +460,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	problems, err := Check(col, time.Second, 0)
+	problems, err := check(col, time.Second, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
