@@ -34,13 +34,23 @@ to the given text directory, and the lock is TEXT-DIR/gatherer.lock. Copy
 the batch directory and the segment files back into the collection for the
 seeder.
 
+A WARC record that cannot be read back (a WARC file missing, emptied,
+truncated or corrupt; with --verify-digests also a record whose digest does
+not match) stops the run with exit 6, naming the file and the offset; nothing
+is published and the batch stays harvested, not gathered. Restore the file
+and run again, or run with --salvage: the records that can be read are taken
+in, and each page whose record cannot be read is written as "unread" (status
+0), which the seeder puts back in the frontier as not fetched, without a
+failure counted. The summary lists the unread records.
+
 ` + command.ExitCodesHelp,
 		Flags: command.WithSettings(
 			&cli.IntFlag{Name: "batch", Aliases: []string{"b"}, Usage: "batch number to gather (default: the oldest harvested, not gathered)"},
 			&cli.BoolFlag{Name: "force", Usage: "gather the batch again even if already gathered (needs --batch or --batch-dir)"},
 			&cli.StringFlag{Name: "batch-dir", Usage: "batch directory to gather without a collection (needs --text-dir)"},
 			&cli.StringFlag{Name: "text-dir", Usage: "text store directory for --batch-dir"},
-			&cli.BoolFlag{Name: "verify-digests", Usage: "check each response record's WARC-Block-Digest (SHA-1) and fail on a mismatch (the gzip CRC is always checked)"},
+			&cli.BoolFlag{Name: "verify-digests", Usage: "read every record the fetch log points at (redirects and error pages too) and check its WARC-Block-Digest; a mismatch is a damaged record (the gzip CRC of each record read is always checked)"},
+			&cli.BoolFlag{Name: "salvage", Usage: "take in a batch with damaged WARC records: the pages whose records cannot be read go back to the frontier, not fetched"},
 		),
 		Action: runRun,
 	}
@@ -107,7 +117,7 @@ func runRun(c *cli.Context) error {
 		return err
 	}
 	opts.BatchDir, opts.BatchID, opts.TextDir = b.Dir, b.ID, textDir
-	opts.VerifyDigests = c.Bool("verify-digests")
+	opts.VerifyDigests, opts.Salvage = c.Bool("verify-digests"), c.Bool("salvage")
 	opts.Logger = command.Logger(c)
 	var progress *command.Progress
 	opts.Progress = func(done, total int) {

@@ -249,7 +249,9 @@ func TestCompact(t *testing.T) {
 
 // TestVerifyDigests: a record whose body was changed and recompressed
 // (its gzip CRC right, its WARC-Block-Digest wrong) is read as it is by
-// default and counted as a read error with --verify-digests.
+// default; with --verify-digests it is a damaged record: the run stops
+// with exit 6 naming the file and the offset, and with --salvage too the
+// page is written as unread.
 func TestVerifyDigests(t *testing.T) {
 	dir := t.TempDir()
 	col, err := collection.Create(dir, config.Render(config.Defaults()))
@@ -315,16 +317,23 @@ func TestVerifyDigests(t *testing.T) {
 	if out, _, _ := run(t, "cat", "--collection", dir, "12"); !strings.Contains(out, "Texto de X") {
 		t.Errorf("without --verify-digests the forged record is not read as it is: %q", out)
 	}
-	out, errOut, code = run(t, "run", "--collection", dir, "--batch", "1", "--force", "--quiet", "--verify-digests")
+	_, errOut, code = run(t, "run", "--collection", dir, "--batch", "1", "--force", "--quiet", "--verify-digests")
+	if code != command.ExitDamaged || !strings.Contains(errOut, "wire-00001.warc.gz, record at offset") || !strings.Contains(errOut, "does not match") {
+		t.Fatalf("run --verify-digests: exit %d, want %d naming the file, the offset and the mismatch: %s", code, command.ExitDamaged, errOut)
+	}
+	if b.Done(collection.StageGathered) {
+		t.Error("run --verify-digests stopped by a damaged record left the batch gathered")
+	}
+	out, errOut, code = run(t, "run", "--collection", dir, "--batch", "1", "--quiet", "--verify-digests", "--salvage")
 	if code != command.ExitOK {
-		t.Fatalf("run --verify-digests: exit %d: %s", code, errOut)
+		t.Fatalf("run --verify-digests --salvage: exit %d: %s", code, errOut)
 	}
 	s = gatherer.Summary{}
 	if err := b.Summary(collection.StageGathered, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.ReadErrors != 1 {
-		t.Errorf("--verify-digests: %d read errors, want 1 (the forged record)\n%s", s.ReadErrors, out)
+	if s.Unread != 1 || !strings.Contains(out, "salvaged  1 records") {
+		t.Errorf("--verify-digests --salvage: %d unread, want 1 (the forged record)\n%s", s.Unread, out)
 	}
 	if out, _, _ := run(t, "show", "--collection", dir, "12"); !strings.Contains(out, "digest") {
 		t.Errorf("show 12 does not name the digest mismatch:\n%s", out)

@@ -15,6 +15,7 @@ func newApp() *cli.App {
 		runCommand(),
 		releaseCommand(),
 		checkCommand(),
+		requeueCommand(),
 		statsCommand(),
 		importCommand(),
 	)

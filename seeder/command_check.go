@@ -19,7 +19,10 @@ func checkCommand() *cli.Command {
 out-links, the site graph, the frontier set, the counters and the site page
 counts agree; that every park file graph.db records exists with its number
 of links; and that every batch marked seeded.done is recorded as seeded in
-graph.db. Prints each problem; exits 1 if there is any.
+graph.db; and that every page graph.db counts as fetched has its text (or
+the reason it has none) stored: pages whose text is lost are counted, the
+first ones named, and "seeder requeue" repairs them (docs/seeder.md,
+"Completeness"). Prints each problem; exits 1 if there is any.
 
 ` + command.ExitCodesHelp,
 		Flags:  command.CommonFlags(),

@@ -101,6 +101,12 @@ func TestCommands(t *testing.T) {
 	if code, out, _ := seederRun(t, "", "check", c); code != 0 || !strings.HasSuffix(out, "ok\n") {
 		t.Errorf("check: exit %d\n%s", code, out)
 	}
+	if code, out, _ := seederRun(t, "", "requeue", c, "--dry-run"); code != 0 || !strings.HasPrefix(out, "0 pages") {
+		t.Errorf("requeue --dry-run: exit %d\n%s", code, out)
+	}
+	if code, _, _ := seederRun(t, "", "requeue", c, "stray"); code != command.ExitUsage {
+		t.Errorf("requeue with an argument: exit %d, want %d", code, command.ExitUsage)
+	}
 	os.Remove(filepath.Join(dir, collection.GraphFile))
 	if code, _, _ := seederRun(t, "", "check", c); code != command.ExitFailure {
 		t.Errorf("check without graph.db: exit %d", code)

@@ -57,11 +57,21 @@ type Options struct {
 	// InflightBytes bounds the response bytes held by the pipeline; 0
 	// means config.Defaults().Gatherer.InflightBytes.
 	InflightBytes int64
-	// VerifyDigests makes the gatherer check each response record's
-	// WARC-Block-Digest (SHA-1) as it reads it, and count a mismatch as
-	// a read error. Off by default: the gzip CRC-32 of the record's
-	// member already guards it (see warcio.Reader).
+	// VerifyDigests makes the gatherer read every record the fetch log
+	// points at (also the redirects and error pages it otherwise does
+	// not read) and check its WARC-Block-Digest; a record that does not
+	// match is damaged, as one that cannot be read (see Salvage). Off by
+	// default: the gzip CRC-32 of each member read already guards it
+	// (see warcio.Reader).
 	VerifyDigests bool
+	// Salvage takes in a batch whose WARC files are damaged: a record
+	// that cannot be read back gives a document record with status 0 and
+	// the error "unread: ..." (parsed.Unread), which the seeder takes as
+	// not attempted (the page goes back to the frontier, not fetched and
+	// without a failure counted). Without it the run stops at the first
+	// damaged record, with an error wrapping collection.ErrDamaged that
+	// names the file and the offset, and publishes nothing.
+	Salvage bool
 	// Agent is the robots.txt product token (meta robots and
 	// X-Robots-Tag addressed to it count).
 	Agent string
@@ -103,7 +113,9 @@ type Summary struct {
 	HTML         int            `json:"html"`                   // pages parsed as HTML
 	Other        int            `json:"other"`                  // 2xx responses of other media types (not parsed)
 	FetchErrors  int            `json:"fetchErrors"`            // fetches that failed or were not attempted
-	ReadErrors   int            `json:"readErrors"`             // responses that could not be read back or decoded
+	ReadErrors   int            `json:"readErrors"`             // responses whose body could not be decoded (Content-Encoding)
+	Unread       int            `json:"unread,omitempty"`       // records that could not be read back from their WARC file (--salvage): back to the frontier
+	Damaged      []string       `json:"damaged,omitempty"`      // the first unread records: "FILE at OFFSET: cause"
 	Redirects    int            `json:"redirects"`              // 3xx responses and meta refreshes with a target
 	NotModified  int            `json:"notModified"`            // 304 responses
 	Unchanged    int            `json:"unchanged"`              // same text hash as the newest older segment
@@ -190,6 +202,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	ins, err := readHarvest(b)
 	if err != nil {
 		return fail(err)
+	}
+	// A WARC file that is missing or shorter than its records is found
+	// before anything is parsed; with Salvage the records it cannot hold
+	// are marked unread as they are met.
+	if d := checkWARCs(ins); d != nil {
+		if !o.Salvage {
+			return fail(d.err())
+		}
+		log.Warn("damaged WARC file: salvaging what can be read", "warc", d.path, "offset", d.offset, "err", d.cause)
 	}
 	store, err := textstore.Open(o.TextDir)
 	if err != nil {
@@ -296,7 +317,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := b.MarkDone(collection.StageGathered, sum); err != nil {
 		return fail(err)
 	}
-	log.Info("gathered", "batch", b.Name(), "docs", sum.Docs, "html", sum.HTML, "links", sum.Links, "seconds", sum.Seconds)
+	log.Info("gathered", "batch", b.Name(), "docs", sum.Docs, "html", sum.HTML, "links", sum.Links, "unread", sum.Unread, "seconds", sum.Seconds)
 	return sum, nil
 }
 

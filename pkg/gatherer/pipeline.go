@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -64,7 +63,8 @@ type result struct {
 	older   *textstore.Meta // an older segment's entry with the same stored text
 	cost    int64           // bytes of the budget held
 	bytesIn int64
-	readErr bool
+	readErr bool    // the response was read but its body could not be decoded
+	unread  *damage // the response could not be read back from its WARC record
 	dropped map[string]int
 }
 
@@ -231,6 +231,16 @@ func (p *pipeline) run(ctx context.Context) error {
 // docs.jsonl, in order.
 func (p *pipeline) write(r *result) error {
 	d, s := r.doc, p.sum
+	if r.unread != nil {
+		if !p.o.Salvage {
+			return r.unread.err()
+		}
+		s.Unread++
+		if len(s.Damaged) < maxDamaged {
+			s.Damaged = append(s.Damaged, r.unread.String())
+		}
+		p.log.Warn("unread record: the page goes back to the frontier", "url", d.URL, "warc", r.unread.path, "offset", r.unread.offset, "err", r.unread.cause)
+	}
 	prev, hadPrev := p.prev[d.URL]
 	switch {
 	case d.Status == 304:
@@ -256,6 +266,7 @@ func (p *pipeline) write(r *result) error {
 	s.Docs++
 	s.BytesIn += r.bytesIn
 	switch {
+	case r.unread != nil:
 	case d.Err != "" && r.readErr:
 		s.ReadErrors++
 	case d.Err != "":
@@ -290,7 +301,11 @@ func (p *pipeline) write(r *result) error {
 }
 
 // load starts the document record of one fetch log record and reads its
-// response when there is a body to parse. Workers call it concurrently.
+// response when there is something to take from it: the body of a 2xx,
+// the headers of a 304 or of a 3xx the fetch log gives no location for,
+// and with Options.VerifyDigests every record, to check its digest. A
+// record that cannot be read is marked unread (result.unread). Workers
+// call it concurrently.
 func (p *pipeline) load(i int, rd *warcio.Reader) (*result, *warcio.Response) {
 	in := p.ins[i]
 	rec := in.rec
@@ -299,17 +314,31 @@ func (p *pipeline) load(i int, rd *warcio.Reader) (*result, *warcio.Response) {
 	if rec.Err != "" || rec.WARC == "" {
 		return r, nil // no response to read
 	}
+	var resp *warcio.Response
+	read := func() bool {
+		var err error
+		if resp, err = p.read(rd, in); err != nil {
+			dm := newDamage(in, err)
+			p.log.Debug("unreadable WARC record", "url", d.URL, "err", dm)
+			dm.unreadDoc(r)
+			return false
+		}
+		return true
+	}
 	switch {
 	case rec.Status == 304:
 		// No body; the headers may carry new validators.
-		if resp, err := p.read(rd, in); err == nil {
+		if read() {
 			validators(d, resp.Header)
 		}
 		return r, nil
 	case rec.Status >= 300 && rec.Status < 400:
 		loc := rec.Location
-		if loc == "" {
-			if resp, err := p.read(rd, in); err == nil {
+		if loc == "" || p.o.VerifyDigests {
+			if !read() {
+				return r, nil
+			}
+			if loc == "" {
 				loc = resp.Header.Get("Location")
 			}
 		}
@@ -318,13 +347,14 @@ func (p *pipeline) load(i int, rd *warcio.Reader) (*result, *warcio.Response) {
 		}
 		return r, nil
 	case rec.Status < 200 || rec.Status >= 300:
-		return r, nil // error pages are not parsed
+		// Error pages are not parsed; their record is read only to
+		// check its digest.
+		if p.o.VerifyDigests {
+			read()
+		}
+		return r, nil
 	}
-	resp, err := p.read(rd, in)
-	if err != nil {
-		// Name the WARC file without its directory, so the record does
-		// not depend on where the batch directory is.
-		p.readFailed(r, errors.New(strings.ReplaceAll(err.Error(), filepath.Join(in.dir, rec.WARC), rec.WARC)))
+	if !read() {
 		return r, nil
 	}
 	validators(d, resp.Header)
@@ -412,12 +442,6 @@ func (p *pipeline) parse(r *result, resp *warcio.Response) error {
 func (p *pipeline) read(rd *warcio.Reader, in input) (*warcio.Response, error) {
 	rec := in.rec
 	return rd.ReadResponse(filepath.Join(in.dir, rec.WARC), rec.Offset, rec.Length, p.o.MaxBodyBytes)
-}
-
-func (p *pipeline) readFailed(r *result, err error) {
-	p.log.Debug("unreadable response", "url", r.doc.URL, "err", err)
-	r.doc.Err = "gatherer: " + err.Error()
-	r.readErr = true
 }
 
 // resolve resolves a redirect target against the page URL; a target that

@@ -20,6 +20,15 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  links     %d written, dropped %s; %d pages nofollow, %d noindex\n", s.Links, counts(s.LinksDropped), s.NoFollow, s.NoIndex)
 	fmt.Fprintf(w, "  charsets  %s\n", counts(s.Charsets))
 	fmt.Fprintf(w, "  speed     %.1f MB/s\n", s.MBPerSecond)
+	if s.Unread > 0 {
+		fmt.Fprintf(w, "  salvaged  %d records could not be read back from their WARC files: the pages go back to the frontier, not fetched\n", s.Unread)
+		for _, d := range s.Damaged {
+			fmt.Fprintf(w, "            %s\n", d)
+		}
+		if n := s.Unread - len(s.Damaged); n > 0 {
+			fmt.Fprintf(w, "            and %d more\n", n)
+		}
+	}
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }

@@ -20,6 +20,13 @@ const Version = 1
 // DocsFile is the name of the document records file in a parsed directory.
 const DocsFile = "docs.jsonl"
 
+// Unread starts the error of a record whose response the gatherer could
+// not read back from its WARC record (gatherer run --salvage): status 0,
+// error "unread: FILE at OFFSET: cause". The page was not taken in; the
+// seeder treats it as not attempted and puts it back where it was before
+// the batch (pending for a new page), without counting a failure.
+const Unread = "unread"
+
 // ErrFormat marks a parsed output that cannot be read.
 var ErrFormat = errors.New("malformed parsed output")
 

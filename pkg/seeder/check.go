@@ -24,10 +24,19 @@ const DefaultCheckLimit = 100
 //   - every park file that graph.db records exists and holds as many
 //     links as its record says;
 //   - every batch with a seeded.done marker is recorded as seeded in
-//     graph.db.
+//     graph.db;
+//   - every page graph.db counts as fetched has its text, or the reason
+//     it has none, stored (checkComplete; Requeue repairs it).
 //
 // The error is for a collection that cannot be read at all.
 func Check(col *collection.Collection, timeout time.Duration, limit int) ([]string, error) {
+	return check(col, timeout, limit, true)
+}
+
+// check is Check; complete says whether the completeness of the text
+// store is checked too (this package's tests write batches without
+// texts, and check the completeness on its own).
+func check(col *collection.Collection, timeout time.Duration, limit int, complete bool) ([]string, error) {
 	if limit <= 0 {
 		limit = DefaultCheckLimit
 	}
@@ -75,6 +84,12 @@ func Check(col *collection.Collection, timeout time.Duration, limit int) ([]stri
 			if !ok || st.Seeded.IsZero() {
 				add("batch %s: has %s.done but graph.db does not record it as seeded", b.Name(), collection.StageSeeded)
 			}
+		}
+		if !complete {
+			return nil
+		}
+		if err := checkComplete(tx, col, add); err != nil {
+			add("text store %s: %v", col.TextPath(), err)
 		}
 		return nil
 	})

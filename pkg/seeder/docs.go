@@ -209,7 +209,10 @@ func (r *batchRun) doc(p *preparedDoc) error {
 	}
 	r.s.Docs++
 
-	response := pd.Status > 0
+	// A record a gatherer before issue 18 could not read kept its status:
+	// it is not a response either (nothing of it was stored).
+	oldUnread := unreadByOldGatherer(pd.Status, pd.Err)
+	response := pd.Status > 0 && !oldUnread
 	if (response && !d.Fetched.IsZero() && pd.Fetched.Before(d.Fetched)) || (r.reapply && d.Batch > r.in.batch) {
 		// An older visit than the one graph.db holds, or a document that a
 		// later batch has scheduled since: it must not overwrite the newer
@@ -258,7 +261,7 @@ func (r *batchRun) doc(p *preparedDoc) error {
 	case pd.Err == ExcludedRobots && !r.unreachable[siteKey]:
 		r.s.Excluded++
 		d.State, d.Reason = linkgraph.StateExcluded, ExcludedRobots
-	case pd.Err == ExcludedRobots || isNotAttempted(pd.Err):
+	case pd.Err == ExcludedRobots || isNotAttempted(pd.Err) || oldUnread:
 		r.s.Pending++
 		rest(d)
 	default:

@@ -36,7 +36,7 @@ func newCollection(t *testing.T, cfg config.Config) *collection.Collection {
 	t.Helper()
 	col := newCollectionUnchecked(t, cfg)
 	t.Cleanup(func() {
-		problems, err := Check(col, time.Second, 0)
+		problems, err := check(col, time.Second, 0, false)
 		if err != nil {
 			t.Errorf("check collection: %v", err)
 		}

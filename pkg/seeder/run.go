@@ -134,9 +134,11 @@ func formatCounts(m map[string]int) string {
 }
 
 // notAttempted are the fetch errors (whole value, or prefix before ':')
-// with which the harvester says it did not try a URL; such URLs go back to
-// pending rather than failed.
-var notAttempted = []string{"not-attempted", "host-gave-up", "robots-unavailable", "cancelled", "deferred"}
+// with which the harvester says it did not try a URL, and the gatherer
+// that it could not read the URL's record back from its WARC file
+// (parsed.Unread, gatherer run --salvage); such URLs go back to where
+// they were before the batch (pending for a new page) rather than failed.
+var notAttempted = []string{"not-attempted", "host-gave-up", "robots-unavailable", "cancelled", "deferred", parsed.Unread}
 
 func isNotAttempted(e string) bool {
 	head, _, _ := strings.Cut(e, ":")

@@ -428,7 +428,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 	cfg := testConfig()
 	col := firstBatch(t, cfg, false)
 	runBatch(t, col, cfg, 1, false)
-	if problems, err := Check(col, time.Second, 0); err != nil || len(problems) != 0 {
+	if problems, err := check(col, time.Second, 0, false); err != nil || len(problems) != 0 {
 		t.Fatalf("check of a sound collection: %v %v", problems, err)
 	}
 
@@ -460,7 +460,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	problems, err := Check(col, time.Second, 0)
+	problems, err := check(col, time.Second, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -694,5 +694,37 @@ func TestRunShardedHarvest(t *testing.T) {
 	g := readGraph(t, col)
 	if g.sites["http://b.cl"].ResponseMs != 20 || g.sites["http://a.cl"].RobotsBody != robotsPrivate {
 		t.Errorf("sites %+v", g.sites)
+	}
+}
+
+// Pages the gatherer could not read back from their WARC records
+// (gatherer run --salvage: status 0, "unread: ...") are not attempted, as
+// deferred ones are: a revisit stays as it was before the batch, a new
+// page is pending again with no visit and no failure.
+func TestRunUnread(t *testing.T) {
+	cfg := testConfig()
+	col := firstBatch(t, cfg, true)
+	runBatch(t, col, cfg, 1, false)
+	before := readGraph(t, col)
+	t1 := t0.Add(24 * time.Hour)
+	unread := parsed.Unread + ": wire-00001.warc.gz at 1234: inflate: unexpected EOF"
+	writeBatch(t, col, 2, testBatch{
+		urls: []string{"http://a.cl/", "http://a.cl/page1"},
+		docs: []*parsed.Doc{
+			{URL: "http://a.cl/", Err: unread, Fetched: t1},
+			{URL: "http://a.cl/page1", Err: unread, Fetched: t1},
+		},
+	})
+	s := runBatch(t, col, cfg, 0, false)
+	if s.Pending != 2 || s.Failed != 0 || s.Fetched != 0 {
+		t.Errorf("summary %+v: unread pages are not attempted, neither fetched nor failed", s)
+	}
+	g := readGraph(t, col)
+	a, old := g.doc(t, "http://a.cl/"), before.doc(t, "http://a.cl/")
+	if a.State != linkgraph.StateFetched || a.Visits != old.Visits || a.Failures != 0 || !a.Fetched.Equal(old.Fetched) || a.Hash != old.Hash {
+		t.Errorf("a.cl/ after an unread revisit: %s visits %d failures %d fetched %v; before: visits %d fetched %v", a.State, a.Visits, a.Failures, a.Fetched, old.Visits, old.Fetched)
+	}
+	if d := g.doc(t, "http://a.cl/page1"); d.State != linkgraph.StatePending || d.Visits != 0 || d.Failures != 0 || !d.Fetched.IsZero() {
+		t.Errorf("a.cl/page1 after an unread first visit: %s visits %d failures %d fetched %v, want pending", d.State, d.Visits, d.Failures, d.Fetched)
 	}
 }

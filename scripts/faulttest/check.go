@@ -175,13 +175,17 @@ func CheckCollection(ctx context.Context, r *Runner, opts CheckOptions) (Report,
 			rep.problem("fetch log", "%v", err)
 			continue
 		}
+		unread, err := unreadRecords(dir) // gatherer --salvage: not fetched
+		if err != nil {
+			rep.problem("parsed docs", "%v", err)
+		}
 		lines := map[entryKey]int{}
 		for _, rec := range recs {
 			lines[entryKey{rec.DocID, rec.URL}]++
 			if rec.Status != 0 {
 				answered[rec.URL] = true
 			}
-			if rec.OK() {
+			if rec.OK() && !unread[entryKey{rec.DocID, rec.URL}] {
 				fetched = append(fetched, fetchedPage{batch: dir, rec: rec})
 				okIn[rec.URL] = dir
 			}

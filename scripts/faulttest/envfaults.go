@@ -216,6 +216,7 @@ func EnvironmentFaults(ctx context.Context, bin, dir string, web *testweb.Web, s
 	for _, stage := range Stages() {
 		cases = append(cases, func() (EnvCase, error) { return readOnly(ctx, fresh, st, stage) })
 	}
+	cases = append(cases, warcCases(ctx, fresh, st)...)
 	cases = append(cases, func() (EnvCase, error) { return diskFull(ctx, bin, dir, web, s) })
 	for _, run := range cases {
 		c, err := run()
