@@ -150,3 +150,16 @@ func TestExplainStreaming(t *testing.T) {
 		t.Errorf("b.cl: streaming %q", ex.Streaming)
 	}
 }
+
+// A batch that would hold nothing but streaming sites' URLs whose probes
+// are not due takes the probes: batch numbers time the probes, and they
+// would not move on without a batch.
+func TestStreamingProbeWhenNothingElse(t *testing.T) {
+	f := newFixture(t)
+	f.add(page{url: "http://a.cl/", links: []string{"http://a.cl/1"}}, page{url: "http://a.cl/1", depth: 1})
+	f.site("http://a.cl", func(s *linkgraph.Site) { s.Streaming, s.Streak = &linkgraph.Streaming{Since: 5, Last: 5, Probes: 2}, 5 })
+	p := f.plan(6)
+	if got := sitePages(p.entries, "http://a.cl"); len(got) != 1 || p.stats.StreamingHeld != 1 {
+		t.Errorf("a.cl %v, %d held; want its probe, 1 held", got, p.stats.StreamingHeld)
+	}
+}
