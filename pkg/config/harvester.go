@@ -27,6 +27,7 @@ type Harvester struct {
 	MaxIdle               Duration `toml:"max_idle" doc:"A host keeps its connection (and its place among the connections) over a wait up to this long; a longer wait closes the connection and sends the host back to the server queue."`
 	MaxRetryAfter         Duration `toml:"max_retry_after" doc:"A 429 or 503 with Retry-After holds the host back that long; a host asking for longer is given up for the batch."`
 	MaxFailures           int      `toml:"max_failures" doc:"Consecutive failures (5xx, timeouts, connection errors) after which a host is given up for the batch."`
+	MaxStreaming          int      `toml:"max_streaming" doc:"Page responses in a row cut at max_body_bytes or by min_transfer_rate (the count goes on across batches) after which a host is given up for the batch as streaming; the seeder flags its sites and the manager then schedules only a probe URL of them until one answers whole."`
 	ConnectTimeout        Duration `toml:"connect_timeout" doc:"Time limit to open a connection (TCP, and the TLS handshake)."`
 	FirstByteTimeout      Duration `toml:"first_byte_timeout" doc:"Time limit from sending a request to the first byte of its response."`
 	ReadTimeout           Duration `toml:"read_timeout" doc:"Time limit between two reads of one response."`
@@ -62,6 +63,7 @@ func defaultHarvester() Harvester {
 		MaxIdle:               Duration(5 * time.Second),
 		MaxRetryAfter:         Duration(10 * time.Minute),
 		MaxFailures:           3,
+		MaxStreaming:          3,
 		ConnectTimeout:        Duration(10 * time.Second),
 		FirstByteTimeout:      Duration(20 * time.Second),
 		ReadTimeout:           Duration(20 * time.Second),
@@ -117,6 +119,9 @@ func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.MaxFailures < 1 {
 		bad("harvester.max_failures", "must be at least 1, got %d", c.MaxFailures)
+	}
+	if c.MaxStreaming < 1 {
+		bad("harvester.max_streaming", "must be at least 1, got %d", c.MaxStreaming)
 	}
 	for key, d := range map[string]Duration{"harvester.connect_timeout": c.ConnectTimeout, "harvester.first_byte_timeout": c.FirstByteTimeout,
 		"harvester.read_timeout": c.ReadTimeout, "harvester.total_timeout": c.TotalTimeout, "harvester.dns_timeout": c.DNSTimeout, "harvester.stop_timeout": c.StopTimeout} {

@@ -300,6 +300,15 @@ type Server struct {
 	// GaveUp is why the harvester gave the host up for the rest of the
 	// batch ("3 consecutive failures (last: timeout)"), if it did.
 	GaveUp string `json:"gaveUp,omitempty"`
+	// Streak counts the host's page responses in a row cut at the body cap
+	// or by a time limit after the headers, as the harvester left it: it
+	// starts from the batch's servers.jsonl (the count at the end of the
+	// host's last harvest) and a whole response sets it back to 0.
+	Streak int `json:"streak,omitempty"`
+	// Streaming says the harvester gave the host up in this batch because
+	// Streak reached harvester.max_streaming (GaveUp then starts with
+	// "streaming:").
+	Streaming bool `json:"streaming,omitempty"`
 	// NotBefore is the earliest time the host may be asked again (its
 	// last request's end plus its wait or Crawl-delay), when that was
 	// still to come as the harvester finished with the host; the next

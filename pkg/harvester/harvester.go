@@ -894,7 +894,8 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 
 // serverLine is what the servers file says of srv.
 func serverLine(srv *Server) fetchlog.Server {
-	l := fetchlog.Server{Host: srv.Host, DNSError: srv.dnsErr, GaveUp: srv.gaveUp, Measured: srv.Est.Measured.UTC()}
+	l := fetchlog.Server{Host: srv.Host, DNSError: srv.dnsErr, GaveUp: srv.gaveUp, Measured: srv.Est.Measured.UTC(),
+		Streak: srv.streak, Streaming: strings.HasPrefix(srv.gaveUp, GaveUpStreaming)}
 	if srv.ip.IsValid() {
 		l.IP = srv.ip.String()
 	}
@@ -976,6 +977,9 @@ func writeServers(path string, lines []fetchlog.Server) error {
 func (h *harvest) run(parent context.Context, b *collection.Batch, entries []batch.Entry, todo []bool, pending int, resuming bool) error {
 	hc := h.cfg.Harvester
 	servers := plan(entries, todo, h.rank, h.estimates)
+	for _, srv := range servers {
+		srv.streak = h.est[srv.Host].Streak // the count goes on across batches
+	}
 	h.started = time.Now()
 	h.stats.total.Store(int64(pending))
 

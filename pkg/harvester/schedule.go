@@ -49,6 +49,7 @@ type Server struct {
 	// What the worker keeps between the server's connections.
 	rules     map[string]*siteRules // per site, once robots.txt is known
 	fails     int                   // consecutive failures
+	streak    int                   // page responses in a row cut at the body cap or a time limit (account)
 	gaveUp    string                // why the host was given up, or ""
 	dnsErr    string                // why the name did not resolve, or ""
 	lastDur   time.Duration         // duration of the last response (adaptive wait)

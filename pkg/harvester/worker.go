@@ -19,7 +19,7 @@ import (
 // Fetch log error texts of URLs that were not requested.
 const (
 	ErrRobots = "robots"       // disallowed by robots.txt
-	ErrGaveUp = "host-gave-up" // the host failed too often or asked for too long a pause
+	ErrGaveUp = "host-gave-up" // the host failed too often, asked for too long a pause or only streams
 	// ErrDeferred starts the line of a URL the harvester did not request
 	// because it ended the batch (its deadline, or its straggling tail):
 	// "deferred: tail" or "deferred: deadline". The seeder gives such a
@@ -30,6 +30,13 @@ const (
 	// (the response, headers only, is stored).
 	ErrMIME = "mime"
 )
+
+// GaveUpStreaming starts the reason a host was given up for when its
+// page responses were cut at harvester.max_body_bytes or by a time limit
+// harvester.max_streaming times in a row: "streaming: 3 responses in a
+// row cut (last: body cap 2097152 bytes)". The servers file says it with
+// the host's streaming field too.
+const GaveUpStreaming = "streaming"
 
 // borrowLimit bounds how long a robots.txt redirect waits for another
 // host of the batch to be free before the robots.txt counts as
@@ -265,9 +272,11 @@ func (h *harvest) delay(srv *Server, site string) time.Duration {
 	return d
 }
 
-// account counts consecutive failures and applies Retry-After.
+// account counts consecutive failures and streamed responses and
+// applies Retry-After.
 func (h *harvest) account(srv *Server, rawURL string, resp *fetch.Response, ferr error, end time.Time) {
 	hc := h.cfg.Harvester
+	h.countStreak(srv, rawURL, resp, ferr)
 	failed := false
 	if ferr != nil {
 		switch fetch.Kind(fetch.KindOf(fetch.Text(ferr))) {
@@ -305,6 +314,43 @@ func (h *harvest) account(srv *Server, rawURL string, resp *fetch.Response, ferr
 				h.log.Debug("backing off", "host", srv.Host, "url", rawURL, "for", d)
 			}
 		}
+	}
+}
+
+// countStreak counts the host's page responses cut in a row: a body cut
+// at harvester.max_body_bytes (WARC-Truncated "length") or, after the
+// headers came, by a time limit (the transfer-rate floor above all, or
+// the total or read time limit: "time") adds one; a whole response (not
+// truncated, not failed, any status) sets the count back to 0; anything
+// else (no response, a reset mid-body, a media type not downloaded)
+// leaves it. robots.txt answers are left out (their own cap is
+// max_robots_bytes, and a long robots.txt is no stream). Once the count
+// reaches harvester.max_streaming the host is given up as streaming:
+// before the failure rule, so that a host cut by the rate floor is
+// recorded as streaming rather than as failing. The count starts from the
+// batch's servers.jsonl (the host's count at the end of its last harvest),
+// so a host that was given up is given up again after one more cut
+// response: that request is its probe.
+func (h *harvest) countStreak(srv *Server, rawURL string, resp *fetch.Response, ferr error) {
+	if resp == nil || rawURL == siteOf(rawURL)+robots.Path {
+		return
+	}
+	var why string
+	switch {
+	case resp.Truncated == fetch.TruncatedLength:
+		why = fmt.Sprintf("body cap %d bytes", h.cfg.Harvester.MaxBodyBytes)
+	case resp.Truncated == fetch.TruncatedTime && ferr != nil:
+		why = fetch.Text(ferr)
+	case resp.Truncated == "" && ferr == nil:
+		srv.streak = 0
+		return
+	default:
+		return
+	}
+	srv.streak++
+	if srv.streak >= h.cfg.Harvester.MaxStreaming && srv.gaveUp == "" {
+		srv.gaveUp = fmt.Sprintf("%s: %d responses in a row cut (last: %s)", GaveUpStreaming, srv.streak, why)
+		h.log.Debug("giving up host", "host", srv.Host, "reason", srv.gaveUp)
 	}
 }
 

@@ -26,6 +26,32 @@ type Site struct {
 	// (servers.jsonl): with the registrable domain it names the
 	// politeness unit the manager budgets a batch's time by.
 	IP string `json:"ip,omitempty"`
+	// Streak is its host's count of page responses in a row cut at the
+	// body cap or by a time limit, as the last harvest of the site left
+	// it (servers.jsonl); the manager gives it to the next batch's
+	// harvester, which counts on from it.
+	Streak int `json:"streak,omitempty"`
+	// Streaming is set while the site is flagged as streaming: a harvest
+	// gave its host up because Streak reached harvester.max_streaming.
+	// The seeder clears it when a harvest gets a whole response from the
+	// host again (Streak below max_streaming).
+	Streaming *Streaming `json:"streaming,omitempty"`
+}
+
+// Streaming is what graph.db keeps of a site flagged as streaming: when it
+// was flagged and its probes since, from which the manager tells when to
+// try it again (docs/manager.md, "Streaming sites").
+type Streaming struct {
+	// Since is the batch whose harvest gave the host up as streaming.
+	Since int `json:"since"`
+	// Last is the last batch whose harvest cut a response of the host
+	// (Since, or the batch of the last probe).
+	Last int `json:"last"`
+	// Probes counts the probes cut since Since.
+	Probes int `json:"probes,omitempty"`
+	// Reason is the harvester's reason ("streaming: 3 responses in a row
+	// cut (last: body cap 2097152 bytes)"), as of Last.
+	Reason string `json:"reason,omitempty"`
 }
 
 // SiteID returns the id of a site key.

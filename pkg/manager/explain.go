@@ -51,7 +51,13 @@ type Explanation struct {
 	InBatch    bool
 	Position   int    // 0-based position in the next batch, when in it
 	Verdict    string // in the next batch or why not
-	Notes      []string
+
+	// SiteStreaming is the site's streaming flag (nil when it is not
+	// flagged) and Streaming says what it means for the next batch, ""
+	// when the site's host streamed nothing.
+	SiteStreaming *linkgraph.Streaming
+	Streaming     string
+	Notes         []string
 }
 
 // Explain computes, without writing anything, the batch the next run
@@ -69,6 +75,10 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 	}
 	defer g.Close()
 	now := opts.now().UTC().Truncate(time.Second)
+	next, err := col.NextBatchID()
+	if err != nil {
+		return nil, err
+	}
 	var ex *Explanation
 	err = g.View(func(tx *linkgraph.Tx) error {
 		id, ok := tx.LookupURL(rawURL)
@@ -83,11 +93,16 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 			}
 			u = n
 		}
-		p, err := makePlan(ctx, tx, &opts.Config, now, opts.logger(), id)
+		p, err := makePlan(ctx, tx, &opts.Config, now, opts.logger(), id, next)
 		if err != nil {
 			return err
 		}
 		ex = explanation(u, p, opts, now)
+		site, err := tx.Site(ex.Doc.Site)
+		if err != nil {
+			return fmt.Errorf("explain %s: %w", rawURL, err)
+		}
+		ex.SiteStreaming, ex.Streaming = site.Streaming, describeStreaming(site, next, opts.Config.Harvester.MaxStreaming)
 		return nil
 	})
 	if err != nil {
@@ -211,6 +226,9 @@ func (ex *Explanation) Print(w io.Writer) error {
 		fmt.Fprintf(tw, "script\t%s\n", ex.Script)
 	}
 	fmt.Fprintf(tw, "found\tbatch %d\n", d.Found)
+	if ex.Streaming != "" {
+		fmt.Fprintf(tw, "streaming\t%s\n", ex.Streaming)
+	}
 	if d.Visits > 0 || !d.Fetched.IsZero() {
 		fmt.Fprintf(tw, "visits\t%d, last %s (status %d), %d failures in a row\n", d.Visits, d.Fetched.UTC().Format(time.RFC3339), d.Status, d.Failures)
 	}

@@ -119,10 +119,14 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 
 	m := &opts.Config.Manager
 	now := opts.now().UTC().Truncate(time.Second)
+	id, err := col.NextBatchID()
+	if err != nil {
+		return nil, err
+	}
 	var p *plan
 	err = g.View(func(tx *linkgraph.Tx) error {
 		var err error
-		p, err = makePlan(ctx, tx, &opts.Config, now, log, 0)
+		p, err = makePlan(ctx, tx, &opts.Config, now, log, 0, id)
 		return err
 	})
 	if err != nil {
@@ -138,10 +142,6 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 		}
 	}
 
-	id, err := col.NextBatchID()
-	if err != nil {
-		return nil, err
-	}
 	b := col.Batch(id)
 	if err := os.MkdirAll(b.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("write batch %s: %w", b.Name(), err)
@@ -170,7 +170,7 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 	}
 	log.Info("wrote batch", "batch", id, "urls", res.URLs, "sites", res.Sites, "new", res.New, "revisits", res.Revisits,
 		"candidates", p.stats.Candidates, "site_capped", p.stats.SiteCapped, "site_full", p.stats.SiteFull,
-		"script_capped", p.stats.ScriptCapped, "time_capped", p.stats.TimeCapped, "left", p.stats.Left, "robots", res.Robots)
+		"script_capped", p.stats.ScriptCapped, "time_capped", p.stats.TimeCapped, "streaming_held", p.stats.StreamingHeld, "left", p.stats.Left, "robots", res.Robots)
 	return res, nil
 }
 

@@ -19,18 +19,19 @@ import (
 
 // Stats describe how a batch was chosen.
 type Stats struct {
-	Docs         int            // documents in graph.db
-	Links        int            // links between known documents (self-links excluded); 0 if the strategy reads none
-	Candidates   int            // documents that could be scheduled
-	Skipped      map[string]int // documents not candidates, by reason (state, recent, deep, failures, bad_url, no_gain)
-	SiteCapped   int            // candidates left out by max_pages_per_site
-	SiteFull     int            // candidates left out by max_site_pages
-	ScriptCapped int            // candidates left out by max_fetches_per_script
-	TimeCapped   int            // candidates left out by batch_duration: their host had no time left for them
-	Left         int            // candidates left out because the batch was full
-	Iterations   int            // PageRank iterations (0 if none was computed)
-	Converged    bool           // PageRank converged within its iteration limit
-	Notes        []string       // what the estimator did
+	Docs          int            // documents in graph.db
+	Links         int            // links between known documents (self-links excluded); 0 if the strategy reads none
+	Candidates    int            // documents that could be scheduled
+	Skipped       map[string]int // documents not candidates, by reason (state, recent, deep, failures, bad_url, no_gain)
+	SiteCapped    int            // candidates left out by max_pages_per_site
+	SiteFull      int            // candidates left out by max_site_pages
+	ScriptCapped  int            // candidates left out by max_fetches_per_script
+	TimeCapped    int            // candidates left out by batch_duration: their host had no time left for them
+	StreamingHeld int            // candidates of sites flagged as streaming left out (all but the probe)
+	Left          int            // candidates left out because the batch was full
+	Iterations    int            // PageRank iterations (0 if none was computed)
+	Converged     bool           // PageRank converged within its iteration limit
+	Notes         []string       // what the estimator did
 }
 
 // plan is a batch chosen but not yet written.
@@ -47,8 +48,10 @@ type plan struct {
 // makePlan chooses the next batch from graph.db: one pass over the
 // documents, the passes over the links the strategy needs, the value
 // function, then the batch limits in descending order of profit. With
-// watch ≠ 0 it records everything about that document (explain).
-func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now time.Time, log *slog.Logger, watch uint64) (*plan, error) {
+// watch ≠ 0 it records everything about that document (explain). batch
+// is the number the batch will have (streaming sites' probes count in
+// batches).
+func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now time.Time, log *slog.Logger, watch uint64, batch int) (*plan, error) {
 	m := &cfg.Manager
 	t0 := time.Now()
 	v, err := readDocs(ctx, tx, m, now, watch)
@@ -80,11 +83,28 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 			w.rank = v.rankOf(int32(w.cand))
 		}
 	}
+	if v.streaming, err = streamingSites(tx, v, batch); err != nil {
+		return nil, err
+	}
 	tb, err := newBudget(tx, v, cfg, now)
 	if err != nil {
 		return nil, err
 	}
+	before := v.stats
 	chosen := selectBatch(v, m, tb)
+	if len(chosen) == 0 && v.stats.StreamingHeld > 0 {
+		// Nothing but the URLs of streaming sites whose probes are not
+		// due: the probes are taken now, or the batch numbers that time
+		// them would never move on.
+		v.stats = before
+		for site := range v.streaming {
+			v.streaming[site] = 1
+		}
+		if v.watch != nil {
+			v.watch.fate, v.watch.batchAt = "", -1
+		}
+		chosen = selectBatch(v, m, tb)
+	}
 	p.stats = v.stats
 	if err := p.fill(tx, chosen, m, now); err != nil {
 		return nil, err

@@ -78,7 +78,9 @@ func (h *candHeap) pop() int32 {
 //     skipped once that many URLs of its script were fetched, tried or
 //     scheduled (or taken into this batch);
 //   - batch_duration (tb, nil when off): a URL is skipped once its host
-//     has no time left for it in the batch.
+//     has no time left for it in the batch;
+//   - a site flagged as streaming gets at most its probe URL
+//     (streamingSites).
 //
 // It returns the indices of the chosen candidates in batch order.
 func selectBatch(v *graphView, m *config.Manager, tb *budget) []int32 {
@@ -99,7 +101,11 @@ func selectBatch(v *graphView, m *config.Manager, tb *budget) []int32 {
 		c := &v.cands[i]
 		first := bySite[c.site] == 0
 		var limit string // the limit that skips it, by its setting's name
+		allowed, streaming := v.streaming[c.site]
 		switch {
+		case streaming && bySite[c.site] >= allowed:
+			st.StreamingHeld++
+			limit = "streaming"
 		case int(bySite[c.site]) >= m.MaxPagesPerSite:
 			st.SiteCapped++
 			limit = "max_pages_per_site"
@@ -152,6 +158,8 @@ func fate(v *graphView, c *cand, m *config.Manager, tb *budget, limit string, fi
 		return fmt.Sprintf("its script already has %d URLs fetched, tried or scheduled (max_fetches_per_script %d)", v.slots[c.script], m.MaxFetchesPerScript)
 	case "batch_duration":
 		return tb.heldBack(c.site, first)
+	case "streaming":
+		return streamingFate(v.streaming[c.site])
 	}
 	return ""
 }

@@ -36,19 +36,18 @@ func robotsCopy(s *linkgraph.Site, now time.Time, maxAge time.Duration) (fetchlo
 	return fetchlog.Robots{Site: s.Key, Status: s.RobotsStatus, Fetched: s.RobotsFetched, Body: s.RobotsBody}, true
 }
 
-// serverEstimate returns the harvester's last estimates for site s as a
-// servers.jsonl line, if there are any.
+// serverEstimate returns the harvester's last estimates for site s and
+// its host's streak of cut responses (the harvester counts on from it) as
+// a servers.jsonl line, if there are any.
 func serverEstimate(s *linkgraph.Site) (fetchlog.Server, bool) {
-	if s.EstimatesAt.IsZero() || (s.ConnectMs <= 0 && s.ResponseMs <= 0) {
+	if (s.EstimatesAt.IsZero() || (s.ConnectMs <= 0 && s.ResponseMs <= 0)) && s.Streak == 0 {
 		return fetchlog.Server{}, false
 	}
-	return fetchlog.Server{
-		Host:            hostOf(s.Key),
-		ConnectMs:       s.ConnectMs,
-		ResponseMs:      s.ResponseMs,
-		RequestsPerConn: s.RequestsPerConn,
-		Measured:        s.EstimatesAt,
-	}, true
+	l := fetchlog.Server{Host: hostOf(s.Key), Streak: s.Streak}
+	if !s.EstimatesAt.IsZero() && (s.ConnectMs > 0 || s.ResponseMs > 0) {
+		l.ConnectMs, l.ResponseMs, l.RequestsPerConn, l.Measured = s.ConnectMs, s.ResponseMs, s.RequestsPerConn, s.EstimatesAt
+	}
+	return l, true
 }
 
 // writeSidecars writes robots.jsonl and servers.jsonl of batch b

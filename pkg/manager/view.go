@@ -29,6 +29,9 @@ type graphView struct {
 	scripts map[uint64]int32 // script hash → index in slots
 	slots   []int32          // script index → query URLs of it fetched, tried or scheduled
 	fetched int              // documents with at least one visit
+	// streaming holds the candidate sites flagged as streaming, each with
+	// the pages of it the batch may take (0, or 1 for its probe).
+	streaming map[uint32]int32
 
 	watch *watched // the document explain asks about, or nil
 	stats Stats

@@ -15,14 +15,15 @@ import (
 
 // batchRun is the state of one batch's transaction.
 type batchRun struct {
-	in          *intake
-	s           *Summary
-	scheduled   map[uint64]string // doc id → URL, from batch.tsv
-	seen        *roaring.Bitmap   // doc ids with a parsed record
-	updates     targetUpdates
-	unreachable map[string]bool // sites whose robots.txt was unreachable in this batch
-	reapply     bool            // graph.db already records the batch as seeded (forced run)
-	snapshot    bool            // links were looked up in graph.db as it was before the batch
+	in           *intake
+	s            *Summary
+	scheduled    map[uint64]string // doc id → URL, from batch.tsv
+	seen         *roaring.Bitmap   // doc ids with a parsed record
+	updates      targetUpdates
+	unreachable  map[string]bool // sites whose robots.txt was unreachable in this batch
+	reapply      bool            // graph.db already records the batch as seeded (forced run)
+	maxStreaming int             // harvester.max_streaming: the streak of a streaming site
+	snapshot     bool            // links were looked up in graph.db as it was before the batch
 	// rewritten holds the documents known before the batch whose records
 	// the transaction rewrote before their parsed record came (robots.txt
 	// rechecks): their prepared snapshot copy is out of date.
@@ -113,6 +114,9 @@ func (r *batchRun) servers(recs []fetchlog.Server, entries []batch.Entry) error 
 			if err != nil {
 				return err
 			}
+			if site != nil && !r.reapply {
+				r.streaming(site, rec)
+			}
 			if site == nil || (!site.rec.EstimatesAt.IsZero() && rec.Measured.Before(site.rec.EstimatesAt)) {
 				continue
 			}
@@ -126,6 +130,43 @@ func (r *batchRun) servers(recs []fetchlog.Server, entries []batch.Entry) error 
 		}
 	}
 	return nil
+}
+
+// streaming keeps the site's streak of cut responses and its streaming
+// flag up to date with its host's servers.jsonl line (docs/seeder.md,
+// "Streaming sites"): the flag is set when the harvest gave the host up as
+// streaming; a flagged site's probe cut again is counted; the flag is
+// cleared when the streak fell below harvester.max_streaming, which only
+// a whole response does.
+func (r *batchRun) streaming(site *siteEntry, rec fetchlog.Server) {
+	s := site.rec
+	batch := r.in.batch
+	changed := s.Streak != rec.Streak
+	switch {
+	case rec.Streaming || (s.Streaming != nil && rec.Streak >= r.maxStreaming):
+		switch {
+		case s.Streaming == nil:
+			s.Streaming = &linkgraph.Streaming{Since: batch, Last: batch, Reason: rec.GaveUp}
+			r.s.StreamingSet++
+			changed = true
+		case rec.Streak > s.Streak && batch > s.Streaming.Last:
+			// The probe was cut too.
+			s.Streaming.Last = batch
+			s.Streaming.Probes++
+			if rec.GaveUp != "" {
+				s.Streaming.Reason = rec.GaveUp
+			}
+			changed = true
+		}
+	case s.Streaming != nil:
+		s.Streaming = nil
+		r.s.StreamingCleared++
+		changed = true
+	}
+	if changed {
+		s.Streak = rec.Streak
+		site.dirty = true
+	}
 }
 
 // recheck applies changed robots.txt rules to the known URLs of a site.

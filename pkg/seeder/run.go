@@ -78,6 +78,11 @@ type Summary struct {
 	RobotsExcluded int `json:"robotsExcluded"` // known URLs newly forbidden by changed rules
 	RobotsRestored int `json:"robotsRestored"` // excluded URLs that changed rules allow again
 	ServerSites    int `json:"serverSites"`    // sites whose server estimates were updated
+	// StreamingSet and StreamingCleared count the sites flagged as
+	// streaming by this batch's harvest, and those whose flag it cleared
+	// (a whole response).
+	StreamingSet     int `json:"streamingSet,omitempty"`
+	StreamingCleared int `json:"streamingCleared,omitempty"`
 
 	// Frontier is the number of frontier documents after the batch.
 	Frontier uint64 `json:"frontier"`
@@ -110,6 +115,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  rejected    %s\n", formatCounts(s.Rejected))
 	fmt.Fprintf(w, "  robots.txt  %d sites, %d changed: %d urls excluded, %d restored\n", s.RobotsSites, s.RobotsChanged, s.RobotsExcluded, s.RobotsRestored)
 	fmt.Fprintf(w, "  frontier    %d urls waiting; server estimates for %d sites\n", s.Frontier, s.ServerSites)
+	if s.StreamingSet > 0 || s.StreamingCleared > 0 {
+		fmt.Fprintf(w, "  streaming   %d sites flagged, %d cleared\n", s.StreamingSet, s.StreamingCleared)
+	}
 	if s.Release != nil {
 		s.Release.WriteText(w)
 	}
@@ -281,7 +289,7 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 	err = g.Update(func(tx *linkgraph.Tx) error {
 		in := newIntake(tx, opts.Config, b.ID, res, filepath.Join(col.Dir, FrontierDir))
 		defer in.abortPark()
-		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, snapshot: true, cands: map[string]int{}}
+		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, maxStreaming: opts.Config.Harvester.MaxStreaming, snapshot: true, cands: map[string]int{}}
 		if err := run.robots(robotsRecs); err != nil {
 			return err
 		}

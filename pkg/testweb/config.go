@@ -106,6 +106,12 @@ type Config struct {
 	// Off (the default) the web has none and serves exactly what it
 	// served before the field existed.
 	Hostile bool
+	// EndlessLinks makes the endless host's pages link to more of its
+	// own: each endless page starts with links to /sin-fin/1 ...
+	// /sin-fin/EndlessLinks, which stream without end too, as a real host
+	// whose every page streams (Hostile must be on). Zero (the default)
+	// keeps its one page "/", without links.
+	EndlessLinks int
 
 	// Heterogeneous makes the web behave like a real one in time (see
 	// "The heterogeneous web" in the package documentation): servers
@@ -183,6 +189,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Latency < 0 {
 		return c, fmt.Errorf("testweb: Latency must not be negative, got %v", c.Latency)
+	}
+	if c.EndlessLinks < 0 || (c.EndlessLinks > 0 && !c.Hostile) {
+		return c, fmt.Errorf("testweb: EndlessLinks needs Hostile and must not be negative, got %d", c.EndlessLinks)
 	}
 	if c.Addresses == 0 {
 		c.Addresses = 1

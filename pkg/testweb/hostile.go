@@ -169,7 +169,7 @@ func (w *Web) HostileHosts() []HostileHost {
 		case HostileDrip:
 			hh.Pages, hh.Note = 1, fmt.Sprintf("200, %d bytes at one byte per second", DripBytes)
 		case HostileEndless:
-			hh.Pages, hh.Note = 1, "200, chunked body without end"
+			hh.Pages, hh.Note = 1+w.cfg.EndlessLinks, "200, chunked body without end"
 		case HostileGzipBomb:
 			hh.Pages, hh.Note = 1, fmt.Sprintf("200, gzip: ~1 MiB on the wire, %d bytes decoded", GzipBombSize)
 		case HostileRedirectLoop:
@@ -294,8 +294,12 @@ func (w *Web) hostileResponse(h *hostile, uri string) (response, PageInfo, bool)
 			return response{status: 200, ctype: mimeHTMLUTF8}, PageInfo{Title: "Goteo", Links: []string{o + "/"}, Anchors: []string{"Inicio"}}, true
 		}
 	case HostileEndless:
-		if uri == "/" {
-			return response{status: 200, ctype: mimeHTMLUTF8}, PageInfo{Title: "Sin fin"}, true
+		if w.endlessPage(uri) {
+			pi := PageInfo{Title: "Sin fin"}
+			for _, l := range w.endlessLinks() {
+				pi.Links, pi.Anchors = append(pi.Links, o+l), append(pi.Anchors, "Más")
+			}
+			return response{status: 200, ctype: mimeHTMLUTF8}, pi, true
 		}
 	case HostileGzipBomb:
 		if uri == "/" {
@@ -499,7 +503,7 @@ func (w *Web) serveHostile(rw http.ResponseWriter, req *http.Request, h *hostile
 			return 200
 		}
 	case HostileEndless:
-		if uri == "/" {
+		if w.endlessPage(uri) {
 			w.serveEndless(rw, req)
 			return 200
 		}
@@ -619,7 +623,35 @@ func (w *Web) serveDrip(rw http.ResponseWriter, req *http.Request) {
 	}
 }
 
-// serveEndless sends HTML without end (up to EndlessCap bytes).
+// endlessPath is the path of the endless host's further pages
+// (Config.EndlessLinks): /sin-fin/1, /sin-fin/2, ...
+const endlessPath = "/sin-fin/"
+
+// endlessPage tells whether uri is a page of the endless host: "/", and
+// /sin-fin/K for K from 1 to Config.EndlessLinks.
+func (w *Web) endlessPage(uri string) bool {
+	if uri == "/" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(uri, endlessPath)
+	if !ok {
+		return false
+	}
+	k, err := strconv.Atoi(rest)
+	return err == nil && k >= 1 && k <= w.cfg.EndlessLinks && strconv.Itoa(k) == rest
+}
+
+// endlessLinks returns the paths every endless page links to.
+func (w *Web) endlessLinks() []string {
+	out := make([]string, w.cfg.EndlessLinks)
+	for k := range out {
+		out[k] = endlessPath + strconv.Itoa(k+1)
+	}
+	return out
+}
+
+// serveEndless sends HTML without end (up to EndlessCap bytes), after
+// the links of Config.EndlessLinks.
 func (w *Web) serveEndless(rw http.ResponseWriter, req *http.Request) {
 	hd := rw.Header()
 	hd["Date"] = nil
@@ -629,7 +661,11 @@ func (w *Web) serveEndless(rw http.ResponseWriter, req *http.Request) {
 		return
 	}
 	chunk := []byte(strings.Repeat("<p>Y el texto sigue y sigue, sin terminar nunca.</p>\n", 1200))
-	if _, err := rw.Write([]byte("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Sin fin</title></head>\n<body>\n")); err != nil {
+	head := "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Sin fin</title></head>\n<body>\n"
+	for _, l := range w.endlessLinks() {
+		head += "<p><a href=\"" + l + "\">Más</a></p>\n"
+	}
+	if _, err := rw.Write([]byte(head)); err != nil {
 		return
 	}
 	for sent := 0; sent < EndlessCap; sent += len(chunk) {

@@ -416,3 +416,38 @@ func TestHostileRobotsAndMethods(t *testing.T) {
 		}
 	}
 }
+
+// With EndlessLinks the endless host's pages start with links to more
+// endless pages of it, in the body and in the truth.
+func TestHostileEndlessLinks(t *testing.T) {
+	if _, err := New(Config{Seed: 8, Hosts: 10, EndlessLinks: 3}); err == nil {
+		t.Error("EndlessLinks without Hostile accepted")
+	}
+	w := startWeb(t, Config{Seed: 8, Hosts: 10, Hostile: true, EndlessLinks: 3})
+	c := rawClient(t, w, 60*time.Second)
+	h := hostileNamed(t, w, HostileEndless)
+	if h.Pages != 4 {
+		t.Errorf("%d pages, want 4", h.Pages)
+	}
+	origin := strings.TrimSuffix(h.Entries[0], "/")
+	for _, path := range []string{"/", "/sin-fin/3", "/sin-fin/4", "/sin-fin/03"} {
+		resp, err := c.Get(origin + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := make([]byte, 4096)
+		n, _ := io.ReadFull(resp.Body, head)
+		resp.Body.Close()
+		want := 200
+		if path == "/sin-fin/4" || path == "/sin-fin/03" {
+			want = 404
+		}
+		if resp.StatusCode != want {
+			t.Errorf("%s: status %d, want %d", path, resp.StatusCode, want)
+			continue
+		}
+		if want == 200 && !strings.Contains(string(head[:n]), `<a href="/sin-fin/1">`) {
+			t.Errorf("%s: no link in the head of the body: %q", path, head[:n])
+		}
+	}
+}
