@@ -47,6 +47,9 @@ type Streaming struct {
 	// Last is the last batch whose harvest cut a response of the host
 	// (Since, or the batch of the last probe).
 	Last int `json:"last"`
+	// At is when the harvest of batch Last measured the host (its
+	// servers.jsonl line), from which later probes are timed.
+	At time.Time `json:"at,omitzero"`
 	// Probes counts the probes cut since Since.
 	Probes int `json:"probes,omitempty"`
 	// Reason is the harvester's reason ("streaming: 3 responses in a row

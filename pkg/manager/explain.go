@@ -102,7 +102,7 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 		if err != nil {
 			return fmt.Errorf("explain %s: %w", rawURL, err)
 		}
-		ex.SiteStreaming, ex.Streaming = site.Streaming, describeStreaming(site, next, opts.Config.Harvester.MaxStreaming)
+		ex.SiteStreaming, ex.Streaming = site.Streaming, describeStreaming(site, next, opts.Config.Harvester.MaxStreaming, now, opts.Config.Manager.MinRevisit.D())
 		return nil
 	})
 	if err != nil {

@@ -83,28 +83,14 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 			w.rank = v.rankOf(int32(w.cand))
 		}
 	}
-	if v.streaming, err = streamingSites(tx, v, batch); err != nil {
+	if v.streaming, err = streamingSites(tx, v, batch, now, m.MinRevisit.D()); err != nil {
 		return nil, err
 	}
 	tb, err := newBudget(tx, v, cfg, now)
 	if err != nil {
 		return nil, err
 	}
-	before := v.stats
 	chosen := selectBatch(v, m, tb)
-	if len(chosen) == 0 && v.stats.StreamingHeld > 0 {
-		// Nothing but the URLs of streaming sites whose probes are not
-		// due: the probes are taken now, or the batch numbers that time
-		// them would never move on.
-		v.stats = before
-		for site := range v.streaming {
-			v.streaming[site] = 1
-		}
-		if v.watch != nil {
-			v.watch.fate, v.watch.batchAt = "", -1
-		}
-		chosen = selectBatch(v, m, tb)
-	}
 	p.stats = v.stats
 	if err := p.fill(tx, chosen, m, now); err != nil {
 		return nil, err

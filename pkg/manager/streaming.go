@@ -2,30 +2,45 @@ package manager
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 )
 
-// maxProbeShift caps the doubling of the gap between two probes of a
-// streaming site: at most 2^6 = 64 batches.
-const maxProbeShift = 6
+// maxProbeShift caps the doubling of the time between two probes of a
+// streaming site: at most 2^3 = 8 times manager.min_revisit.
+const maxProbeShift = 3
 
-// nextProbe is the first batch that may probe a site flagged as
-// streaming: one batch after the harvest that gave it up, then twice as
-// many batches after each probe that was cut again (1, 2, 4, ... up to
-// 64): a host that streams forever costs a handful of requests over a
-// crawl, and one that comes back is crawled again soon after.
-func nextProbe(s *linkgraph.Streaming) int {
-	return s.Last + 1<<min(max(s.Probes, 0), maxProbeShift)
+// probeDue tells whether a batch numbered batch, made at now, may probe a
+// site flagged as streaming, and if not, when it may: the first probe in
+// the batch after the harvest that gave the host up (the host may have
+// streamed for a moment); after a probe cut again, not before
+// manager.min_revisit has passed since it, then twice that after each
+// further one cut (up to 8 times). A host that streams forever costs
+// max_streaming + 1 requests in a crawl shorter than min_revisit, and one
+// request a week or less after that (with the default min_revisit);
+// one that comes back is crawled as before once a probe comes whole.
+func probeDue(f *linkgraph.Streaming, batch int, now time.Time, minRevisit time.Duration) (bool, string) {
+	if batch <= f.Last {
+		return false, fmt.Sprintf("batch %d", f.Last+1)
+	}
+	if f.Probes == 0 || f.At.IsZero() {
+		return true, ""
+	}
+	at := f.At.Add(minRevisit << min(f.Probes-1, maxProbeShift))
+	if now.Before(at) {
+		return false, at.UTC().Format(time.RFC3339)
+	}
+	return true, ""
 }
 
 // streamingSites reads the record of every site with candidates and
 // returns, for each one flagged as streaming, how many of its pages the
-// batch may take: 1 (its probe) from the batch nextProbe on, else 0.
+// batch may take: 1 (its probe) when probeDue, else 0.
 // Taken in profit order, the one page is the site's best-valued
 // candidate. The URLs that links in truncated bodies added to the site
 // wait with the others.
-func streamingSites(tx *linkgraph.Tx, v *graphView, batch int) (map[uint32]int32, error) {
+func streamingSites(tx *linkgraph.Tx, v *graphView, batch int, now time.Time, minRevisit time.Duration) (map[uint32]int32, error) {
 	seen := map[uint32]bool{}
 	var out map[uint32]int32
 	for i := range v.cands {
@@ -45,7 +60,7 @@ func streamingSites(tx *linkgraph.Tx, v *graphView, batch int) (map[uint32]int32
 			out = map[uint32]int32{}
 		}
 		out[id] = 0
-		if batch >= nextProbe(s.Streaming) {
+		if due, _ := probeDue(s.Streaming, batch, now, minRevisit); due {
 			out[id] = 1
 		}
 	}
@@ -62,7 +77,7 @@ func streamingFate(allowed int32) string {
 
 // describeStreaming is explain's line on the site's streaming flag, ""
 // when there is nothing to say.
-func describeStreaming(s *linkgraph.Site, batch, maxStreaming int) string {
+func describeStreaming(s *linkgraph.Site, batch, maxStreaming int, now time.Time, minRevisit time.Duration) string {
 	f := s.Streaming
 	if f == nil {
 		if s.Streak == 0 {
@@ -71,8 +86,8 @@ func describeStreaming(s *linkgraph.Site, batch, maxStreaming int) string {
 		return fmt.Sprintf("not flagged: its host's last %d responses were cut (the flag is set at harvester.max_streaming %d)", s.Streak, maxStreaming)
 	}
 	probe := fmt.Sprintf("the next batch (%d) takes one probe URL of the site, its best-valued", batch)
-	if n := nextProbe(f); batch < n {
-		probe = fmt.Sprintf("no URL of the site before batch %d (the next batch is %d), then one probe URL", n, batch)
+	if due, when := probeDue(f, batch, now, minRevisit); !due {
+		probe = fmt.Sprintf("no URL of the site before %s (the next batch is %d), then one probe URL", when, batch)
 	}
 	return fmt.Sprintf("flagged since batch %d (%s); %d probes cut since, the last in batch %d; %s, until a response comes whole",
 		f.Since, orNone(f.Reason), f.Probes, f.Last, probe)

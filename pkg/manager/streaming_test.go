@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
@@ -51,9 +52,9 @@ func sitePages(entries []batch.Entry, site string) []string {
 }
 
 // A site flagged as streaming gets its best-valued URL as its probe in a
-// batch where one is due (one batch after the harvest that flagged it,
-// then 2, 4, ... after each probe cut again), and nothing in the others;
-// the other site is not touched.
+// batch where one is due (the batch after the harvest that flagged it,
+// then min_revisit after a probe cut again, doubling up to 8 times), and
+// nothing in the others; the other site is not touched.
 func TestStreamingProbe(t *testing.T) {
 	f := streamingFixture(t)
 	free := f.plan(1)
@@ -68,14 +69,15 @@ func TestStreamingProbe(t *testing.T) {
 		batch int
 		probe bool
 	}{
-		{"the batch after the flag", linkgraph.Streaming{Since: 3, Last: 3}, 4, true},
-		{"later", linkgraph.Streaming{Since: 3, Last: 3}, 9, true},
-		{"the flag's own batch number", linkgraph.Streaming{Since: 3, Last: 3}, 3, false},
-		{"one probe cut: two batches", linkgraph.Streaming{Since: 3, Last: 4, Probes: 1}, 5, false},
-		{"one probe cut: due", linkgraph.Streaming{Since: 3, Last: 4, Probes: 1}, 6, true},
-		{"three probes cut: eight batches", linkgraph.Streaming{Since: 3, Last: 10, Probes: 3}, 17, false},
-		{"three probes cut: due", linkgraph.Streaming{Since: 3, Last: 10, Probes: 3}, 18, true},
-		{"the gap stops doubling at 64", linkgraph.Streaming{Since: 3, Last: 10, Probes: 40}, 74, true},
+		{"the batch after the flag", linkgraph.Streaming{Since: 3, Last: 3, At: testNow.Add(-time.Minute)}, 4, true},
+		{"later", linkgraph.Streaming{Since: 3, Last: 3, At: testNow.Add(-time.Minute)}, 9, true},
+		{"the flag's own batch number", linkgraph.Streaming{Since: 3, Last: 3, At: testNow.Add(-time.Minute)}, 3, false},
+		{"one probe cut: not before min_revisit", linkgraph.Streaming{Since: 3, Last: 4, Probes: 1, At: testNow.Add(-6 * day)}, 50, false},
+		{"one probe cut: due after min_revisit", linkgraph.Streaming{Since: 3, Last: 4, Probes: 1, At: testNow.Add(-7 * day)}, 5, true},
+		{"three probes cut: four times min_revisit", linkgraph.Streaming{Since: 3, Last: 10, Probes: 3, At: testNow.Add(-27 * day)}, 11, false},
+		{"three probes cut: due", linkgraph.Streaming{Since: 3, Last: 10, Probes: 3, At: testNow.Add(-28 * day)}, 11, true},
+		{"the gap stops doubling at 8 times", linkgraph.Streaming{Since: 3, Last: 10, Probes: 40, At: testNow.Add(-56 * day)}, 11, true},
+		{"a record without its time: by batch", linkgraph.Streaming{Since: 3, Last: 10, Probes: 2}, 11, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,7 +117,7 @@ func TestExplainStreaming(t *testing.T) {
 	f := streamingFixture(t)
 	f.site("http://a.cl", func(s *linkgraph.Site) {
 		s.Streak = 3
-		s.Streaming = &linkgraph.Streaming{Since: 0, Last: 0, Reason: "streaming: 3 responses in a row cut (last: body cap 2097152 bytes)"}
+		s.Streaming = &linkgraph.Streaming{Since: 0, Last: 0, At: testNow.Add(-time.Hour), Reason: "streaming: 3 responses in a row cut (last: body cap 2097152 bytes)"}
 	})
 	// The next batch is 1: its probe is due.
 	probe := f.explain("http://a.cl/")
@@ -134,10 +136,9 @@ func TestExplainStreaming(t *testing.T) {
 	if !strings.Contains(out.String(), "streaming  flagged since batch 0") {
 		t.Errorf("explain output:\n%s", out.String())
 	}
-	// Flagged by batch 0's harvest with a probe cut in batch 0 too: none
-	// before batch 2.
+	// A probe cut an hour ago: none before a week after it.
 	f.site("http://a.cl", func(s *linkgraph.Site) { s.Streaming.Probes = 1 })
-	if ex := f.explain("http://a.cl/"); ex.InBatch || !strings.Contains(ex.Streaming, "no URL of the site before batch 2 (the next batch is 1)") ||
+	if ex := f.explain("http://a.cl/"); ex.InBatch || !strings.Contains(ex.Streaming, "no URL of the site before "+testNow.Add(-time.Hour+7*day).UTC().Format(time.RFC3339)+" (the next batch is 1)") ||
 		!strings.Contains(ex.Verdict, "next probe is not due") {
 		t.Errorf("not due: in batch %v, streaming %q, verdict %q", ex.InBatch, ex.Streaming, ex.Verdict)
 	}
@@ -151,15 +152,17 @@ func TestExplainStreaming(t *testing.T) {
 	}
 }
 
-// A batch that would hold nothing but streaming sites' URLs whose probes
-// are not due takes the probes: batch numbers time the probes, and they
-// would not move on without a batch.
+// A frontier that holds nothing but the URLs of a streaming site whose
+// probe is not due has nothing to do now: the probe waits for its time
+// (the crawl ends rather than asking the host again and again).
 func TestStreamingProbeWhenNothingElse(t *testing.T) {
 	f := newFixture(t)
 	f.add(page{url: "http://a.cl/", links: []string{"http://a.cl/1"}}, page{url: "http://a.cl/1", depth: 1})
-	f.site("http://a.cl", func(s *linkgraph.Site) { s.Streaming, s.Streak = &linkgraph.Streaming{Since: 5, Last: 5, Probes: 2}, 5 })
+	f.site("http://a.cl", func(s *linkgraph.Site) {
+		s.Streaming, s.Streak = &linkgraph.Streaming{Since: 5, Last: 5, Probes: 2, At: testNow.Add(-time.Hour)}, 5
+	})
 	p := f.plan(6)
-	if got := sitePages(p.entries, "http://a.cl"); len(got) != 1 || p.stats.StreamingHeld != 1 {
-		t.Errorf("a.cl %v, %d held; want its probe, 1 held", got, p.stats.StreamingHeld)
+	if got := sitePages(p.entries, "http://a.cl"); len(got) != 0 || p.stats.StreamingHeld != 2 {
+		t.Errorf("a.cl %v, %d held; want nothing, 2 held", got, p.stats.StreamingHeld)
 	}
 }

@@ -2,6 +2,7 @@ package seeder
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -132,6 +133,15 @@ func (r *batchRun) servers(recs []fetchlog.Server, entries []batch.Entry) error 
 	return nil
 }
 
+// measuredAt is when a servers.jsonl line was measured, or now for a line
+// without the time.
+func measuredAt(rec fetchlog.Server) time.Time {
+	if rec.Measured.IsZero() {
+		return time.Now().UTC()
+	}
+	return rec.Measured.UTC()
+}
+
 // streaming keeps the site's streak of cut responses and its streaming
 // flag up to date with its host's servers.jsonl line (docs/seeder.md,
 // "Streaming sites"): the flag is set when the harvest gave the host up as
@@ -146,12 +156,12 @@ func (r *batchRun) streaming(site *siteEntry, rec fetchlog.Server) {
 	case rec.Streaming || (s.Streaming != nil && rec.Streak >= r.maxStreaming):
 		switch {
 		case s.Streaming == nil:
-			s.Streaming = &linkgraph.Streaming{Since: batch, Last: batch, Reason: rec.GaveUp}
+			s.Streaming = &linkgraph.Streaming{Since: batch, Last: batch, At: measuredAt(rec), Reason: rec.GaveUp}
 			r.s.StreamingSet++
 			changed = true
 		case rec.Streak > s.Streak && batch > s.Streaming.Last:
 			// The probe was cut too.
-			s.Streaming.Last = batch
+			s.Streaming.Last, s.Streaming.At = batch, measuredAt(rec)
 			s.Streaming.Probes++
 			if rec.GaveUp != "" {
 				s.Streaming.Reason = rec.GaveUp

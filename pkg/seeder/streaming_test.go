@@ -30,11 +30,11 @@ func TestStreamingFlag(t *testing.T) {
 		clear  int
 	}{
 		{"http://a.cl/", fetchlog.Server{Host: "a.cl", Streak: 3, Streaming: true, GaveUp: reason, Measured: t0}, 20,
-			&linkgraph.Streaming{Since: 1, Last: 1, Reason: reason}, 3, 1, 0},
+			&linkgraph.Streaming{Since: 1, Last: 1, At: t0, Reason: reason}, 3, 1, 0},
 		{"http://a.cl/p1", fetchlog.Server{Host: "a.cl", Streak: 4, Streaming: true, GaveUp: "streaming: 4 responses", Measured: t0}, 0,
-			&linkgraph.Streaming{Since: 1, Last: 2, Probes: 1, Reason: "streaming: 4 responses"}, 4, 0, 0},
+			&linkgraph.Streaming{Since: 1, Last: 2, At: t0, Probes: 1, Reason: "streaming: 4 responses"}, 4, 0, 0},
 		{"http://a.cl/p2", fetchlog.Server{Host: "a.cl", Streak: 4, GaveUp: "3 consecutive failures (last: connect)", Measured: t0}, 0,
-			&linkgraph.Streaming{Since: 1, Last: 2, Probes: 1, Reason: "streaming: 4 responses"}, 4, 0, 0},
+			&linkgraph.Streaming{Since: 1, Last: 2, At: t0, Probes: 1, Reason: "streaming: 4 responses"}, 4, 0, 0},
 		{"http://a.cl/p3", fetchlog.Server{Host: "a.cl", Streak: 0, Measured: t0}, 0, nil, 0, 0, 1},
 	}
 	for i, st := range steps {
