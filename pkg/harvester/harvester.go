@@ -618,6 +618,9 @@ type harvest struct {
 		active, waiting, done                          atomic.Int64
 	}
 
+	// outage is the network outage rule (outage.go).
+	outage *outage
+
 	mu       sync.Mutex
 	fatalErr error
 }
@@ -856,9 +859,11 @@ func (h *harvest) fatalError() error {
 
 // resolve looks the server's host up before it is scheduled; a name that
 // does not resolve, or only to refused addresses, has every URL logged
-// with that error (and a robots line per site), without a connection.
+// with that error (and a robots line per site), without a connection. A
+// failure that may be the resolver's is held (outage.go).
 func (h *harvest) resolve(ctx context.Context, srv *Server) {
 	ip, err := h.client.Resolve(ctx, srv.Host)
+	held := h.outage.lookup(srv.Host, err, ctx.Err() != nil)
 	if err == nil {
 		srv.ip = ip
 		return
@@ -868,6 +873,9 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 		return // stopping
 	}
 	srv.dnsErr = fe.Text()
+	if held {
+		return // serve logs the URLs once the network is known up (outage.go)
+	}
 	h.log.Debug("host does not resolve", "host", srv.Host, "err", srv.dnsErr)
 	now := time.Now().UTC()
 	for {
@@ -987,6 +995,7 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 	h.mu.Lock()
 	h.stopAll = func() { stopStart(); stopFetch() }
 	h.mu.Unlock()
+	h.outage = newOutage(hc.OutageHosts, len(servers), func() int { return len(servers) - int(h.stats.done.Load()) }, func(err error) { h.fatal(err) })
 	runDone := make(chan struct{})
 	defer close(runDone)
 	go func() {
