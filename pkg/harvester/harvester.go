@@ -296,6 +296,10 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	for _, msg := range res.repaired {
 		log.Warn("repaired "+s.PartialDir(), "batch", b.Name(), "what", msg)
 	}
+	if err := clearStopped(partial); err != nil {
+		out.close()
+		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
+	}
 	h, err := newHarvest(opts, log, out, res, b)
 	if err != nil {
 		out.close()
@@ -326,6 +330,9 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	}
 	if runErr != nil {
 		out.close()
+		if err := recordStopped(partial, runErr); err != nil {
+			log.Warn("stop not recorded", "batch", b.Name(), "err", err)
+		}
 		return nil, runErr
 	}
 	// Everything is in the files: they are fsynced and closed (the WARC

@@ -115,10 +115,17 @@ func TestResolverDown(t *testing.T) {
 			if n := len(web.Requests()); n != 0 {
 				t.Errorf("%d HTTP requests with the resolver down", n)
 			}
+			data, err := os.ReadFile(filepath.Join(dir, "harvest.partial", harvester.StoppedFile))
+			if err != nil || !strings.Contains(string(data), `"why":"`+harvester.StoppedNetworkDown+`"`) {
+				t.Errorf("stopped.json: %s, %v", data, err)
+			}
 			if err := web.SetDNSDown(testweb.DNSUp); err != nil {
 				t.Fatal(err)
 			}
 			rerun(t, dir, cfg, len(urls))
+			if _, err := os.Stat(filepath.Join(dir, "harvest", harvester.StoppedFile)); err == nil {
+				t.Error("stopped.json published with the harvest")
+			}
 		})
 	}
 }
