@@ -264,7 +264,7 @@ ended() {
 		;;
 	esac
 	local how
-	how=$(outcome "$rc")
+	how=$(outcome "$name" "$rc")
 	if [ "$fail_rc" = 0 ]; then
 		fail_rc=$rc
 		fail_what="$desc" fail_how=$how
@@ -274,13 +274,14 @@ ended() {
 	fi
 }
 
-# outcome RC names how a stage that exited RC (not 0 or 3) stopped:
-# "interrupted" (130, 143: a signal; a rerun resumes it), "found the
-# network down" (5), else "failed". cron.sh reads these words.
+# outcome NAME RC names how stage NAME that exited RC (not 0 or 3)
+# stopped: "interrupted" (130, 143: a signal; a rerun resumes it), "found
+# the network down" (the harvester's 5), else "failed". cron.sh reads
+# these words.
 outcome() {
-	case $1 in
-	130 | 143) echo interrupted ;;
-	5) echo "found the network down" ;;
+	case $1:$2 in
+	*:130 | *:143) echo interrupted ;;
+	harvester:5) echo "found the network down" ;;
 	*) echo failed ;;
 	esac
 }

@@ -411,9 +411,9 @@ load
 if [ -n "$fail_stage" ]; then
 	what="$fail_stage on batch $fail_batch"
 	rc=$fail_rc
-	case $rc in
-	130 | 143) tag=INTERRUPTED ended=interrupted ;;
-	5) tag="NETWORK DOWN" ended="network down" ;;
+	case $fail_stage:$rc in
+	*:130 | *:143) tag=INTERRUPTED ended=interrupted ;;
+	harvester:5) tag="NETWORK DOWN" ended="network down" ;;
 	*) tag=FAILED ended=failed ;;
 	esac
 	logline "$tag: $what exited $fail_rc: ${why:-no output}"
