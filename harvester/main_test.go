@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,7 +236,7 @@ func TestKillAndResume(t *testing.T) {
 			cmd.Process.Signal(syscall.SIGINT)
 			err := cmd.Wait()
 			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != command.ExitFailure || !strings.Contains(stderr.String(), "interrupted") {
+			if !errors.As(err, &ee) || ee.ExitCode() != command.ExitInterrupted+int(syscall.SIGINT) || !strings.Contains(stderr.String(), "interrupted by SIGINT") {
 				t.Fatalf("after SIGINT: %v, stderr %q", err, stderr.String())
 			}
 		} else {
@@ -373,7 +374,7 @@ func TestSIGTERM(t *testing.T) {
 	err := cmd.Wait()
 	took := time.Since(sent)
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != command.ExitFailure || !strings.Contains(stderr.String(), "interrupted") {
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 || !strings.Contains(stderr.String(), "interrupted by SIGTERM") {
 		t.Fatalf("after SIGTERM: %v, stderr %q", err, stderr.String())
 	}
 	if took > 3*time.Second {
@@ -407,5 +408,42 @@ func TestStatusLine(t *testing.T) {
 		"\r\x1b[K"
 	if buf.String() != want {
 		t.Errorf("terminal got\n%q\nwant\n%q", buf.String(), want)
+	}
+}
+
+// TestNetworkDown: through the binary, a resolver that refuses every
+// query stops the harvest with exit code 5 and one line; nothing is
+// logged, and a run with the resolver back harvests the batch with no
+// DNS error.
+func TestNetworkDown(t *testing.T) {
+	web, urls := smallWeb(t, 12, 2)
+	tmp := t.TempDir()
+	bdir := filepath.Join(tmp, "000005")
+	ht.WriteBatch(t, bdir, 5, ht.Entries(urls...))
+	// A closed UDP port: every query is refused.
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := pc.LocalAddr().String()
+	pc.Close()
+	down := web.Config(wait)
+	down.Harvester.DNSServer = closed
+	cmd, stderr := subprocess(t, bdir, writeConfig(t, filepath.Join(tmp, "down.toml"), down))
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != command.ExitNetworkDown {
+		t.Fatalf("with the resolver down: %v, want exit %d; stderr %q", err, command.ExitNetworkDown, stderr.String())
+	}
+	msg := strings.TrimSpace(stderr.String())
+	if strings.Count(msg, "\n") != 0 || !strings.HasPrefix(msg, "harvester: harvest batch 000005: network down: ") {
+		t.Errorf("stderr %q, want one line naming the outage", msg)
+	}
+	if n := lines(bdir); n > 0 {
+		t.Errorf("%d URLs logged during the outage", n)
+	}
+	out, errs, code := runCLI(t, "run", "--batch-dir", bdir, "--config", writeConfig(t, filepath.Join(tmp, "up.toml"), web.Config(wait)), "-q")
+	if code != command.ExitOK || !strings.Contains(out, "24 URLs, 12 fetched") || !strings.Contains(out, "no errors") {
+		t.Fatalf("with the resolver back: exit %d\n%s\n%s", code, out, errs)
 	}
 }

@@ -41,7 +41,9 @@
 # A failing stage (any exit code but 0 and 3) stops the crawl: no stage
 # is started after it, the stages running beside it finish their batch,
 # and crawl.sh exits with the failing stage's code, naming the stage and
-# the batch. SIGINT or SIGTERM to crawl.sh is passed on (SIGTERM) to the
+# the batch; a stage stopped by a signal (130, 143) is said to be
+# "interrupted", a harvester that found the network down (5) so, both
+# to be run again. SIGINT or SIGTERM to crawl.sh is passed on (SIGTERM) to the
 # running stages, which stop cleanly; crawl.sh waits for them and exits
 # 130 or 143. A rerun continues where the crawl stopped.
 #
@@ -89,7 +91,7 @@ declare -A dry=()   # stage -> 1 after it said "nothing to do" for a batch the m
 cycle=0             # batches written by the manager in this run
 mgr_done=0          # 1: no more manager runs (CYCLES reached or frontier empty)
 mgr_wait_seed=0     # 1: the manager found nothing while batches were unfinished: rerun after a seeder
-fail_rc=0 fail_what=
+fail_rc=0 fail_what= fail_how=
 
 # scan reads the batch markers (docs/format/collection.md) and sets:
 # ready_harvester, ready_gatherer, ready_seeder (the oldest batch ready for
@@ -261,13 +263,27 @@ ended() {
 		return
 		;;
 	esac
+	local how
+	how=$(outcome "$name" "$rc")
 	if [ "$fail_rc" = 0 ]; then
 		fail_rc=$rc
-		fail_what="$desc"
-		wire_log "crawl.sh: $name failed (exit $rc) on batch $b in cycle $cycle on $col; starting no other stage$([ ${#pid[@]} -gt 0 ] && echo "; waiting for $(beside "$name")")"
+		fail_what="$desc" fail_how=$how
+		wire_log "crawl.sh: $name $how (exit $rc) on batch $b in cycle $cycle on $col; starting no other stage$([ ${#pid[@]} -gt 0 ] && echo "; waiting for $(beside "$name")")"
 	else
-		wire_log "crawl.sh: $name also failed (exit $rc) on batch $b"
+		wire_log "crawl.sh: $name also $how (exit $rc) on batch $b"
 	fi
+}
+
+# outcome NAME RC names how stage NAME that exited RC (not 0 or 3)
+# stopped: "interrupted" (130, 143: a signal; a rerun resumes it), "found
+# the network down" (the harvester's 5), else "failed". cron.sh reads
+# these words.
+outcome() {
+	case $1:$2 in
+	*:130 | *:143) echo interrupted ;;
+	harvester:5) echo "found the network down" ;;
+	*) echo failed ;;
+	esac
 }
 
 # stop_all SIG RC: passes SIGTERM on to the running stages, waits for
@@ -297,7 +313,7 @@ while :; do
 	unset "name_of[$done_pid]"
 done
 if [ "$fail_rc" != 0 ]; then
-	wire_log "crawl.sh: stopped after $cycle cycle(s): $fail_what failed (exit $fail_rc); a rerun continues from there"
+	wire_log "crawl.sh: stopped after $cycle cycle(s): $fail_what $fail_how (exit $fail_rc); a rerun continues from there"
 	exit "$fail_rc"
 fi
 scan

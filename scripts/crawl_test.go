@@ -7,6 +7,7 @@ package scripts_test
 // WIRE_OVERLAP=0.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -202,6 +203,40 @@ func TestCrawlScript(t *testing.T) {
 		}
 		if got := strings.Join(batchStates(t, col), ","); got != "000001 seeded,000002 seeded" {
 			t.Errorf("after the rerun: %s", got)
+		}
+	})
+
+	t.Run("harvester-stops", func(t *testing.T) {
+		// A harvester that found the network down (5), or was stopped
+		// by someone else's signal (143): crawl.sh and cron.sh pass the
+		// code on and say so, not "failed".
+		col := e.newCollection(t)
+		e.wire(t, "manager", "run", "--collection", col)
+		for _, tc := range []struct {
+			code        int
+			crawl, cron string
+		}{
+			{5, "crawl.sh: harvester found the network down (exit 5) on batch 000001", "NETWORK DOWN: harvester on batch 000001 exited 5: harvester: network down"},
+			{143, "crawl.sh: harvester interrupted (exit 143) on batch 000001", "INTERRUPTED: harvester on batch 000001 exited 143: harvester: network down"},
+		} {
+			bin := t.TempDir()
+			for _, s := range []string{"manager", "gatherer", "seeder"} {
+				if err := os.Symlink(filepath.Join(e.bin, s), filepath.Join(bin, s)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fake := fmt.Sprintf("#!/bin/sh\necho 'harvester: network down' >&2\nexit %d\n", tc.code)
+			if err := os.WriteFile(filepath.Join(bin, "harvester"), []byte(fake), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r := e.run([]string{"WIRE_BIN=" + bin}, "bash", "crawl.sh", col, "1")
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.crawl) || strings.Contains(r.stderr, "failed") {
+				t.Errorf("crawl.sh: exit %d, want %d and %q, not \"failed\":\n%s", r.code, tc.code, tc.crawl, r.stderr)
+			}
+			r = e.run([]string{"WIRE_BIN=" + bin}, "bash", "cron.sh", col)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.cron) {
+				t.Errorf("cron.sh: exit %d, want %d and %q:\n%s", r.code, tc.code, tc.cron, r.stderr)
+			}
 		}
 	})
 

@@ -36,11 +36,14 @@
 # and any WIRE_* setting. Needs bash 5.1 or later, as crawl.sh does.
 #
 # Exit codes: 0 done (cycles done, frontier empty or deadline reached),
-# 2 usage, 75 another cron.sh runs on the collection, 143 stopped by
-# SIGTERM or SIGINT; else the failing stage's own code (1 failure, 2 bad
-# configuration, 4 a stage run by hand holds that stage's lock), with a
+# 2 usage, 75 another cron.sh runs on the collection, 130 or 143
+# interrupted (SIGINT, SIGTERM: to cron.sh, or to a stage by someone
+# else; the next run resumes); else the failing stage's own code (1
+# failure, 2 bad configuration, 4 a stage run by hand holds that stage's
+# lock, 5 the harvester found the network down, 6 a damaged file), with a
 # line "FAILED: STAGE on batch NNNNNN exited CODE: LAST LINE" on stderr
-# and in the log (with overlap, once the stages beside it have finished
+# and in the log ("INTERRUPTED: ..." for 130 and 143, "NETWORK DOWN:
+# ..." for 5; with overlap, once the stages beside it have finished
 # their batch), or crawl.sh's own when it fails by itself ("FAILED:
 # crawl.sh exited CODE: ..."). docs/operations.md explains every line.
 set -uo pipefail
@@ -228,7 +231,7 @@ translate() {
 	local -A last=()
 	local re_ts='^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z) (.*)$'
 	local re_stage='^(cycle ([0-9]+): )?(manager|harvester|gatherer|seeder) on batch ([0-9]{6}): (.*)$'
-	local re_fail='^crawl\.sh: (manager|harvester|gatherer|seeder) (also )?failed \(exit ([0-9]+)\) on batch ([0-9]{6})'
+	local re_fail='^crawl\.sh: (manager|harvester|gatherer|seeder) (also )?(failed|interrupted|found the network down) \(exit ([0-9]+)\) on batch ([0-9]{6})'
 	local re_tagged='^(manager|harvester|gatherer|seeder) ([0-9]{6})\| (.*)$'
 	while IFS= read -r line || [ -n "$line" ]; do
 		printf -v now '%(%Y-%m-%dT%H:%M:%SZ)T' -1
@@ -297,7 +300,7 @@ translate() {
 			s=${BASH_REMATCH[1]}
 			unset "run[$s]" "since[$s]"
 			if [ -z "$fail_stage" ]; then
-				fail_stage=$s fail_rc=${BASH_REMATCH[3]} fail_batch=${BASH_REMATCH[4]}
+				fail_stage=$s fail_rc=${BASH_REMATCH[4]} fail_batch=${BASH_REMATCH[5]}
 			fi
 			out "$ts cron[$$]: $text"
 			save_state
@@ -339,6 +342,7 @@ on_signal() {
 		kill -KILL "$tr_pid" 2>/dev/null
 	fi
 	logline "end: interrupted by SIG$sig after $cycles_done cycle(s); the next run continues from ${what:-here}"
+	[ "$sig" = INT ] && exit 130
 	exit 143
 }
 trap 'on_signal TERM' TERM
@@ -407,9 +411,14 @@ load
 if [ -n "$fail_stage" ]; then
 	what="$fail_stage on batch $fail_batch"
 	rc=$fail_rc
-	logline "FAILED: $what exited $fail_rc: ${why:-no output}"
-	logline "end: failed (exit $rc) after $cycles_done cycle(s); the next run continues from $what"
-	echo "cron.sh: FAILED: $what exited $fail_rc: ${why:-no output} (log: $log)" >&2
+	case $fail_stage:$rc in
+	*:130 | *:143) tag=INTERRUPTED ended=interrupted ;;
+	harvester:5) tag="NETWORK DOWN" ended="network down" ;;
+	*) tag=FAILED ended=failed ;;
+	esac
+	logline "$tag: $what exited $fail_rc: ${why:-no output}"
+	logline "end: $ended (exit $rc) after $cycles_done cycle(s); the next run continues from $what"
+	echo "cron.sh: $tag: $what exited $fail_rc: ${why:-no output} (log: $log)" >&2
 	exit "$rc"
 fi
 case $rc in
@@ -426,8 +435,14 @@ case $rc in
 	fi
 	;;
 esac
-# crawl.sh itself failed (or was stopped by someone else's signal).
+# crawl.sh itself failed, or was stopped by someone else's signal.
 why=$why_crawl
+if [ "$rc" = 130 ] || [ "$rc" = 143 ]; then
+	logline "INTERRUPTED: crawl.sh exited $rc: ${why:-no output}"
+	logline "end: interrupted (exit $rc) after $cycles_done cycle(s); the next run continues from here"
+	echo "cron.sh: INTERRUPTED: crawl.sh exited $rc: ${why:-no output} (log: $log)" >&2
+	exit "$rc"
+fi
 logline "FAILED: crawl.sh exited $rc: ${why:-no output}"
 logline "end: failed (exit $rc) after $cycles_done cycle(s); the next run continues from here"
 echo "cron.sh: FAILED: crawl.sh exited $rc: ${why:-no output} (log: $log)" >&2

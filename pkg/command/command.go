@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/fetch"
 )
 
 // Exit codes shared by every binary, so scripts can tell "nothing to do"
@@ -69,6 +71,7 @@ func Usage(format string, args ...any) error { return usageError{fmt.Errorf(form
 // ExitCode maps an error returned by a command to the process exit code.
 func ExitCode(err error) int {
 	var ue usageError
+	var in Interrupted
 	switch {
 	case err == nil:
 		return ExitOK
@@ -78,10 +81,43 @@ func ExitCode(err error) int {
 		return ExitLocked
 	case errors.Is(err, collection.ErrDamaged):
 		return ExitDamaged
+	case errors.Is(err, fetch.ErrNetworkDown):
+		return ExitNetworkDown
+	case errors.As(err, &in):
+		return ExitInterrupted + int(in.Signal)
 	case errors.As(err, &ue), errors.Is(err, config.ErrInvalid):
 		return ExitUsage
 	}
 	return ExitFailure
+}
+
+// Interrupted is the cause of a run's context cancelled by a signal
+// (SIGINT, SIGTERM). An error that holds it exits with ExitInterrupted +
+// the signal's number: the stage stopped cleanly and a rerun resumes.
+type Interrupted struct{ Signal syscall.Signal }
+
+func (e Interrupted) Error() string {
+	name := "signal " + strconv.Itoa(int(e.Signal))
+	switch e.Signal {
+	case syscall.SIGINT:
+		name = "SIGINT"
+	case syscall.SIGTERM:
+		name = "SIGTERM"
+	}
+	return "interrupted by " + name
+}
+
+// WithSignal returns the error of a command run under ctx as Main
+// reports it: when a signal cancelled ctx (its cause is Interrupted),
+// a failure is taken as the signal's doing and carries the Interrupted,
+// so it exits with 128 + signal; other outcomes (success, a usage error,
+// a lock, nothing to do ...) are kept.
+func WithSignal(ctx context.Context, err error) error {
+	var in Interrupted
+	if err == nil || !errors.As(context.Cause(ctx), &in) || errors.As(err, &in) || ExitCode(err) != ExitFailure {
+		return err
+	}
+	return fmt.Errorf("%w (%w; run again to resume)", err, in)
 }
 
 // Flag names shared by every binary.
@@ -205,12 +241,22 @@ func Interactive(c *cli.Context) bool {
 }
 
 // Main runs app with the process arguments, cancels its context on SIGINT
-// and SIGTERM, prints any error as "NAME: message" on stderr and exits
-// with the mapped code.
+// and SIGTERM (with cause Interrupted), prints any error as "NAME:
+// message" on stderr and exits with the mapped code: 130 or 143 for a
+// run the signal stopped (WithSignal).
 func Main(app *cli.App) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := app.RunContext(ctx, os.Args)
-	stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if s, ok := (<-sigs).(syscall.Signal); ok {
+			cancel(Interrupted{Signal: s})
+		}
+	}()
+	err := WithSignal(ctx, app.RunContext(ctx, os.Args))
+	signal.Stop(sigs)
+	close(sigs)
+	cancel(nil)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", app.Name, err)
 	}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/fetch"
 )
 
 func TestExitCode(t *testing.T) {
@@ -25,6 +27,9 @@ func TestExitCode(t *testing.T) {
 		{fmt.Errorf("lock: %w", collection.ErrLocked), ExitLocked},
 		{fmt.Errorf("load: %w", config.ErrInvalid), ExitUsage},
 		{Usage("bad %s", "flag"), ExitUsage},
+		{fmt.Errorf("harvest: %w", fetch.ErrNetworkDown), ExitNetworkDown},
+		{fmt.Errorf("harvest: %w", Interrupted{Signal: syscall.SIGINT}), 130},
+		{fmt.Errorf("harvest: %w", Interrupted{Signal: syscall.SIGTERM}), 143},
 	}
 	for _, tc := range tests {
 		if got := ExitCode(tc.err); got != tc.want {

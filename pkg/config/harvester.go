@@ -41,6 +41,7 @@ type Harvester struct {
 	DNSTimeout            Duration `toml:"dns_timeout" doc:"Time limit for one DNS lookup."`
 	DNSCacheTime          Duration `toml:"dns_cache_time" doc:"How long a DNS answer, or a failure, is kept in the harvester's cache."`
 	DNSLookups            int      `toml:"dns_lookups" doc:"Simultaneous DNS lookups."`
+	OutageHosts           int      `toml:"outage_hosts" doc:"A network outage stops the harvest (exit code 5, nothing counted against the web) when this many host names in a row fail their DNS lookup for the resolver's fault (refused, no answer, SERVFAIL; NXDOMAIN is an answer) with no lookup answered in between, or fail to connect for lack of a route with no connection made in between; a batch of fewer hosts needs them all (at least 2). 0 turns the detection off."`
 	WARCMaxBytes          int64    `toml:"warc_max_bytes" doc:"A new WARC file is started once the current one is this large."`
 	StopTimeout           Duration `toml:"stop_timeout" doc:"On SIGINT or SIGTERM, requests in flight get this long to finish before they are abandoned."`
 	BatchDeadline         Duration `toml:"batch_deadline" doc:"A harvest ends this long after it started: URLs not requested by then are logged deferred and go back to the frontier unharmed. 0: twice the batch's manager.batch_duration (in its header), or no deadline for a batch without one."`
@@ -77,6 +78,7 @@ func defaultHarvester() Harvester {
 		DNSTimeout:            Duration(5 * time.Second),
 		DNSCacheTime:          Duration(time.Hour),
 		DNSLookups:            32,
+		OutageHosts:           10,
 		WARCMaxBytes:          1 << 30,
 		StopTimeout:           Duration(10 * time.Second),
 		BatchDeadline:         0,
@@ -148,6 +150,9 @@ func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	}
 	if s := c.DNSServer; s != "" && !strings.Contains(s, ":") {
 		bad("harvester.dns_server", "want host:port, got %q", s)
+	}
+	if c.OutageHosts < 0 {
+		bad("harvester.outage_hosts", "must not be negative (0 turns the detection off), got %d", c.OutageHosts)
 	}
 	if c.DNSLookups < 1 || c.DNSLookups > 1000 {
 		bad("harvester.dns_lookups", "must be between 1 and 1000, got %d", c.DNSLookups)

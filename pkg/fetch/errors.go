@@ -130,8 +130,10 @@ func (h *Host) classify(reqCtx context.Context, rawURL string, err error) *Error
 		e.Kind, e.Detail = KindTLS, err.Error()
 	case errors.As(err, &ne) && ne.Timeout():
 		e.Kind, e.Detail = KindTimeout, "network timeout"
-	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+	case errors.Is(err, syscall.EHOSTUNREACH):
 		e.Kind, e.Detail = KindConnect, "no route to host"
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.ENETDOWN):
+		e.Kind, e.Detail = KindConnect, "network unreachable"
 	default:
 		msg := err.Error()
 		if strings.Contains(msg, "tls:") {

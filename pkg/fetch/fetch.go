@@ -83,6 +83,10 @@ type Config struct {
 	DNSCacheTime time.Duration // how long answers and failures are kept; 0 = the whole run
 	// MaxHeaderBytes caps the response header; 0 means 64 KiB.
 	MaxHeaderBytes int64
+	// Dial, if set, opens the TCP connections in place of a
+	// net.Dialer with ConnectTimeout (tests use it to play a network
+	// without routes).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Client fetches URLs under one Config. It is safe for concurrent use;
@@ -463,9 +467,13 @@ func (h *Host) dial(ctx context.Context, addr string) (net.Conn, error) {
 		return nil, err
 	}
 	d := net.Dialer{Timeout: h.c.cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
+	dial := d.DialContext
+	if h.c.cfg.Dial != nil {
+		dial = h.c.cfg.Dial
+	}
 	var last error
 	for _, ip := range allowed {
-		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(ip.String(), port))
+		conn, err := dial(ctx, "tcp", net.JoinHostPort(ip.String(), port))
 		if err == nil {
 			return conn, nil
 		}

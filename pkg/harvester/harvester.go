@@ -296,6 +296,10 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	for _, msg := range res.repaired {
 		log.Warn("repaired "+s.PartialDir(), "batch", b.Name(), "what", msg)
 	}
+	if err := clearStopped(partial); err != nil {
+		out.close()
+		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
+	}
 	h, err := newHarvest(opts, log, out, res, b)
 	if err != nil {
 		out.close()
@@ -326,6 +330,9 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	}
 	if runErr != nil {
 		out.close()
+		if err := recordStopped(partial, runErr); err != nil {
+			log.Warn("stop not recorded", "batch", b.Name(), "err", err)
+		}
 		return nil, runErr
 	}
 	// Everything is in the files: they are fsynced and closed (the WARC
@@ -618,6 +625,9 @@ type harvest struct {
 		active, waiting, done                          atomic.Int64
 	}
 
+	// outage is the network outage rule (outage.go).
+	outage *outage
+
 	mu       sync.Mutex
 	fatalErr error
 }
@@ -860,9 +870,11 @@ func (h *harvest) fatalError() error {
 
 // resolve looks the server's host up before it is scheduled; a name that
 // does not resolve, or only to refused addresses, has every URL logged
-// with that error (and a robots line per site), without a connection.
+// with that error (and a robots line per site), without a connection. A
+// failure that may be the resolver's is held (outage.go).
 func (h *harvest) resolve(ctx context.Context, srv *Server) {
 	ip, err := h.client.Resolve(ctx, srv.Host)
+	held := h.outage.lookup(srv.Host, err, ctx.Err() != nil)
 	if err == nil {
 		srv.ip = ip
 		srv.unit = h.hosts.join(srv.Host, ip)
@@ -873,6 +885,9 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 		return // stopping
 	}
 	srv.dnsErr = fe.Text()
+	if held {
+		return // serve logs the URLs once the network is known up (outage.go)
+	}
 	h.log.Debug("host does not resolve", "host", srv.Host, "err", srv.dnsErr)
 	now := time.Now().UTC()
 	for {
@@ -996,6 +1011,7 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 	h.mu.Lock()
 	h.stopAll = func() { stopStart(); stopFetch() }
 	h.mu.Unlock()
+	h.outage = newOutage(hc.OutageHosts, len(servers), func() int { return len(servers) - int(h.stats.done.Load()) }, func(err error) { h.fatal(err) })
 	runDone := make(chan struct{})
 	defer close(runDone)
 	go func() {

@@ -104,6 +104,12 @@ func (h *harvest) serve(srv *Server) error {
 		}
 		switch {
 		case srv.dnsErr != "":
+			if err := h.awaitDNS(srv, sq.Site); err != nil {
+				if errors.Is(err, errEnded) {
+					return nil
+				}
+				return err
+			}
 			if err := h.skip(srv, e, srv.dnsErr); err != nil {
 				return err
 			}
@@ -125,6 +131,9 @@ func (h *harvest) serve(srv *Server) error {
 				return err
 			}
 			if err := c.page(e); err != nil {
+				if errors.Is(err, errHeld) {
+					return nil // tried again later (outage.go)
+				}
 				return err
 			}
 			done++
@@ -275,6 +284,9 @@ func (h *harvest) delay(srv *Server, site string) time.Duration {
 // account counts consecutive failures and streamed responses and
 // applies Retry-After.
 func (h *harvest) account(srv *Server, rawURL string, resp *fetch.Response, ferr error, end time.Time) {
+	if h.outage.request(srv.Host, resp, ferr) {
+		return // may be the network's: not the host's failure (outage.go)
+	}
 	hc := h.cfg.Harvester
 	h.countStreak(srv, rawURL, resp, ferr)
 	failed := false
@@ -426,6 +438,10 @@ func (c *conn) fetchRobots(site string) (fetchlog.Robots, error) {
 	for hop := 0; ; hop++ {
 		a, err := c.robotsHop(target)
 		if err != nil {
+			return rec, err
+		}
+		if err := h.outage.after(h, c.srv); err != nil {
+			a.resp.Release()
 			return rec, err
 		}
 		c.srv.robotsReq++
@@ -581,6 +597,10 @@ func (c *conn) page(e batch.Entry) error {
 	}
 	a, err := c.do(req, e.Site)
 	if err != nil {
+		return err
+	}
+	if err := h.outage.after(h, c.srv); err != nil {
+		a.resp.Release()
 		return err
 	}
 	resp, ferr := a.resp, a.err

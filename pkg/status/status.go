@@ -8,6 +8,7 @@ package status
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -82,6 +83,10 @@ type Batch struct {
 	// harvest-shard-I-of-N.partial): a stage is running or was
 	// interrupted there.
 	Partial []string `json:"partial,omitempty"`
+	// Stopped is what a harvester run that stopped before the batch was
+	// done recorded in its partial directory (stopped.json): an
+	// interruption or a network outage, which a rerun resumes.
+	Stopped *Stopped `json:"stopped,omitempty"`
 	// ShardsDone lists the shard markers of a batch harvested in shards
 	// that is not merged yet (harvested-shard-I-of-N.done).
 	ShardsDone []string `json:"shardsDone,omitempty"`
@@ -90,6 +95,19 @@ type Batch struct {
 	// Harvest is the harvester's summary, when the batch is harvested.
 	Harvest *Harvest `json:"harvest,omitempty"`
 }
+
+// Stopped is a harvester's stopped.json (docs/format/harvest.md).
+type Stopped struct {
+	// Dir is the partial directory that holds it.
+	Dir string `json:"dir"`
+	// Why is "interrupted" or "network-down".
+	Why   string    `json:"why"`
+	Error string    `json:"error"`
+	At    time.Time `json:"at"`
+}
+
+// stoppedFile is the harvester's harvester.StoppedFile.
+const stoppedFile = "stopped.json"
 
 // Harvest is the part of a harvested.done marker status shows
 // (docs/format/harvest.md, "harvested.done").
@@ -216,6 +234,11 @@ func readBatch(b *collection.Batch) Batch {
 	for _, p := range partial {
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			info.Partial = append(info.Partial, filepath.Base(p))
+			var st Stopped
+			if data, err := os.ReadFile(filepath.Join(p, stoppedFile)); err == nil && json.Unmarshal(data, &st) == nil && st.Why != "" {
+				st.Dir = filepath.Base(p)
+				info.Stopped = &st
+			}
 		}
 	}
 	if !b.Done(collection.StageHarvested) {

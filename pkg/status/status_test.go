@@ -287,3 +287,38 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectStopped: a harvest stopped by a signal or a network outage
+// (its stopped.json) is shown as such, not as a failure.
+func TestCollectStopped(t *testing.T) {
+	for _, tc := range []struct{ why, want string }{
+		{"interrupted", "harvest interrupted at 2026-11-22T02:00:05Z; a rerun resumes it"},
+		{"network-down", "harvest stopped, network down at 2026-11-22T02:00:05Z; a rerun resumes it"},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			col := newCollection(t)
+			p := filepath.Join(col.Dir, "batches", "000002", "harvest.partial", stoppedFile)
+			data := `{"why":"` + tc.why + `","error":"harvest batch 000002: x","at":"2026-11-22T02:00:05Z"}` + "\n"
+			if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Collect(col, Options{NoGraph: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := s.Last.Stopped; st == nil || st.Why != tc.why || st.Dir != "harvest.partial" {
+				t.Fatalf("stopped %+v", s.Last.Stopped)
+			}
+			var out bytes.Buffer
+			s.WriteText(&out)
+			for _, want := range []string{
+				"last batch  000002 managed, next: harvester (harvest.partial present: " + tc.want + ")",
+				"unfinished  000002 managed [harvest.partial] (" + tc.want + ") → harvester\n",
+			} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("status text lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
+	}
+}

@@ -33,6 +33,9 @@ func (s *Status) WriteText(w io.Writer) error {
 			if len(b.Partial) > 0 {
 				parts[i] += " [" + strings.Join(b.Partial, ", ") + "]"
 			}
+			if b.Stopped != nil {
+				parts[i] += " (" + describeStopped(b.Stopped) + ")"
+			}
 			parts[i] += " → " + b.Next
 		}
 		p.line("unfinished", "%s", strings.Join(parts, "; "))
@@ -85,7 +88,10 @@ func describe(b *Batch) string {
 	if b.Next != "" {
 		text += ", next: " + b.Next
 	}
-	if len(b.Partial) > 0 {
+	switch {
+	case b.Stopped != nil:
+		text += " (" + strings.Join(b.Partial, ", ") + " present: " + describeStopped(b.Stopped) + ")"
+	case len(b.Partial) > 0:
 		text += " (" + strings.Join(b.Partial, ", ") + " present: running or interrupted)"
 	}
 	if len(b.ShardsDone) > 0 {
@@ -138,4 +144,13 @@ func (p *printer) line(label, format string, args ...any) {
 		return
 	}
 	_, p.err = fmt.Fprintf(p.w, "%-11s %s\n", label, fmt.Sprintf(format, args...))
+}
+
+// describeStopped says how a harvester run stopped (stopped.json).
+func describeStopped(st *Stopped) string {
+	how := "harvest interrupted"
+	if st.Why == "network-down" {
+		how = "harvest stopped, network down"
+	}
+	return fmt.Sprintf("%s at %s; a rerun resumes it", how, stamp(st.At))
 }

@@ -35,7 +35,15 @@ func (w *Web) startDNS() ([]*dns.Server, string, error) {
 			return nil, "", fmt.Errorf("testweb: listening for DNS over TCP on port %d: %w", p, err)
 		}
 	}
-	addr := pc.LocalAddr().String()
+	srvs, err := w.serveDNSOn(pc, ln)
+	if err != nil {
+		return nil, "", err
+	}
+	return srvs, pc.LocalAddr().String(), nil
+}
+
+// serveDNSOn starts DNS servers on a UDP socket and a TCP listener.
+func (w *Web) serveDNSOn(pc net.PacketConn, ln net.Listener) ([]*dns.Server, error) {
 	handler := dns.HandlerFunc(w.serveDNS)
 	srvs := []*dns.Server{
 		{PacketConn: pc, Handler: handler},
@@ -64,19 +72,25 @@ func (w *Web) startDNS() ([]*dns.Server, string, error) {
 					_ = later.Listener.Close()
 				}
 			}
-			return nil, "", fmt.Errorf("testweb: starting DNS server: %w", err)
+			return nil, fmt.Errorf("testweb: starting DNS server: %w", err)
 		}
 	}
-	return srvs, addr, nil
+	return srvs, nil
 }
 
 // serveDNS answers A queries for every host of the web with its address
 // (the HTTP listen address, or one of Config.Addresses; TTL 300; an alias
 // the address of its site), other types of known names with an empty
 // NOERROR answer, and unknown names with NXDOMAIN; the hostile hosts of
-// kinds nxdomain and servfail get NXDOMAIN and SERVFAIL.
+// kinds nxdomain and servfail get NXDOMAIN and SERVFAIL. SetDNSDown
+// changes that: no answer at all (DNSSilent), SERVFAIL for every name
+// (DNSServFail).
 func (w *Web) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
 	w.dnsQueries.Add(1)
+	mode := DNSMode(w.dnsMode.Load())
+	if mode == DNSSilent {
+		return
+	}
 	m := new(dns.Msg)
 	m.SetReply(req)
 	m.Authoritative = true
@@ -84,6 +98,9 @@ func (w *Web) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
 		m.SetEdns0(max(opt.UDPSize(), dns.MinMsgSize), false)
 	}
 	switch {
+	case mode == DNSServFail:
+		m.Rcode = dns.RcodeServerFailure
+		m.Authoritative = false
 	case req.Opcode != dns.OpcodeQuery:
 		m.Rcode = dns.RcodeNotImplemented
 	case len(req.Question) != 1:

@@ -280,6 +280,7 @@ type Web struct {
 	connIDs  map[net.Conn]uint64
 
 	dnsQueries atomic.Int64
+	dnsMode    atomic.Int32 // a DNSMode, set by SetDNSDown
 }
 
 // reqRecord is a completed request with its arrival number, kept small

@@ -218,6 +218,7 @@ func EnvironmentFaults(ctx context.Context, bin, dir string, web *testweb.Web, s
 	}
 	cases = append(cases, warcCases(ctx, fresh, st)...)
 	cases = append(cases, func() (EnvCase, error) { return diskFull(ctx, bin, dir, web, s) })
+	cases = append(cases, outageCases(ctx, fresh, st, web)...)
 	for _, run := range cases {
 		c, err := run()
 		if err != nil {
