@@ -62,7 +62,7 @@ func TestStreak(t *testing.T) {
 			cfg.Harvester.MaxStreaming = 3
 			cfg.Harvester.MaxFailures = 100 // the failure rule out of the way
 			cfg.Harvester.MaxBodyBytes = 1 << 20
-			h := &harvest{cfg: cfg, log: slog.New(slog.DiscardHandler), hosts: newHostTable()}
+			h := &harvest{cfg: cfg, log: slog.New(slog.DiscardHandler), hosts: newHostTable(0)}
 			srv := &Server{Host: "a.cl", streak: tt.start}
 			for _, s := range tt.steps {
 				resp, err := s.do()
@@ -88,7 +88,7 @@ func TestStreak(t *testing.T) {
 func TestStreamingBeforeFailures(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Harvester.MaxStreaming, cfg.Harvester.MaxFailures = 3, 3
-	h := &harvest{cfg: cfg, log: slog.New(slog.DiscardHandler), hosts: newHostTable()}
+	h := &harvest{cfg: cfg, log: slog.New(slog.DiscardHandler), hosts: newHostTable(0)}
 	srv := &Server{Host: "a.cl"}
 	for range 3 {
 		h.account(srv, "http://a.cl/", &fetch.Response{Status: 200, Truncated: fetch.TruncatedTime},
