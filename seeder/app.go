@@ -17,5 +17,6 @@ func newApp() *cli.App {
 		checkCommand(),
 		statsCommand(),
 		importCommand(),
+		restoreCommand(),
 	)
 }
