@@ -409,3 +409,25 @@ func (g *Graph) walk() error {
 	}
 	return nil
 }
+
+// Backup writes a consistent copy of graph.db to w (bbolt's online
+// backup, Tx.WriteTo, in a read transaction: writers wait for nothing)
+// and returns the park file records it holds, whose files belong with
+// the copy.
+func (g *Graph) Backup(w io.Writer) ([]Parked, error) {
+	var parked []Parked
+	err := g.View(func(tx *Tx) error {
+		if err := tx.ForEachParked(func(p Parked) error {
+			parked = append(parked, p)
+			return nil
+		}); err != nil {
+			return err
+		}
+		_, err := tx.tx.WriteTo(w)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("back up %s: %w", g.db.Path(), err)
+	}
+	return parked, nil
+}
