@@ -18,5 +18,6 @@ func newApp() *cli.App {
 		requeueCommand(),
 		statsCommand(),
 		importCommand(),
+		restoreCommand(),
 	)
 }

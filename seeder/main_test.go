@@ -108,8 +108,8 @@ func TestCommands(t *testing.T) {
 		t.Errorf("requeue with an argument: exit %d, want %d", code, command.ExitUsage)
 	}
 	os.Remove(filepath.Join(dir, collection.GraphFile))
-	if code, _, _ := seederRun(t, "", "check", c); code != command.ExitFailure {
-		t.Errorf("check without graph.db: exit %d", code)
+	if code, _, errOut := seederRun(t, "", "check", c); code != command.ExitDamaged || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "seeder restore") {
+		t.Errorf("check without graph.db: exit %d, want %d and one line naming the repair\n%s", code, command.ExitDamaged, errOut)
 	}
 }
 

@@ -15,10 +15,11 @@ type Seeder struct {
 	FrontierBudget   int    `toml:"frontier_budget" doc:"Fixed-budget mode: new URLs are taken into the frontier only while it holds fewer than this many URLs; 0 turns it off."`
 	FrontierOverflow string `toml:"frontier_overflow" doc:"What happens to new URLs over frontier_budget: park (kept on disk and released later, nothing is lost) or drop (forgotten until a page links to them again, as in the paper)."`
 	FrontierLowWater int    `toml:"frontier_low_water" doc:"Parked URLs are released (by seeder run after each batch, or seeder release) while the frontier holds fewer than this many URLs; keep it above manager.batch_size."`
+	BackupEvery      int    `toml:"backup_every" doc:"seeder run writes a consistent copy of graph.db (and links to its park files) to COLLECTION/backup/ after every this many batches, keeping the previous copy too; seeder restore brings it back and takes in again the batches seeded since (docs/operations.md); 0 turns it off."`
 }
 
 func defaultSeeder() Seeder {
-	return Seeder{NewLinksPerPage: 0, FrontierBudget: 0, FrontierOverflow: OverflowPark, FrontierLowWater: 200000}
+	return Seeder{NewLinksPerPage: 0, FrontierBudget: 0, FrontierOverflow: OverflowPark, FrontierLowWater: 200000, BackupEvery: 5}
 }
 
 // validate reports the settings of the section that are out of range.
@@ -34,6 +35,9 @@ func (c *Seeder) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.FrontierLowWater < 0 {
 		bad("seeder.frontier_low_water", "must not be negative, got %d", c.FrontierLowWater)
+	}
+	if c.BackupEvery < 0 {
+		bad("seeder.backup_every", "must not be negative, got %d", c.BackupEvery)
 	}
 	if c.FrontierBudget > 0 && c.FrontierLowWater > c.FrontierBudget {
 		bad("seeder.frontier_low_water", "must not exceed seeder.frontier_budget (%d), got %d", c.FrontierBudget, c.FrontierLowWater)

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -89,7 +90,40 @@ type Graph struct {
 // writing, a version 1 file is upgraded to version 2 in one transaction
 // (in-links, site graph and frontier set are built from the out-links and
 // documents); read-only, it is read as it is.
+//
+// A file that exists is checked before bbolt maps it (CheckFile), and
+// bbolt's panics and memory faults while it is opened or read are
+// recovered (guard): a damaged file gives a *DamagedError, which matches
+// collection.ErrDamaged, and never a crash. An empty file is damaged,
+// never made a new database; a missing one is created only for writing
+// (OpenExisting refuses it).
 func Open(path string, readOnly bool, timeout time.Duration) (*Graph, error) {
+	if _, err := os.Stat(path); err == nil || readOnly {
+		if err := CheckFile(path); err != nil {
+			return nil, err
+		}
+	}
+	var g *Graph
+	err := guard(path, func() error {
+		var err error
+		g, err = open(path, readOnly, timeout)
+		return err
+	})
+	return g, err
+}
+
+// OpenExisting is Open for the graph.db of an existing collection: a
+// missing file is damage (a *DamagedError), not a new database. Only the
+// creation of a collection (seeder init, seeder import's new collection)
+// makes graph.db.
+func OpenExisting(path string, readOnly bool, timeout time.Duration) (*Graph, error) {
+	if err := CheckFile(path); err != nil {
+		return nil, err
+	}
+	return Open(path, readOnly, timeout)
+}
+
+func open(path string, readOnly bool, timeout time.Duration) (*Graph, error) {
 	db, err := bolt.Open(path, 0o644, BoltOptions(readOnly, timeout))
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: %w", path, ErrBusy)
@@ -98,6 +132,12 @@ func Open(path string, readOnly bool, timeout time.Duration) (*Graph, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	g := &Graph{db: db, readOnly: readOnly, keys: newURLKeyer()}
+	defer func() {
+		if r := recover(); r != nil {
+			db.Close() // a panic while reading: close, then report it
+			panic(r)
+		}
+	}()
 	if readOnly {
 		err = db.View(func(tx *bolt.Tx) error {
 			v, err := checkVersion(tx)
@@ -205,12 +245,16 @@ func (g *Graph) Close() error { return g.db.Close() }
 func (g *Graph) Legacy() bool { return g.legacy }
 
 // View runs fn in a read-only transaction.
+// A panic or memory fault while it reads graph.db is returned as a
+// *DamagedError (guard).
 func (g *Graph) View(fn func(*Tx) error) error {
-	return g.db.View(func(btx *bolt.Tx) error {
-		t := newTx(btx)
-		t.legacy = g.legacy
-		t.keys = g.keys
-		return fn(t)
+	return guard(g.db.Path(), func() error {
+		return g.db.View(func(btx *bolt.Tx) error {
+			t := newTx(btx)
+			t.legacy = g.legacy
+			t.keys = g.keys
+			return fn(t)
+		})
 	})
 }
 
@@ -218,18 +262,27 @@ func (g *Graph) View(fn func(*Tx) error) error {
 // fn returns nil. Changes that the transaction gathers in memory (id
 // counters, in-links, the site graph, the frontier set) are written
 // before the commit.
+// A panic or memory fault while it reads or writes graph.db rolls the
+// transaction back and is returned as a *DamagedError (guard).
 func (g *Graph) Update(fn func(*Tx) error) error {
-	return g.db.Update(func(btx *bolt.Tx) error {
-		t := newTx(btx)
-		t.keys = g.keys
-		err := fn(t)
-		if t.prep != nil {
-			<-t.prep.done // its read transaction must end before the commit
-		}
-		if err != nil {
-			return err
-		}
-		return t.flush()
+	return guard(g.db.Path(), func() error {
+		return g.db.Update(func(btx *bolt.Tx) error {
+			t := newTx(btx)
+			t.keys = g.keys
+			defer func() {
+				if t.prep != nil {
+					<-t.prep.done // its read transaction must end before the commit or rollback
+				}
+			}()
+			err := fn(t)
+			if t.prep != nil {
+				<-t.prep.done
+			}
+			if err != nil {
+				return err
+			}
+			return t.flush()
+		})
 	})
 }
 
@@ -343,14 +396,16 @@ func (t *Tx) PrepareFlush() {
 		wg.Go(func() {
 			p.inAdd = sortU64(inAdd.slice(), nil)
 			p.inDel = sortU64(p.inDel, nil)
-			p.err = db.View(func(btx *bolt.Tx) error {
-				b := btx.Bucket(bucketIn)
-				if b == nil {
-					return fmt.Errorf("in-links: %w: no bucket %s", ErrCorrupt, bucketIn)
-				}
-				var err error
-				p.in, err = inLinkValues(p.inAdd, p.inDel, b.Get)
-				return err
+			p.err = guard(db.Path(), func() error {
+				return db.View(func(btx *bolt.Tx) error {
+					b := btx.Bucket(bucketIn)
+					if b == nil {
+						return fmt.Errorf("in-links: %w: no bucket %s", ErrCorrupt, bucketIn)
+					}
+					var err error
+					p.in, err = inLinkValues(p.inAdd, p.inDel, b.Get)
+					return err
+				})
 			})
 		})
 	}
@@ -436,8 +491,11 @@ func (t *Tx) writeConcurrently(records func() error) error {
 		t.tx.Bucket(name).FillPercent = idFill
 	}
 	links := make(chan error, 1)
-	go func() { links <- t.writeLinks() }()
-	return errors.Join(records(), <-links)
+	path := t.tx.DB().Path()
+	go func() { links <- guard(path, t.writeLinks) }()
+	// records runs under guard too: a panic here must not unwind (and
+	// roll the transaction back) while writeLinks still writes.
+	return errors.Join(guard(path, records), <-links)
 }
 
 // writeLinks writes the new sites and URLs, the in-link sets and the
@@ -851,6 +909,7 @@ func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, err
 	}
 	out := make([]result, len(ids))
 	errs := make([]error, len(ids))
+	path := t.tx.DB().Path()
 	const block = 256
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -858,24 +917,30 @@ func (t *Tx) UpdateDocs(ids []uint64, update func(i int, d *Doc) bool) (int, err
 		wg.Go(func() {
 			var d Doc
 			var scratch []byte
-			for {
-				start := int(next.Add(block) - block)
-				if start >= len(ids) {
-					return
-				}
-				for i := start; i < min(start+block, len(ids)); i++ {
-					// vals[i] stays as it is until the records are
-					// written below: d may share its memory.
-					if err := decodeDocView(ids[i], vals[i], &d); err != nil {
-						errs[i] = err
-						continue
+			at := -1 // the record being decoded, for a panic's error
+			if err := guard(path, func() error {
+				for {
+					start := int(next.Add(block) - block)
+					if start >= len(ids) {
+						return nil
 					}
-					if update(i, &d) {
-						var v []byte
-						v, scratch = encodeDoc(&d, scratch)
-						out[i] = result{v: v, inFrontier: d.InFrontier()}
+					for i := start; i < min(start+block, len(ids)); i++ {
+						at = i
+						// vals[i] stays as it is until the records are
+						// written below: d may share its memory.
+						if err := decodeDocView(ids[i], vals[i], &d); err != nil {
+							errs[i] = err
+							continue
+						}
+						if update(i, &d) {
+							var v []byte
+							v, scratch = encodeDoc(&d, scratch)
+							out[i] = result{v: v, inFrontier: d.InFrontier()}
+						}
 					}
 				}
+			}); err != nil && at >= 0 {
+				errs[at] = err
 			}
 		})
 	}

@@ -35,6 +35,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, col: col, cfg: config.Defaults(), ids: map[string]uint64{}}
+	f.open().Close() // graph.db, as seeder init makes it with the collection
 	t.Cleanup(func() {
 		f.view(func(tx *linkgraph.Tx) error {
 			if errs := tx.Check(10); len(errs) > 0 {

@@ -179,7 +179,7 @@ func openGraph(col *collection.Collection, timeout time.Duration) (*linkgraph.Gr
 	if timeout <= 0 {
 		timeout = DefaultGraphTimeout
 	}
-	g, err := linkgraph.Open(col.GraphPath(), false, timeout)
+	g, err := linkgraph.OpenExisting(col.GraphPath(), false, timeout)
 	if errors.Is(err, linkgraph.ErrBusy) {
 		return nil, fmt.Errorf("%w (waited %s; the seeder or another manager is using it, run again when it is done)", err, timeout)
 	}

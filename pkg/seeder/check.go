@@ -17,6 +17,9 @@ const DefaultCheckLimit = 100
 // read-only) and returns the problems found, at most limit (0 means
 // DefaultCheckLimit):
 //
+//   - that graph.db's pages are whole (linkgraph.Graph.CheckPages:
+//     every page its buckets reach, then bbolt's Tx.Check); if not, the
+//     error is a *linkgraph.DamagedError (collection.ErrDamaged);
 //   - every invariant of graph.db that linkgraph.Tx.Check verifies: each
 //     id has one URL and back, in-links mirror out-links, the site graph
 //     and the frontier set agree with the documents and links, counters
@@ -54,6 +57,18 @@ func check(col *collection.Collection, timeout time.Duration, limit int, complet
 		if len(problems) < limit {
 			problems = append(problems, fmt.Sprintf(format, args...))
 		}
+	}
+	// The pages first: a file that bbolt cannot walk is damaged (one
+	// error, exit code 6), not a list of invariants.
+	pageProblems, err := g.CheckPages(limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pageProblems {
+		add("%s: %v", col.GraphPath(), p)
+	}
+	if len(pageProblems) > 0 {
+		return problems, &linkgraph.DamagedError{Path: col.GraphPath(), What: fmt.Sprintf("bbolt's check found %d problems (listed above)", len(pageProblems))}
 	}
 	err = g.View(func(tx *linkgraph.Tx) error {
 		for _, e := range tx.Check(limit) {

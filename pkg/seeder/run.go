@@ -223,6 +223,7 @@ func Run(ctx context.Context, opts RunOptions) (*Summary, error) {
 	if err := b.MarkDone(collection.StageSeeded, s); err != nil {
 		return nil, err
 	}
+	maybeBackup(g, col, opts.Config, b.ID, log)
 	log.Debug("batch seeded", "batch", b.Name(), "docs", s.Docs, "new_urls", s.NewURLs, "elapsed", s.Elapsed)
 	return s, nil
 }

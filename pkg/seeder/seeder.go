@@ -59,7 +59,7 @@ func openGraph(col *collection.Collection, readOnly bool, timeout time.Duration)
 	if timeout <= 0 {
 		timeout = DefaultGraphTimeout
 	}
-	g, err := linkgraph.Open(col.GraphPath(), readOnly, timeout)
+	g, err := linkgraph.OpenExisting(col.GraphPath(), readOnly, timeout)
 	if errors.Is(err, linkgraph.ErrBusy) {
 		return nil, &busyError{err: err, timeout: timeout}
 	}

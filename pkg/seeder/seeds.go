@@ -103,6 +103,13 @@ func AddSeeds(opts SeedOptions, r io.Reader, name string, problems io.Writer) (*
 		return nil, fmt.Errorf("add seeds %s: %w", name, err)
 	}
 	logger(opts.Logger).Debug("seeds added", "file", name, "added", s.Added, "known", s.Known)
+	// New seeds take ids that a restore would not give again: the backup
+	// is brought up to date at once.
+	if s.Added > 0 && opts.Config.Seeder.BackupEvery > 0 {
+		if err := Backup(g, opts.Collection); err != nil {
+			logger(opts.Logger).Warn("backup of graph.db failed; the seeds are added", "err", err)
+		}
+	}
 	return s, nil
 }
 

@@ -226,7 +226,11 @@ func EnvironmentFaults(ctx context.Context, bin, dir string, web *testweb.Web, s
 		}
 		report(c)
 	}
-	return out, nil
+	graph, err := graphFaults(ctx, fresh, st)
+	for _, c := range graph {
+		report(c)
+	}
+	return out, err
 }
 
 // freshFunc makes a scratch copy of a prepared collection.

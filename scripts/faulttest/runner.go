@@ -33,6 +33,7 @@ import (
 const (
 	exitOK      = 0
 	exitNothing = 3
+	exitDamaged = 6 // a damaged collection file (graph.db, a WARC file)
 )
 
 // Stages returns the four stages in the order of a crawl cycle.

@@ -15,9 +15,6 @@ import (
 	"github.com/wirecrawl/wire/pkg/parsed"
 )
 
-// exitDamaged is pkg/command's ExitDamaged: a collection file is damaged.
-const exitDamaged = 6
-
 // warcCases are the damaged-WARC faults (issue 18): batch 2's WARC file
 // truncated, emptied, deleted, and with one corrupt record. Each must
 // stop `gatherer run` with exit 6 and one line naming the file and the
