@@ -63,9 +63,6 @@ charts pagerank.svg, time.svg and queue.svg. See docs/simulator.md.
 ` + command.ExitCodesHelp,
 		Flags: command.WithSettings(simulateFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return command.Usage("simulate takes no arguments, got %q", c.Args().First())
-			}
 			return runSimulate(c)
 		},
 	}

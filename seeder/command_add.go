@@ -30,9 +30,6 @@ Adding the same list twice adds nothing the second time.
 }
 
 func runAdd(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return command.Usage("add takes one seed file (or - for standard input)")
-	}
 	col, cfg, err := command.Open(c)
 	if err != nil {
 		return err

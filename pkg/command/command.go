@@ -20,6 +20,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
 )
 
 // Exit codes shared by every binary, so scripts can tell "nothing to do"
@@ -67,15 +68,23 @@ func (e usageError) Unwrap() error { return e.error }
 func Usage(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 // ExitCode maps an error returned by a command to the process exit code.
+// A directory that is not a collection is a usage error (the command
+// line named the wrong directory), as it is for the scripts; graph.db
+// held by another process is "locked", whichever stage finds it.
+// cli.ExitCoder is what the framework returns for "help UNKNOWN": a
+// usage error too.
 func ExitCode(err error) int {
 	var ue usageError
+	var ec cli.ExitCoder
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.Is(err, collection.ErrNothingToDo):
 		return ExitNothingToDo
-	case errors.Is(err, collection.ErrLocked):
+	case errors.Is(err, collection.ErrLocked), errors.Is(err, linkgraph.ErrBusy):
 		return ExitLocked
+	case errors.Is(err, collection.ErrNotCollection), errors.As(err, &ec):
+		return ExitUsage
 	case errors.Is(err, collection.ErrDamaged):
 		return ExitDamaged
 	case errors.As(err, &ue), errors.Is(err, config.ErrInvalid):
@@ -218,7 +227,10 @@ func Main(app *cli.App) {
 }
 
 // NewApp returns an app with the shared settings: the exit-code help, the
-// common flags on every command, and errors returned rather than printed.
+// common flags on every command, errors returned rather than printed, an
+// unknown command a usage error, and on every command the one rule for
+// arguments (args.go): flags before arguments, and exactly the arguments
+// the command's ArgsUsage declares.
 func NewApp(name, usage string, commands ...*cli.Command) *cli.App {
 	app := &cli.App{
 		Name:                 name,
@@ -233,8 +245,17 @@ func NewApp(name, usage string, commands ...*cli.Command) *cli.App {
 			return usageError{err}
 		},
 	}
-	for _, cmd := range commands {
+	app.Action = unknownCommand(name, commands, true)
+	var onUsage func(*cli.Command)
+	onUsage = func(cmd *cli.Command) {
 		cmd.OnUsageError = app.OnUsageError
+		for _, sub := range cmd.Subcommands {
+			onUsage(sub)
+		}
+	}
+	for _, cmd := range commands {
+		onUsage(cmd)
+		guard(name, cmd)
 	}
 	return app
 }
