@@ -6,7 +6,8 @@
 # COLLECTION/logs/cron.log, and an exit code that says what happened.
 #
 # A run takes COLLECTION/locks/cron.lock (flock). If another cron.sh
-# holds it, this one writes one line and exits at once with code 75.
+# holds it, this one writes one line and exits at once with code 4
+# (locked, as a stage whose lock is held).
 # It then runs scripts/crawl.sh COLLECTION N: every batch an earlier run
 # left half-way (a failure or a kill) is finished first, then up to N
 # cycles (default 1) of manager -> harvester -> gatherer -> seeder,
@@ -36,7 +37,7 @@
 # and any WIRE_* setting. Needs bash 5.1 or later, as crawl.sh does.
 #
 # Exit codes: 0 done (cycles done, frontier empty or deadline reached),
-# 2 usage, 75 another cron.sh runs on the collection, 143 stopped by
+# 2 usage (or not a collection), 4 another cron.sh runs on the collection, 143 stopped by
 # SIGTERM or SIGINT; else the failing stage's own code (1 failure, 2 bad
 # configuration, 4 a stage run by hand holds that stage's lock), with a
 # line "FAILED: STAGE on batch NNNNNN exited CODE: LAST LINE" on stderr
@@ -46,7 +47,7 @@
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-readonly EXIT_LOCKED=75
+readonly EXIT_LOCKED=4 # pkg/command ExitLocked
 
 usage() {
 	echo "usage: $0 [--cycles N] [--for DURATION | --until TIME] [--grace DURATION] COLLECTION" >&2
