@@ -113,10 +113,11 @@ func checkFloatFlags(c *cli.Context) error {
 }
 
 // guard installs the argument rule on cmd and its subcommands; prefix is
-// the name of the app and the parent commands. A command with
+// the names of the parent commands ("" for a command of the app). The
+// messages name the command without the app, which Main prints first. A command with
 // subcommands and no action of its own rejects an unknown subcommand.
 func guard(prefix string, cmd *cli.Command) {
-	name := prefix + " " + cmd.Name
+	name := strings.TrimSpace(prefix + " " + cmd.Name)
 	for _, sub := range cmd.Subcommands {
 		guard(name, sub)
 	}
@@ -152,6 +153,11 @@ func unknownCommand(name string, commands []*cli.Command, root bool) cli.ActionF
 				names = append(names, cmd.Name)
 			}
 		}
-		return Usage("%s: unknown command %s; the commands are %s (see '%s help')", name, excerpt.Quote(c.Args().First()), strings.Join(names, ", "), name)
+		help := strings.TrimSpace(c.App.Name + " " + name)
+		what := "unknown command"
+		if name != "" {
+			what = name + ": unknown command"
+		}
+		return Usage("%s %s; the commands are %s (see '%s help')", what, excerpt.Quote(c.Args().First()), strings.Join(names, ", "), help)
 	}
 }

@@ -28,9 +28,9 @@ import (
 const (
 	ExitOK          = 0 // success
 	ExitFailure     = 1 // the stage failed; see the message
-	ExitUsage       = 2 // bad command line or configuration
+	ExitUsage       = 2 // bad command line or configuration, not a collection
 	ExitNothingToDo = 3 // no batch is ready for this stage (not an error for scripts)
-	ExitLocked      = 4 // another run of this stage holds the collection's lock
+	ExitLocked      = 4 // another run holds the stage's lock or graph.db
 	// ExitNetworkDown: the network failed as a whole (the DNS resolver
 	// does not answer, no route to any server); nothing was counted
 	// against the web and the batch is left for a rerun.
@@ -49,9 +49,11 @@ const (
 const ExitCodesHelp = `EXIT CODES:
    0  success
    1  failure (the message names the stage, batch and cause)
-   2  bad command line or configuration
+   2  bad command line or configuration: an unknown command or flag,
+      an argument too many or missing, a flag after an argument, a
+      directory that is not a collection, a bad setting (nothing done)
    3  nothing to do: no batch is ready for this stage
-   4  another run of this stage holds the collection's lock
+   4  locked: another run holds the stage's lock or graph.db
    5  the network is down (DNS resolver or routes): nothing was counted
       against the web; run again once the network is back
    6  a collection file is damaged (graph.db, a WARC file): the message
@@ -245,7 +247,7 @@ func NewApp(name, usage string, commands ...*cli.Command) *cli.App {
 			return usageError{err}
 		},
 	}
-	app.Action = unknownCommand(name, commands, true)
+	app.Action = unknownCommand("", commands, true)
 	var onUsage func(*cli.Command)
 	onUsage = func(cmd *cli.Command) {
 		cmd.OnUsageError = app.OnUsageError
@@ -255,7 +257,7 @@ func NewApp(name, usage string, commands ...*cli.Command) *cli.App {
 	}
 	for _, cmd := range commands {
 		onUsage(cmd)
-		guard(name, cmd)
+		guard("", cmd)
 	}
 	return app
 }

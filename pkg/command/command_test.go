@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
 )
 
 func TestExitCode(t *testing.T) {
@@ -25,6 +26,9 @@ func TestExitCode(t *testing.T) {
 		{fmt.Errorf("lock: %w", collection.ErrLocked), ExitLocked},
 		{fmt.Errorf("load: %w", config.ErrInvalid), ExitUsage},
 		{Usage("bad %s", "flag"), ExitUsage},
+		{fmt.Errorf("open: %w", collection.ErrNotCollection), ExitUsage},
+		{fmt.Errorf("open graph: %w", linkgraph.ErrBusy), ExitLocked},
+		{cli.Exit("No help topic for 'x'", 3), ExitUsage},
 	}
 	for _, tc := range tests {
 		if got := ExitCode(tc.err); got != tc.want {

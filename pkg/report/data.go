@@ -40,7 +40,8 @@ const (
 )
 
 // ErrBusy means graph.db is being written by a manager or seeder.
-var ErrBusy = errors.New("graph.db is in use: run the report when no manager or seeder is running")
+// It wraps linkgraph.ErrBusy, so the binaries exit with the "locked" code.
+var ErrBusy = fmt.Errorf("%w: run the report when no manager or seeder is running", linkgraph.ErrBusy)
 
 // Options tune Collect; zero fields take the defaults.
 type Options struct {
