@@ -76,9 +76,6 @@ func (t target) lookup(s *textstore.Store) (textstore.Meta, error) {
 // argument (URL or doc id) parsed, and its entry looked up (lookupErr).
 // The caller closes the store when err is nil.
 func lookupArg(c *cli.Context, what string) (store *textstore.Store, col *collection.Collection, t target, m textstore.Meta, lookupErr, err error) {
-	if c.NArg() != 1 {
-		return nil, nil, t, m, nil, command.Usage("%s takes one URL or doc id", what)
-	}
 	store, col, cfg, err := openStore(c)
 	if err != nil {
 		return nil, nil, t, m, nil, err

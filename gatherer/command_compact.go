@@ -36,9 +36,6 @@ Exits 3 when there is nothing to compact (one segment, nothing to reclaim).
 }
 
 func runCompact(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return command.Usage("compact takes no arguments, got %q", c.Args().First())
-	}
 	dir := c.String("text-dir")
 	var (
 		lock *collection.Lock

@@ -57,9 +57,6 @@ failure counted. The summary lists the unread records.
 }
 
 func runRun(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return command.Usage("run takes no arguments, got %q (use --batch N)", c.Args().First())
-	}
 	batchN, force := c.Int("batch"), c.Bool("force")
 	batchDir, textDir := c.String("batch-dir"), c.String("text-dir")
 	switch {

@@ -96,9 +96,6 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 		BatchDir:   c.String("batch-dir"),
 		Force:      c.Bool("force"),
 	}
-	if c.Args().Len() > 0 {
-		return o, command.Usage("run takes no arguments, got %q", c.Args().First())
-	}
 	if o.BatchDir != "" && c.IsSet("batch") {
 		return o, command.Usage("--batch and --batch-dir cannot be used together")
 	}
@@ -175,7 +172,7 @@ func fetchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "fetch",
 		Usage:     "fetch one URL with the harvester's client and print status, headers and size",
-		UsageText: "harvester fetch [--body] URL",
+		ArgsUsage: "URL",
 		Description: `A debugging aid: one GET with the harvester's User-Agent, DNS, address
 policy, time limits, body cap and gzip handling, without robots.txt or waits.
 The headers printed are the ones the harvester would store.
@@ -183,9 +180,6 @@ The headers printed are the ones the harvester would store.
 ` + command.ExitCodesHelp,
 		Flags: command.WithSettings(&cli.BoolFlag{Name: "body", Usage: "print the body too"}),
 		Action: func(c *cli.Context) error {
-			if c.Args().Len() != 1 {
-				return command.Usage("fetch takes one URL")
-			}
 			cfg, err := command.LoadConfig(c)
 			if err != nil {
 				return err

@@ -173,7 +173,7 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, %s", args, code, errs)
 		}
 	}
-	if _, errs, code := runCLI(t, "run", "-c", t.TempDir()); code != command.ExitFailure || !strings.Contains(errs, "not a collection") {
+	if _, errs, code := runCLI(t, "run", "-c", t.TempDir()); code != command.ExitUsage || !strings.Contains(errs, "not a collection") {
 		t.Errorf("not a collection: exit %d, %s", code, errs)
 	}
 }

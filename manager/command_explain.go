@@ -26,9 +26,6 @@ the time budget of batch_duration, or a full batch). The URL is looked up as giv
 ` + command.ExitCodesHelp,
 		Flags: command.WithSettings(),
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return command.Usage("explain: want one URL, got %d arguments", c.NArg())
-			}
 			col, cfg, err := command.Open(c)
 			if err != nil {
 				return err

@@ -32,9 +32,6 @@ have are valued). Takes the manager lock.
 ` + command.ExitCodesHelp,
 				Flags: command.WithSettings(),
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return command.Usage("history import: want one source, got %d arguments", c.NArg())
-					}
 					col, cfg, err := command.Open(c)
 					if err != nil {
 						return err
@@ -60,9 +57,6 @@ The file is written atomically.
 ` + command.ExitCodesHelp,
 				Flags: command.WithSettings(),
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return command.Usage("history export: want one file, got %d arguments", c.NArg())
-					}
 					col, cfg, err := command.Open(c)
 					if err != nil {
 						return err

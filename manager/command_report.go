@@ -35,9 +35,6 @@ when no manager or seeder is writing graph.db. See docs/report.md.
 			&cli.IntFlag{Name: "top", Value: report.DefaultTop, Usage: "rows of the top sites and top pages tables"},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return command.Usage("report takes no arguments, got %q", c.Args().First())
-			}
 			col, cfg, err := command.Open(c)
 			if err != nil {
 				return err

@@ -18,6 +18,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/excerpt"
 	"github.com/wirecrawl/wire/pkg/manager"
 	"github.com/wirecrawl/wire/pkg/seeder"
 	"github.com/wirecrawl/wire/pkg/simulate"
@@ -63,9 +64,6 @@ charts pagerank.svg, time.svg and queue.svg. See docs/simulator.md.
 ` + command.ExitCodesHelp,
 		Flags: command.WithSettings(simulateFlags()...),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return command.Usage("simulate takes no arguments, got %q", c.Args().First())
-			}
 			return runSimulate(c)
 		},
 	}
@@ -362,7 +360,7 @@ func chooseSeeds(c *cli.Context, g *webgraph.Graph) error {
 			}
 			p, ok := idx[line]
 			if !ok {
-				return command.Usage("simulate: %s:%d: %q is not a page of the graph", f, i+1, line)
+				return command.Usage("simulate: %s:%d: %s is not a page of the graph", f, i+1, excerpt.Quote(line))
 			}
 			if !seen[p] {
 				seen[p] = true

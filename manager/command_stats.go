@@ -24,9 +24,6 @@ as one JSON object.
 ` + command.ExitCodesHelp,
 		Flags: command.WithSettings(&cli.BoolFlag{Name: "json", Usage: "print JSON"}),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return command.Usage("stats takes no arguments, got %q", c.Args().First())
-			}
 			col, cfg, err := command.Open(c)
 			if err != nil {
 				return err

@@ -32,9 +32,6 @@ pages). --json prints the same as JSON. See docs/operations.md.
 			&cli.IntFlag{Name: "errors", Value: status.DefaultErrors, Usage: "show the last `N` error lines of the logs"},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return command.Usage("status takes no arguments, got %q", c.Args().First())
-			}
 			col, err := collection.Open(c.String(command.FlagCollection))
 			if err != nil {
 				return err

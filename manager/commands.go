@@ -103,9 +103,6 @@ every filter given, tab-separated, in batch order. Flags go before FILE|N.
 			&cli.IntFlag{Name: "limit", Usage: "print at most this many entries (0: all)"},
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return command.Usage("show: want one batch file or batch number, got %d arguments", c.NArg())
-			}
 			if k := c.String("kind"); k != "" && k != batch.KindNew && k != batch.KindRevisit {
 				return command.Usage("show: --kind wants new or revisit, got %q", k)
 			}

@@ -135,8 +135,8 @@ func TestShowMalformedAndUsage(t *testing.T) {
 	if code, _, _ := runApp(t, "run", "-c", newCollection(t), "--manager-strategy", "random"); code != command.ExitUsage {
 		t.Errorf("unknown strategy: exit %d", code)
 	}
-	if code, _, _ := runApp(t, "cancel", "-c", t.TempDir()); code != command.ExitFailure {
-		t.Errorf("cancel outside a collection: exit %d", code)
+	if code, _, _ := runApp(t, "cancel", "-c", t.TempDir()); code != command.ExitUsage {
+		t.Errorf("cancel outside a collection: exit %d, want %d (usage: not a collection)", code, command.ExitUsage)
 	}
 }
 

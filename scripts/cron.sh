@@ -6,7 +6,8 @@
 # COLLECTION/logs/cron.log, and an exit code that says what happened.
 #
 # A run takes COLLECTION/locks/cron.lock (flock). If another cron.sh
-# holds it, this one writes one line and exits at once with code 75.
+# holds it, this one writes one line and exits at once with code 4
+# (locked, as a stage whose lock is held).
 # It then runs scripts/crawl.sh COLLECTION N: every batch an earlier run
 # left half-way (a failure or a kill) is finished first, then up to N
 # cycles (default 1) of manager -> harvester -> gatherer -> seeder,
@@ -36,11 +37,12 @@
 # and any WIRE_* setting. Needs bash 5.1 or later, as crawl.sh does.
 #
 # Exit codes: 0 done (cycles done, frontier empty or deadline reached),
-# 2 usage, 75 another cron.sh runs on the collection, 130 or 143
-# interrupted (SIGINT, SIGTERM: to cron.sh, or to a stage by someone
-# else; the next run resumes); else the failing stage's own code (1
-# failure, 2 bad configuration, 4 a stage run by hand holds that stage's
-# lock, 5 the harvester found the network down, 6 a damaged file), with a
+# 2 usage (or not a collection), 4 another cron.sh runs on the
+# collection, 130 or 143 interrupted (SIGINT, SIGTERM: to cron.sh, or to
+# a stage by someone else; the next run resumes); else the failing
+# stage's own code (1 failure, 2 bad configuration, 4 a stage run by hand
+# holds that stage's lock, 5 the harvester found the network down, 6 a
+# damaged file), with a
 # line "FAILED: STAGE on batch NNNNNN exited CODE: LAST LINE" on stderr
 # and in the log ("INTERRUPTED: ..." for 130 and 143, "NETWORK DOWN:
 # ..." for 5; with overlap, once the stages beside it have finished
@@ -49,7 +51,7 @@
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-readonly EXIT_LOCKED=75
+readonly EXIT_LOCKED=4 # pkg/command ExitLocked
 
 usage() {
 	echo "usage: $0 [--cycles N] [--for DURATION | --until TIME] [--grace DURATION] COLLECTION" >&2

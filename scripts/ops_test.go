@@ -286,8 +286,8 @@ func (e *opsEnv) testCronLock(t *testing.T) {
 	}
 	defer lock.Release()
 	r := e.cron(nil, col)
-	if r.code != 75 {
-		t.Fatalf("cron.sh with the lock held: exit %d, want 75\n%s", r.code, r.stderr)
+	if r.code != 4 {
+		t.Fatalf("cron.sh with the lock held: exit %d, want 4\n%s", r.code, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "another cron.sh holds") || !strings.Contains(r.stderr, fmt.Sprint(os.Getpid())) {
 		t.Errorf("message does not say who holds the lock: %q", r.stderr)

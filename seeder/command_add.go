@@ -19,7 +19,7 @@ func addCommand() *cli.Command {
 		Description: `Reads one URL per line; blank lines and lines starting with # are
 ignored. Each URL is normalised and checked against the scope; new ones are
 added at depth 0, pending. Lines kept out are reported on standard error as
-FILE:LINE: reason: url, and the others are still added: the exit code is 0
+FILE:LINE: reason: "url" (the line quoted, cut to 80 bytes), and the others are still added: the exit code is 0
 even then. It is nonzero when FILE cannot be read (nothing is added).
 Adding the same list twice adds nothing the second time.
 
@@ -30,9 +30,6 @@ Adding the same list twice adds nothing the second time.
 }
 
 func runAdd(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return command.Usage("add takes one seed file (or - for standard input)")
-	}
 	col, cfg, err := command.Open(c)
 	if err != nil {
 		return err

@@ -68,9 +68,6 @@ type importSummary struct {
 }
 
 func runImport(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return command.Usage("import takes no arguments, got %q", c.Args().First())
-	}
 	if c.String("from") == "" {
 		return command.Usage("import needs --from OLD, the previous collection")
 	}

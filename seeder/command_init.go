@@ -25,9 +25,6 @@ that already holds a collection is refused.
 }
 
 func runInit(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return command.Usage("init takes no arguments, got %q", c.Args().First())
-	}
 	cfg, err := command.LoadConfig(c)
 	if err != nil {
 		return err

@@ -32,9 +32,6 @@ out-links, in one transaction (docs/frontier.md).
 }
 
 func runRelease(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return command.Usage("release takes no arguments, got %q", c.Args().First())
-	}
 	col, cfg, err := command.Open(c)
 	if err != nil {
 		return err

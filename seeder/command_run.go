@@ -38,9 +38,6 @@ written. Exit 4 also when graph.db stays in use by the manager for 5 s.
 }
 
 func runRun(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return command.Usage("run takes no arguments, got %q (use --batch N)", c.Args().First())
-	}
 	if c.Int("batch") < 0 {
 		return command.Usage("--batch must be positive, got %d", c.Int("batch"))
 	}

@@ -48,12 +48,18 @@ func TestCommands(t *testing.T) {
 	seeds := filepath.Join(t.TempDir(), "seeds.txt")
 	os.WriteFile(seeds, []byte("http://www.uchile.cl/\nhttp://www.uchile.com/\n\n# comment\nhttp://www.argentina.gob.ar/\n"), 0o644)
 	code, out, errOut := seederRun(t, "", "add", c, seeds)
-	if code != 0 || errOut != seeds+":2: out-of-scope: http://www.uchile.com/\n" || !strings.Contains(out, "2 added") {
+	if code != 0 || errOut != seeds+":2: out-of-scope: \"http://www.uchile.com/\"\n" || !strings.Contains(out, "2 added") {
 		t.Errorf("add: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 	code, out, errOut = seederRun(t, "http://www.uchile.cl/\nhttp://www.puc.cl/\nftp://x.cl/\n", "add", c, "-")
-	if code != 0 || errOut != "stdin:3: scheme: ftp://x.cl/\n" || !strings.Contains(out, "1 added") || !strings.Contains(out, "1 already known") {
+	if code != 0 || errOut != "stdin:3: scheme: \"ftp://x.cl/\"\n" || !strings.Contains(out, "1 added") || !strings.Contains(out, "1 already known") {
 		t.Errorf("add -: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	// A 20 MB line with binary bytes is echoed as one short escaped line.
+	long := "http://www.uchile.cl/\x1b[2J" + strings.Repeat("a", 20<<20) + "\n"
+	code, _, errOut = seederRun(t, long, "add", c, "-")
+	if code != 0 || strings.Count(errOut, "\n") != 1 || len(errOut) > 200 || strings.Contains(errOut, "\x1b") || !strings.HasPrefix(errOut, `stdin:1: `) || !strings.HasSuffix(errOut, "(20971545 bytes)\n") {
+		t.Errorf("add of a 20 MB line: exit %d, %d bytes on stderr: %.300q", code, len(errOut), errOut)
 	}
 	if code, _, _ := seederRun(t, "", "add", c, filepath.Join(dir, "missing.txt")); code != command.ExitFailure {
 		t.Errorf("add of a missing file: exit %d", code)

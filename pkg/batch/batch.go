@@ -22,11 +22,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wirecrawl/wire/pkg/excerpt"
 )
 
 // Version is the batch file format version this code writes. Versions 1
@@ -157,7 +160,7 @@ func Read(r io.Reader) (Header, []Entry, error) {
 		if line == 1 {
 			v, ok := strings.CutPrefix(text, Magic+" ")
 			if !ok {
-				return h, nil, fmt.Errorf("%w: line 1: want %q, got %q", ErrFormat, Magic+" 1", truncate(text))
+				return h, nil, fmt.Errorf("%w: line 1: want %q, got %s", ErrFormat, Magic+" 1", excerpt.Quote(text))
 			}
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > Version {
@@ -207,7 +210,7 @@ func Read(r io.Reader) (Header, []Entry, error) {
 		return h, nil, fmt.Errorf("%w: no '# batch:' header line", ErrFormat)
 	}
 	if n, ok := h.Counts["urls"]; ok && n != len(entries) {
-		return h, nil, fmt.Errorf("%w: header says %d urls, file has %d (truncated?)", ErrFormat, n, len(entries))
+		return h, nil, fmt.Errorf("%w: header says %d urls, file has %d (%s)", ErrFormat, n, len(entries), countMismatch(n, len(entries)))
 	}
 	return h, entries, nil
 }
@@ -248,35 +251,35 @@ func (h *Header) set(key, val string) error {
 
 func parseEntry(text string, ncol int) (Entry, error) {
 	if strings.ContainsRune(text, '\r') { // Write never writes one; a CRLF line end is already gone
-		return Entry{}, fmt.Errorf("carriage return inside the line %q", truncate(text))
+		return Entry{}, fmt.Errorf("carriage return inside the line %s", excerpt.Quote(text))
 	}
 	var fields [8]string // len(Columns), the most there are
 	f, ok := splitFields(text, fields[:0:ncol])
 	if !ok {
-		return Entry{}, fmt.Errorf("want %d tab-separated fields, got %d in %q", ncol, strings.Count(text, "\t")+1, truncate(text))
+		return Entry{}, fmt.Errorf("want %d tab-separated fields, got %d in %s", ncol, strings.Count(text, "\t")+1, excerpt.Quote(text))
 	}
 	var e Entry
 	var err error
 	if e.DocID, err = strconv.ParseUint(f[0], 10, 64); err != nil || e.DocID == 0 {
-		return e, fmt.Errorf("docid %q is not a positive number", truncate(f[0]))
+		return e, fmt.Errorf("docid %s is not a positive number", excerpt.Quote(f[0]))
 	}
 	e.Site = f[1]
-	if e.Score, err = strconv.ParseFloat(f[2], 64); err != nil {
-		return e, fmt.Errorf("score %q is not a number", truncate(f[2]))
+	if e.Score, err = strconv.ParseFloat(f[2], 64); err != nil || math.IsNaN(e.Score) || math.IsInf(e.Score, 0) {
+		return e, fmt.Errorf("score %s is not a finite number", excerpt.Quote(f[2]))
 	}
 	if e.Depth, err = strconv.Atoi(f[3]); err != nil || e.Depth < 0 {
-		return e, fmt.Errorf("depth %q is not a non-negative number", truncate(f[3]))
+		return e, fmt.Errorf("depth %s is not a non-negative number", excerpt.Quote(f[3]))
 	}
 	e.Kind = f[4]
 	if e.Kind != KindNew && e.Kind != KindRevisit {
-		return e, fmt.Errorf("kind %q is neither %s nor %s", truncate(e.Kind), KindNew, KindRevisit)
+		return e, fmt.Errorf("kind %s is neither %s nor %s", excerpt.Quote(e.Kind), KindNew, KindRevisit)
 	}
 	e.URL = f[5]
 	if !strings.HasPrefix(e.URL, "http://") && !strings.HasPrefix(e.URL, "https://") {
-		return e, fmt.Errorf("url %q is not an http(s) URL", truncate(e.URL))
+		return e, fmt.Errorf("url %s is not an http(s) URL", excerpt.Quote(e.URL))
 	}
 	if !strings.HasPrefix(e.URL, e.Site+"/") {
-		return e, fmt.Errorf("url %q is not on site %q", truncate(e.URL), truncate(e.Site))
+		return e, fmt.Errorf("url %s is not on site %s", excerpt.Quote(e.URL), excerpt.Quote(e.Site))
 	}
 	if ncol > 6 {
 		if f[6] != "-" {
@@ -286,7 +289,7 @@ func parseEntry(text string, ncol int) (Entry, error) {
 			e.ETag = f[7]
 		}
 		if validator(e.LastModified) != f[6] || validator(e.ETag) != f[7] {
-			return e, fmt.Errorf("validators %q %q have control characters or spaces around them", truncate(f[6]), truncate(f[7]))
+			return e, fmt.Errorf("validators %s %s have control characters or spaces around them", excerpt.Quote(f[6]), excerpt.Quote(f[7]))
 		}
 	}
 	return e, nil
@@ -310,9 +313,11 @@ func splitFields(text string, f []string) ([]string, bool) {
 	return append(f, text), true
 }
 
-func truncate(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
+// countMismatch says what a file whose entries disagree with its
+// header's count probably suffered.
+func countMismatch(header, entries int) string {
+	if entries < header {
+		return fmt.Sprintf("%d lines missing: truncated?", header-entries)
 	}
-	return s
+	return fmt.Sprintf("%d lines more than the header counts: lines added or the header edited", entries-header)
 }

@@ -131,3 +131,32 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+// TestCountMismatch: a file with lines missing is reported as truncated,
+// one with a line too many as such (it used to say "truncated?" too),
+// and a long bad line is echoed cut.
+func TestCountMismatch(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "v2.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	last := lines[len(lines)-2]
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"missing", bytes.Join(lines[:len(lines)-2], nil), "header says 6 urls, file has 5 (1 lines missing: truncated?)"},
+		{"extra", append(append([]byte{}, data...), last...), "header says 6 urls, file has 7 (1 lines more than the header counts: lines added or the header edited)"},
+		{"long line", append(append([]byte{}, data...), bytes.Repeat([]byte("x\x1b"), 30000)...), `"x\x1bx\x1b`},
+	} {
+		path := filepath.Join(dir, tc.name+".tsv")
+		os.WriteFile(path, tc.data, 0o644)
+		_, _, err := ReadFile(path)
+		if err == nil || !errors.Is(err, ErrFormat) || !bytes.Contains([]byte(err.Error()), []byte(tc.want)) || len(err.Error()) > 500 {
+			t.Errorf("%s: %.600v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

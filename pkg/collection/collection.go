@@ -21,6 +21,7 @@
 package collection
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +31,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/wirecrawl/wire/pkg/excerpt"
 )
 
 // FormatVersion is the version of the collection layout this code writes
@@ -133,7 +136,7 @@ func Open(dir string) (*Collection, error) {
 	}
 	fields := strings.Fields(string(data))
 	if len(fields) != 2 || fields[0] != formatMagic {
-		return nil, fmt.Errorf("open collection %s: %w (%s says %q)", dir, ErrNotCollection, FormatFile, strings.TrimSpace(string(data)))
+		return nil, fmt.Errorf("open collection %s: %w (%s says %s)", dir, ErrNotCollection, FormatFile, excerpt.Bytes(bytes.TrimSpace(data)))
 	}
 	v, err := strconv.Atoi(fields[1])
 	if err != nil || v != FormatVersion {

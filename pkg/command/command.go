@@ -22,6 +22,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetch"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
 )
 
 // Exit codes shared by every binary, so scripts can tell "nothing to do"
@@ -29,9 +30,9 @@ import (
 const (
 	ExitOK          = 0 // success
 	ExitFailure     = 1 // the stage failed; see the message
-	ExitUsage       = 2 // bad command line or configuration
+	ExitUsage       = 2 // bad command line or configuration, not a collection
 	ExitNothingToDo = 3 // no batch is ready for this stage (not an error for scripts)
-	ExitLocked      = 4 // another run of this stage holds the collection's lock
+	ExitLocked      = 4 // another run holds the stage's lock or graph.db
 	// ExitNetworkDown: the network failed as a whole (the DNS resolver
 	// does not answer, no route to any server); nothing was counted
 	// against the web and the batch is left for a rerun.
@@ -50,9 +51,11 @@ const (
 const ExitCodesHelp = `EXIT CODES:
    0  success
    1  failure (the message names the stage, batch and cause)
-   2  bad command line or configuration
+   2  bad command line or configuration: an unknown command or flag,
+      an argument too many or missing, a flag after an argument, a
+      directory that is not a collection, a bad setting (nothing done)
    3  nothing to do: no batch is ready for this stage
-   4  another run of this stage holds the collection's lock
+   4  locked: another run holds the stage's lock or graph.db
    5  the network is down (DNS resolver or routes): nothing was counted
       against the web; run again once the network is back
    6  a collection file is damaged (graph.db, a WARC file): the message
@@ -69,16 +72,24 @@ func (e usageError) Unwrap() error { return e.error }
 func Usage(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 // ExitCode maps an error returned by a command to the process exit code.
+// A directory that is not a collection is a usage error (the command
+// line named the wrong directory), as it is for the scripts; graph.db
+// held by another process is "locked", whichever stage finds it.
+// cli.ExitCoder is what the framework returns for "help UNKNOWN": a
+// usage error too.
 func ExitCode(err error) int {
 	var ue usageError
 	var in Interrupted
+	var ec cli.ExitCoder
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.Is(err, collection.ErrNothingToDo):
 		return ExitNothingToDo
-	case errors.Is(err, collection.ErrLocked):
+	case errors.Is(err, collection.ErrLocked), errors.Is(err, linkgraph.ErrBusy):
 		return ExitLocked
+	case errors.Is(err, collection.ErrNotCollection), errors.As(err, &ec):
+		return ExitUsage
 	case errors.Is(err, collection.ErrDamaged):
 		return ExitDamaged
 	case errors.Is(err, fetch.ErrNetworkDown):
@@ -264,7 +275,10 @@ func Main(app *cli.App) {
 }
 
 // NewApp returns an app with the shared settings: the exit-code help, the
-// common flags on every command, and errors returned rather than printed.
+// common flags on every command, errors returned rather than printed, an
+// unknown command a usage error, and on every command the one rule for
+// arguments (args.go): flags before arguments, and exactly the arguments
+// the command's ArgsUsage declares.
 func NewApp(name, usage string, commands ...*cli.Command) *cli.App {
 	app := &cli.App{
 		Name:                 name,
@@ -279,8 +293,17 @@ func NewApp(name, usage string, commands ...*cli.Command) *cli.App {
 			return usageError{err}
 		},
 	}
-	for _, cmd := range commands {
+	app.Action = unknownCommand("", commands, true)
+	var onUsage func(*cli.Command)
+	onUsage = func(cmd *cli.Command) {
 		cmd.OnUsageError = app.OnUsageError
+		for _, sub := range cmd.Subcommands {
+			onUsage(sub)
+		}
+	}
+	for _, cmd := range commands {
+		onUsage(cmd)
+		guard("", cmd)
 	}
 	return app
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetch"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
 )
 
 func TestExitCode(t *testing.T) {
@@ -30,6 +31,9 @@ func TestExitCode(t *testing.T) {
 		{fmt.Errorf("harvest: %w", fetch.ErrNetworkDown), ExitNetworkDown},
 		{fmt.Errorf("harvest: %w", Interrupted{Signal: syscall.SIGINT}), 130},
 		{fmt.Errorf("harvest: %w", Interrupted{Signal: syscall.SIGTERM}), 143},
+		{fmt.Errorf("open: %w", collection.ErrNotCollection), ExitUsage},
+		{fmt.Errorf("open graph: %w", linkgraph.ErrBusy), ExitLocked},
+		{cli.Exit("No help topic for 'x'", 3), ExitUsage},
 	}
 	for _, tc := range tests {
 		if got := ExitCode(tc.err); got != tc.want {

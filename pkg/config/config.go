@@ -50,6 +50,17 @@ func (c *Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
 	}
+	// One check for every float setting, whatever its source (TOML reads
+	// nan and inf): NaN passes every range check written as x < lo ||
+	// x > hi, so the range checks only run on finite numbers.
+	for _, f := range Fields() {
+		if f.Kind == "float" && !f.finite(c) {
+			bad(f.Key, "must be a finite number, got %s", f.Get(c))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	c.Crawl.validate(bad)
 	c.Scope.validate(bad)
 	c.Manager.validate(bad)

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -176,4 +177,42 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip changed the config")
 		}
 	})
+}
+
+// TestNonFinite: NaN and ±Inf are rejected for every float setting,
+// from the file, the environment and a flag, with an error naming the
+// key (NaN passed the range checks and reached the batch's scores).
+func TestNonFinite(t *testing.T) {
+	n := 0
+	for _, f := range Fields() {
+		if f.Kind != "float" {
+			continue
+		}
+		n++
+		for _, v := range []string{"nan", "NaN", "inf", "+Inf", "-inf"} {
+			file := filepath.Join(t.TempDir(), "wire.toml")
+			os.WriteFile(file, []byte(fmt.Sprintf("[%s]\n%s = %s\n", f.Section, f.Name, strings.ToLower(v))), 0o644)
+			_, err := Load(Sources{File: file, NoEnv: true})
+			if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), f.Key+": must be a finite number") {
+				t.Errorf("file %s = %s: %v", f.Key, v, err)
+			}
+			lookup := func(k string) (string, bool) { return v, k == f.Env }
+			_, err = Load(Sources{LookupEnv: lookup})
+			if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), f.Env) || !strings.Contains(err.Error(), f.Key+": want a finite number") {
+				t.Errorf("environment %s=%s: %v", f.Env, v, err)
+			}
+			_, err = Load(Sources{NoEnv: true, Overrides: map[string]string{f.Key: v}})
+			if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "--"+f.Flag) || !strings.Contains(err.Error(), f.Key+": want a finite number") {
+				t.Errorf("flag --%s %s: %v", f.Flag, v, err)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no float settings")
+	}
+	// A long bad value is echoed cut.
+	_, err := Load(Sources{NoEnv: true, Overrides: map[string]string{"manager.alpha": strings.Repeat("9", 1<<20) + "x"}})
+	if err == nil || len(err.Error()) > 400 {
+		t.Errorf("long value: error of %d bytes", len(fmt.Sprint(err)))
+	}
 }

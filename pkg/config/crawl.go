@@ -2,6 +2,8 @@ package config
 
 import (
 	"strings"
+
+	"github.com/wirecrawl/wire/pkg/excerpt"
 )
 
 // Crawl identifies the crawler to the servers it visits.
@@ -26,6 +28,6 @@ func (c *Crawl) validate(bad func(key, format string, args ...any)) {
 		bad("crawl.user_agent", "must be one line")
 	}
 	if c.ProductToken == "" || strings.ContainsAny(c.ProductToken, " \t/\r\n") {
-		bad("crawl.product_token", "must be one word without '/', got %q", c.ProductToken)
+		bad("crawl.product_token", "must be one word without '/', got %s", excerpt.Quote(c.ProductToken))
 	}
 }

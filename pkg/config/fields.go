@@ -2,10 +2,13 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wirecrawl/wire/pkg/excerpt"
 )
 
 // Duration is a time.Duration written as a Go duration string ("15s",
@@ -131,19 +134,22 @@ func (f Field) Set(c *Config, value string) error {
 	case "int":
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil {
-			return fmt.Errorf("%s: want a whole number, got %q", f.Key, value)
+			return fmt.Errorf("%s: want a whole number, got %s", f.Key, excerpt.Quote(value))
 		}
 		v.SetInt(n)
 	case "float":
 		x, err := strconv.ParseFloat(value, 64)
 		if err != nil {
-			return fmt.Errorf("%s: want a number, got %q", f.Key, value)
+			return fmt.Errorf("%s: want a number, got %s", f.Key, excerpt.Quote(value))
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("%s: want a finite number, got %s", f.Key, excerpt.Quote(value))
 		}
 		v.SetFloat(x)
 	case "bool":
 		b, err := strconv.ParseBool(value)
 		if err != nil {
-			return fmt.Errorf("%s: want true or false, got %q", f.Key, value)
+			return fmt.Errorf("%s: want true or false, got %s", f.Key, excerpt.Quote(value))
 		}
 		v.SetBool(b)
 	case "list":
@@ -156,6 +162,12 @@ func (f Field) Set(c *Config, value string) error {
 		v.Set(reflect.ValueOf(items))
 	}
 	return nil
+}
+
+// finite reports whether the setting f of c, a float, is a finite number.
+func (f Field) finite(c *Config) bool {
+	x := reflect.ValueOf(c).Elem().FieldByIndex(f.index).Float()
+	return !math.IsNaN(x) && !math.IsInf(x, 0)
 }
 
 // Get formats the setting f of c as a flag or environment value would be

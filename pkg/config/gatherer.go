@@ -1,6 +1,10 @@
 package config
 
-import "golang.org/x/net/html/charset"
+import (
+	"golang.org/x/net/html/charset"
+
+	"github.com/wirecrawl/wire/pkg/excerpt"
+)
 
 // Gatherer holds the settings of parsing and the text store.
 type Gatherer struct {
@@ -27,13 +31,13 @@ func (c *Gatherer) validate(bad func(key, format string, args ...any)) {
 		bad("gatherer.workers", "must not be negative")
 	}
 	if !contains([]string{"full", "summary", "none"}, c.TextMode) {
-		bad("gatherer.text_mode", "want full, summary or none, got %q", c.TextMode)
+		bad("gatherer.text_mode", "want full, summary or none, got %s", excerpt.Quote(c.TextMode))
 	}
 	if c.SummaryWords < 1 {
 		bad("gatherer.summary_words", "must be at least 1")
 	}
 	if enc, name := charset.Lookup(c.FallbackCharset); enc == nil || name == "replacement" || name == "utf-16be" || name == "utf-16le" || name == "x-user-defined" {
-		bad("gatherer.fallback_charset", "want an encoding label of the WHATWG Encoding Standard that can decode a page, got %q", c.FallbackCharset)
+		bad("gatherer.fallback_charset", "want an encoding label of the WHATWG Encoding Standard that can decode a page, got %s", excerpt.Quote(c.FallbackCharset))
 	}
 	if c.InflightBytes < 1<<20 {
 		bad("gatherer.inflight_bytes", "must be at least 1048576 (1 MiB), got %d", c.InflightBytes)

@@ -4,6 +4,8 @@ import (
 	"mime"
 	"strings"
 	"time"
+
+	"github.com/wirecrawl/wire/pkg/excerpt"
 )
 
 // Rankings returns the server rankings of the harvester's two-level
@@ -100,7 +102,7 @@ func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 		bad("harvester.connections_per_ip", "must not be negative (0 means no cap)")
 	}
 	if !contains(Rankings(), c.Ranking) {
-		bad("harvester.ranking", "must be one of %s, got %q", strings.Join(Rankings(), ", "), c.Ranking)
+		bad("harvester.ranking", "must be one of %s, got %s", strings.Join(Rankings(), ", "), excerpt.Quote(c.Ranking))
 	}
 	if c.RequestsPerConnection < 1 {
 		bad("harvester.requests_per_connection", "must be at least 1, got %d", c.RequestsPerConnection)
@@ -145,11 +147,11 @@ func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	}
 	for _, m := range c.AcceptMIME {
 		if !validMIMEPattern(m) {
-			bad("harvester.accept_mime", "want type/subtype or type/*, got %q", m)
+			bad("harvester.accept_mime", "want type/subtype or type/*, got %s", excerpt.Quote(m))
 		}
 	}
 	if s := c.DNSServer; s != "" && !strings.Contains(s, ":") {
-		bad("harvester.dns_server", "want host:port, got %q", s)
+		bad("harvester.dns_server", "want host:port, got %s", excerpt.Quote(s))
 	}
 	if c.OutageHosts < 0 {
 		bad("harvester.outage_hosts", "must not be negative (0 turns the detection off), got %d", c.OutageHosts)

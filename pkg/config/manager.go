@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"time"
+
+	"github.com/wirecrawl/wire/pkg/excerpt"
 )
 
 // Strategies returns the intrinsic-quality estimators the manager knows,
@@ -79,7 +81,7 @@ func defaultManager() Manager {
 // validate reports the settings of the section that are out of range.
 func (c *Manager) validate(bad func(key, format string, args ...any)) {
 	if !contains(Strategies(), c.Strategy) {
-		bad("manager.strategy", "unknown strategy %q (want one of %s)", c.Strategy, strings.Join(Strategies(), ", "))
+		bad("manager.strategy", "unknown strategy %s (want one of %s)", excerpt.Quote(c.Strategy), strings.Join(Strategies(), ", "))
 	}
 	for key, v := range map[string]float64{"manager.alpha": c.Alpha, "manager.beta": c.Beta, "manager.gamma": c.Gamma} {
 		if v < 0 || v > 100 {
@@ -99,7 +101,7 @@ func (c *Manager) validate(bad func(key, format string, args ...any)) {
 		bad("manager.pagerank_interval", "must be at least 1, got %d", c.PageRankInterval)
 	}
 	if !contains(HistoricalNewPages(), c.HistoricalNewPages) {
-		bad("manager.historical_new_pages", "want one of %s, got %q", strings.Join(HistoricalNewPages(), ", "), c.HistoricalNewPages)
+		bad("manager.historical_new_pages", "want one of %s, got %s", strings.Join(HistoricalNewPages(), ", "), excerpt.Quote(c.HistoricalNewPages))
 	}
 	if c.BatchSize < 1 {
 		bad("manager.batch_size", "must be at least 1, got %d", c.BatchSize)
@@ -118,7 +120,7 @@ func (c *Manager) validate(bad func(key, format string, args ...any)) {
 	}
 	for _, e := range c.DynamicExtensions {
 		if e == "" || strings.ContainsAny(e, "./?# ") {
-			bad("manager.dynamic_extensions", "want extensions without dot, got %q", e)
+			bad("manager.dynamic_extensions", "want extensions without dot, got %s", excerpt.Quote(e))
 		}
 	}
 	if c.MaxFetchesPerScript < 0 {

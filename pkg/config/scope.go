@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/wirecrawl/wire/pkg/urlnorm"
+
+	"github.com/wirecrawl/wire/pkg/excerpt"
 )
 
 // Scope says which URLs the seeder lets into the crawl.
@@ -42,22 +44,22 @@ func (c *Scope) validate(bad func(key, format string, args ...any)) {
 	}
 	for _, d := range c.Domains {
 		if d == "" || strings.ContainsAny(d, " /:") {
-			bad("scope.domains", "invalid suffix %q", d)
+			bad("scope.domains", "invalid suffix %s", excerpt.Quote(d))
 		}
 	}
 	for _, p := range c.Include {
 		if _, err := regexp.Compile(p); err != nil {
-			bad("scope.include", "invalid regular expression %q: %v", p, err)
+			bad("scope.include", "invalid regular expression %s: %v", excerpt.Quote(p), err)
 		}
 	}
 	for _, p := range c.Exclude {
 		if _, err := regexp.Compile(p); err != nil {
-			bad("scope.exclude", "invalid regular expression %q: %v", p, err)
+			bad("scope.exclude", "invalid regular expression %s: %v", excerpt.Quote(p), err)
 		}
 	}
 	for _, p := range c.SessionParams {
 		if p == "" || strings.ContainsAny(p, "=&;/?# ") {
-			bad("scope.session_params", "invalid parameter name %q", p)
+			bad("scope.session_params", "invalid parameter name %s", excerpt.Quote(p))
 		}
 	}
 	if c.MaxURLLength < 16 {

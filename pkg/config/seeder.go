@@ -1,5 +1,7 @@
 package config
 
+import "github.com/wirecrawl/wire/pkg/excerpt"
+
 // Overflow policies of the fixed-budget frontier (seeder.frontier_overflow).
 const (
 	OverflowPark = "park" // new URLs over the budget are parked on disk and released later
@@ -31,7 +33,7 @@ func (c *Seeder) validate(bad func(key, format string, args ...any)) {
 		bad("seeder.frontier_budget", "must not be negative, got %d", c.FrontierBudget)
 	}
 	if c.FrontierOverflow != OverflowPark && c.FrontierOverflow != OverflowDrop {
-		bad("seeder.frontier_overflow", "must be %q or %q, got %q", OverflowPark, OverflowDrop, c.FrontierOverflow)
+		bad("seeder.frontier_overflow", "must be %q or %q, got %s", OverflowPark, OverflowDrop, excerpt.Quote(c.FrontierOverflow))
 	}
 	if c.FrontierLowWater < 0 {
 		bad("seeder.frontier_low_water", "must not be negative, got %d", c.FrontierLowWater)

@@ -203,6 +203,13 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return fail(err)
 	}
+	// A gatherer killed while writing its segment leaves its temporary
+	// files (text/.seg-*.tmp-*); the lock held makes every one debris.
+	if removed, err := textstore.RemoveTemp(o.TextDir); err != nil {
+		return fail(err)
+	} else if len(removed) > 0 {
+		log.Info("removed the temporary files of an interrupted run", "dir", o.TextDir, "files", removed)
+	}
 	// A WARC file that is missing or shorter than its records is found
 	// before anything is parsed; with Salvage the records it cannot hold
 	// are marked unread as they are met.

@@ -324,8 +324,19 @@ func TestCrash(t *testing.T) {
 	os.WriteFile(filepath.Join(b.Dir, PartialDir, parsed.DocsFile), []byte("{half"), 0o644)
 	os.MkdirAll(b.ParsedPath()+".old", 0o755)
 	os.WriteFile(textstore.DataPath(col.TextPath(), 1), []byte("orphan"), 0o644)
+	// The empty temporary file of a gatherer killed while creating its
+	// segment (issue 18), and one of an index.
+	tmps := []string{".seg-000001.dat.tmp-123456", ".seg-000001.idx.tmp-9"}
+	for _, name := range tmps {
+		os.WriteFile(filepath.Join(col.TextPath(), name), nil, 0o644)
+	}
 	if _, err := Run(context.Background(), options(t, col, b, 2)); err != nil {
 		t.Fatal(err)
+	}
+	for _, name := range tmps {
+		if _, err := os.Stat(filepath.Join(col.TextPath(), name)); !os.IsNotExist(err) {
+			t.Errorf("%s left behind by the rerun: %v", name, err)
+		}
 	}
 	if len(readDocs(t, b)) != 15 {
 		t.Error("rerun after a crash did not gather every record")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/batch"
 	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/excerpt"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
@@ -35,7 +36,7 @@ func ParseShard(s string) (Shard, error) {
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || n < 1 || n > 1024 || i < 1 || i > n {
-		return Shard{}, fmt.Errorf("shard %q: want i/N with 1 ≤ i ≤ N ≤ 1024, e.g. 1/4", s)
+		return Shard{}, fmt.Errorf("shard %s: want i/N with 1 ≤ i ≤ N ≤ 1024, e.g. 1/4", excerpt.Quote(s))
 	}
 	return Shard{I: i, N: n}, nil
 }

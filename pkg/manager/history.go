@@ -22,6 +22,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/excerpt"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
@@ -378,11 +379,11 @@ func readPageRankFile(path string, norm *urlnorm.Normalizer, emit func(string, f
 		}
 		raw, val, ok := strings.Cut(text, "\t")
 		if !ok {
-			return fmt.Errorf("%w: %s line %d: want URL<TAB>PageRank, got %q", ErrHistorySource, path, line, truncate(text))
+			return fmt.Errorf("%w: %s line %d: want URL<TAB>PageRank, got %s", ErrHistorySource, path, line, excerpt.Quote(text))
 		}
 		x, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-			return fmt.Errorf("%w: %s line %d: PageRank %q is not a number ≥ 0", ErrHistorySource, path, line, truncate(val))
+			return fmt.Errorf("%w: %s line %d: PageRank %s is not a number ≥ 0", ErrHistorySource, path, line, excerpt.Quote(val))
 		}
 		u, err := norm.Normalize(raw)
 		if err != nil {
@@ -405,13 +406,6 @@ func readPageRankFile(path string, norm *urlnorm.Normalizer, emit func(string, f
 		i = j
 	}
 	return nil
-}
-
-func truncate(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
-	}
-	return s
 }
 
 // ExportPageRank computes the PageRank of the collection's graph

@@ -40,7 +40,8 @@ const (
 )
 
 // ErrBusy means graph.db is being written by a manager or seeder.
-var ErrBusy = errors.New("graph.db is in use: run the report when no manager or seeder is running")
+// It wraps linkgraph.ErrBusy, so the binaries exit with the "locked" code.
+var ErrBusy = fmt.Errorf("%w: run the report when no manager or seeder is running", linkgraph.ErrBusy)
 
 // Options tune Collect; zero fields take the defaults.
 type Options struct {
@@ -103,7 +104,7 @@ type Totals struct {
 	Failed   int     `json:"failed"`
 	Excluded int     `json:"excluded"`
 	Sites    int     `json:"sites"`
-	Links    int     `json:"links"`
+	Links    int     `json:"links"` // links stored in graph.db, self-links included (as `seeder stats`)
 	Bytes    int64   `json:"bytes"`
 	Lines    int     `json:"fetchLogLines"`
 	Seconds  float64 `json:"harvestSeconds"`
@@ -204,6 +205,7 @@ func Collect(ctx context.Context, col *collection.Collection, opts Options) (*Da
 	var docs []docInfo
 	var sites map[uint32]string
 	var pr *pagerank.Graph
+	var links int
 	err = g.View(func(tx *linkgraph.Tx) error {
 		var err error
 		if docs, err = readDocs(tx); err != nil {
@@ -212,7 +214,7 @@ func Collect(ctx context.Context, col *collection.Collection, opts Options) (*Da
 		if sites, err = readSites(tx); err != nil {
 			return err
 		}
-		pr, err = readLinks(tx, docs)
+		pr, links, err = readLinks(tx, docs)
 		return err
 	})
 	if err != nil {
@@ -226,7 +228,7 @@ func Collect(ctx context.Context, col *collection.Collection, opts Options) (*Da
 	d.PageRank = PRInfo{Damping: opts.Damping, Nodes: pr.N, Edges: pr.Edges(), Iterations: res.Iterations, Converged: res.Converged}
 	log.Info("pagerank computed", "iterations", res.Iterations, "converged", res.Converged)
 	d.Totals.Sites = len(sites)
-	d.Totals.Links = pr.Edges()
+	d.Totals.Links = links
 	d.fromDocs(docs)
 	order := d.cumulative(docs, res.Rank)
 	d.topSites(docs, sites, res.Rank, opts.Top)
@@ -271,12 +273,17 @@ func readSites(tx *linkgraph.Tx) (map[uint32]string, error) {
 	return sites, err
 }
 
-// readLinks builds the PageRank graph over every document (node id-1)
-// and counts degrees.
-func readLinks(tx *linkgraph.Tx, docs []docInfo) (*pagerank.Graph, error) {
+// readLinks builds the PageRank graph over every document (node id-1),
+// counts degrees, and counts the links graph.db stores: the sizes of the
+// out-link sets, self-links included, as linkgraph's Stats (and so
+// `seeder stats`) counts them. The PageRank graph and the degrees leave
+// self-links out, so its edges are fewer (PRInfo.Edges).
+func readLinks(tx *linkgraph.Tx, docs []docInfo) (*pagerank.Graph, int, error) {
 	b := pagerank.NewBuilder(len(docs))
 	var targets []uint32
+	stored := 0
 	err := tx.ForEachOutLinks(func(id uint64, bm *roaring.Bitmap) error {
+		stored += int(bm.GetCardinality())
 		if id == 0 || id > uint64(len(docs)) {
 			return nil
 		}
@@ -294,9 +301,9 @@ func readLinks(tx *linkgraph.Tx, docs []docInfo) (*pagerank.Graph, error) {
 		return b.Add(int(id-1), targets)
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return b.Graph(), nil
+	return b.Graph(), stored, nil
 }
 
 // fromDocs fills the totals and the distributions that need only the

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/excerpt"
 )
 
 // Reason says why a URL is out of the crawl; the seeder counts rejections
@@ -54,14 +55,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	u := e.URL
-	if len(u) > 200 {
-		u = u[:200] + "..."
-	}
+	u := excerpt.Quote(e.URL)
 	if e.Detail != "" {
-		return fmt.Sprintf("url %q: %s: %s", u, e.Reason, e.Detail)
+		return fmt.Sprintf("url %s: %s: %s", u, e.Reason, e.Detail)
 	}
-	return fmt.Sprintf("url %q: %s", u, e.Reason)
+	return fmt.Sprintf("url %s: %s", u, e.Reason)
 }
 
 // Scope is the compiled [scope] configuration. It is safe for concurrent

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/excerpt"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 )
 
@@ -44,7 +45,8 @@ func (s *SeedSummary) WriteText(w io.Writer) {
 // lines starting with '#' are ignored; spaces around a URL are trimmed)
 // and adds every new in-scope URL to graph.db at depth 0, pending, with
 // its site. A URL already known becomes depth 0 (it is a starting point).
-// Each line kept out is reported on problems as "NAME:LINE: reason: url"
+// Each line kept out is reported on problems as "NAME:LINE: reason: "url""
+// (the URL quoted and cut by excerpt.Quote)
 // and does not stop the others. The whole list is read before graph.db is
 // touched: if r fails, nothing is added.
 func AddSeeds(opts SeedOptions, r io.Reader, name string, problems io.Writer) (*SeedSummary, error) {
@@ -91,7 +93,7 @@ func AddSeeds(opts SeedOptions, r io.Reader, name string, problems io.Writer) (*
 			}
 			if rej != nil {
 				s.Rejected[rej.reason]++
-				fmt.Fprintf(problems, "%s:%d: %s: %s\n", name, l.n, rej.reason, l.url)
+				fmt.Fprintf(problems, "%s:%d: %s: %s\n", name, l.n, rej.reason, excerpt.Quote(l.url))
 				continue
 			}
 			s.Added++

@@ -35,11 +35,11 @@ func TestAddSeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantProblems := `seeds.txt:5: scheme: ftp://ftp.uchile.cl/
-seeds.txt:6: out-of-scope: http://www.uchile.com/
-seeds.txt:9: ip-host: http://[::1]/
-seeds.txt:10: extension: http://www.usach.cl/logo.gif
-seeds.txt:11: scheme: not a url at all
+	wantProblems := `seeds.txt:5: scheme: "ftp://ftp.uchile.cl/"
+seeds.txt:6: out-of-scope: "http://www.uchile.com/"
+seeds.txt:9: ip-host: "http://[::1]/"
+seeds.txt:10: extension: "http://www.usach.cl/logo.gif"
+seeds.txt:11: scheme: "not a url at all"
 `
 	if problems.String() != wantProblems {
 		t.Errorf("problems\n%s\nwant\n%s", problems.String(), wantProblems)
@@ -84,7 +84,7 @@ func TestAddSeedsSiteCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Added != 3 || s.Rejected[ReasonSiteCap] != 1 || problems.String() != "s:3: site-cap: http://a.cl/3\n" {
+	if s.Added != 3 || s.Rejected[ReasonSiteCap] != 1 || problems.String() != "s:3: site-cap: \"http://a.cl/3\"\n" {
 		t.Errorf("summary %+v, problems %q", s, problems.String())
 	}
 }

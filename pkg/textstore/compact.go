@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"container/heap"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -83,7 +84,7 @@ func Compact(dir string) (CompactStats, error) {
 			}
 			continue
 		}
-		if strings.HasPrefix(name, "."+segPrefix) && strings.Contains(name, ".tmp-") {
+		if isTempName(name) {
 			stray = append(stray, name)
 		}
 	}
@@ -351,4 +352,37 @@ func (c *compactor) commit(top *segment, firstBatch int) (int64, error) {
 	}
 	size := c.off + int64(h.HashTable) + int64(h.HashRows)*TableEntrySize
 	return size, nil
+}
+
+// isTempName tells the temporary files of the store's writers:
+// ".seg-…tmp-…", the names collection.CreateAtomic gives a segment's
+// data and index files, and the compactor's entry lists, until they are
+// renamed into place.
+func isTempName(name string) bool {
+	return strings.HasPrefix(name, "."+segPrefix) && strings.Contains(name, ".tmp-")
+}
+
+// RemoveTemp removes from dir the temporary files (isTempName) that a
+// gatherer or a compaction killed before it finished left behind, and
+// returns their names. The caller must hold the lock of the store's
+// writers (the gatherer's): no writer is then between creating such a
+// file and renaming it, so each one is debris. A missing dir has none.
+func RemoveTemp(dir string) ([]string, error) {
+	files, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("remove temporary files: %w", err)
+	}
+	var removed []string
+	for _, f := range files {
+		if name := f.Name(); !f.IsDir() && isTempName(name) {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return removed, fmt.Errorf("remove temporary file: %w", err)
+			}
+			removed = append(removed, name)
+		}
+	}
+	return removed, nil
 }

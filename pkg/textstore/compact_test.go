@@ -304,3 +304,24 @@ func TestCompactV1(t *testing.T) {
 		t.Errorf("segments %+v", info)
 	}
 }
+
+func TestRemoveTemp(t *testing.T) {
+	dir := t.TempDir()
+	if got, err := RemoveTemp(filepath.Join(dir, "missing")); err != nil || got != nil {
+		t.Fatalf("missing dir: %v %v", got, err)
+	}
+	keep := []string{"seg-000001.idx", "seg-000001.dat", "seg-000001.1.dat", "notes.tmp-1", ".other.tmp-2"}
+	gone := []string{".seg-000001.dat.tmp-123", ".seg-000002.idx.tmp-4", ".seg-000003.idx.entries.tmp-5"}
+	for _, name := range append(append([]string{}, keep...), gone...) {
+		os.WriteFile(filepath.Join(dir, name), nil, 0o644)
+	}
+	got, err := RemoveTemp(dir)
+	if err != nil || strings.Join(got, ",") != strings.Join(gone, ",") {
+		t.Fatalf("RemoveTemp = %v, %v; want %v", got, err, gone)
+	}
+	for _, name := range keep {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s removed: %v", name, err)
+		}
+	}
+}

@@ -28,6 +28,8 @@ import (
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/wirecrawl/wire/pkg/excerpt"
 )
 
 // Reason says why a URL was rejected; the seeder counts rejections by it.
@@ -51,14 +53,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	u := e.URL
-	if len(u) > 200 {
-		u = u[:200] + "..."
-	}
+	u := excerpt.Quote(e.URL)
 	if e.Err != nil {
-		return fmt.Sprintf("url %q: %s: %v", u, e.Reason, e.Err)
+		return fmt.Sprintf("url %s: %s: %v", u, e.Reason, e.Err)
 	}
-	return fmt.Sprintf("url %q: %s", u, e.Reason)
+	return fmt.Sprintf("url %s: %s", u, e.Reason)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

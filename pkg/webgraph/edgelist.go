@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/wirecrawl/wire/pkg/excerpt"
 )
 
 // The edge-list format (docs/simulator.md, "Edge-list files"): UTF-8
@@ -110,7 +112,7 @@ func Read(r io.Reader, name string) (*Graph, error) {
 		case kind == RecordPage || kind == RecordLink || kind == RecordSeed:
 			return nil, bad(line, "record %q wants %d fields, got %d", kind, map[string]int{RecordPage: 3, RecordLink: 3, RecordSeed: 2}[kind], n)
 		default:
-			return nil, bad(line, "unknown record %q (want p, l or s)", truncate(kind))
+			return nil, bad(line, "unknown record %s (want p, l or s)", excerpt.Quote(kind))
 		}
 		if err != nil {
 			return nil, bad(line, "%v", err)
@@ -136,11 +138,11 @@ func Read(r io.Reader, name string) (*Graph, error) {
 func checkMagic(line []byte) error {
 	rest, ok := bytes.CutPrefix(line, []byte(Magic+" "))
 	if !ok {
-		return fmt.Errorf("first line %q is not %q", truncate(string(line)), fmt.Sprintf("%s %d", Magic, FormatVersion))
+		return fmt.Errorf("first line %s is not %q", excerpt.Bytes(line), fmt.Sprintf("%s %d", Magic, FormatVersion))
 	}
 	v, err := strconv.Atoi(strings.TrimSpace(string(rest)))
 	if err != nil || v != FormatVersion {
-		return fmt.Errorf("unsupported version %q (this reader knows %d)", truncate(string(rest)), FormatVersion)
+		return fmt.Errorf("unsupported version %s (this reader knows %d)", excerpt.Bytes(rest), FormatVersion)
 	}
 	return nil
 }
@@ -152,7 +154,7 @@ func checkName(f []byte) error {
 	}
 	for _, c := range f {
 		if c < 0x20 || c == 0x7f {
-			return fmt.Errorf("name %q holds a control character", truncate(string(f)))
+			return fmt.Errorf("name %s holds a control character", excerpt.Bytes(f))
 		}
 	}
 	return nil
@@ -182,14 +184,6 @@ func split(line []byte, out [][]byte) int {
 		i = j
 	}
 	return n
-}
-
-// truncate shortens s for an error message.
-func truncate(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "…"
-	}
-	return s
 }
 
 // Write writes g in the edge-list format: the header, every page in
@@ -222,7 +216,7 @@ func writeNames(w *bufio.Writer, kind string, names ...string) error {
 	w.WriteString(kind)
 	for _, n := range names {
 		if n == "" || strings.ContainsAny(n, " \t") {
-			return fmt.Errorf("write graph: name %q is empty or holds white space", truncate(n))
+			return fmt.Errorf("write graph: name %s is empty or holds white space", excerpt.Quote(n))
 		}
 		if err := checkName([]byte(n)); err != nil {
 			return fmt.Errorf("write graph: %w", err)
