@@ -53,7 +53,6 @@ var cliCommands = []struct {
 	{bin: "gatherer", cmd: "cat", args: []string{"1"}},
 	{bin: "gatherer", cmd: "show", args: []string{"1"}},
 	{bin: "gatherer", cmd: "compact"},
-	{bin: "gatherer", cmd: "check", optional: true},
 	{bin: "seeder", cmd: "init"},
 	{bin: "seeder", cmd: "add", args: []string{"-"}},
 	{bin: "seeder", cmd: "run"},
@@ -61,7 +60,8 @@ var cliCommands = []struct {
 	{bin: "seeder", cmd: "check"},
 	{bin: "seeder", cmd: "stats"},
 	{bin: "seeder", cmd: "import"},
-	{bin: "seeder", cmd: "restore", optional: true},
+	{bin: "seeder", cmd: "restore"},
+	{bin: "seeder", cmd: "requeue"},
 }
 
 // cliRun runs a program in dir with stdin empty and returns its exit
