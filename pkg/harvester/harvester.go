@@ -37,6 +37,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/fetch"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/robots"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
 	"github.com/wirecrawl/wire/pkg/warcio"
 )
 
@@ -627,6 +628,13 @@ type harvest struct {
 
 	// outage is the network outage rule (outage.go).
 	outage *outage
+	// domains counts the servers not done of each registrable domain,
+	// and domainsLeft the domains with any: the outage rule counts its
+	// runs against them, as the names of one politeness unit (one
+	// domain on one address) are asked one at a time and cannot all
+	// fail at once. domains belongs to the scheduler's goroutine.
+	domains     map[string]int
+	domainsLeft atomic.Int64
 
 	mu       sync.Mutex
 	fatalErr error
@@ -1011,7 +1019,12 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 	h.mu.Lock()
 	h.stopAll = func() { stopStart(); stopFetch() }
 	h.mu.Unlock()
-	h.outage = newOutage(hc.OutageHosts, len(servers), func() int { return len(servers) - int(h.stats.done.Load()) }, func(err error) { h.fatal(err) })
+	h.domains = map[string]int{}
+	for _, srv := range servers {
+		h.domains[urlnorm.Registrable(srv.Host)]++
+	}
+	h.domainsLeft.Store(int64(len(h.domains)))
+	h.outage = newOutage(hc.OutageHosts, len(h.domains), func() int { return int(h.domainsLeft.Load()) }, func(err error) { h.fatal(err) })
 	runDone := make(chan struct{})
 	defer close(runDone)
 	go func() {
@@ -1171,6 +1184,11 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 	done := func(srv *Server) {
 		srv.state = stateDone
 		remaining--
+		if d := urlnorm.Registrable(srv.Host); h.domains[d] > 0 {
+			if h.domains[d]--; h.domains[d] == 0 {
+				h.domainsLeft.Add(-1)
+			}
+		}
 		h.stats.done.Add(1)
 		h.stats.waiting.Add(-1)
 		l := serverLine(srv)
