@@ -301,8 +301,29 @@ func replayEvents(g *linkgraph.Graph, col *collection.Collection) ([]replayEvent
 		return nil
 	})
 	slices.SortStableFunc(events, func(a, b replayEvent) int { return a.at.Compare(b.at) })
+	// A file's modification time comes from the kernel's coarse clock
+	// (a tick, up to about 10 ms, behind the precise time a summary
+	// records): a batch scheduled just after another was seeded can look
+	// scheduled just before it. Within mtimeSlack, a batch's seeding goes
+	// before the scheduling of a later batch, as the manager numbers
+	// batches in the order it schedules them and the seeder of one and
+	// the manager of the next take graph.db in turn.
+	for swapped := true; swapped; {
+		swapped = false
+		for i := 0; i+1 < len(events); i++ {
+			a, b := events[i], events[i+1]
+			if !a.seeded && b.seeded && b.batch < a.batch && b.at.Sub(a.at) < mtimeSlack {
+				events[i], events[i+1] = b, a
+				swapped = true
+			}
+		}
+	}
 	return events, err
 }
+
+// mtimeSlack bounds how far a file's modification time may lag the
+// precise clock (see replayEvents).
+const mtimeSlack = 50 * time.Millisecond
 
 // reschedule records again that the manager scheduled batch b, as its
 // run did: every entry's document that is pending, fetched or failed

@@ -82,7 +82,7 @@ func TestRestore(t *testing.T) {
 			if err := tc.damage(col.GraphPath()); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Check(col, time.Second, 0)
+			_, err := check(col, time.Second, 0, false)
 			if !errors.Is(err, collection.ErrDamaged) {
 				t.Fatalf("check: got %v, want damaged", err)
 			}
@@ -97,7 +97,7 @@ func TestRestore(t *testing.T) {
 			if !reflect.DeepEqual(s.Seeded, []int{2, 3}) {
 				t.Errorf("seeded again %v, want [2 3]", s.Seeded)
 			}
-			problems, err := Check(col, time.Second, 0)
+			problems, err := check(col, time.Second, 0, false) // no text store in these batches
 			if err != nil || len(problems) > 0 {
 				t.Fatalf("check after restore: %v %v", problems, err)
 			}
