@@ -49,6 +49,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/testweb"
 )
 
@@ -87,6 +88,19 @@ type Rules struct {
 	// (robots.txt aside) a hostile host whose answers must be cut (see
 	// Cut) may get in the whole log.
 	MaxCutRequests int
+}
+
+// FromConfig returns the rules of a crawl run with the harvester
+// settings h: wait, max_crawl_delay, connections_per_ip, address_wait
+// and total_timeout (Slack and MaxCutRequests are left zero).
+func FromConfig(h config.Harvester) Rules {
+	return Rules{
+		Wait:             h.Wait.D(),
+		MaxCrawlDelay:    h.MaxCrawlDelay.D(),
+		ConnectionsPerIP: h.ConnectionsPerIP,
+		AddressWait:      h.AddressWait.D(),
+		TotalTimeout:     h.TotalTimeout.D(),
+	}
 }
 
 // Web is what the audit needs to know about the web besides its log;

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/testweb"
 )
 
@@ -352,5 +353,14 @@ func TestRealWebRequests(t *testing.T) {
 	}
 	if len(rep.Hostile) != len(w.HostileHosts()) {
 		t.Errorf("%d hostile hosts counted, the web has %d", len(rep.Hostile), len(w.HostileHosts()))
+	}
+}
+
+func TestFromConfig(t *testing.T) {
+	h := config.Defaults().Harvester
+	r := FromConfig(h)
+	if r.Wait != h.Wait.D() || r.MaxCrawlDelay != h.MaxCrawlDelay.D() || r.ConnectionsPerIP != h.ConnectionsPerIP ||
+		r.AddressWait != h.AddressWait.D() || r.TotalTimeout != h.TotalTimeout.D() || r.AddressWait == 0 {
+		t.Errorf("FromConfig(%+v) = %+v", h, r)
 	}
 }
