@@ -30,12 +30,22 @@ const (
 	e2eHosts  = 60
 	e2eWait   = 100 * time.Millisecond
 	e2eCycles = 3
+	// e2eAddresses spreads the hosts over 8 loopback addresses (7 or 8
+	// host names each, a bare name on its site's address), so that the
+	// per-address rules are exercised: e2ePerIP requests in flight at
+	// most to one address, starts e2eAddressWait apart. With 7-8 names an
+	// address asked at most every 100 ms each, the floor of 25 ms (40
+	// starts a second) seldom holds a request back: the crawl takes about
+	// as long as before.
+	e2eAddresses   = 8
+	e2ePerIP       = 3
+	e2eAddressWait = 25 * time.Millisecond
 )
 
 // e2eWeb is the test web crawled: the heterogeneous one, which behaves
 // like a real web in time (slow hosts, Crawl-delays, big sites, bare
-// names redirecting to www names).
-var e2eWeb = testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120, Heterogeneous: true}
+// names redirecting to www names), on several addresses.
+var e2eWeb = testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120, Heterogeneous: true, Addresses: e2eAddresses}
 
 // buildBinaries compiles the four stages into dir with the go command
 // that runs this test.
@@ -85,7 +95,8 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 	env := []string{"WIRE_BIN=" + bin}
 	run(t, env, filepath.Join(bin, "seeder"), "init", "--collection", col,
 		"--harvester-allow-private", "--harvester-dns-server", web.DNSAddr(),
-		"--harvester-wait", e2eWait.String(), "--harvester-connections", "30", "--harvester-connections-per-ip", "0",
+		"--harvester-wait", e2eWait.String(), "--harvester-connections", "30",
+		"--harvester-connections-per-ip", fmt.Sprint(e2ePerIP), "--harvester-address-wait", e2eAddressWait.String(),
 		"--harvester-total-timeout", "10s",
 		"--manager-batch-size", "400", "--manager-strategy", "backlink", "--scope-domains", "cl")
 	run(t, env, filepath.Join(bin, "seeder"), "add", "--collection", col, seeds)
@@ -95,7 +106,7 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Harvester.Wait.D() != e2eWait || !cfg.Harvester.AllowPrivate {
+	if cfg.Harvester.Wait.D() != e2eWait || !cfg.Harvester.AllowPrivate || cfg.Harvester.AddressWait.D() != e2eAddressWait {
 		t.Fatalf("seeder init did not write the flags into the config: %+v", cfg.Harvester)
 	}
 
