@@ -103,7 +103,7 @@ awk -v f="$fetched" -v e="$errors" -v s="$start" -v t="$end" 'BEGIN {
 }'
 echo
 echo "== politeness audit by server (the test web's request log)"
-"$work/crawlcheck" politeness --log "$work/requests.tsv" --web "$work/web.json" --collection "$dir" --label demo |
+"$work/crawlcheck" politeness --log "$work/requests.tsv" --web "$work/web.json" --collection "$dir" --label demo 2>&1 |
 	grep -v '^PROBLEM' || echo "demo.sh: the audit found politeness violations (see above)"
 echo "try:  $WIRE_BIN/manager show --collection $dir 1"
 echo "      $WIRE_BIN/gatherer cat --collection $dir $(head -1 "$dir/seeds.txt")"
