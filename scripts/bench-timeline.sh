@@ -143,34 +143,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
-now() { date -u +%Y-%m-%dT%H:%M:%S.%NZ; }
-secs() { date +%s.%N; }
-since() { awk -v s="$1" -v t="$(secs)" 'BEGIN {printf "%.1f", t - s}'; }
+secs() { wire_secs; }
+since() { wire_since "$1"; }
 
 # start_web RUN: a fresh test web for RUN, logging its requests to
 # $dir/RUN/requests.tsv; sets web_pid and dns.
 start_web() {
-	local d=$dir/$1 i
-	mkdir -p "$d"
-	"$tools/testweb" --hosts "$hosts" --pages "$pages" --max-pages "$maxpages" --heavy-pages "${web_flags[@]}" \
-		--addresses "$addresses" --seed "$seed" --seeds "$nseeds" --seeds-out "$d/seeds.txt" \
-		--config-out "$d/web.json" --ready-file "$d/ready" --log "$d/requests.tsv" >"$d/testweb.out" 2>&1 &
-	web_pid=$!
-	for i in $(seq 1 600); do
-		[ -f "$d/ready" ] && break
-		kill -0 "$web_pid" 2>/dev/null || { cat "$d/testweb.out" >&2; echo "bench-timeline.sh: the test web did not start" >&2; exit 1; }
-		sleep 0.1
-	done
-	[ -f "$d/ready" ] || { echo "bench-timeline.sh: the test web did not become ready in 60 s" >&2; exit 1; }
-	dns=$(sed -n 's/^dns=//p' "$d/ready")
+	wire_start_web "$dir/$1" "$tools/testweb" --hosts "$hosts" --pages "$pages" --max-pages "$maxpages" --heavy-pages \
+		"${web_flags[@]}" --addresses "$addresses" --seed "$seed" --seeds "$nseeds" || {
+		echo "bench-timeline.sh: the test web did not start" >&2
+		exit 1
+	}
+	dns=$web_dns
 }
 
 # stop_web RUN: stops the test web, which then writes its request log.
 stop_web() {
-	kill -TERM "$web_pid" 2>/dev/null
-	wait "$web_pid" 2>/dev/null
-	web_pid=
-	[ -f "$dir/$1/requests.tsv" ] || { echo "bench-timeline.sh: the test web wrote no request log for $1" >&2; exit 1; }
+	wire_stop_web "$dir/$1" || exit 1
 }
 
 # new_collection RUN WAIT: a fresh collection $dir/RUN/col.
@@ -181,37 +170,8 @@ new_collection() {
 		--manager-max-fetches-per-script 0 --scope-domains cl >/dev/null || exit 1
 }
 
-# bounded LIMIT LOG CMD...: runs CMD in its own process group, output to
-# LOG; LIMIT seconds after its start it gets SIGINT (and 90 s later
-# SIGKILL). Sets run_rc, run_start (RFC 3339), run_end (when it ended or
-# was sent SIGINT) and run_stopped (1 if it was).
-bounded() {
-	local lim=$1 log=$2 t0 el
-	shift 2
-	run_start=$(now)
-	t0=$(secs)
-	run_stopped=0
-	run_end=
-	set -m
-	"$@" >"$log" 2>&1 &
-	job_pid=$!
-	set +m
-	while kill -0 "$job_pid" 2>/dev/null; do
-		el=$(since "$t0")
-		if [ "$run_stopped" = 0 ] && awk -v e="$el" -v l="$lim" 'BEGIN {exit !(e >= l)}'; then
-			run_end=$(now)
-			run_stopped=1
-			kill -INT -- "-$job_pid" 2>/dev/null
-		elif [ "$run_stopped" = 1 ] && awk -v e="$el" -v l="$lim" 'BEGIN {exit !(e >= l + 90)}'; then
-			kill -KILL -- "-$job_pid" 2>/dev/null
-		fi
-		sleep 0.2
-	done
-	wait "$job_pid"
-	run_rc=$?
-	job_pid=
-	[ -n "$run_end" ] || run_end=$(now)
-}
+# bounded LIMIT LOG CMD...: wire_bounded (lib.sh).
+bounded() { wire_bounded "$@"; }
 
 # stage_figures RUN: per stage, runs, wall time and peak memory.
 stage_figures() {

@@ -11,12 +11,20 @@
 # The test web is the heterogeneous one (testweb --heterogeneous), which
 # behaves like a real web in time: a few slow hosts (200 ms to 1 s per
 # response), Crawl-delays of 2-5 s on 3% of the sites, a handful of big
-# sites, bare names redirecting to www names (see pkg/testweb).
+# sites, bare names redirecting to www names (see pkg/testweb), served
+# on several loopback addresses (about one per 8 hosts; a bare name on
+# its site's address) as virtual hosts share servers. The harvester gets
+# at most 4 requests in flight per address and starts two requests to
+# one address at least 25 ms apart. After the crawl the test web's
+# request log is audited by server (crawlcheck politeness, see
+# docs/harvester.md "Politeness by server"); its table is printed.
 #
 # Environment: DEMO_HOSTS (test web hosts, default 200), DEMO_CYCLES
 # (default 4), DEMO_WAIT (wait between requests to one host, default
-# 200ms), DEMO_BATCH (batch size, default 3000), DEMO_WEB_FLAGS (further
-# testweb flags, default --heterogeneous; empty for the uniform web).
+# 200ms), DEMO_BATCH (batch size, default 3000), DEMO_ADDRESSES (loopback
+# addresses of the test web, default DEMO_HOSTS/8), DEMO_PER_IP (4),
+# DEMO_ADDRESS_WAIT (25ms), DEMO_WEB_FLAGS (further testweb flags,
+# default --heterogeneous; empty for the uniform web).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -27,6 +35,9 @@ cycles=${DEMO_CYCLES:-4}
 wait=${DEMO_WAIT:-200ms}
 batchsize=${DEMO_BATCH:-3000}
 webflags=${DEMO_WEB_FLAGS---heterogeneous}
+addresses=${DEMO_ADDRESSES:-$((hosts / 8 > 1 ? hosts / 8 : 1))}
+perip=${DEMO_PER_IP:-4}
+addrwait=${DEMO_ADDRESS_WAIT:-25ms}
 if [ -e "$dir/FORMAT" ]; then
 	echo "demo.sh: $dir already holds a collection; give a new directory" >&2
 	exit 2
@@ -34,8 +45,8 @@ fi
 
 wire_log "building binaries into $WIRE_BIN"
 wire_build
-
 work=$(mktemp -d)
+
 web_pid=
 cleanup() {
 	if [ -n "$web_pid" ]; then
@@ -45,10 +56,12 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+(cd "$WIRE_ROOT" && go build -o "$work/" ./scripts/crawlcheck)
 
-wire_log "starting the test web ($hosts hosts) on loopback"
+wire_log "starting the test web ($hosts hosts on $addresses addresses) on loopback"
 # shellcheck disable=SC2086 # DEMO_WEB_FLAGS is a list of flags
 "$WIRE_BIN/testweb" --hosts "$hosts" --seed 1 --seeds 20 --seeds-out "$work/seeds.txt" $webflags \
+	--addresses "$addresses" --config-out "$work/web.json" --log "$work/requests.tsv" \
 	--ready-file "$work/ready" >"$work/testweb.out" 2>&1 &
 web_pid=$!
 for _ in $(seq 1 300); do
@@ -65,7 +78,8 @@ mkdir -p "$(dirname "$dir")"
 "$WIRE_BIN/seeder" init --collection "$dir" \
 	--config "$WIRE_ROOT/collection/wire.toml" \
 	--harvester-allow-private --harvester-dns-server "$dns" \
-	--harvester-wait "$wait" --harvester-connections 100 --harvester-connections-per-ip 0 \
+	--harvester-wait "$wait" --harvester-connections 100 --harvester-connections-per-ip "$perip" \
+	--harvester-address-wait "$addrwait" \
 	--manager-batch-size "$batchsize" --manager-batch-duration 20s --scope-domains cl
 cp "$work/seeds.txt" "$dir/seeds.txt"
 "$WIRE_BIN/seeder" add --collection "$dir" "$dir/seeds.txt"
@@ -73,6 +87,10 @@ cp "$work/seeds.txt" "$dir/seeds.txt"
 start=$(date +%s.%N)
 "$WIRE_ROOT/scripts/crawl.sh" "$dir" "$cycles"
 end=$(date +%s.%N)
+# The test web writes its request log when it stops.
+kill -TERM "$web_pid" 2>/dev/null || true
+wait "$web_pid" 2>/dev/null || true
+web_pid=
 
 echo
 echo "== demo summary: $dir"
@@ -83,5 +101,9 @@ errors=$(cat "$dir"/batches/*/harvest/fetch.log 2>/dev/null | awk -F'\t' '!/^#/ 
 awk -v f="$fetched" -v e="$errors" -v s="$start" -v t="$end" 'BEGIN {
 	printf "pages fetched: %d, errors (HTTP >= 400 or no response): %d, wall time %.1f s, %.1f pages/s\n", f, e, t - s, f / (t - s)
 }'
+echo
+echo "== politeness audit by server (the test web's request log)"
+"$work/crawlcheck" politeness --log "$work/requests.tsv" --web "$work/web.json" --collection "$dir" --label demo 2>&1 |
+	grep -v '^PROBLEM' || echo "demo.sh: the audit found politeness violations (see above)"
 echo "try:  $WIRE_BIN/manager show --collection $dir 1"
 echo "      $WIRE_BIN/gatherer cat --collection $dir $(head -1 "$dir/seeds.txt")"

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/scope"
 	"github.com/wirecrawl/wire/pkg/testweb"
+	"github.com/wirecrawl/wire/pkg/testweb/politeaudit"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
@@ -30,12 +30,22 @@ const (
 	e2eHosts  = 60
 	e2eWait   = 100 * time.Millisecond
 	e2eCycles = 3
+	// e2eAddresses spreads the hosts over 8 loopback addresses (7 or 8
+	// host names each, a bare name on its site's address), so that the
+	// per-address rules are exercised: e2ePerIP requests in flight at
+	// most to one address, starts e2eAddressWait apart. With 7-8 names an
+	// address asked at most every 100 ms each, the floor of 25 ms (40
+	// starts a second) seldom holds a request back: the crawl takes about
+	// as long as before.
+	e2eAddresses   = 8
+	e2ePerIP       = 3
+	e2eAddressWait = 25 * time.Millisecond
 )
 
 // e2eWeb is the test web crawled: the heterogeneous one, which behaves
 // like a real web in time (slow hosts, Crawl-delays, big sites, bare
-// names redirecting to www names).
-var e2eWeb = testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120, Heterogeneous: true}
+// names redirecting to www names), on several addresses.
+var e2eWeb = testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120, Heterogeneous: true, Addresses: e2eAddresses}
 
 // buildBinaries compiles the four stages into dir with the go command
 // that runs this test.
@@ -85,7 +95,8 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 	env := []string{"WIRE_BIN=" + bin}
 	run(t, env, filepath.Join(bin, "seeder"), "init", "--collection", col,
 		"--harvester-allow-private", "--harvester-dns-server", web.DNSAddr(),
-		"--harvester-wait", e2eWait.String(), "--harvester-connections", "30", "--harvester-connections-per-ip", "0",
+		"--harvester-wait", e2eWait.String(), "--harvester-connections", "30",
+		"--harvester-connections-per-ip", fmt.Sprint(e2ePerIP), "--harvester-address-wait", e2eAddressWait.String(),
 		"--harvester-total-timeout", "10s",
 		"--manager-batch-size", "400", "--manager-strategy", "backlink", "--scope-domains", "cl")
 	run(t, env, filepath.Join(bin, "seeder"), "add", "--collection", col, seeds)
@@ -95,7 +106,7 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Harvester.Wait.D() != e2eWait || !cfg.Harvester.AllowPrivate {
+	if cfg.Harvester.Wait.D() != e2eWait || !cfg.Harvester.AllowPrivate || cfg.Harvester.AddressWait.D() != e2eAddressWait {
 		t.Fatalf("seeder init did not write the flags into the config: %+v", cfg.Harvester)
 	}
 
@@ -105,7 +116,11 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 	}
 	t.Logf("%d pages fetched, %d requests served", len(fetched), len(web.Requests()))
 
-	checkPoliteness(t, web, cfg, harvestWindows(t, col))
+	rep := checkPoliteness(t, web, cfg)
+	if rep.Addresses < 2 || rep.SharedUnits == 0 || rep.SharedAddresses == 0 || rep.DelayGaps == 0 {
+		t.Errorf("the audit checked too little: %d addresses, %d units of several names, %d addresses of several units, %d gaps under a Crawl-delay",
+			rep.Addresses, rep.SharedUnits, rep.SharedAddresses, rep.DelayGaps)
+	}
 	checkTextByURL(t, bin, col, web, fetched)
 	checkLinkGraph(t, col, web, cfg, fetched)
 	run(t, env, filepath.Join(bin, "seeder"), "check", "--collection", col)
@@ -134,60 +149,25 @@ func fetchedPages(t *testing.T, col string) []fetchlog.Record {
 	return out
 }
 
-// harvestWindows returns, per batch in order, when its harvest made its
-// first request and received the end of its last response (from the
-// fetch logs; robots.txt requests are not in them).
-func harvestWindows(t *testing.T, col string) [][2]time.Time {
-	t.Helper()
-	logs, _ := filepath.Glob(filepath.Join(col, collection.BatchesDir, "*", collection.HarvestDir, fetchlog.LogFile))
-	sort.Strings(logs)
-	var out [][2]time.Time
-	for _, p := range logs {
-		recs, err := fetchlog.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var w [2]time.Time
-		for _, r := range recs {
-			if r.Fetched.IsZero() {
-				continue // not attempted (robots)
-			}
-			end := r.Fetched.Add(time.Duration(r.Millis+1) * time.Millisecond)
-			if w[0].IsZero() || r.Fetched.Before(w[0]) {
-				w[0] = r.Fetched
-			}
-			if end.After(w[1]) {
-				w[1] = end
-			}
-		}
-		out = append(out, w)
-	}
-	return out
-}
-
-// batchAt returns the index of the harvest window holding t, or -1.
-func batchAt(windows [][2]time.Time, t time.Time) int {
-	for k, w := range windows {
-		if !t.Before(w[0]) && !t.After(w[1]) {
-			return k
-		}
-	}
-	return -1
-}
-
 // checkPoliteness reads the server's records: no robots-forbidden URL was
-// requested, nothing out of scope, never two connections to one host at
-// once, never less than the wait between two requests to one host, nor
-// less than its robots.txt Crawl-delay between two requests, within one
-// harvest or across harvests.
-func checkPoliteness(t *testing.T, web *testweb.Web, cfg config.Config, windows [][2]time.Time) {
+// requested, nothing out of scope, every request with the crawler's
+// User-Agent; and the audit by server (package politeaudit, with the
+// collection's harvester settings), across every harvest of the crawl:
+// never two requests in flight to one politeness unit (the host names of
+// one registrable domain on one address: www.x.cl and its alias x.cl),
+// never less than the wait nor the Crawl-delay of a unit's names between
+// two of its requests, at most connections_per_ip requests in flight to
+// an address and their starts address_wait apart, never two connections
+// to one host name.
+// It returns the audit's report.
+func checkPoliteness(t *testing.T, web *testweb.Web, cfg config.Config) politeaudit.Report {
 	t.Helper()
 	inScope := map[string]bool{}
 	for _, h := range web.HostNames() {
 		inScope[h] = true
 	}
-	byHost := map[string][]testweb.Request{}
-	for _, r := range web.Requests() {
+	reqs := web.Requests()
+	for _, r := range reqs {
 		if !inScope[r.Host] {
 			t.Errorf("out-of-scope host requested: %s%s", r.Host, r.Path)
 			continue
@@ -199,61 +179,27 @@ func checkPoliteness(t *testing.T, web *testweb.Web, cfg config.Config, windows 
 		if r.UserAgent != cfg.Crawl.UserAgent {
 			t.Errorf("request %s with User-Agent %q", u, r.UserAgent)
 		}
-		byHost[r.Host] = append(byHost[r.Host], r)
 	}
-	wait := cfg.Harvester.Wait.D()
-	delayed, crossed := 0, 0
-	for host, reqs := range byHost {
-		var crawlDelay time.Duration
-		if cd := web.CrawlDelay(host); cd != "" {
-			d, err := time.ParseDuration(cd + "s")
-			if err != nil {
-				t.Fatalf("host %s: Crawl-delay %q: %v", host, cd, err)
-			}
-			crawlDelay = min(d, cfg.Harvester.MaxCrawlDelay.D())
-		}
-		sort.Slice(reqs, func(i, j int) bool { return reqs[i].Start.Before(reqs[j].Start) })
-		for i := 1; i < len(reqs); i++ {
-			gap := reqs[i].Start.Sub(reqs[i-1].End)
-			if gap < wait {
-				t.Errorf("host %s: %s requested %v after %s ended (wait %v)", host, reqs[i].Path, gap, reqs[i-1].Path, wait)
-			}
-			if crawlDelay == 0 {
-				continue
-			}
-			// The delay holds from the host's first robots.txt request
-			// on, within a harvest and across harvests (the next one
-			// reads when the previous one last asked the host).
-			if b := batchAt(windows, reqs[i].Start); b < 0 || b != batchAt(windows, reqs[i-1].Start) {
-				crossed++
-			} else {
-				delayed++
-			}
-			if gap < crawlDelay {
-				t.Errorf("host %s: %s requested %v after %s ended (Crawl-delay %v)", host, reqs[i].Path, gap, reqs[i-1].Path, crawlDelay)
-			}
-		}
+	rules := politeaudit.FromConfig(cfg.Harvester)
+	rep := politeaudit.Audit(web, rules, politeaudit.Log{Requests: reqs, Conns: web.Conns()})
+	var table strings.Builder
+	if err := rep.WriteTable(&table, "e2e"); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("requests checked against a Crawl-delay: %d within a harvest, %d across harvests or with robots.txt", delayed, crossed)
-	conns := map[string][]testweb.Conn{}
-	for _, c := range web.Conns() {
-		if c.Host != "" {
-			conns[c.Host] = append(conns[c.Host], c)
-		}
+	t.Logf("politeness audit by server:\n%s", table.String())
+	if rep.MaxInFlightUnit > 1 || (rules.ConnectionsPerIP > 0 && rep.MaxInFlightAddress > rules.ConnectionsPerIP) {
+		t.Errorf("in flight: %d at once to unit %s, %d at once to address %s (cap %d)", rep.MaxInFlightUnit, rep.MaxInFlightUnitAt,
+			rep.MaxInFlightAddress, rep.MaxInFlightAddressAt, rules.ConnectionsPerIP)
 	}
-	for host, cs := range conns {
-		sort.Slice(cs, func(i, j int) bool { return cs[i].Opened.Before(cs[j].Opened) })
-		for i := 1; i < len(cs); i++ {
-			// The server may notice a close a little after the client
-			// dialled the next connection (scheduling lag); more is two
-			// connections at once.
-			prevClosed := cs[i-1].Closed
-			if prevClosed.IsZero() || prevClosed.Sub(cs[i].Opened) > 100*time.Millisecond {
-				t.Errorf("host %s: connection %d opened at %v while connection %d was open (closed %v)",
-					host, cs[i].ID, cs[i].Opened.Format(time.StampMicro), cs[i-1].ID, prevClosed.Format(time.StampMicro))
-			}
-		}
+	if !rep.OK() {
+		t.Errorf("politeness: %d requests to one unit while another was in flight, %d over the per-IP cap, %d gaps under the wait or Crawl-delay (worst %s), "+
+			"%d starts under the address floor (worst %s), %d connection overlaps", rep.UnitOverlaps, rep.AddressOverCap, rep.ShortGaps, rep.WorstGap,
+			rep.FloorViolations, rep.WorstFloor, rep.ConnOverlaps)
 	}
+	for _, p := range rep.Problems {
+		t.Error(p)
+	}
+	return rep
 }
 
 // checkTextByURL asks `gatherer cat URL` for fetched HTML pages and checks

@@ -30,3 +30,79 @@ wire_need_bins() {
 wire_log() {
 	printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" >&2
 }
+
+# Timing and a served test web, for the benchmarks (bench-timeline.sh,
+# bench-politeness.sh).
+
+# wire_now prints the time in RFC 3339 with nanoseconds, UTC.
+wire_now() { date -u +%Y-%m-%dT%H:%M:%S.%NZ; }
+
+# wire_secs prints the time in seconds since the epoch, with decimals.
+wire_secs() { date +%s.%N; }
+
+# wire_since T0 prints the seconds since T0 (from wire_secs), one decimal.
+wire_since() { awk -v s="$1" -v t="$(wire_secs)" 'BEGIN {printf "%.1f", t - s}'; }
+
+# wire_start_web DIR TESTWEB [FLAGS...]: serves a test web with the
+# testweb binary TESTWEB and FLAGS in the background, writing its seeds
+# to DIR/seeds.txt, its description to DIR/web.json, its output to
+# DIR/testweb.out and, when it stops, its request log to
+# DIR/requests.tsv. Sets web_pid and web_dns; returns 1 (with a message)
+# if it does not become ready within 60 s.
+wire_start_web() {
+	local d=$1 tw=$2 i
+	shift 2
+	mkdir -p "$d"
+	"$tw" "$@" --seeds-out "$d/seeds.txt" --config-out "$d/web.json" --ready-file "$d/ready" \
+		--log "$d/requests.tsv" >"$d/testweb.out" 2>&1 &
+	web_pid=$!
+	for i in $(seq 1 600); do
+		[ -f "$d/ready" ] && break
+		kill -0 "$web_pid" 2>/dev/null || { cat "$d/testweb.out" >&2; echo "the test web did not start" >&2; web_pid=; return 1; }
+		sleep 0.1
+	done
+	[ -f "$d/ready" ] || { echo "the test web did not become ready in 60 s" >&2; return 1; }
+	web_dns=$(sed -n 's/^dns=//p' "$d/ready")
+}
+
+# wire_stop_web DIR: stops the test web of wire_start_web, which then
+# writes DIR/requests.tsv; returns 1 if it wrote none.
+wire_stop_web() {
+	kill -TERM "$web_pid" 2>/dev/null
+	wait "$web_pid" 2>/dev/null
+	web_pid=
+	[ -f "$1/requests.tsv" ] || { echo "the test web wrote no request log in $1" >&2; return 1; }
+}
+
+# wire_bounded LIMIT LOG CMD...: runs CMD in its own process group,
+# output to LOG; LIMIT seconds after its start it gets SIGINT (and 90 s
+# later SIGKILL). Sets job_pid while it runs (a caller's exit trap kills
+# its group), then run_rc, run_start (RFC 3339), run_end (when it ended
+# or was sent SIGINT) and run_stopped (1 if it was).
+wire_bounded() {
+	local lim=$1 log=$2 t0 el
+	shift 2
+	run_start=$(wire_now)
+	t0=$(wire_secs)
+	run_stopped=0
+	run_end=
+	set -m
+	"$@" >"$log" 2>&1 &
+	job_pid=$!
+	set +m
+	while kill -0 "$job_pid" 2>/dev/null; do
+		el=$(wire_since "$t0")
+		if [ "$run_stopped" = 0 ] && awk -v e="$el" -v l="$lim" 'BEGIN {exit !(e >= l)}'; then
+			run_end=$(wire_now)
+			run_stopped=1
+			kill -INT -- "-$job_pid" 2>/dev/null
+		elif [ "$run_stopped" = 1 ] && awk -v e="$el" -v l="$lim" 'BEGIN {exit !(e >= l + 90)}'; then
+			kill -KILL -- "-$job_pid" 2>/dev/null
+		fi
+		sleep 0.2
+	done
+	wait "$job_pid"
+	run_rc=$?
+	job_pid=
+	[ -n "$run_end" ] || run_end=$(wire_now)
+}

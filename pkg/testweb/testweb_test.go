@@ -523,7 +523,7 @@ func TestRecordsRequestsAndConns(t *testing.T) {
 		if r.Host != wantHosts[k] || r.Path != wantPaths[k] || r.Method != "GET" || r.UserAgent != "WireTest/1.0" {
 			t.Errorf("request %d = %+v", k, r)
 		}
-		if r.Start.Before(begin) || r.End.Before(r.Start) || r.ConnID == 0 || !strings.HasPrefix(r.RemoteAddr, "127.") {
+		if r.Start.Before(begin) || r.End.Before(r.Start) || r.ConnID == 0 || !strings.HasPrefix(r.RemoteAddr, "127.") || r.Addr != "127.0.0.1" {
 			t.Errorf("request %d: bad times/conn/addr %+v", k, r)
 		}
 	}
@@ -846,6 +846,22 @@ func TestAddresses(t *testing.T) {
 	for _, u := range w.SeedURLs(10) {
 		if resp := do(t, c, "GET", u, "WireTest/1.0"); resp.status != 200 {
 			t.Errorf("GET %s: %d", u, resp.status)
+		}
+	}
+	// Each request records the address that answered: the host's.
+	answered := map[string]bool{}
+	for _, r := range w.Requests() {
+		if want := w.AddressOf(r.Host).String(); r.Addr != want {
+			t.Errorf("request %s%s answered on %q, want %s", r.Host, r.Path, r.Addr, want)
+		}
+		answered[r.Addr] = true
+	}
+	if len(answered) < 3 {
+		t.Errorf("10 requests answered on %d addresses", len(answered))
+	}
+	for _, cn := range w.Conns() {
+		if cn.Addr != w.AddressOf(cn.Host).String() {
+			t.Errorf("connection %d of %s on %q", cn.ID, cn.Host, cn.Addr)
 		}
 	}
 	single := startWeb(t, Config{Seed: 9, Hosts: 5})

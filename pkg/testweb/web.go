@@ -19,7 +19,8 @@
 //
 // The model also answers questions about itself (Page, URLs, Disallowed)
 // so tests can compare what a crawler found with the truth, and it
-// records every HTTP request, TCP connection and DNS query it received.
+// records every HTTP request (with the local address that answered it),
+// TCP connection and DNS query it received.
 //
 // # The model
 //
@@ -224,6 +225,11 @@ type Request struct {
 	Start, End time.Time
 	// RemoteAddr is the client address.
 	RemoteAddr string
+	// Addr is the local IP address that answered (the listener the
+	// connection came in on, e.g. "127.77.0.3"): with Config.Addresses
+	// > 1 the address DNS gave the host, which is what a politeness
+	// audit groups servers by.
+	Addr string
 }
 
 // Conn is one TCP connection accepted by the HTTP server.
@@ -232,6 +238,8 @@ type Conn struct {
 	ID uint64
 	// Host is the host of the first request on the connection ("" if none).
 	Host string
+	// Addr is the local IP address the connection came in on.
+	Addr string
 	// Opened and Closed are when the connection was accepted and closed;
 	// Closed is zero while it is open.
 	Opened, Closed time.Time
@@ -278,6 +286,8 @@ type Web struct {
 	reqSeq   uint64 // arrival counter
 	conns    []Conn
 	connIDs  map[net.Conn]uint64
+	// localAddrs interns the local IP addresses of connections.
+	localAddrs map[string]string
 
 	dnsQueries atomic.Int64
 	dnsMode    atomic.Int32 // a DNSMode, set by SetDNSDown
@@ -287,10 +297,10 @@ type Web struct {
 // (times as Unix nanoseconds, strings shared between requests where they
 // can be) because the scale run records a million of them.
 type reqRecord struct {
-	seq, connID                  uint64
-	host, path, method, ua, addr string
-	status                       int
-	start, end                   int64
+	seq, connID                         uint64
+	host, path, method, ua, addr, local string
+	status                              int
+	start, end                          int64
 }
 
 // reqChunk is the number of request records per chunk.
@@ -307,7 +317,7 @@ func New(cfg Config) (*Web, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Web{cfg: c, voc: newVocab(), connIDs: make(map[net.Conn]uint64), quit: make(chan struct{})}
+	w := &Web{cfg: c, voc: newVocab(), connIDs: make(map[net.Conn]uint64), localAddrs: map[string]string{}, quit: make(chan struct{})}
 	if _, port, err := net.SplitHostPort(c.HTTPAddr); err == nil {
 		// A fixed port is known before Start: URLs carry it at once.
 		if p, err := strconv.Atoi(port); err == nil && p > 0 {
@@ -623,6 +633,7 @@ func (w *Web) Requests() []Request {
 		out[k] = Request{
 			ConnID: r.connID, Host: r.host, Path: r.path, Method: r.method, UserAgent: r.ua,
 			Status: r.status, Start: time.Unix(0, r.start), End: time.Unix(0, r.end), RemoteAddr: r.addr,
+			Addr: r.local,
 		}
 	}
 	return out
@@ -653,11 +664,19 @@ func hostOnly(hostport string) string {
 	return hostport
 }
 
-// connContext assigns an id to a new connection.
+// connContext assigns an id to a new connection and notes the local
+// address it came in on (one string per address, shared by its
+// connections and requests).
 func (w *Web) connContext(ctx context.Context, c net.Conn) context.Context {
+	local := hostOnly(c.LocalAddr().String())
 	w.mu.Lock()
+	if a, ok := w.localAddrs[local]; ok {
+		local = a
+	} else {
+		w.localAddrs[local] = local
+	}
 	id := uint64(len(w.conns) + 1)
-	w.conns = append(w.conns, Conn{ID: id, Opened: time.Now()})
+	w.conns = append(w.conns, Conn{ID: id, Addr: local, Opened: time.Now()})
 	w.connIDs[c] = id
 	w.connWG.Add(1)
 	w.mu.Unlock()
@@ -693,13 +712,16 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 	case hostile:
 		host = h.name
 	}
+	var local string
 	w.mu.Lock()
 	w.reqSeq++
 	seq := w.reqSeq
 	if connID > 0 {
-		if c := &w.conns[connID-1]; c.Host == "" {
+		c := &w.conns[connID-1]
+		if c.Host == "" {
 			c.Host = host
 		}
+		local = c.Addr
 	}
 	w.mu.Unlock()
 	uri := req.RequestURI
@@ -734,7 +756,7 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 	end := time.Now()
 	rec := reqRecord{
 		seq: seq, connID: connID, host: host, path: req.RequestURI, method: req.Method,
-		ua: w.internUA(req.UserAgent()), addr: req.RemoteAddr, status: status,
+		ua: w.internUA(req.UserAgent()), addr: req.RemoteAddr, local: local, status: status,
 		start: start.UnixNano(), end: end.UnixNano(),
 	}
 	w.mu.Lock()

@@ -16,6 +16,8 @@ func FuzzReadRequestLog(f *testing.F) {
 	f.Add(logLine(1, "a.cl", "/x?y=1", 0, time.Second, time.Second) + "\n" + logLine(2, "b.cl", "/robots.txt", 404, 0, 1))
 	f.Add("1\ta.cl\t/\t200\t2024-05-01T12:00:00Z\t2024-05-01T11:00:00Z\n")
 	f.Add("x\t\t\t\t\t\n\n")
+	f.Add(strings.TrimSuffix(logLine(1, "a.cl", "/", 200, 0, time.Second), "\n") + "\t127.77.0.3\n")
+	f.Add(strings.TrimSuffix(logLine(1, "a.cl", "/", 200, 0, time.Second), "\n") + "\t::1%x\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		lines, err := readRequestLog(strings.NewReader(text))
 		if err != nil {
@@ -26,8 +28,12 @@ func FuzzReadRequestLog(f *testing.F) {
 			if l.status < 0 || l.status > 999 || l.end.Before(l.start) {
 				t.Fatalf("accepted %+v", l)
 			}
-			b.WriteString(strings.Join([]string{strconv.FormatUint(l.conn, 10), l.host, l.path, strconv.Itoa(l.status),
-				l.start.Format(time.RFC3339Nano), l.end.Format(time.RFC3339Nano)}, "\t") + "\n")
+			f := []string{strconv.FormatUint(l.conn, 10), l.host, l.path, strconv.Itoa(l.status),
+				l.start.Format(time.RFC3339Nano), l.end.Format(time.RFC3339Nano)}
+			if l.addr != "" {
+				f = append(f, l.addr)
+			}
+			b.WriteString(strings.Join(f, "\t") + "\n")
 		}
 		again, err := readRequestLog(strings.NewReader(b.String()))
 		if err != nil || len(again) != len(lines) {
@@ -35,7 +41,7 @@ func FuzzReadRequestLog(f *testing.F) {
 		}
 		for i := range again {
 			a, l := again[i], lines[i]
-			if a.conn != l.conn || a.host != l.host || a.path != l.path || a.status != l.status || !a.start.Equal(l.start) || !a.end.Equal(l.end) {
+			if a.conn != l.conn || a.host != l.host || a.path != l.path || a.status != l.status || a.addr != l.addr || !a.start.Equal(l.start) || !a.end.Equal(l.end) {
 				t.Fatalf("line %d: %+v, written back %+v", i+1, l, a)
 			}
 		}

@@ -7,6 +7,7 @@
 //	crawlcheck reachable --web web.json --seeds seeds.txt
 //	crawlcheck timeline --web web.json --seeds seeds.txt --log requests.tsv --start TIME ...
 //	crawlcheck targets  --crawl A.json --harvester B.json --polite C.json --cycle D
+//	crawlcheck politeness --log requests.tsv --web web.json [--collection DIR] [--wait D] ...
 //
 // faults serves a test web in-process, crawls it with the stage binaries
 // of --bin while killing them with SIGKILL at random moments (package
@@ -20,7 +21,9 @@
 // request log (times to shares of the reachable pages, coverage against a
 // polite bound, the crawl order's cumulative PageRank), and targets
 // compares the timelines of scripts/bench-timeline.sh with the targets of
-// issue 16 (docs/scale.md).
+// issue 16 (docs/scale.md). politeness audits a crawl by server from the
+// request log (package pkg/testweb/politeaudit) and exits 1 on any
+// violation.
 package main
 
 import (
@@ -54,11 +57,11 @@ func main() {
 func newApp(stdout io.Writer) *cli.App {
 	return &cli.App{
 		Name:            "crawlcheck",
-		Usage:           "check crawls of the synthetic test web (faults, coverage, batch figures, timeline)",
+		Usage:           "check crawls of the synthetic test web (faults, coverage, batch figures, timeline, politeness)",
 		HideHelpCommand: true,
 		Writer:          stdout,
 		Commands: []*cli.Command{faultsCommand(), coverageCommand(), batchCommand(),
-			reachableCommand(), timelineCommand(), targetsCommand()},
+			reachableCommand(), timelineCommand(), targetsCommand(), politenessCommand()},
 	}
 }
 
@@ -157,9 +160,14 @@ func runFaults(ctx context.Context, out io.Writer, o faultsOptions) error {
 	fmt.Fprintf(out, "collection: seeder check, %d batches, %d entries, %d fetched, %d documents, %d texts (%d empty, %d read back with gatherer cat): %d problems\n",
 		check.Batches, check.Entries, check.Fetched, check.Docs, check.Texts, check.EmptyTexts, check.CatChecked, len(check.Problems))
 	problems = append(problems, check.Problems...)
-	pol := faulttest.CheckPoliteness(web, o.settings.Wait, o.settings.TotalTimeout, rep.Deaths("harvester"))
-	fmt.Fprintf(out, "politeness: %d requests to %d hosts on %d connections, shortest gap %v (%s), %d URLs requested again after a kill: %d problems\n",
-		pol.Requests, pol.Hosts, pol.Conns, pol.MinGap.Round(time.Microsecond), pol.MinGapHost, pol.Refetched, len(pol.Problems))
+	cfg, err := config.Load(config.Sources{File: filepath.Join(r.Collection, config.FileName), NoEnv: true})
+	if err != nil {
+		return err
+	}
+	pol := faulttest.CheckPoliteness(web, cfg.Harvester, rep.Deaths("harvester"))
+	fmt.Fprintf(out, "politeness: %d requests to %d hosts (%d units, %d addresses) on %d connections, shortest gap %v (%s), %d URLs requested again after a kill: %d violations\n",
+		pol.Requests, pol.Hosts, pol.Audit.Units, pol.Audit.Addresses, pol.Conns, pol.MinGap.Round(time.Microsecond), pol.MinGapHost,
+		pol.Refetched, pol.Audit.Violations())
 	for _, p := range pol.Problems {
 		problems = append(problems, "politeness: "+p)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -17,6 +18,9 @@ import (
 type requestLine struct {
 	conn       uint64
 	host, path string
+	// addr is the local IP address that answered ("" in logs written
+	// before the field existed).
+	addr string
 	// status is the HTTP status answered; 0 when the connection was reset
 	// before any response.
 	status     int
@@ -42,9 +46,9 @@ func readRequestLogFile(path string) ([]requestLine, error) {
 }
 
 // readRequestLog parses a request log. Empty lines are skipped; any other
-// malformed line is an error naming its number. Host names are shared
-// between lines (a million requests to a thousand hosts hold a thousand
-// strings).
+// malformed line is an error naming its number. Host names and addresses
+// are shared between lines (a million requests to a thousand hosts hold a
+// thousand strings).
 func readRequestLog(r io.Reader) ([]requestLine, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxRequestLine)
@@ -59,11 +63,8 @@ func readRequestLog(r io.Reader) ([]requestLine, error) {
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
-		if h, ok := hosts[l.host]; ok {
-			l.host = h
-		} else {
-			hosts[l.host] = l.host
-		}
+		l.host = intern(hosts, l.host)
+		l.addr = intern(hosts, l.addr)
 		out = append(out, l)
 	}
 	if err := sc.Err(); err != nil {
@@ -72,13 +73,24 @@ func readRequestLog(r io.Reader) ([]requestLine, error) {
 	return out, nil
 }
 
+// intern returns the copy of s held in m, adding s if it is new.
+func intern(m map[string]string, s string) string {
+	if v, ok := m[s]; ok {
+		return v
+	}
+	m[s] = s
+	return s
+}
+
 // parseRequestLine parses one line: connection id, host, path, status,
-// start and end (RFC 3339 with nanoseconds), tab-separated. The end must
-// not be before the start.
+// start and end (RFC 3339 with nanoseconds) and the IP address that
+// answered, tab-separated. Lines of logs written before the address was
+// recorded have the first six fields only; their address is "". The end
+// must not be before the start.
 func parseRequestLine(text string) (requestLine, error) {
 	f := strings.Split(text, "\t")
-	if len(f) != 6 {
-		return requestLine{}, fmt.Errorf("%d tab-separated fields, want 6", len(f))
+	if len(f) != 6 && len(f) != 7 {
+		return requestLine{}, fmt.Errorf("%d tab-separated fields, want 7 (6 in old logs)", len(f))
 	}
 	var l requestLine
 	var err error
@@ -97,6 +109,13 @@ func parseRequestLine(text string) (requestLine, error) {
 	}
 	if l.end.Before(l.start) {
 		return requestLine{}, errors.New("end before start")
+	}
+	if len(f) == 7 {
+		a, err := netip.ParseAddr(f[6])
+		if err != nil {
+			return requestLine{}, fmt.Errorf("address: %w", err)
+		}
+		l.addr = a.String()
 	}
 	return l, nil
 }

@@ -37,6 +37,8 @@ func TestParseRequestLine(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, line, want string }{
 		{"fields", "1\ta.cl\t/\t200\t" + t0.Format(time.RFC3339Nano), "5 tab-separated fields"},
+		{"eight fields", good + "\t127.0.0.1\tx", "8 tab-separated fields"},
+		{"address", good + "\tlocalhost", "address"},
 		{"conn", strings.Replace(good, "3", "x", 1), "connection id"},
 		{"status", strings.Replace(good, "\t200\t", "\t2000\t", 1), "status"},
 		{"negative status", strings.Replace(good, "\t200\t", "\t-1\t", 1), "status"},
@@ -54,6 +56,37 @@ func TestParseRequestLine(t *testing.T) {
 	lines, err = readRequestLog(strings.NewReader(good + "\n\n" + good))
 	if err != nil || len(lines) != 2 {
 		t.Errorf("read: %d lines, error %v, want 2 and none", len(lines), err)
+	}
+	if l, err := parseRequestLine(good + "\t127.77.0.3"); err != nil || l.addr != "127.77.0.3" || l.host != "a.cl" {
+		t.Errorf("with an address: %+v, %v", l, err)
+	}
+}
+
+// TestReadRequestLogGolden reads the log scripts/testweb writes (its
+// golden file) and one written before the address field existed.
+func TestReadRequestLogGolden(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		addrs []string
+	}{
+		{"../testweb/testdata/requests.tsv.golden", []string{"127.0.0.1", "127.0.0.1", "127.77.0.3", ""}},
+		{"testdata/requests-6-fields.tsv", []string{"", "", "", ""}},
+	} {
+		lines, err := readRequestLogFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lines) != len(tc.addrs) {
+			t.Fatalf("%s: %d lines, want %d", tc.file, len(lines), len(tc.addrs))
+		}
+		for i, l := range lines {
+			if l.addr != tc.addrs[i] || l.conn != uint64(i+1) {
+				t.Errorf("%s line %d: %+v, want address %q", tc.file, i+1, l, tc.addrs[i])
+			}
+		}
+		if l := lines[1]; l.host != "a.cl" || l.path != "/?x=1&y=%C3%B1" || l.status != 301 || l.duration() != time.Nanosecond {
+			t.Errorf("%s line 2: %+v", tc.file, l)
+		}
 	}
 }
 

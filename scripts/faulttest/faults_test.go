@@ -135,7 +135,7 @@ func TestCrawlSurvivesKills(t *testing.T) {
 	if cov.ScriptCapped > cov.Reachable-cov.Fetched {
 		t.Errorf("coverage: %d missed pages held by the script cap, but only %d missed", cov.ScriptCapped, cov.Reachable-cov.Fetched)
 	}
-	pol := CheckPoliteness(web, s.Wait, s.TotalTimeout, rep.Deaths("harvester"))
+	pol := CheckPoliteness(web, cfg.Harvester, rep.Deaths("harvester"))
 	t.Logf("politeness: %d requests to %d hosts on %d connections; shortest gap %v (%s); %d URLs requested again after a kill",
 		pol.Requests, pol.Hosts, pol.Conns, pol.MinGap, pol.MinGapHost, pol.Refetched)
 	for _, p := range pol.Problems {

@@ -30,7 +30,10 @@
 // SIGINT or SIGTERM it stops and, with --log, writes the request log as
 // TSV without a header line, one request per line in arrival order:
 // connection id, host, path, status, start (RFC 3339 with nanoseconds),
-// end. Listen addresses must be IPv4 loopback addresses (127.0.0.0/8).
+// end, and the local IP address that answered (with --addresses N > 1,
+// the host's address; logs written before this field existed have the
+// first six only, and crawlcheck reads both). Listen addresses must be
+// IPv4 loopback addresses (127.0.0.0/8).
 package main
 
 import (
@@ -100,7 +103,7 @@ func newApp(stdout io.Writer) *cli.App {
 			&cli.StringFlag{Name: "seeds-out", Usage: "write seed URLs (one per line) to this file"},
 			&cli.IntFlag{Name: "seeds", Value: 20, Usage: "number of seed URLs (biggest sites first)"},
 			&cli.StringFlag{Name: "ready-file", Usage: "write http=ADDR and dns=ADDR lines here once listening"},
-			&cli.StringFlag{Name: "log", Usage: "on exit, write the request log as TSV: conn, host, path, status, start, end"},
+			&cli.StringFlag{Name: "log", Usage: "on exit, write the request log as TSV: conn, host, path, status, start, end, address"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -217,13 +220,18 @@ func run(ctx context.Context, opts options, stdout io.Writer) (err error) {
 }
 
 // requestLog renders requests as TSV lines: conn, host, path, status,
-// start, end (times in RFC 3339 with nanoseconds, UTC).
+// start, end (times in RFC 3339 with nanoseconds, UTC), address that
+// answered (left out when unknown).
 func requestLog(reqs []testweb.Request) []byte {
 	var b strings.Builder
 	for _, r := range reqs {
 		b.WriteString(strconv.FormatUint(r.ConnID, 10) + "\t" + r.Host + "\t" + r.Path + "\t" +
 			strconv.Itoa(r.Status) + "\t" + r.Start.UTC().Format(time.RFC3339Nano) + "\t" +
-			r.End.UTC().Format(time.RFC3339Nano) + "\n")
+			r.End.UTC().Format(time.RFC3339Nano))
+		if r.Addr != "" {
+			b.WriteString("\t" + r.Addr)
+		}
+		b.WriteString("\n")
 	}
 	return []byte(b.String())
 }

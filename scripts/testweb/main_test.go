@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"net"
 	"net/http"
@@ -91,10 +92,10 @@ func TestServeUntilCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	fields := strings.Split(strings.TrimSuffix(string(logText), "\n"), "\t")
-	if len(fields) != 6 || fields[0] != "1" || fields[2] != "/" || fields[3] != "200" {
+	if len(fields) != 7 || fields[0] != "1" || fields[2] != "/" || fields[3] != "200" || fields[6] != "127.0.0.1" {
 		t.Fatalf("log %q", logText)
 	}
-	for _, f := range fields[4:] {
+	for _, f := range fields[4:6] {
 		if _, err := time.Parse(time.RFC3339Nano, f); err != nil {
 			t.Errorf("bad time %q: %v", f, err)
 		}
@@ -208,5 +209,34 @@ func TestConfigOutRebuildsTheWeb(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// update rewrites the golden files.
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// TestRequestLogGolden: the request log's format, byte for byte
+// (testdata/requests.tsv.golden, which crawlcheck's tests read too).
+func TestRequestLogGolden(t *testing.T) {
+	t0 := time.Date(2024, 5, 1, 12, 0, 0, 0, time.FixedZone("CLT", -4*3600))
+	reqs := []testweb.Request{
+		{ConnID: 1, Host: "www.a.cl", Path: "/robots.txt", Status: 200, Start: t0, End: t0.Add(1500 * time.Microsecond), Addr: "127.0.0.1"},
+		{ConnID: 2, Host: "a.cl", Path: "/?x=1&y=%C3%B1", Status: 301, Start: t0.Add(time.Second), End: t0.Add(time.Second + 1), Addr: "127.0.0.1"},
+		{ConnID: 3, Host: "reset.hostil.cl", Path: "/", Status: 0, Start: t0.Add(2 * time.Second), End: t0.Add(2 * time.Second), Addr: "127.77.0.3"},
+		{ConnID: 4, Host: "b.cl", Path: "/", Status: 404, Start: t0.Add(3 * time.Second), End: t0.Add(4 * time.Second)}, // address unknown
+	}
+	got := requestLog(reqs)
+	golden := filepath.Join("testdata", "requests.tsv.golden")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("request log:\n%s\nwant (%s):\n%s", got, golden, want)
 	}
 }
