@@ -243,6 +243,12 @@ type Request struct {
 	// no Content-Type) is to be downloaded; when it says no, the body is
 	// not read and Response.Skipped says why.
 	Accept func(mediaType string) bool
+	// BeforeSend, if not nil, is called once the connection is open,
+	// right before the request is written: the moment the server sees
+	// the request start. It may wait (the request's total time limit
+	// runs); an error it returns ends the request with that error, as it
+	// is, and the connection stays open for the next request.
+	BeforeSend func() error
 }
 
 // Host is a session with one host: at most one connection open at any
@@ -686,6 +692,11 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		}
 	}()
 
+	if r.BeforeSend != nil {
+		if err := r.BeforeSend(); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := c.Write(request); err != nil {
 		return nil, fail(err)
 	}

@@ -515,3 +515,33 @@ func TestConfiguredDNS(t *testing.T) {
 		t.Fatalf("blocked name: %v", err)
 	}
 }
+
+// TestBeforeSend: the hook runs once per request, before anything is
+// written; its error ends the request unsent and keeps the connection.
+func TestBeforeSend(t *testing.T) {
+	var seen atomic.Int64
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		seen.Add(1)
+		fmt.Fprint(w, "ok")
+	})
+	h := New(testConfig(), nil).NewHost()
+	defer h.Close()
+	calls := 0
+	hold := errors.New("not now")
+	req := Request{URL: s.URL + "/a", MaxBody: testMax, BeforeSend: func() error {
+		calls++
+		if calls == 2 {
+			return hold
+		}
+		return nil
+	}}
+	for i, want := range []error{nil, hold, nil} {
+		_, err := h.Do(context.Background(), req)
+		if !errors.Is(err, want) {
+			t.Fatalf("request %d: %v, want %v", i, err, want)
+		}
+	}
+	if calls != 3 || seen.Load() != 2 || s.conns.Load() != 1 {
+		t.Errorf("%d calls, server saw %d requests on %d connections; want 3, 2 (the held one unsent), 1", calls, seen.Load(), s.conns.Load())
+	}
+}

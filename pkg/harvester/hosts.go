@@ -240,8 +240,8 @@ const borrowPoll = 20 * time.Millisecond
 
 // borrow waits until the unit of host has no connection open and its
 // turn (and its address's floor) has come, then marks it borrowed by me
-// (a robots.txt redirect of one of my sites) and claims the address for
-// the request. It gives up after limit, at once if the other unit's
+// (a robots.txt redirect of one of my sites); the request claims the
+// address when it is sent (start). It gives up after limit, at once if the other unit's
 // worker waits to borrow mine (each would wait for the other), and when
 // ctx ends.
 func (t *hostTable) borrow(ctx context.Context, host, me string, limit time.Duration) error {
@@ -272,9 +272,6 @@ func (t *hostTable) borrow(ctx context.Context, host, me string, limit time.Dura
 		}
 		if !busy && !at.After(now) {
 			u.borrowed++
-			if u.ip.IsValid() && t.addrWait > 0 {
-				t.addrs[u.ip] = now.Add(t.addrWait)
-			}
 			t.mu.Unlock()
 			return nil
 		}

@@ -190,24 +190,29 @@ func (c *conn) waitTurn() error {
 	}
 }
 
-// claim waits, if need be, until the request about to start may start:
-// the unit's turn has come (waitTurn saw to that) and the address's
-// floor (harvester.address_wait) has passed since the last request any
-// of its units made; it then claims the address. The wait is short: the
-// floor, or another unit of the address that started first. Only
-// stopping the harvester ends it.
-func (c *conn) claim() error {
-	for {
-		ok, at := c.h.hosts.start(c.srv.Host, time.Now())
-		if ok {
-			return nil
-		}
-		t := time.NewTimer(time.Until(at))
-		select {
-		case <-t.C:
-		case <-c.h.startCtx.Done():
-			t.Stop()
-			return errStopped
+// claim returns the hook that waits, if need be, right before a request
+// to host is written on its open connection (fetch.Request.BeforeSend:
+// the moment the server sees it start), until the unit's turn (waitTurn
+// saw to that) and the address's floor (harvester.address_wait since the
+// start of the last request any of its units made) have come; it then
+// claims the address. Claiming after the connection is open, not before,
+// keeps a connection's set-up from eating into the floor as the server
+// sees it. The wait is short: the floor, or another unit of the address
+// that started first. Only stopping the harvester ends it.
+func (h *harvest) claim(host string) func() error {
+	return func() error {
+		for {
+			ok, at := h.hosts.start(host, time.Now())
+			if ok {
+				return nil
+			}
+			t := time.NewTimer(time.Until(at))
+			select {
+			case <-t.C:
+			case <-h.startCtx.Done():
+				t.Stop()
+				return errStopped
+			}
 		}
 	}
 }
@@ -226,13 +231,11 @@ type attempt struct {
 // not logged, so that a resumed run fetches it.
 func (c *conn) do(req fetch.Request, site string) (attempt, error) {
 	srv := c.srv
-	if err := c.claim(); err != nil {
-		return attempt{}, err
-	}
+	req.BeforeSend = c.h.claim(hostOf(req.URL))
 	a := attempt{start: time.Now()}
 	a.resp, a.err = c.client.Do(c.h.fetchCtx, req)
 	a.end = time.Now()
-	if c.h.fetchCtx.Err() != nil {
+	if c.h.fetchCtx.Err() != nil || errors.Is(a.err, errStopped) {
 		return attempt{}, errStopped
 	}
 	srv.requests++
@@ -517,12 +520,13 @@ func (c *conn) robotsHop(target string) (attempt, error) {
 		return attempt{err: &fetch.Error{URL: target, Kind: fetch.KindConnect, Detail: err.Error()}, start: now, end: now}, nil
 	}
 	fh := h.client.NewHost()
+	req.BeforeSend = h.claim(other)
 	a := attempt{start: time.Now()}
 	a.resp, a.err = fh.Do(h.fetchCtx, req)
 	a.end = time.Now()
 	fh.Close()
 	h.hosts.giveBack(other, a.end, h.cfg.Harvester.Wait.D())
-	if h.fetchCtx.Err() != nil {
+	if h.fetchCtx.Err() != nil || errors.Is(a.err, errStopped) {
 		return attempt{}, errStopped
 	}
 	h.stats.requests.Add(1)
