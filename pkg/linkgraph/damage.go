@@ -1,6 +1,7 @@
 package linkgraph
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -257,21 +258,9 @@ func (g *Graph) CheckPages(limit int) ([]error, error) {
 				if b == nil {
 					return &DamagedError{Path: g.db.Path(), What: fmt.Sprintf("no bucket %s", name)}
 				}
-				var n int
-				c := b.Cursor()
-				for k, v := c.First(); k != nil; k, v = c.Next() {
-					if v == nil {
-						// graph.db has no nested buckets: a flag flipped
-						// on a value (and bbolt's check, unguarded,
-						// would follow it).
-						return &DamagedError{Path: g.db.Path(), What: fmt.Sprintf("bucket %s holds a nested bucket %q", name, k)}
-					}
-					n += len(k) + len(v) // touch every key and value
-					if len(v) > 0 {
-						n += int(v[0]) + int(v[len(v)-1])
-					}
+				if err := touchBucket(g.db.Path(), string(name), b, bytes.Equal(name, bucketScores)); err != nil {
+					return err
 				}
-				_ = n
 			}
 			for err := range btx.Check() {
 				if len(problems) < limit {
@@ -282,6 +271,34 @@ func (g *Graph) CheckPages(limit int) ([]error, error) {
 		})
 	})
 	return problems, err
+}
+
+// touchBucket reads every key and value of bucket b (named name). Only
+// the scores bucket holds nested buckets (the manager's vectors, tables
+// and their metadata, scores.go), one level deep: a nested bucket
+// anywhere else is a flag flipped on a value (and bbolt's check,
+// unguarded, would follow it).
+func touchBucket(path, name string, b *bolt.Bucket, nested bool) error {
+	var n int
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v == nil {
+			nb := b.Bucket(k)
+			if !nested || nb == nil {
+				return &DamagedError{Path: path, What: fmt.Sprintf("bucket %s holds a nested bucket %q", name, k)}
+			}
+			if err := touchBucket(path, name+"/"+string(k), nb, false); err != nil {
+				return err
+			}
+			continue
+		}
+		n += len(k) + len(v) // touch every key and value
+		if len(v) > 0 {
+			n += int(v[0]) + int(v[len(v)-1])
+		}
+	}
+	_ = n
+	return nil
 }
 
 // walkPages checks the structure of every page the buckets reach, with

@@ -43,7 +43,14 @@ func damageFixture(t testing.TB) string {
 				return err
 			}
 		}
-		return nil
+		// The manager's scores: the only nested buckets of graph.db.
+		if err := tx.PutScoreVector("opic", make([]float64, n)); err != nil {
+			return err
+		}
+		if err := tx.PutScoreMeta("opic-round", []byte("3")); err != nil {
+			return err
+		}
+		return tx.PutScores("history", func(put func(string, float64) error) error { return put("http://a.cl/page/000001", 0.5) })
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -211,4 +218,18 @@ func FuzzDamagedPage(f *testing.F) {
 		}
 		_ = readAll(path) // an error is fine; a panic fails the test
 	})
+}
+
+// TestCheckPagesHealthy: an undamaged graph.db, the manager's nested
+// score buckets included, passes the page check with no problem.
+func TestCheckPagesHealthy(t *testing.T) {
+	g, err := OpenExisting(damageFixture(t), true, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	problems, err := g.CheckPages(10)
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("healthy graph: %v %v", problems, err)
+	}
 }
