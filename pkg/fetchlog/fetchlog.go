@@ -314,6 +314,12 @@ type Server struct {
 	// still to come as the harvester finished with the host; the next
 	// batch's harvester does not ask it before then.
 	NotBefore time.Time `json:"notBefore,omitzero"`
+	// UnitCrawlDelay, in a batch's servers.jsonl only (the manager's), is
+	// the longest robots.txt Crawl-delay, in seconds, that graph.db knows
+	// among the sites of the host's politeness unit (its registrable
+	// domain on its address), the batch's or not: the harvester keeps it
+	// between any two requests to the unit's names from the first on.
+	UnitCrawlDelay float64 `json:"unitCrawlDelay,omitempty"`
 }
 
 // FormatServer returns s as one servers file line, newline included.

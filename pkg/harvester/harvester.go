@@ -684,7 +684,14 @@ func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *co
 			log.Warn("batch servers.jsonl ignored after a bad line", "err", err, "kept", len(lines))
 		}
 		for _, l := range lines {
-			h.est[strings.ToLower(l.Host)] = l
+			host := strings.ToLower(l.Host)
+			h.est[host] = l
+			if l.UnitCrawlDelay > 0 {
+				// A Crawl-delay of another name of the host's unit, which
+				// may not be in this batch (the manager's, from graph.db).
+				secs := min(l.UnitCrawlDelay, opts.Config.Harvester.MaxCrawlDelay.D().Seconds())
+				h.hosts.crawlDelay(host, time.Duration(secs*float64(time.Second)))
+			}
 		}
 	}
 	for site, l := range res.robots {

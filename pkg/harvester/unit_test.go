@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/harvester"
 	ht "github.com/wirecrawl/wire/pkg/harvester/harvestertest"
 )
@@ -169,4 +171,25 @@ func TestAliasRobotsRedirect(t *testing.T) {
 		return 20 * time.Millisecond
 	}
 	checkUnits(t, reqs, need, 0)
+}
+
+// TestUnitCrawlDelayFromBatch: the batch's servers.jsonl gives a host the
+// Crawl-delay of another name of its unit that is not in the batch (the
+// manager's unitCrawlDelay): it holds from the first request, though the
+// host's own robots.txt has none.
+func TestUnitCrawlDelayFromBatch(t *testing.T) {
+	docs := pagesHost("docs.d.test", 3, 0)
+	web := ht.Start(t, docs)
+	var urls []string
+	for p := range docs.Pages {
+		urls = append(urls, web.URL("docs.d.test", p))
+	}
+	cfg := web.Config(10 * time.Millisecond)
+	dir := filepath.Join(t.TempDir(), "000001")
+	ht.WriteBatch(t, dir, 1, ht.Entries(urls...))
+	writeServers(t, filepath.Join(dir, collection.BatchServersFile), []fetchlog.Server{{Host: "docs.d.test", UnitCrawlDelay: 0.2}})
+	if sum, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg}); err != nil || sum.Fetched != len(urls) {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	checkUnits(t, web.Requests(), func(string, ht.Request) time.Duration { return 200 * time.Millisecond }, 0)
 }

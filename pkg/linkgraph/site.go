@@ -69,6 +69,18 @@ func (t *Tx) SiteID(key string) (uint64, bool) {
 	return getU64(v), true
 }
 
+// ForEachSiteKey calls fn with every site key and its id, in key order,
+// without reading the site records (sites added in this transaction and
+// not flushed yet are not seen).
+func (t *Tx) ForEachSiteKey(fn func(key []byte, id uint64) error) error {
+	return t.tx.Bucket(bucketSites).ForEach(func(k, v []byte) error {
+		if len(v) != 8 {
+			return fmt.Errorf("site key %q: %w: id of %d bytes", k, ErrCorrupt, len(v))
+		}
+		return fn(k, getU64(v))
+	})
+}
+
 // AddSite gives a new site key an id; for a known key it returns the
 // existing id.
 func (t *Tx) AddSite(key string) (id uint64, created bool, err error) {

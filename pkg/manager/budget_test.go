@@ -339,3 +339,45 @@ func TestBudgetUnits(t *testing.T) {
 		t.Errorf("m.u.cl (other address) %d, v.cl (other domain) %d URLs, want 10 each", per["m.u.cl"], per["v.cl"])
 	}
 }
+
+// The batch's servers.jsonl gives each host the longest Crawl-delay of
+// its politeness unit that graph.db knows, even from a site outside the
+// batch: the harvester keeps it between any two requests to the unit.
+func TestUnitCrawlDelay(t *testing.T) {
+	f := newFixture(t)
+	f.add(
+		page{url: "http://www.u.cl/", state: linkgraph.StateExcluded}, // no candidates: not in the batch
+		page{url: "http://docs.u.cl/"},
+		page{url: "http://m.u.cl/"},
+		page{url: "http://v.cl/"},
+		page{url: "http://new.u.cl/"},
+	)
+	robots := func(ip, body string) func(*linkgraph.Site) {
+		return func(s *linkgraph.Site) {
+			s.IP, s.RobotsStatus, s.RobotsFetched, s.RobotsBody = ip, 200, testNow.Add(-time.Hour), body
+		}
+	}
+	f.site("http://www.u.cl", robots("10.0.0.1", "User-agent: *\nCrawl-delay: 5\n"))
+	f.site("http://docs.u.cl", robots("10.0.0.1", "User-agent: *\nCrawl-delay: 1\n"))
+	f.site("http://m.u.cl", robots("10.0.0.2", ""))
+	f.site("http://v.cl", robots("10.0.0.1", ""))
+	p := f.plan(1)
+	got := map[string]float64{}
+	for _, s := range p.servers {
+		got[s.Host] = s.UnitCrawlDelay
+	}
+	want := map[string]float64{
+		"docs.u.cl": 5, // www.u.cl's, on the same address
+		"m.u.cl":    0, // another address
+		"v.cl":      0, // another domain
+		"new.u.cl":  5, // address not known yet: every address of the domain
+	}
+	for host, cd := range want {
+		if got[host] != cd {
+			t.Errorf("%s: unit Crawl-delay %g, want %g (servers %+v)", host, got[host], cd, p.servers)
+		}
+	}
+	if _, ok := got["www.u.cl"]; ok {
+		t.Errorf("www.u.cl, not in the batch, has a servers line")
+	}
+}

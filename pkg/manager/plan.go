@@ -92,7 +92,7 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 	}
 	chosen := selectBatch(v, m, tb)
 	p.stats = v.stats
-	if err := p.fill(tx, chosen, m, now); err != nil {
+	if err := p.fill(tx, chosen, m, cfg.Crawl.ProductToken, now); err != nil {
 		return nil, err
 	}
 	if watch == 0 { // let the collector have the arrays before the batch is written
@@ -121,7 +121,7 @@ func score(v *graphView, est *estimate, alpha float64) {
 
 // fill reads the URLs and validators of the chosen documents and the
 // robots.txt copies and server estimates of their sites.
-func (p *plan) fill(tx *linkgraph.Tx, chosen []int32, m *config.Manager, now time.Time) error {
+func (p *plan) fill(tx *linkgraph.Tx, chosen []int32, m *config.Manager, token string, now time.Time) error {
 	v := p.view
 	p.entries = make([]batch.Entry, len(chosen))
 	sites := map[uint64]bool{}
@@ -151,11 +151,13 @@ func (p *plan) fill(tx *linkgraph.Tx, chosen []int32, m *config.Manager, now tim
 	}
 	slices.Sort(ids)
 	servers := map[string]fetchlog.Server{}
+	batchSites := make([]*linkgraph.Site, 0, len(ids))
 	for _, id := range ids {
 		s, err := tx.Site(id)
 		if err != nil {
 			return err
 		}
+		batchSites = append(batchSites, s)
 		if r, ok := robotsCopy(s, now, m.RobotsMaxAge.D()); ok {
 			p.robots = append(p.robots, r)
 		}
@@ -164,6 +166,18 @@ func (p *plan) fill(tx *linkgraph.Tx, chosen []int32, m *config.Manager, now tim
 				servers[srv.Host] = srv
 			}
 		}
+	}
+	unitDelays, err := unitCrawlDelays(tx, batchSites, token)
+	if err != nil {
+		return err
+	}
+	for host, cd := range unitDelays {
+		srv, ok := servers[host]
+		if !ok {
+			srv = fetchlog.Server{Host: host}
+		}
+		srv.UnitCrawlDelay = cd
+		servers[host] = srv
 	}
 	for _, h := range slices.Sorted(maps.Keys(servers)) {
 		p.servers = append(p.servers, servers[h])
