@@ -2,6 +2,7 @@ package harvester
 
 import (
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/batch"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // previousHarvest returns the harvest directory of the batch harvested
@@ -62,16 +64,23 @@ func previousHarvest(b *collection.Batch) string {
 // the run more cautious (the start floor of one wait still holds).
 //
 // Only the hosts and sites of entries (the URLs this run fetches) are
-// taken, so that memory follows the batch, not the previous one.
+// taken, so that memory follows the batch, not the previous one — and the
+// next request of the units they belong to: a host of the previous
+// batch whose registrable domain is in this batch and that may not be
+// asked yet holds back its unit (its domain on its address).
 func (h *harvest) carryOver(dir string, entries []batch.Entry, now time.Time) {
 	if dir == "" {
 		return
 	}
-	sites, hosts := map[string]bool{}, map[string]bool{}
+	sites, hosts, domains := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, e := range entries {
 		if !sites[e.Site] {
 			sites[e.Site] = true
-			hosts[hostOf(e.Site)] = true
+			host := hostOf(e.Site)
+			if !hosts[host] {
+				hosts[host] = true
+				domains[urlnorm.Registrable(host)] = true
+			}
 		}
 	}
 	servers, err := fetchlog.ReadServers(filepath.Join(dir, fetchlog.ServersFile))
@@ -82,6 +91,13 @@ func (h *harvest) carryOver(dir string, entries []batch.Entry, now time.Time) {
 	for _, l := range servers {
 		host := strings.ToLower(l.Host)
 		if !hosts[host] {
+			// Another name of a unit of this batch (www.x.cl, asked at
+			// the end of the previous batch, beside docs.x.cl in this
+			// one): its unit's next request holds for the unit.
+			if ip, err := netip.ParseAddr(l.IP); err == nil && l.NotBefore.After(now) && domains[urlnorm.Registrable(host)] {
+				h.hosts.laterUnit(ip, host, l.NotBefore)
+				later++
+			}
 			continue
 		}
 		if l.NotBefore.After(now) {

@@ -123,6 +123,23 @@ func (t *hostTable) join(host string, ip netip.Addr) string {
 	return key
 }
 
+// laterUnit moves the next request to the unit of host on ip (a name
+// that may not be in this run: another name of a unit the run's names
+// will join) to at least at.
+func (t *hostTable) laterUnit(ip netip.Addr, host string, at time.Time) {
+	key := unitKey(ip, host)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.units[key]
+	if u == nil {
+		u = &unit{key: key, ip: ip}
+		t.units[key] = u
+	}
+	if at.After(u.notBefore) {
+		u.notBefore = at
+	}
+}
+
 // sameUnit tells whether two host names are in one unit.
 func (t *hostTable) sameUnit(a, b string) bool {
 	t.mu.Lock()

@@ -474,4 +474,15 @@ func TestHostTableUnits(t *testing.T) {
 	if ok, _ := tab.start("m.x.cl", now.Add(50*time.Millisecond)); !ok {
 		t.Error("m.x.cl, on another address, held back by 127.0.0.1's floor")
 	}
+	// A name of the previous batch, not in this one, holds back its
+	// unit: docs.z.cl joins it.
+	tab.laterUnit(ip2, "www.z.cl", t0.Add(9*time.Second))
+	tab.join("docs.z.cl", ip2)
+	tab.join("y.z.cl", ip1)
+	if got := tab.unitTurn("docs.z.cl"); !got.Equal(t0.Add(9 * time.Second)) {
+		t.Errorf("docs.z.cl's turn %v, want www.z.cl's carried 9 s", got.Sub(t0))
+	}
+	if got := tab.unitTurn("y.z.cl"); got.After(t0) {
+		t.Errorf("y.z.cl, on another address, held back to %v", got.Sub(t0))
+	}
 }
