@@ -182,7 +182,12 @@ func (t *hostTable) crawlDelay(host string, d time.Duration) {
 func (t *hostTable) notBefore(host string) time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	u := t.get(host)
+	return t.turn(t.get(host))
+}
+
+// turn is the earliest start of u's next request: its own turn and its
+// address's floor; called with mu held.
+func (t *hostTable) turn(u *unit) time.Time {
 	at := u.notBefore
 	if u.ip.IsValid() {
 		if next := t.addrs[u.ip]; next.After(at) {
@@ -209,13 +214,7 @@ func (t *hostTable) start(host string, now time.Time) (bool, time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u := t.get(host)
-	at := u.notBefore
-	if u.ip.IsValid() {
-		if next := t.addrs[u.ip]; next.After(at) {
-			at = next
-		}
-	}
-	if at.After(now) {
+	if at := t.turn(u); at.After(now) {
 		return false, at
 	}
 	if u.ip.IsValid() && t.addrWait > 0 {
@@ -281,12 +280,7 @@ func (t *hostTable) borrow(ctx context.Context, host, me string, limit time.Dura
 			t.mu.Unlock()
 			return fmt.Errorf("redirect to %s, which waits for %s", host, me)
 		}
-		at := u.notBefore
-		if u.ip.IsValid() {
-			if next := t.addrs[u.ip]; next.After(at) {
-				at = next
-			}
-		}
+		at := t.turn(u)
 		if !busy && !at.After(now) {
 			u.borrowed++
 			t.mu.Unlock()
