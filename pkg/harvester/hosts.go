@@ -223,6 +223,28 @@ func (t *hostTable) start(host string, now time.Time) (bool, time.Time) {
 	return true, time.Time{}
 }
 
+// answered moves the address floor of host's unit to at least the first
+// byte of a response (at) plus address_wait. The floor counts from a
+// request's start (start), but the server sees a request start some time
+// after it was sent, and that time varies (its scheduling, the network):
+// two requests sent address_wait apart can reach it closer. A response's
+// first byte comes after the server began the request, so counting from
+// it too bounds what the server sees, whenever the answer is in before
+// the next request to the address is due (the bench-politeness run saw
+// starts 238-247 ms apart on the server with a 250 ms floor counted from
+// the sends alone).
+func (t *hostTable) answered(host string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.get(host)
+	if !u.ip.IsValid() || t.addrWait <= 0 {
+		return
+	}
+	if next := at.Add(t.addrWait); next.After(t.addrs[u.ip]) {
+		t.addrs[u.ip] = next
+	}
+}
+
 // acquire marks the host's unit active for its server, unless a redirect
 // has borrowed it or its turn has not come; it returns the earliest time
 // to try again otherwise. The scheduler gives a unit's slot to one of its

@@ -474,6 +474,12 @@ func TestHostTableUnits(t *testing.T) {
 	if ok, _ := tab.start("m.x.cl", now.Add(50*time.Millisecond)); !ok {
 		t.Error("m.x.cl, on another address, held back by 127.0.0.1's floor")
 	}
+	// The floor also counts from a response's first byte: the server
+	// began the request before it.
+	tab.answered("y.cl", now.Add(20*time.Millisecond))
+	if ok, at := tab.start("x.cl", now.Add(110*time.Millisecond)); ok || !at.Equal(now.Add(120*time.Millisecond)) {
+		t.Errorf("x.cl after y.cl's first byte at 20 ms: %v %v, want to wait until 120 ms", ok, at.Sub(now))
+	}
 	// A name of the previous batch, not in this one, holds back its
 	// unit: docs.z.cl joins it.
 	tab.laterUnit(ip2, "www.z.cl", t0.Add(9*time.Second))

@@ -240,6 +240,9 @@ func (c *conn) do(req fetch.Request, site string) (attempt, error) {
 	}
 	srv.requests++
 	c.h.stats.requests.Add(1)
+	if a.resp != nil && a.resp.FirstByte > 0 {
+		c.h.hosts.answered(hostOf(req.URL), a.resp.Started.Add(a.resp.FirstByte))
+	}
 	if a.resp != nil {
 		c.reqs = a.resp.ConnRequests
 		if a.resp.Connect > 0 {
@@ -525,6 +528,9 @@ func (c *conn) robotsHop(target string) (attempt, error) {
 	a.resp, a.err = fh.Do(h.fetchCtx, req)
 	a.end = time.Now()
 	fh.Close()
+	if a.resp != nil && a.resp.FirstByte > 0 {
+		h.hosts.answered(other, a.resp.Started.Add(a.resp.FirstByte))
+	}
 	h.hosts.giveBack(other, a.end, h.cfg.Harvester.Wait.D())
 	if h.fetchCtx.Err() != nil || errors.Is(a.err, errStopped) {
 		return attempt{}, errStopped
