@@ -34,7 +34,7 @@ type hostTable struct {
 	mu    sync.Mutex
 	hosts map[string]*unit         // host name -> its unit
 	units map[string]*unit         // unit key -> unit, once resolved
-	addrs map[netip.Addr]time.Time // address -> earliest start of its next request
+	addrs map[netip.Addr]*address // the address floor
 	// addrWait is harvester.address_wait: the floor between the starts
 	// of two requests to one address.
 	addrWait time.Duration
@@ -54,6 +54,39 @@ type unit struct {
 	crawlDelay time.Duration
 }
 
+// address is what the floor of one address needs: the latest request
+// started there, and the first byte of its answer once it came.
+type address struct {
+	start    time.Time // when the latest request was sent
+	seq      uint64    // its number, to match its answer
+	answered time.Time // its answer's first byte, zero until then
+}
+
+// next is the earliest start of the address's next request: address_wait
+// after the latest request's first byte, or, until that has come, after
+// its send plus a margin. The server sees a request start some time
+// after it was sent, and that time varies (its own scheduling, the
+// network): two requests sent 250 ms apart reached the test web as close
+// as 238 ms in a loaded bench run. A first byte comes after the server
+// began the request, so counting from it bounds what the server sees;
+// before it, the margin (a tenth of the wait) stands for the lag.
+func (a *address) next(wait time.Duration) time.Time {
+	if a == nil || wait <= 0 {
+		return time.Time{}
+	}
+	if a.answered.IsZero() {
+		return a.start.Add(wait + wait/10)
+	}
+	return maxTime(a.start, a.answered).Add(wait)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // unitKey names the unit of a host name resolved to ip: the address and
 // the registrable domain (publicsuffix eTLD+1; the name itself when it
 // has none, such as an IP literal or a bare public suffix).
@@ -65,7 +98,7 @@ func newHostTable(addrWait time.Duration) *hostTable {
 	return &hostTable{
 		hosts:    map[string]*unit{},
 		units:    map[string]*unit{},
-		addrs:    map[netip.Addr]time.Time{},
+		addrs:    map[netip.Addr]*address{},
 		addrWait: addrWait,
 		kick:     make(chan struct{}, 1),
 	}
@@ -190,7 +223,7 @@ func (t *hostTable) notBefore(host string) time.Time {
 func (t *hostTable) turn(u *unit) time.Time {
 	at := u.notBefore
 	if u.ip.IsValid() {
-		if next := t.addrs[u.ip]; next.After(at) {
+		if next := t.addrs[u.ip].next(t.addrWait); next.After(at) {
 			at = next
 		}
 	}
@@ -207,41 +240,41 @@ func (t *hostTable) unitTurn(host string) time.Time {
 }
 
 // start claims the host's address for a request starting now: it
-// succeeds if the unit's turn and the address's floor have come, and then
-// moves the address's floor to now + address_wait. Otherwise it returns
-// when to try again.
-func (t *hostTable) start(host string, now time.Time) (bool, time.Time) {
+// succeeds if the unit's turn and the address's floor have come, and the
+// request becomes the address's latest; it returns the request's number
+// for answered. Otherwise it returns when to try again.
+func (t *hostTable) start(host string, now time.Time) (bool, uint64, time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u := t.get(host)
 	if at := t.turn(u); at.After(now) {
-		return false, at
+		return false, 0, at
 	}
-	if u.ip.IsValid() && t.addrWait > 0 {
-		t.addrs[u.ip] = now.Add(t.addrWait)
+	if !u.ip.IsValid() || t.addrWait <= 0 {
+		return true, 0, time.Time{}
 	}
-	return true, time.Time{}
+	a := t.addrs[u.ip]
+	if a == nil {
+		a = &address{}
+		t.addrs[u.ip] = a
+	}
+	a.seq++
+	a.start, a.answered = now, time.Time{}
+	return true, a.seq, time.Time{}
 }
 
-// answered moves the address floor of host's unit to at least the first
-// byte of a response (at) plus address_wait. The floor counts from a
-// request's start (start), but the server sees a request start some time
-// after it was sent, and that time varies (its scheduling, the network):
-// two requests sent address_wait apart can reach it closer. A response's
-// first byte comes after the server began the request, so counting from
-// it too bounds what the server sees, whenever the answer is in before
-// the next request to the address is due (the bench-politeness run saw
-// starts 238-247 ms apart on the server with a 250 ms floor counted from
-// the sends alone).
-func (t *hostTable) answered(host string, at time.Time) {
+// answered records the first byte (at) of the answer to request seq of
+// host's address (start's number): if it is still the address's latest,
+// the floor counts from there on (see address.next).
+func (t *hostTable) answered(host string, seq uint64, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u := t.get(host)
-	if !u.ip.IsValid() || t.addrWait <= 0 {
+	if !u.ip.IsValid() {
 		return
 	}
-	if next := at.Add(t.addrWait); next.After(t.addrs[u.ip]) {
-		t.addrs[u.ip] = next
+	if a := t.addrs[u.ip]; a != nil && a.seq == seq && seq != 0 {
+		a.answered = at
 	}
 }
 

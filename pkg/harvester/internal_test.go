@@ -463,22 +463,37 @@ func TestHostTableUnits(t *testing.T) {
 		t.Errorf("after a request ending at 1 s, next at %v, want 4 s", got.Sub(t0))
 	}
 	// The address floor: y.cl may start, then nothing on 127.0.0.1 for
-	// 100 ms, while 127.0.0.2 is free.
+	// 100 ms and the margin (10 ms) until its answer comes, while
+	// 127.0.0.2 is free.
 	now := t0.Add(5 * time.Second)
-	if ok, _ := tab.start("y.cl", now); !ok {
+	ok, seq, _ := tab.start("y.cl", now)
+	if !ok {
 		t.Fatal("y.cl may not start")
 	}
-	if ok, at := tab.start("x.cl", now.Add(50*time.Millisecond)); ok || !at.Equal(now.Add(100*time.Millisecond)) {
-		t.Errorf("x.cl 50 ms after y.cl on one address: %v %v, want to wait until the floor", ok, at.Sub(now))
+	if ok, _, at := tab.start("x.cl", now.Add(50*time.Millisecond)); ok || !at.Equal(now.Add(110*time.Millisecond)) {
+		t.Errorf("x.cl 50 ms after y.cl on one address: %v %v, want to wait until the floor and its margin", ok, at.Sub(now))
 	}
-	if ok, _ := tab.start("m.x.cl", now.Add(50*time.Millisecond)); !ok {
+	if ok, _, _ := tab.start("m.x.cl", now.Add(50*time.Millisecond)); !ok {
 		t.Error("m.x.cl, on another address, held back by 127.0.0.1's floor")
 	}
-	// The floor also counts from a response's first byte: the server
-	// began the request before it.
-	tab.answered("y.cl", now.Add(20*time.Millisecond))
-	if ok, at := tab.start("x.cl", now.Add(110*time.Millisecond)); ok || !at.Equal(now.Add(120*time.Millisecond)) {
+	// Once y.cl's answer began (its first byte at 20 ms), the floor
+	// counts from there: the server began the request before it.
+	tab.answered("y.cl", seq, now.Add(20*time.Millisecond))
+	if ok, _, at := tab.start("x.cl", now.Add(110*time.Millisecond)); ok || !at.Equal(now.Add(120*time.Millisecond)) {
 		t.Errorf("x.cl after y.cl's first byte at 20 ms: %v %v, want to wait until 120 ms", ok, at.Sub(now))
+	}
+	// An answer to an earlier request than the latest changes nothing.
+	ok, seq2, _ := tab.start("x.cl", now.Add(120*time.Millisecond))
+	if !ok {
+		t.Fatal("x.cl may not start at 120 ms")
+	}
+	tab.answered("y.cl", seq, now.Add(130*time.Millisecond))
+	if got := tab.notBefore("x.cl"); !got.Equal(now.Add(230 * time.Millisecond)) {
+		t.Errorf("after x.cl at 120 ms (no answer yet), next at %v, want 230 ms", got.Sub(now))
+	}
+	tab.answered("x.cl", seq2, now.Add(125*time.Millisecond))
+	if got := tab.notBefore("x.cl"); !got.Equal(now.Add(225 * time.Millisecond)) {
+		t.Errorf("after x.cl's answer at 125 ms, next at %v, want 225 ms", got.Sub(now))
 	}
 	// A name of the previous batch, not in this one, holds back its
 	// unit: docs.z.cl joins it.

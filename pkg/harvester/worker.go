@@ -193,17 +193,18 @@ func (c *conn) waitTurn() error {
 // claim returns the hook that waits, if need be, right before a request
 // to host is written on its open connection (fetch.Request.BeforeSend:
 // the moment the server sees it start), until the unit's turn (waitTurn
-// saw to that) and the address's floor (harvester.address_wait since the
-// start of the last request any of its units made) have come; it then
-// claims the address. Claiming after the connection is open, not before,
-// keeps a connection's set-up from eating into the floor as the server
-// sees it. The wait is short: the floor, or another unit of the address
-// that started first. Only stopping the harvester ends it.
-func (h *harvest) claim(host string) func() error {
+// saw to that) and the address's floor (see address.next) have come; it
+// then claims the address and sets *seq to the request's number there,
+// for answered. Claiming after the connection is open, not before, keeps
+// a connection's set-up from eating into the floor as the server sees
+// it. The wait is short: the floor, or another unit of the address that
+// started first. Only stopping the harvester ends it.
+func (h *harvest) claim(host string, seq *uint64) func() error {
 	return func() error {
 		for {
-			ok, at := h.hosts.start(host, time.Now())
+			ok, n, at := h.hosts.start(host, time.Now())
 			if ok {
+				*seq = n
 				return nil
 			}
 			t := time.NewTimer(time.Until(at))
@@ -214,6 +215,14 @@ func (h *harvest) claim(host string) func() error {
 				return errStopped
 			}
 		}
+	}
+}
+
+// answered tells the politeness table when the answer to a request to
+// host began (its first byte), if it did.
+func (h *harvest) answered(host string, seq uint64, resp *fetch.Response) {
+	if resp != nil && resp.FirstByte > 0 {
+		h.hosts.answered(host, seq, resp.Started.Add(resp.FirstByte))
 	}
 }
 
@@ -231,7 +240,8 @@ type attempt struct {
 // not logged, so that a resumed run fetches it.
 func (c *conn) do(req fetch.Request, site string) (attempt, error) {
 	srv := c.srv
-	req.BeforeSend = c.h.claim(hostOf(req.URL))
+	var seq uint64
+	req.BeforeSend = c.h.claim(hostOf(req.URL), &seq)
 	a := attempt{start: time.Now()}
 	a.resp, a.err = c.client.Do(c.h.fetchCtx, req)
 	a.end = time.Now()
@@ -240,9 +250,7 @@ func (c *conn) do(req fetch.Request, site string) (attempt, error) {
 	}
 	srv.requests++
 	c.h.stats.requests.Add(1)
-	if a.resp != nil && a.resp.FirstByte > 0 {
-		c.h.hosts.answered(hostOf(req.URL), a.resp.Started.Add(a.resp.FirstByte))
-	}
+	c.h.answered(hostOf(req.URL), seq, a.resp)
 	if a.resp != nil {
 		c.reqs = a.resp.ConnRequests
 		if a.resp.Connect > 0 {
@@ -523,14 +531,13 @@ func (c *conn) robotsHop(target string) (attempt, error) {
 		return attempt{err: &fetch.Error{URL: target, Kind: fetch.KindConnect, Detail: err.Error()}, start: now, end: now}, nil
 	}
 	fh := h.client.NewHost()
-	req.BeforeSend = h.claim(other)
+	var seq uint64
+	req.BeforeSend = h.claim(other, &seq)
 	a := attempt{start: time.Now()}
 	a.resp, a.err = fh.Do(h.fetchCtx, req)
 	a.end = time.Now()
 	fh.Close()
-	if a.resp != nil && a.resp.FirstByte > 0 {
-		h.hosts.answered(other, a.resp.Started.Add(a.resp.FirstByte))
-	}
+	h.answered(other, seq, a.resp)
 	h.hosts.giveBack(other, a.end, h.cfg.Harvester.Wait.D())
 	if h.fetchCtx.Err() != nil || errors.Is(a.err, errStopped) {
 		return attempt{}, errStopped
