@@ -32,8 +32,8 @@ import (
 // asks it before its turn. Safe for concurrent use.
 type hostTable struct {
 	mu    sync.Mutex
-	hosts map[string]*unit         // host name -> its unit
-	units map[string]*unit         // unit key -> unit, once resolved
+	hosts map[string]*unit        // host name -> its unit
+	units map[string]*unit        // unit key -> unit, once resolved
 	addrs map[netip.Addr]*address // the address floor
 	// addrWait is harvester.address_wait: the floor between the starts
 	// of two requests to one address.
