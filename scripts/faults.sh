@@ -24,7 +24,9 @@
 # FAULT_HOSTS (300), FAULT_MAX_PAGES (400), FAULT_CYCLES (12),
 # FAULT_OVERLAP_CYCLES (12; 0 for none), FAULT_OVERLAP_KILLS (3),
 # FAULT_KILLS (40), FAULT_PER_STAGE (5), FAULT_BATCH (400), FAULT_WAIT
-# (20ms), FAULT_DIR (scratch directory, default a new one, removed on
+# (20ms), FAULT_ADDRESSES (30: loopback addresses the web's hosts share,
+# so that the audit by server sees shared addresses), FAULT_ADDRESS_WAIT
+# (5ms, harvester.address_wait), FAULT_DIR (scratch directory, default a new one, removed on
 # success), FAULT_HOSTILE (1; 0 leaves the hostile hosts out), FAULT_ENV
 # (1; 0 skips the environment faults), WIRE_BIN and WIRE_BUILD as for
 # crawl.sh. Exit codes: 0 all checks passed, 1 a check failed, 2 usage.
@@ -43,7 +45,8 @@ args=(--bin "$WIRE_BIN" --dir "$dir" --seed "$seed"
 	--hosts "${FAULT_HOSTS:-300}" --max-pages "${FAULT_MAX_PAGES:-400}"
 	--cycles "${FAULT_CYCLES:-12}" --overlap-cycles "${FAULT_OVERLAP_CYCLES:-12}" --min-overlap-kills "${FAULT_OVERLAP_KILLS:-3}"
 	--min-kills "${FAULT_KILLS:-40}" --min-per-stage "${FAULT_PER_STAGE:-5}"
-	--batch "${FAULT_BATCH:-400}" --wait "${FAULT_WAIT:-20ms}")
+	--batch "${FAULT_BATCH:-400}" --wait "${FAULT_WAIT:-20ms}"
+	--addresses "${FAULT_ADDRESSES:-30}" --address-wait "${FAULT_ADDRESS_WAIT:-5ms}")
 [ "${FAULT_HOSTILE:-1}" = 1 ] && args+=(--hostile)
 [ "${FAULT_ENV:-1}" = 1 ] || args+=(--skip-env)
 

@@ -69,16 +69,23 @@ type address struct {
 // network): two requests sent 250 ms apart reached the test web as close
 // as 238 ms in a loaded bench run. A first byte comes after the server
 // began the request, so counting from it bounds what the server sees;
-// before it, the margin (a tenth of the wait) stands for the lag.
+// before it, the margin (a tenth of the wait, at least minFloorMargin)
+// stands for the lag.
 func (a *address) next(wait time.Duration) time.Time {
 	if a == nil || wait <= 0 {
 		return time.Time{}
 	}
 	if a.answered.IsZero() {
-		return a.start.Add(wait + wait/10)
+		return a.start.Add(wait + max(wait/10, minFloorMargin))
 	}
 	return maxTime(a.start, a.answered).Add(wait)
 }
+
+// minFloorMargin is the least margin of the address floor before an
+// answer: a loaded server took 4-5 ms to accept a new connection and
+// start its request in the fault run (at a 5 ms floor, two starts came
+// 0.1-0.5 ms apart at the server).
+const minFloorMargin = 5 * time.Millisecond
 
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {

@@ -463,7 +463,7 @@ func TestHostTableUnits(t *testing.T) {
 		t.Errorf("after a request ending at 1 s, next at %v, want 4 s", got.Sub(t0))
 	}
 	// The address floor: y.cl may start, then nothing on 127.0.0.1 for
-	// 100 ms and the margin (10 ms) until its answer comes, while
+	// 100 ms and the margin (10 ms: a tenth) until its answer comes, while
 	// 127.0.0.2 is free.
 	now := t0.Add(5 * time.Second)
 	ok, seq, _ := tab.start("y.cl", now)

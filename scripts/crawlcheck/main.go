@@ -77,6 +77,8 @@ func faultsCommand() *cli.Command {
 			&cli.IntFlag{Name: "hosts", Value: 300, Usage: "test web hosts"},
 			&cli.IntFlag{Name: "max-pages", Value: 400, Usage: "pages of the largest site"},
 			&cli.BoolFlag{Name: "hostile", Usage: "include the hostile hosts"},
+			&cli.IntFlag{Name: "addresses", Value: 30, Usage: "loopback addresses the test web's hosts are spread over (a site's names share one)"},
+			&cli.DurationFlag{Name: "address-wait", Value: 5 * time.Millisecond, Usage: "harvester address_wait (the audit checks it)"},
 			&cli.IntFlag{Name: "cycles", Value: 12, Usage: "serial crawl cycles (at least; exactly when --overlap-cycles is set)"},
 			&cli.IntFlag{Name: "overlap-cycles", Value: 12, Usage: "overlapped crawl cycles after the serial ones, at least (0: none)"},
 			&cli.IntFlag{Name: "min-overlap-kills", Value: 3, Usage: "kills of a harvester beside a seeder, and of a seeder beside a harvester, that must land"},
@@ -95,8 +97,9 @@ func faultsCommand() *cli.Command {
 			}
 			return runFaults(c.Context, c.App.Writer, faultsOptions{
 				bin: c.String("bin"), dir: c.String("dir"), seed: seed,
-				web: testweb.Config{Seed: int64(seed % 1000), Hosts: c.Int("hosts"), MaxPages: c.Int("max-pages"), Hostile: c.Bool("hostile")},
-				settings: faulttest.Settings{Wait: c.Duration("wait"), TotalTimeout: c.Duration("total-timeout"),
+				web: testweb.Config{Seed: int64(seed % 1000), Hosts: c.Int("hosts"), MaxPages: c.Int("max-pages"), Hostile: c.Bool("hostile"),
+					Addresses: c.Int("addresses")},
+				settings: faulttest.Settings{Wait: c.Duration("wait"), TotalTimeout: c.Duration("total-timeout"), AddressWait: c.Duration("address-wait"),
 					BatchSize: c.Int("batch"), Seeds: 10},
 				kill: faulttest.KillOptions{Seed: seed, Cycles: c.Int("cycles"), OverlapCycles: c.Int("overlap-cycles"),
 					MinKills: c.Int("min-kills"), MinPerStage: c.Int("min-per-stage"), MinOverlapKills: c.Int("min-overlap-kills")},

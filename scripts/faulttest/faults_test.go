@@ -83,8 +83,8 @@ func TestCrawlSurvivesKills(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	bin := binaries(t)
-	web := startWeb(t, testweb.Config{Seed: 11, Hosts: 100, MaxPages: 150})
-	s := Settings{Wait: 20 * time.Millisecond, TotalTimeout: 10 * time.Second, BatchSize: 80, Seeds: 5}
+	web := startWeb(t, testweb.Config{Seed: 11, Hosts: 100, MaxPages: 150, Addresses: 10})
+	s := Settings{Wait: 20 * time.Millisecond, TotalTimeout: 10 * time.Second, AddressWait: 5 * time.Millisecond, BatchSize: 80, Seeds: 5}
 	dir := t.TempDir()
 	if keep := os.Getenv("WIRE_FAULT_KEEP"); keep != "" {
 		dir = keep // keep the collection for a post-mortem
