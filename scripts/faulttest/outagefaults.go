@@ -138,6 +138,9 @@ func resolverDown(ctx context.Context, fresh freshFunc, st states, web *testweb.
 // isOutageError tells whether a fetch log error is the resolver's
 // failure (the outage's wording in pkg/fetch).
 func isOutageError(text string) bool {
+	if strings.HasPrefix(text, "robots") {
+		return false // "robots: robots.txt unreachable (status 500)": the server's answer
+	}
 	return strings.HasPrefix(text, "dns:") && (strings.Contains(text, "refused") || strings.Contains(text, "timeout") || strings.Contains(text, "misbehaving")) ||
 		strings.Contains(text, "unreachable") || strings.Contains(text, "no route")
 }

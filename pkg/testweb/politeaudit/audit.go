@@ -185,7 +185,12 @@ type Report struct {
 	// ShortGaps counts gaps under the wait or the Crawl-delay, on
 	// ShortGapUnits units; WorstGap is the one furthest under.
 	ShortGaps, ShortGapUnits int
-	WorstGap                 Shortfall
+	// AfterStream counts gaps not checked because they follow a streaming
+	// hostile answer (drip, endless, huge) that ended before its total
+	// time limit: the client cut it, and the server, which records the
+	// end when it notices the client has gone, cannot tell when.
+	AfterStream int
+	WorstGap    Shortfall
 	// DelayGaps counts the gaps that a Crawl-delay longer than the wait
 	// governed; MinGap is the shortest gap of all, on MinGapUnit.
 	DelayGaps  int
@@ -249,6 +254,7 @@ type req struct {
 	end      time.Time // the client's end (see the package comment)
 	unit     string
 	robotsOK bool // a /robots.txt answered 2xx
+	cut      bool // a streaming answer cut by the client: its end is the server's guess
 }
 
 // Audit checks the log against the rules.
@@ -271,6 +277,7 @@ func Audit(web Web, rules Rules, log Log) Report {
 		if streaming[r.Host] && rules.TotalTimeout > 0 {
 			q.end = minTime(q.end, r.Start.Add(rules.TotalTimeout))
 		}
+		q.cut = streaming[r.Host] && r.Path != "/robots.txt" && q.end.Before(r.Start.Add(rules.TotalTimeout))
 		if d, ok := a.deathIn(r.Start, q.end); ok {
 			q.end = d
 		}
@@ -389,7 +396,13 @@ func (a *auditor) unit(unit string, reqs []*req) {
 			a.problem("unit %s: %s%s started while %d request(s) were in flight (%s)", unit, q.r.Host, q.r.Path, ends.Len(), span(last, q))
 		}
 		heap.Push(&ends, q.end)
-		if i > 0 {
+		if i > 0 && last.cut {
+			// The client cut the stream when its body cap was reached;
+			// the server noticed later. (Fault run: drip.hostil.cl asked
+			// 9.8 ms after huge.hostil.cl's recorded end, their unit's
+			// wait 20 ms.)
+			rep.AfterStream++
+		} else if i > 0 {
 			want := a.rules.Wait
 			_, killed := a.deathIn(reqs[i-1].r.Start, start)
 			if !killed && delay > want {

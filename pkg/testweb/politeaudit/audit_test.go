@@ -52,6 +52,7 @@ const (
 type want struct {
 	unitOverlaps, overCap, shortGaps, floor, conns, hostileOver  int
 	maxUnit, maxAddr, units, addresses, sharedUnits, sharedAddrs int
+	afterStream                                                  int
 }
 
 func TestAudit(t *testing.T) {
@@ -180,6 +181,16 @@ func TestAudit(t *testing.T) {
 			want: want{maxUnit: 1, maxAddr: 1, units: 1, addresses: 1},
 		},
 		{
+			name:  "a stream the client cut: the next gap is not the server's to judge",
+			rules: base,
+			log: Log{Requests: []testweb.Request{
+				rq("endless.hostil.cl", "/", ip2, 200, 0, 70), // cut at the body cap; the server noticed at 70 ms
+				rq("garbage.hostil.cl", "/robots.txt", ip2, 404, 80, 81),
+				rq("garbage.hostil.cl", "/", ip2, 200, 130, 131), // 49 ms after: checked
+			}},
+			want: want{shortGaps: 1, maxUnit: 1, maxAddr: 1, units: 1, addresses: 1, sharedUnits: 1, afterStream: 1},
+		},
+		{
 			name:  "streaming hostile answer without a client limit",
 			rules: Rules{Wait: 100 * ms},
 			log: Log{Requests: []testweb.Request{
@@ -274,7 +285,7 @@ func TestAudit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := Audit(web, tc.rules, tc.log)
 			got := want{rep.UnitOverlaps, rep.AddressOverCap, rep.ShortGaps, rep.FloorViolations, rep.ConnOverlaps, rep.HostileOver,
-				rep.MaxInFlightUnit, rep.MaxInFlightAddress, rep.Units, rep.Addresses, rep.SharedUnits, rep.SharedAddresses}
+				rep.MaxInFlightUnit, rep.MaxInFlightAddress, rep.Units, rep.Addresses, rep.SharedUnits, rep.SharedAddresses, rep.AfterStream}
 			if got != tc.want {
 				t.Errorf("got  %+v\nwant %+v\nproblems:\n%s", got, tc.want, strings.Join(rep.Problems, "\n"))
 			}
