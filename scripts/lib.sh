@@ -11,15 +11,29 @@ wire_build() {
 	(cd "$WIRE_ROOT" && go build -o "$WIRE_BIN/" ./manager ./harvester ./gatherer ./seeder ./scripts/testweb)
 }
 
-# wire_need_bins builds the binaries if any is missing (or WIRE_BUILD=1).
+# wire_need_bins builds the binaries if any is missing, if WIRE_BUILD=1,
+# or, unless WIRE_BUILD=0, if the go command is here and a Go source of
+# the tree is newer than one of them: a stale bin/ once ran the fault run
+# with binaries that lacked a setting (go build is incremental, so an
+# up-to-date tree costs a second). A deployment without Go, or with
+# WIRE_BUILD=0, runs the binaries it has.
 wire_need_bins() {
 	local b
-	if [ "${WIRE_BUILD:-0}" = 1 ]; then
+	if [ "${WIRE_BUILD:-}" = 1 ]; then
 		wire_build
 		return
 	fi
 	for b in $WIRE_STAGES; do
 		if [ ! -x "$WIRE_BIN/$b" ]; then
+			wire_build
+			return
+		fi
+	done
+	[ "${WIRE_BUILD:-}" = 0 ] && return 0
+	command -v go >/dev/null 2>&1 || return 0
+	for b in $WIRE_STAGES; do
+		if [ -n "$(find "$WIRE_ROOT" -name .git -prune -o -name '*.go' -newer "$WIRE_BIN/$b" -print -quit 2>/dev/null)" ]; then
+			wire_log "sources newer than $WIRE_BIN/$b: rebuilding the binaries"
 			wire_build
 			return
 		fi
