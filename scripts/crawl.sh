@@ -51,7 +51,7 @@
 # line a stage prints is prefixed "STAGE NNNNNN| " (stdout stays stdout).
 #
 # Environment: WIRE_BIN (directory of the binaries; default REPO/bin, built
-# when missing, or when a Go source of the tree is newer and go is
+# when missing, or, when WIRE_BIN is not given, when a Go source of the tree is newer and go is
 # installed), WIRE_BUILD=1 (rebuild first; 0: never), WIRE_OVERLAP (1, the
 # default; 0 serial), WIRE_OVERLAP_MIN_SITES (50, a percentage; 0 off),
 # and any WIRE_* setting.

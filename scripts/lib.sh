@@ -2,6 +2,10 @@
 # how to build them. Sourced, not run.
 
 WIRE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# wire_bin_given is set when WIRE_BIN names binaries of the caller's own
+# (an older build to compare, a test's fakes): those are never rebuilt
+# unless WIRE_BUILD=1.
+wire_bin_given=${WIRE_BIN:+1}
 WIRE_BIN=${WIRE_BIN:-$WIRE_ROOT/bin}
 WIRE_STAGES="manager harvester gatherer seeder"
 
@@ -12,8 +16,9 @@ wire_build() {
 }
 
 # wire_need_bins builds the binaries if any is missing, if WIRE_BUILD=1,
-# or, unless WIRE_BUILD=0, if the go command is here and a Go source of
-# the tree is newer than one of them: a stale bin/ once ran the fault run
+# or, for the tree's own bin/ (WIRE_BIN not given) and unless
+# WIRE_BUILD=0, if the go command is here and a Go source of the tree is
+# newer than one of them: a stale bin/ once ran the fault run
 # with binaries that lacked a setting (go build is incremental, so an
 # up-to-date tree costs a second). A deployment without Go, or with
 # WIRE_BUILD=0, runs the binaries it has.
@@ -29,7 +34,7 @@ wire_need_bins() {
 			return
 		fi
 	done
-	[ "${WIRE_BUILD:-}" = 0 ] && return 0
+	[ "${WIRE_BUILD:-}" = 0 ] || [ -n "$wire_bin_given" ] && return 0
 	command -v go >/dev/null 2>&1 || return 0
 	for b in $WIRE_STAGES; do
 		if [ -n "$(find "$WIRE_ROOT" -name .git -prune -o -name '*.go' -newer "$WIRE_BIN/$b" -print -quit 2>/dev/null)" ]; then
