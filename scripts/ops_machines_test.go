@@ -313,16 +313,7 @@ func (e *opsEnv) testSeparateMachines(t *testing.T) {
 	t.Logf("remote harvest and gather of batch 2: %d URLs, %d pages checked in graph.db", len(recs), checked)
 }
 
-// hasShards tells whether the harvester has --shard (docs/format/harvest.md).
-func (e *opsEnv) hasShards(t *testing.T) bool {
-	r := e.run(nil, filepath.Join(e.bin, "harvester"), "run", "--help")
-	return strings.Contains(r.stdout+r.stderr, "--shard")
-}
-
 func (e *opsEnv) testTwoShards(t *testing.T) {
-	if !e.hasShards(t) {
-		t.Skip("harvester run has no --shard flag yet (issue 4): the two-shard test waits for it")
-	}
 	col := e.newCollection(t)
 	if r := e.cron(nil, "--cycles", "1", col); r.code != 0 {
 		t.Fatalf("cron.sh: exit %d\n%s", r.code, r.stderr)
@@ -489,9 +480,6 @@ mkdir -p "@REMOTE@-$host" && cd "@REMOTE@-$host" && HOME=$PWD SHELL=/bin/bash ex
 // back whole (a shard in a bare batch directory keeps the shard
 // directories; the collection's merge removes them).
 func (e *opsEnv) testShardsParallel(t *testing.T) {
-	if !e.hasShards(t) {
-		t.Skip("harvester run has no --shard flag yet (issue 4)")
-	}
 	for _, tool := range []string{"parallel", "rsync"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed (apt-get install %s): the GNU parallel example is not run", tool, tool)

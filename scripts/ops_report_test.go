@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -30,42 +29,14 @@ func chromiumFlags(profile string) []string {
 		"--disable-dev-shm-usage", "--hide-scrollbars", "--user-data-dir=" + profile}
 }
 
-// chromium returns Debian's chromium, installing it with apt-get when it
-// is missing; it skips the test, saying why, when that cannot be done
-// (not root, no apt-get, the package archive unreachable).
+// chromium returns Debian's chromium; it skips the test, saying why, when
+// it is not installed (scripts/test-deps.sh, run by scripts/test.sh,
+// installs it where it can: no test installs software itself).
 func chromium(t *testing.T) string {
 	t.Helper()
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Skip("chromium is not installed and there is no apt-get to install it: install Debian's chromium package to run this test")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("chromium is not installed and only root can install it: run 'apt-get install -y chromium' to run this test")
-	}
-	apt := func(limit time.Duration, args ...string) error {
-		ctx, cancel := context.WithTimeout(context.Background(), limit)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-			return fmt.Errorf("apt-get %s: %v: %s", strings.Join(args, " "), err, lines[len(lines)-1])
-		}
-		return nil
-	}
-	t.Log("chromium is missing: installing Debian's chromium package")
-	if err := apt(5*time.Minute, "update"); err != nil {
-		t.Skipf("chromium is not installed and the package archive is unreachable, so the report is not rendered: %v", err)
-	}
-	if err := apt(15*time.Minute, "install", "-y", "--no-install-recommends", "chromium"); err != nil {
-		t.Skipf("chromium is not installed and could not be installed, so the report is not rendered: %v", err)
-	}
 	p, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Skipf("apt-get installed chromium but it is not on PATH: %v", err)
+		t.Skip("chromium is not installed, so the report is not rendered: scripts/test-deps.sh installs it (as root, with apt-get)")
 	}
 	return p
 }

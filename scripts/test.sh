@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test.sh: the project's test command (CI runs exactly this).
-# gofmt check, go vet, then every test, including the end-to-end crawl of
-# the test web through the real binaries and scripts.
+# gofmt check, go vet, the test dependencies (scripts/test-deps.sh:
+# chromium for the report rendering test, where it can be installed),
+# then every test, including the end-to-end crawl of the test web through
+# the real binaries and scripts.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -11,4 +13,5 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
+scripts/test-deps.sh
 go test -count=1 -timeout 20m "$@" ./...
