@@ -54,6 +54,11 @@ const (
 // ErrFormat marks a batch file that cannot be read.
 var ErrFormat = errors.New("malformed batch file")
 
+// ErrVersion is returned for a batch file of a format version this
+// program does not read (written by a newer one): not damage, a version
+// to upgrade to.
+var ErrVersion = errors.New("batch file of an unsupported format version")
+
 // Header is the commented header of a batch file.
 type Header struct {
 	Batch    int               // batch id
@@ -163,8 +168,11 @@ func Read(r io.Reader) (Header, []Entry, error) {
 				return h, nil, fmt.Errorf("%w: line 1: want %q, got %s", ErrFormat, Magic+" 1", excerpt.Quote(text))
 			}
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > Version {
-				return h, nil, fmt.Errorf("%w: line 1: unsupported version %q (this program reads 1 to %d)", ErrFormat, v, Version)
+			if err != nil || n < 1 {
+				return h, nil, fmt.Errorf("%w: line 1: version %s is not a positive number", ErrFormat, excerpt.Quote(v))
+			}
+			if n > Version {
+				return h, nil, fmt.Errorf("%w: line 1: version %d (this program reads 1 to %d: a newer wire wrote it)", ErrVersion, n, Version)
 			}
 			if n == 1 {
 				columns = columnsV1

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -158,5 +159,18 @@ func TestCountMismatch(t *testing.T) {
 		if err == nil || !errors.Is(err, ErrFormat) || !bytes.Contains([]byte(err.Error()), []byte(tc.want)) || len(err.Error()) > 500 {
 			t.Errorf("%s: %.600v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// A newer version is ErrVersion, not damage; a version that is no number
+// is damage.
+func TestVersionError(t *testing.T) {
+	_, _, err := Read(strings.NewReader(Magic + " 3\n"))
+	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 3") {
+		t.Errorf("version 3: %v, want ErrVersion", err)
+	}
+	_, _, err = Read(strings.NewReader(Magic + " x\n"))
+	if !errors.Is(err, ErrFormat) {
+		t.Errorf("version x: %v, want ErrFormat", err)
 	}
 }

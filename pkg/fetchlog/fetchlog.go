@@ -35,6 +35,10 @@ var Columns = []string{"docid", "url", "status", "bytes", "mime", "fetched", "ms
 // ErrFormat marks a fetch log or robots file that cannot be read.
 var ErrFormat = errors.New("malformed harvest output")
 
+// ErrVersion is returned for a fetch log of a format version this
+// program does not read: not damage, a version to upgrade to.
+var ErrVersion = errors.New("harvest output of an unsupported format version")
+
 // Record is the outcome of fetching one URL of a batch.
 type Record struct {
 	DocID    uint64    // id from the batch file
@@ -185,7 +189,14 @@ func Read(r io.Reader) ([]Record, error) {
 		}
 		line = strings.TrimSuffix(line, "\n")
 		if n == 1 {
-			if !strings.HasPrefix(line, header+" ") || strings.TrimPrefix(line, header+" ") != strconv.Itoa(Version) {
+			v, ok := strings.CutPrefix(line, header+" ")
+			if !ok {
+				return nil, fmt.Errorf("%w: line 1: want %q, got %q", ErrFormat, fmt.Sprintf("%s %d", header, Version), line)
+			}
+			if v != strconv.Itoa(Version) {
+				if n, err := strconv.Atoi(v); err == nil && n > 0 {
+					return nil, fmt.Errorf("%w: line 1: version %d, this program reads %d", ErrVersion, n, Version)
+				}
 				return nil, fmt.Errorf("%w: line 1: want %q, got %q", ErrFormat, fmt.Sprintf("%s %d", header, Version), line)
 			}
 			continue

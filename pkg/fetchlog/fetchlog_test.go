@@ -61,7 +61,6 @@ func TestTornLastLine(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	tests := []struct{ name, data, want string }{
 		{"no header", "1\thttp://a.cl/\n", "line 1"},
-		{"future version", "# wire-fetchlog 2\n", "line 1"},
 		{"few fields", Header() + "1\thttp://a.cl/\t200\n", "line 3"},
 		{"bad number", Header() + strings.Replace(sample()[0].Format(), "1234", "12x4", 1), "bytes"},
 		{"bad time", Header() + strings.Replace(sample()[0].Format(), "2026-11-22", "yesterday", 1), "fetched"},
@@ -71,6 +70,14 @@ func TestBadInput(t *testing.T) {
 		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want ErrFormat mentioning %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// A newer version is ErrVersion, not damage.
+func TestFutureVersion(t *testing.T) {
+	_, err := Read(strings.NewReader("# wire-fetchlog 2\n"))
+	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("%v, want ErrVersion naming version 2", err)
 	}
 }
 

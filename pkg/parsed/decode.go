@@ -21,7 +21,7 @@ func DecodeLine(line string, name string, n int) (*Doc, error) {
 		return nil, fmt.Errorf("%w: %s record %d: %w", ErrFormat, name, n, err)
 	}
 	if d.V != Version {
-		return nil, fmt.Errorf("%w: %s record %d: version %d, this program reads %d", ErrFormat, name, n, d.V, Version)
+		return nil, fmt.Errorf("%w: %s record %d: version %d, this program reads %d", ErrVersion, name, n, d.V, Version)
 	}
 	return d, nil
 }

@@ -30,6 +30,10 @@ const Unread = "unread"
 // ErrFormat marks a parsed output that cannot be read.
 var ErrFormat = errors.New("malformed parsed output")
 
+// ErrVersion is returned for a record of a format version this program
+// does not read: not damage, a version to upgrade to.
+var ErrVersion = errors.New("parsed output of an unsupported format version")
+
 // Doc is what the gatherer learned about one URL of the batch.
 type Doc struct {
 	V            int       `json:"v"`                      // format version

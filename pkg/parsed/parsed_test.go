@@ -100,13 +100,17 @@ func TestRoundTrip(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	for name, data := range map[string]string{
 		"not json":       "hello\n",
-		"future version": `{"v":2,"docid":1}` + "\n",
 		"torn":           `{"v":1,"docid":1,"url":"http://a.cl/"` + "\n",
 	} {
 		_, err := NewReader(strings.NewReader(data), "x.jsonl").Next()
 		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "x.jsonl record 1") {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	// A newer version is ErrVersion, not damage.
+	_, err := NewReader(strings.NewReader(`{"v":2,"docid":1}`+"\n"), "x.jsonl").Next()
+	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("future version: %v, want ErrVersion", err)
 	}
 }
 
