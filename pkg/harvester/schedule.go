@@ -1,17 +1,22 @@
 package harvester
 
 import (
+	"container/heap"
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // Server is one host name's share of a batch: an entry of the server
@@ -410,3 +415,242 @@ func (h *timeHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return s
 }
+
+// schedule is the server level of the scheduler. Servers are resolved
+// (harvester.dns_lookups at a time, best-ranked first); each time a
+// connection is free it goes to the highest-ranked server whose turn has
+// come, whose politeness unit (its site's names on its address, see
+// hostTable) has no connection, and whose IP address has fewer than
+// harvester.connections_per_ip connections; the server keeps it for its next P URLs and then goes back
+// to the queue, re-ranked with what was measured.
+func (h *harvest) schedule(servers []*Server, nextOrder int) {
+	hc := h.cfg.Harvester
+	ctx := h.startCtx
+	// DNS lookups also end when the batch ends (deadline, tail).
+	dnsCtx, stopDNS := context.WithCancel(ctx)
+	defer stopDNS()
+	for _, srv := range servers {
+		srv.notBefore = h.hosts.notBefore(srv.Host)
+		srv.rank = h.rank.Rank(srv)
+	}
+	rule := newEndRule(hc, h.started, len(servers), h.batchDuration)
+	byRank := append([]*Server(nil), servers...)
+	sort.SliceStable(byRank, func(i, j int) bool { return serverHeap(byRank).Less(i, j) })
+
+	// Lookups go in rank order; a free connection waits a little
+	// (dnsHold) for a better-ranked server whose lookup is under way,
+	// so that the ranking, not the DNS, decides who goes first.
+	pending := 0 // byRank[pending:] holds the first server not resolved yet
+	resolvedSet := map[*Server]bool{}
+	lookups := make(chan *Server)
+	resolved := make(chan *Server)
+	var dnsWG sync.WaitGroup
+	go func() {
+		defer close(lookups)
+		for _, srv := range byRank {
+			select {
+			case lookups <- srv:
+			case <-dnsCtx.Done():
+				return
+			}
+		}
+	}()
+	for i := 0; i < min(hc.DNSLookups, len(servers)); i++ {
+		dnsWG.Add(1)
+		go func() {
+			defer dnsWG.Done()
+			for srv := range lookups {
+				srv.lookupStart.Store(time.Now().UnixNano())
+				h.resolve(dnsCtx, srv)
+				select {
+				case resolved <- srv:
+				case <-dnsCtx.Done():
+					return
+				}
+			}
+		}()
+	}
+
+	ready := &serverHeap{}
+	waiting := &timeHeap{}
+	ipActive := map[netip.Addr]int{}
+	ipParked := map[netip.Addr][]*Server{}
+	unitActive := map[string]bool{}
+	finished := make(chan *Server)
+	remaining, active := len(servers), 0
+	h.stats.waiting.Store(int64(remaining))
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+
+	enqueue := func(srv *Server, now time.Time) {
+		srv.state = stateQueued
+		if srv.notBefore.After(now) {
+			heap.Push(waiting, srv)
+			return
+		}
+		srv.rank = h.rank.Rank(srv)
+		heap.Push(ready, srv)
+	}
+	done := func(srv *Server) {
+		srv.state = stateDone
+		remaining--
+		if d := urlnorm.Registrable(srv.Host); h.domains[d] > 0 {
+			if h.domains[d]--; h.domains[d] == 0 {
+				h.domainsLeft.Add(-1)
+			}
+		}
+		h.stats.done.Add(1)
+		h.stats.waiting.Add(-1)
+		l := serverLine(srv)
+		if nb := h.hosts.notBefore(srv.Host); nb.After(time.Now()) {
+			l.NotBefore = nb.UTC()
+		}
+		h.finished[srv.Host] = l
+		if err := h.out.server(l); err != nil {
+			h.fatal(err)
+		}
+	}
+	stopping, ending := false, false
+	for remaining > 0 && !((stopping || ending) && active == 0) {
+		now := time.Now()
+		endAt, why := rule.observe(now, remaining)
+		if !ending && !endAt.IsZero() && !now.Before(endAt) {
+			// No URL is started any more; the requests in flight finish
+			// and the rest is deferred to the next batch.
+			ending = true
+			h.end.end(why)
+			stopDNS()
+			h.log.Info("ending the batch", "why", why, "hosts_left", remaining, "active", active, "elapsed", now.Sub(h.started).Round(time.Millisecond))
+			if active == 0 {
+				break
+			}
+		}
+		for waiting.Len() > 0 && !(*waiting)[0].notBefore.After(now) {
+			srv := heap.Pop(waiting).(*Server)
+			srv.rank = h.rank.Rank(srv)
+			heap.Push(ready, srv)
+		}
+		for pending < len(byRank) && resolvedSet[byRank[pending]] {
+			pending++
+		}
+		var holdUntil time.Time
+		for !stopping && !ending && active < hc.Connections && ready.Len() > 0 {
+			if pending < len(byRank) {
+				best := byRank[pending]
+				if better(best, (*ready)[0]) {
+					// Every better-ranked server is resolved, so best is
+					// next in line for a lookup: one that has not
+					// started yet starts at once (its goroutine has not
+					// run), and the hold counts from now until it does.
+					at := now
+					if started := best.lookupStart.Load(); started != 0 {
+						at = time.Unix(0, started)
+					}
+					if until := at.Add(dnsHold); until.After(now) {
+						holdUntil = until
+						break
+					}
+				}
+			}
+			srv := heap.Pop(ready).(*Server)
+			// One connection per politeness unit (another name of its
+			// site holds it), at most connections_per_ip per address:
+			// the server waits on its address until one is given back.
+			if srv.unit != "" && unitActive[srv.unit] ||
+				hc.ConnectionsPerIP > 0 && srv.ip.IsValid() && ipActive[srv.ip] >= hc.ConnectionsPerIP {
+				ipParked[srv.ip] = append(ipParked[srv.ip], srv)
+				continue
+			}
+			if ok, retry := h.hosts.acquire(srv.Host, now); !ok {
+				srv.notBefore = retry
+				heap.Push(waiting, srv)
+				continue
+			}
+			srv.state = stateActive
+			active++
+			ipActive[srv.ip]++
+			if srv.unit != "" {
+				unitActive[srv.unit] = true
+			}
+			h.stats.active.Add(1)
+			h.stats.waiting.Add(-1)
+			go func() {
+				if err := h.serve(srv); err != nil && !errors.Is(err, errStopped) {
+					h.fatal(err)
+				}
+				finished <- srv
+			}()
+		}
+		var wake <-chan time.Time
+		if !stopping && !ending && (waiting.Len() > 0 || !holdUntil.IsZero() || !endAt.IsZero()) {
+			at := holdUntil
+			if waiting.Len() > 0 && (at.IsZero() || (*waiting)[0].notBefore.Before(at)) {
+				at = (*waiting)[0].notBefore
+			}
+			if !endAt.IsZero() && (at.IsZero() || endAt.Before(at)) {
+				at = endAt
+			}
+			timer.Reset(time.Until(at))
+			wake = timer.C
+		}
+		var stop <-chan struct{}
+		if !stopping {
+			stop = ctx.Done()
+		}
+		select {
+		case srv := <-resolved:
+			resolvedSet[srv] = true
+			switch {
+			case srv.left == 0:
+				done(srv)
+			case !ending:
+				enqueue(srv, time.Now())
+			}
+		case srv := <-finished:
+			active--
+			h.stats.active.Add(-1)
+			h.stats.waiting.Add(1)
+			ipActive[srv.ip]--
+			delete(unitActive, srv.unit)
+			for _, p := range ipParked[srv.ip] {
+				p.rank = h.rank.Rank(p)
+				heap.Push(ready, p)
+			}
+			delete(ipParked, srv.ip)
+			srv.notBefore = h.hosts.release(srv.Host)
+			switch {
+			case srv.left == 0:
+				done(srv)
+			case !stopping && !ending:
+				srv.order = nextOrder
+				nextOrder++
+				enqueue(srv, time.Now())
+			}
+		case <-h.hosts.kick:
+		case <-wake:
+		case <-stop:
+			stopping = true
+		}
+		timer.Stop()
+	}
+	dnsWG.Wait()
+	if !ending || stopping || h.fatalError() != nil {
+		return
+	}
+	// The batch ended early: every URL not requested is logged deferred,
+	// and each server's line is written as for a finished one.
+	why := h.end.reason()
+	for _, srv := range servers {
+		if srv.state == stateDone {
+			continue
+		}
+		if err := h.deferRest(srv, why); err != nil {
+			return
+		}
+		done(srv)
+	}
+}
+
+// dnsHold is how long a free connection waits for a better-ranked server
+// whose DNS lookup is under way before going to a lesser one.
+const dnsHold = 100 * time.Millisecond
