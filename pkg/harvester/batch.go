@@ -20,7 +20,8 @@ import (
 // harvestBatch is the run both modes share: lock the batch directory,
 // check the batch, resume or start the partial directory, fetch what is
 // left, verify the fetch log, publish and mark. For a shard, the batch is
-// marked harvested once every shard is done (mergeShards).
+// marked harvested once every shard is done (mergeShards). Each step is a
+// function below, in the order they run.
 func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summary, error) {
 	log := opts.Logger
 	if log == nil {
@@ -36,23 +37,8 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 		return nil, err
 	}
 	defer lock.Release()
-	ready := b.CheckReady(collection.StageHarvested)
-	switch {
-	case ready == nil:
-	case errors.Is(ready, collection.ErrAlreadyDone) && opts.Force && s.Whole():
-	case errors.Is(ready, collection.ErrAlreadyDone) && opts.Force:
-		return nil, fmt.Errorf("batch %s: %w: already harvested as a whole; harvest it again without --shard", b.Name(), ErrShards)
-	case errors.Is(ready, collection.ErrAlreadyDone) && !opts.KeepShards:
-		// Merged by a shard in a bare batch directory, which kept the
-		// shard directories: the collection's run tidies them.
-		if n, err := shardsPresent(b.Dir); err == nil && n > 0 {
-			if err := removeShards(b.Dir, n); err != nil {
-				log.Warn("shard directories left behind", "batch", b.Name(), "err", err)
-			}
-		}
-		return nil, ready
-	default:
-		return nil, ready
+	if err := admit(b, opts, log); err != nil {
+		return nil, err
 	}
 	hdr, entries, err := batch.ReadFile(b.File())
 	if err != nil {
@@ -67,17 +53,76 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 
 	start := time.Now()
 	partial, final := filepath.Join(b.Dir, s.PartialDir()), filepath.Join(b.Dir, s.HarvestDir())
+	if err := preparePartial(b, s, opts.Force, partial, final, log); err != nil {
+		return nil, err
+	}
+	resuming := exists(partial)
+	mine := shardEntries(s, entries)
+	h, res, err := startHarvest(b, hdr, mine, partial, opts, log)
+	if err != nil {
+		return nil, err
+	}
+	todo, pending := h.todo(mine, res.records)
+	h.logged = make([]fetchlog.Record, 0, pending) // a line per URL left
+	if resuming {
+		log.Info("resuming", "batch", b.Name(), "shard", s.String(), "logged", len(res.records), "robots", len(res.robots), "left", pending)
+	}
+	if err := fetchLeft(ctx, h, b, mine, todo, pending, resuming, partial); err != nil {
+		return nil, err
+	}
+	sum, err := publish(h, b, s, res, mine, partial, final, resuming, start)
+	if err != nil {
+		return nil, err
+	}
+	return mark(b, s, entries, sum, opts.KeepShards, start, log)
+}
+
+// admit checks, under the batch directory's lock, that the batch may be
+// harvested: ready, or already harvested and forced. A forced shard of a
+// batch harvested whole is refused (ErrShards). A batch merged by a shard
+// in a bare batch directory, which kept the shard directories, has them
+// tidied by the collection's run.
+func admit(b *collection.Batch, opts Options, log *slog.Logger) error {
+	s := opts.Shard
+	ready := b.CheckReady(collection.StageHarvested)
+	switch {
+	case ready == nil:
+	case errors.Is(ready, collection.ErrAlreadyDone) && opts.Force && s.Whole():
+	case errors.Is(ready, collection.ErrAlreadyDone) && opts.Force:
+		return fmt.Errorf("batch %s: %w: already harvested as a whole; harvest it again without --shard", b.Name(), ErrShards)
+	case errors.Is(ready, collection.ErrAlreadyDone) && !opts.KeepShards:
+		// Merged by a shard in a bare batch directory, which kept the
+		// shard directories: the collection's run tidies them.
+		if n, err := shardsPresent(b.Dir); err == nil && n > 0 {
+			if err := removeShards(b.Dir, n); err != nil {
+				log.Warn("shard directories left behind", "batch", b.Name(), "err", err)
+			}
+		}
+		return ready
+	default:
+		return ready
+	}
+	return nil
+}
+
+// preparePartial readies the partial directory of shard s before a run:
+// a forced run of a harvested batch starts afresh (the old harvest
+// directory is replaced at the end); a forced shard also drops its
+// published directory and marker; a harvest published but not marked
+// (the run died between the two) is taken back, to be finished.
+// Otherwise an existing partial directory is resumed as it is.
+func preparePartial(b *collection.Batch, s Shard, force bool, partial, final string, log *slog.Logger) error {
 	switch {
 	case s.Whole() && b.Done(collection.StageHarvested):
 		// Forced: start afresh; the old harvest/ is replaced at the end.
 		if err := os.RemoveAll(partial); err != nil {
-			return nil, fmt.Errorf("remove %s: %w", partial, err)
+			return fmt.Errorf("remove %s: %w", partial, err)
 		}
 		log.Info("harvesting again (forced)", "batch", b.Name())
-	case !s.Whole() && opts.Force:
+	case !s.Whole() && force:
 		for _, p := range []string{partial, final, filepath.Join(b.Dir, s.Marker())} {
 			if err := os.RemoveAll(p); err != nil {
-				return nil, fmt.Errorf("remove %s: %w", p, err)
+				return fmt.Errorf("remove %s: %w", p, err)
 			}
 		}
 		log.Info("harvesting the shard again (forced)", "batch", b.Name(), "shard", s.String())
@@ -85,35 +130,51 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 		// A run published its directory but died before its marker:
 		// take it back and finish (nothing is left to fetch).
 		if err := os.Rename(final, partial); err != nil {
-			return nil, fmt.Errorf("resume published harvest: %w", err)
+			return fmt.Errorf("resume published harvest: %w", err)
 		}
 		log.Info("resuming a published but unmarked harvest", "batch", b.Name(), "shard", s.String())
 	}
-	resuming := exists(partial)
-	mine := entries
-	if !s.Whole() {
-		mine = nil
-		for _, e := range entries {
-			if s.Has(e) {
-				mine = append(mine, e)
-			}
+	return nil
+}
+
+// shardEntries is the part of the batch's entries that shard s fetches:
+// all of them for the whole batch.
+func shardEntries(s Shard, entries []batch.Entry) []batch.Entry {
+	if s.Whole() {
+		return entries
+	}
+	var mine []batch.Entry
+	for _, e := range entries {
+		if s.Has(e) {
+			mine = append(mine, e)
 		}
 	}
+	return mine
+}
+
+// startHarvest opens the partial directory's output (repairing what a
+// killed run left, see output.go), clears an earlier stop record, and
+// sets up the run's shared state: robots.txt copies and server estimates
+// from the batch, an earlier run of this harvest and the previous
+// harvest (carry.go), and the batch header's batch_duration. On an
+// error the output is closed.
+func startHarvest(b *collection.Batch, hdr batch.Header, mine []batch.Entry, partial string, opts Options, log *slog.Logger) (*harvest, *resumed, error) {
+	s := opts.Shard
 	out, res, err := openOutput(partial, s.WARCPrefix(), opts.Config.Harvester.WARCMaxBytes, warcInfo(opts.Config, b, s), log)
 	if err != nil {
-		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
+		return nil, nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
 	for _, msg := range res.repaired {
 		log.Warn("repaired "+s.PartialDir(), "batch", b.Name(), "what", msg)
 	}
 	if err := clearStopped(partial); err != nil {
 		out.close()
-		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
+		return nil, nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
 	h, err := newHarvest(opts, log, out, res, b)
 	if err != nil {
 		out.close()
-		return nil, err
+		return nil, nil, err
 	}
 	// What the previous harvest left for these hosts (an earlier run of
 	// this harvest, already in h, wins over it).
@@ -126,31 +187,38 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 			h.batchDuration = d
 		}
 	}
-	todo, pending := h.todo(mine, res.records)
-	h.logged = make([]fetchlog.Record, 0, pending) // a line per URL left
-	if resuming {
-		log.Info("resuming", "batch", b.Name(), "shard", s.String(), "logged", len(res.records), "robots", len(res.robots), "left", pending)
-	}
+	return h, res, nil
+}
 
+// fetchLeft fetches the URLs left (harvest.run) and flushes the output.
+// A run that stops before the end (interrupted, a fatal error) closes the
+// output and records why in the partial directory (stopped.go); a rerun
+// resumes from what was logged.
+func fetchLeft(ctx context.Context, h *harvest, b *collection.Batch, mine []batch.Entry, todo []bool, pending int, resuming bool, partial string) error {
 	runErr := h.run(ctx, b, mine, todo, pending, resuming)
 	if runErr == nil {
-		if err := out.flush(); err != nil {
+		if err := h.out.flush(); err != nil {
 			runErr = fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 		}
 	}
 	if runErr != nil {
-		out.close()
+		h.out.close()
 		if err := recordStopped(partial, runErr); err != nil {
-			log.Warn("stop not recorded", "batch", b.Name(), "err", err)
+			h.log.Warn("stop not recorded", "batch", b.Name(), "err", err)
 		}
-		return nil, runErr
+		return runErr
 	}
-	// Everything is in the files: they are fsynced and closed (the WARC
-	// files first, then the logs) while the fetch log is read back and
-	// checked and the servers file written; nothing is published before
-	// both are done.
+	return nil
+}
+
+// publish ends a complete run. Everything is in the files: they are
+// fsynced and closed (the WARC files first, then the logs) while the
+// fetch log is read back and checked and the servers file written; the
+// run is summed up, and nothing is published (partial renamed to final)
+// before both are done.
+func publish(h *harvest, b *collection.Batch, s Shard, res *resumed, mine []batch.Entry, partial, final string, resuming bool, start time.Time) (*Summary, error) {
 	closed := make(chan error, 1)
-	go func() { closed <- out.close() }()
+	go func() { closed <- h.out.close() }()
 	closeErr, waited := error(nil), false
 	waitClose := func() error {
 		if !waited {
@@ -193,6 +261,14 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	if err := collection.ReplaceDir(partial, final); err != nil {
 		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
+	return sum, nil
+}
+
+// mark records a published harvest: the batch's harvested marker for the
+// whole batch; for a shard, the shard's marker, then the merge of the
+// shards once every one is done (unless another harvester holds the
+// batch, see mergeIfFree).
+func mark(b *collection.Batch, s Shard, entries []batch.Entry, sum *Summary, keepShards bool, start time.Time, log *slog.Logger) (*Summary, error) {
 	if s.Whole() {
 		if err := b.MarkDone(collection.StageHarvested, sum); err != nil {
 			return nil, err
@@ -205,7 +281,7 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	}
 	log.Info("harvested shard", "batch", b.Name(), "shard", s.String(), "urls", sum.URLs, "fetched", sum.Fetched, "elapsed", time.Since(start).Round(time.Millisecond))
 	if missing := missingShards(b.Dir, s.N); len(missing) == 0 {
-		merged, err := mergeIfFree(b, entries, s.N, opts.KeepShards, log)
+		merged, err := mergeIfFree(b, entries, s.N, keepShards, log)
 		if err != nil {
 			return nil, err
 		}

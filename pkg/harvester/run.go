@@ -22,52 +22,92 @@ import (
 )
 
 // harvest is the shared state of one run.
+//
+// Who owns what: a run has three phases. Setup (harvestBatch's steps
+// startHarvest and h.todo, and the start of h.run) runs on one goroutine
+// before any other starts; the scheduling phase runs the scheduler's
+// goroutine (h.schedule), the connections' goroutines (h.serve, one per
+// active server), the DNS lookups' goroutines, the background goroutine
+// of h.run (syncs, flushes, progress) and the stop timer; the end
+// (publish) runs on the first goroutine again, after all of those have
+// returned. Each field says which of these may touch it, and under which
+// lock.
 type harvest struct {
+	// cfg, log, out, rank, prog, every, accept and hosts are set by
+	// newHarvest and only read afterwards, by every goroutine. out and
+	// hosts guard their own state (output.mu, hostTable.mu); out is
+	// used by every goroutine, hosts by the connections and the
+	// scheduler.
 	cfg    config.Config
 	log    *slog.Logger
 	out    *output
 	rank   Ranking
 	prog   Progress
 	every  time.Duration
-	client *fetch.Client
 	accept func(string) bool
 	hosts  *hostTable
+	// client is set by run before the scheduler starts and only read
+	// afterwards (a fetch.Client is safe for concurrent use).
+	client *fetch.Client
 	// known holds the robots.txt lines of the batch's robots.jsonl and
-	// of an earlier run; kept the sites already in the output.
-	known    map[string]fetchlog.Robots
-	knownMu  sync.Mutex
-	kept     map[string]bool
-	est      map[string]fetchlog.Server // the batch's servers.jsonl and an earlier run's
-	finished map[string]fetchlog.Server // servers done in this run
-	// logged holds the fetch log lines this run appended, in order
-	// (written under the output's lock).
+	// of an earlier run; kept the sites already in the output. Setup
+	// (newHarvest, carryOver, todo, delayOf) uses them without a lock;
+	// from the scheduling phase on they are touched only under knownMu
+	// (knownRobots, keepRobots).
+	known   map[string]fetchlog.Robots
+	knownMu sync.Mutex
+	kept    map[string]bool
+	// est holds the batch's servers.jsonl and an earlier run's: written
+	// during setup (newHarvest, carryOver), read by run before the
+	// scheduler starts, never written afterwards.
+	est map[string]fetchlog.Server
+	// finished holds the servers done in this run (and in an earlier run
+	// of this harvest): written during setup and then only by the
+	// scheduler's goroutine (schedule's done), read at the end
+	// (finalServers).
+	finished map[string]fetchlog.Server
+	// logged holds the fetch log lines this run appended, in order:
+	// allocated during setup, appended by counted under the output's
+	// lock (output.mu) by whichever goroutine logs, read at the end.
 	logged []fetchlog.Record
 
+	// startCtx, fetchCtx and started are set by run before any goroutine
+	// of the scheduling phase starts, and only read afterwards. stopAll
+	// is guarded by mu (set by run, called by fatal).
 	startCtx, fetchCtx context.Context
 	stopAll            context.CancelFunc
 	started            time.Time
 
-	// end is the decision to end the batch early (deadline, tail);
-	// batchDuration is the batch header's batch_duration (0: none).
+	// end is the decision to end the batch early (deadline, tail),
+	// safe for concurrent use (a sync.Once); batchDuration is the batch
+	// header's batch_duration (0: none), set during setup and read by
+	// the scheduler.
 	end           *batchEnd
 	batchDuration time.Duration
 
+	// stats are atomic counters, updated by any goroutine.
 	stats struct {
 		total, logged, pages, errors, robots, requests atomic.Int64
 		bytes                                          atomic.Int64
 		active, waiting, done                          atomic.Int64
 	}
 
-	// outage is the network outage rule (outage.go).
+	// outage is the network outage rule (outage.go), set by run before
+	// the scheduler starts; it guards its own state (outage.mu) and is
+	// used by the DNS lookups and the connections.
 	outage *outage
 	// domains counts the servers not done of each registrable domain,
 	// and domainsLeft the domains with any: the outage rule counts its
 	// runs against them, as the names of one politeness unit (one
 	// domain on one address) are asked one at a time and cannot all
-	// fail at once. domains belongs to the scheduler's goroutine.
+	// fail at once. domains is filled by run before the scheduler
+	// starts and then belongs to the scheduler's goroutine;
+	// domainsLeft is atomic (the outage rule reads it from any
+	// goroutine).
 	domains     map[string]int
 	domainsLeft atomic.Int64
 
+	// mu guards fatalErr (the first fatal error, see fatal) and stopAll.
 	mu       sync.Mutex
 	fatalErr error
 }
