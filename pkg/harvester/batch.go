@@ -1,5 +1,9 @@
 package harvester
 
+// The batch lifecycle: harvestBatch and its steps, from the batch
+// directory's lock to the harvested marker (or the shard's marker and
+// the merge, shard.go).
+
 import (
 	"bytes"
 	"context"

@@ -1,5 +1,9 @@
 package harvester
 
+// A run's shared state (harvest, with who owns each field) and the run
+// itself (harvest.run): stopping, the background syncs and progress,
+// then the scheduler loop (schedule.go).
+
 import (
 	"context"
 	"errors"
