@@ -23,6 +23,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/seeder"
 	"github.com/wirecrawl/wire/pkg/simulate"
 	"github.com/wirecrawl/wire/pkg/testweb"
+	"github.com/wirecrawl/wire/pkg/testweb/crawlgraph"
 	"github.com/wirecrawl/wire/pkg/webgraph"
 )
 
@@ -322,7 +323,7 @@ func generate(ctx context.Context, c *cli.Context, needHistory bool) (*source, e
 	case genTestWeb:
 		hosts := c.Int("hosts")
 		load := func(hosts int) (*webgraph.Graph, error) {
-			return webgraph.LoadTestWeb(ctx, webgraph.TestWebOptions{Config: testweb.Config{Seed: int64(c.Uint64("gen-seed")), Hosts: hosts, MaxPages: c.Int("max-site-pages")}})
+			return crawlgraph.Load(ctx, crawlgraph.Options{Config: testweb.Config{Seed: int64(c.Uint64("gen-seed")), Hosts: hosts, MaxPages: c.Int("max-site-pages")}})
 		}
 		if src.graph, err = load(hosts); err != nil {
 			return nil, err

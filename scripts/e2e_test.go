@@ -236,7 +236,7 @@ func checkLinkGraph(t *testing.T, col string, web *testweb.Web, cfg config.Confi
 	}
 	defer g.Close()
 	norm := urlnorm.New(cfg.Scope.MaxURLLength)
-	sc := scope.New(cfg.Scope)
+	sc := scope.MustNew(cfg.Scope)
 	compared := 0
 	err = g.View(func(tx *linkgraph.Tx) error {
 		for _, r := range fetched {

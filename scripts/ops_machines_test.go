@@ -71,7 +71,7 @@ func (e *opsEnv) testRecrawl(t *testing.T, old string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := scope.New(cfg.Scope)
+	sc := scope.MustNew(cfg.Scope)
 	og, ng := openGraph(t, old), openGraph(t, col)
 	var wantSeeds []string
 	sites, robots := 0, 0

@@ -137,7 +137,10 @@ func importSites(col, old *collection.Collection, cfg config.Config, mode string
 		return nil, fmt.Errorf("import into %s: %w", col.Dir, err)
 	}
 	defer ng.Close()
-	sc := scope.New(cfg.Scope)
+	sc, err := scope.Compile(cfg.Scope)
+	if err != nil {
+		return nil, fmt.Errorf("import into %s: %w", col.Dir, err)
+	}
 	var seeds []string
 	err = og.View(func(otx *linkgraph.Tx) error {
 		err := ng.Update(func(ntx *linkgraph.Tx) error {

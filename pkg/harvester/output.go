@@ -657,3 +657,84 @@ func (o *output) checkLogSize() error {
 	}
 	return nil
 }
+
+// serverLine is what the servers file says of srv.
+func serverLine(srv *Server) fetchlog.Server {
+	l := fetchlog.Server{Host: srv.Host, DNSError: srv.dnsErr, GaveUp: srv.gaveUp, Measured: srv.Est.Measured.UTC(),
+		Streak: srv.streak, Streaming: strings.HasPrefix(srv.gaveUp, GaveUpStreaming)}
+	if srv.ip.IsValid() {
+		l.IP = srv.ip.String()
+	}
+	if srv.Est.KnownConnect {
+		l.ConnectMs = ms(srv.Est.ConnectTime)
+	}
+	if srv.Est.KnownResponse {
+		l.ResponseMs = ms(srv.Est.ResponseTime)
+	}
+	if srv.Est.KnownRPC {
+		l.RequestsPerConn = srv.Est.RequestsPerConn
+	}
+	return l
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// finalServers writes the servers file of the finished harvest: one line
+// per host of the batch (latest estimates), with its pages, bytes and
+// errors counted from the whole fetch log.
+func (h *harvest) finalServers(dir string, recs []fetchlog.Record) error {
+	type count struct {
+		pages, errors int
+		bytes         int64
+	}
+	counts := map[string]*count{}
+	for _, r := range recs {
+		host := hostOf(siteOf(r.URL))
+		c := counts[host]
+		if c == nil {
+			c = &count{}
+			counts[host] = c
+		}
+		switch {
+		case r.OK():
+			c.pages++
+			c.bytes += r.Bytes
+		case fetch.KindOf(r.Err) != ErrRobots && fetch.KindOf(r.Err) != ErrDeferred:
+			c.errors++
+		}
+	}
+	var lines []fetchlog.Server
+	for host, l := range h.finished {
+		if c := counts[host]; c != nil {
+			l.Pages, l.Bytes, l.Errors = c.pages, c.bytes, c.errors
+		}
+		lines = append(lines, l)
+	}
+	return writeServers(filepath.Join(dir, fetchlog.ServersFile), lines)
+}
+
+// writeServers writes a servers file atomically: one line per host (the
+// last given wins), sorted by host.
+func writeServers(path string, lines []fetchlog.Server) error {
+	byHost := map[string]fetchlog.Server{}
+	for _, l := range lines {
+		byHost[l.Host] = l
+	}
+	hosts := make([]string, 0, len(byHost))
+	for host := range byHost {
+		hosts = append(hosts, host)
+	}
+	sort.Strings(hosts)
+	return collection.WriteAtomic(path, func(w io.Writer) error {
+		for _, host := range hosts {
+			b, err := fetchlog.FormatServer(byHost[host])
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

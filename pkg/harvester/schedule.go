@@ -1,17 +1,23 @@
 package harvester
 
 import (
+	"container/heap"
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // Server is one host name's share of a batch: an entry of the server
@@ -410,3 +416,378 @@ func (h *timeHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return s
 }
+
+// schedule is the server level of the scheduler. Servers are resolved
+// (harvester.dns_lookups at a time, best-ranked first); each time a
+// connection is free it goes to the highest-ranked server whose turn has
+// come, whose politeness unit (its site's names on its address, see
+// hostTable) has no connection, and whose IP address has fewer than
+// harvester.connections_per_ip connections; the server keeps it for its next P URLs and then goes back
+// to the queue, re-ranked with what was measured. The steps are the
+// scheduler's methods below.
+func (h *harvest) schedule(servers []*Server, nextOrder int) {
+	sc := h.newScheduler(servers, nextOrder)
+	defer sc.stopDNS()
+	sc.startLookups()
+	h.stats.waiting.Store(int64(sc.remaining))
+	sc.timer = time.NewTimer(time.Hour)
+	defer sc.timer.Stop()
+	sc.loop()
+	sc.dnsWG.Wait()
+	if !sc.ending || sc.stopping || h.fatalError() != nil {
+		return
+	}
+	sc.deferUnstarted()
+}
+
+// scheduler is the state of one call of harvest.schedule. It belongs to
+// the scheduler's goroutine: the DNS lookups' goroutines and the
+// connections' goroutines hand servers back only through its channels
+// (resolved, finished).
+type scheduler struct {
+	h  *harvest
+	hc config.Harvester
+	// ctx is the run's start context; dnsCtx also ends when the batch
+	// ends (deadline, tail), by stopDNS.
+	ctx     context.Context
+	dnsCtx  context.Context
+	stopDNS context.CancelFunc
+	servers []*Server
+	rule    *endRule
+
+	// Lookups go in rank order; a free connection waits a little
+	// (dnsHold) for a better-ranked server whose lookup is under way,
+	// so that the ranking, not the DNS, decides who goes first.
+	// byRank[pending:] holds the first server not resolved yet.
+	byRank      []*Server
+	pending     int
+	resolvedSet map[*Server]bool
+	resolved    chan *Server // from the DNS lookups' goroutines
+	dnsWG       sync.WaitGroup
+
+	ready      *serverHeap              // servers whose turn has come, by rank
+	waiting    *timeHeap                // servers waiting for their turn (notBefore)
+	ipActive   map[netip.Addr]int       // connections per address
+	ipParked   map[netip.Addr][]*Server // servers waiting for their address or unit
+	unitActive map[string]bool          // politeness units holding a connection
+	finished   chan *Server             // from the connections' goroutines
+	remaining  int                      // servers not done
+	active     int                      // servers holding a connection
+	nextOrder  int                      // the order of the next server sent back to the queue
+	timer      *time.Timer              // wakes the loop (a turn, a hold, the batch's end)
+	stopping   bool                     // the run is stopped: no server starts any more
+	ending     bool                     // the batch ends early: no server starts any more
+}
+
+// newScheduler ranks the servers (each waits its host's turn) and sets
+// the scheduler up; nothing runs yet.
+func (h *harvest) newScheduler(servers []*Server, nextOrder int) *scheduler {
+	hc := h.cfg.Harvester
+	sc := &scheduler{
+		h:           h,
+		hc:          hc,
+		ctx:         h.startCtx,
+		servers:     servers,
+		resolvedSet: map[*Server]bool{},
+		resolved:    make(chan *Server),
+		ready:       &serverHeap{},
+		waiting:     &timeHeap{},
+		ipActive:    map[netip.Addr]int{},
+		ipParked:    map[netip.Addr][]*Server{},
+		unitActive:  map[string]bool{},
+		finished:    make(chan *Server),
+		remaining:   len(servers),
+		nextOrder:   nextOrder,
+	}
+	// DNS lookups also end when the batch ends (deadline, tail).
+	sc.dnsCtx, sc.stopDNS = context.WithCancel(sc.ctx)
+	for _, srv := range servers {
+		srv.notBefore = h.hosts.notBefore(srv.Host)
+		srv.rank = h.rank.Rank(srv)
+	}
+	sc.rule = newEndRule(hc, h.started, len(servers), h.batchDuration)
+	sc.byRank = append([]*Server(nil), servers...)
+	sort.SliceStable(sc.byRank, func(i, j int) bool { return serverHeap(sc.byRank).Less(i, j) })
+	return sc
+}
+
+// startLookups starts the DNS lookups: harvester.dns_lookups goroutines
+// resolve the servers in rank order and hand each to the loop (resolved)
+// until dnsCtx ends.
+func (sc *scheduler) startLookups() {
+	lookups := make(chan *Server)
+	go func() {
+		defer close(lookups)
+		for _, srv := range sc.byRank {
+			select {
+			case lookups <- srv:
+			case <-sc.dnsCtx.Done():
+				return
+			}
+		}
+	}()
+	for i := 0; i < min(sc.hc.DNSLookups, len(sc.servers)); i++ {
+		sc.dnsWG.Add(1)
+		go func() {
+			defer sc.dnsWG.Done()
+			for srv := range lookups {
+				srv.lookupStart.Store(time.Now().UnixNano())
+				sc.h.resolve(sc.dnsCtx, srv)
+				select {
+				case sc.resolved <- srv:
+				case <-sc.dnsCtx.Done():
+					return
+				}
+			}
+		}()
+	}
+}
+
+// loop runs until every server is done, or until the run stops or the
+// batch ends and no connection is left: each turn it ends the batch if
+// its end is due, gives the free connections out, and waits for a server
+// resolved or given back, a host's turn, a hold's end, or a stop.
+func (sc *scheduler) loop() {
+	for sc.remaining > 0 && !((sc.stopping || sc.ending) && sc.active == 0) {
+		now := time.Now()
+		endAt, why := sc.rule.observe(now, sc.remaining)
+		if sc.endIfDue(now, endAt, why) {
+			break
+		}
+		sc.promoteWaiting(now)
+		for sc.pending < len(sc.byRank) && sc.resolvedSet[sc.byRank[sc.pending]] {
+			sc.pending++
+		}
+		holdUntil := sc.startServers(now)
+		wake := sc.wakeAt(holdUntil, endAt)
+		var stop <-chan struct{}
+		if !sc.stopping {
+			stop = sc.ctx.Done()
+		}
+		select {
+		case srv := <-sc.resolved:
+			sc.onResolved(srv)
+		case srv := <-sc.finished:
+			sc.onFinished(srv)
+		case <-sc.h.hosts.kick:
+		case <-wake:
+		case <-stop:
+			sc.stopping = true
+		}
+		sc.timer.Stop()
+	}
+}
+
+// endIfDue ends the batch once the end rule's time (endAt) has come: no
+// URL is started any more; the requests in flight finish and the rest is
+// deferred to the next batch. It tells the loop to stop at once when no
+// connection is active.
+func (sc *scheduler) endIfDue(now, endAt time.Time, why string) bool {
+	if sc.ending || endAt.IsZero() || now.Before(endAt) {
+		return false
+	}
+	sc.ending = true
+	sc.h.end.end(why)
+	sc.stopDNS()
+	sc.h.log.Info("ending the batch", "why", why, "hosts_left", sc.remaining, "active", sc.active, "elapsed", now.Sub(sc.h.started).Round(time.Millisecond))
+	return sc.active == 0
+}
+
+// promoteWaiting moves the servers whose turn has come to the ready
+// queue, re-ranked.
+func (sc *scheduler) promoteWaiting(now time.Time) {
+	for sc.waiting.Len() > 0 && !(*sc.waiting)[0].notBefore.After(now) {
+		srv := heap.Pop(sc.waiting).(*Server)
+		srv.rank = sc.h.rank.Rank(srv)
+		heap.Push(sc.ready, srv)
+	}
+}
+
+// startServers gives the free connections to the best-ranked ready
+// servers. A server whose politeness unit holds a connection, or whose
+// address has connections_per_ip, is parked on its address; one whose
+// host refuses it now waits for its turn. It returns when a connection
+// is held for a better-ranked server being resolved (holdUntil, see
+// holdFor), or zero.
+func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
+	for !sc.stopping && !sc.ending && sc.active < sc.hc.Connections && sc.ready.Len() > 0 {
+		if until, hold := sc.holdFor(now); hold {
+			return until
+		}
+		srv := heap.Pop(sc.ready).(*Server)
+		// One connection per politeness unit (another name of its
+		// site holds it), at most connections_per_ip per address:
+		// the server waits on its address until one is given back.
+		if srv.unit != "" && sc.unitActive[srv.unit] ||
+			sc.hc.ConnectionsPerIP > 0 && srv.ip.IsValid() && sc.ipActive[srv.ip] >= sc.hc.ConnectionsPerIP {
+			sc.ipParked[srv.ip] = append(sc.ipParked[srv.ip], srv)
+			continue
+		}
+		if ok, retry := sc.h.hosts.acquire(srv.Host, now); !ok {
+			srv.notBefore = retry
+			heap.Push(sc.waiting, srv)
+			continue
+		}
+		sc.start(srv)
+	}
+	return time.Time{}
+}
+
+// holdFor tells whether the free connection should wait for the
+// best-ranked server not resolved yet, which ranks above the best ready
+// one, and until when (dnsHold from the start of its lookup).
+func (sc *scheduler) holdFor(now time.Time) (time.Time, bool) {
+	if sc.pending >= len(sc.byRank) {
+		return time.Time{}, false
+	}
+	best := sc.byRank[sc.pending]
+	if !better(best, (*sc.ready)[0]) {
+		return time.Time{}, false
+	}
+	// Every better-ranked server is resolved, so best is next in line
+	// for a lookup: one that has not started yet starts at once (its
+	// goroutine has not run), and the hold counts from now until it
+	// does.
+	at := now
+	if started := best.lookupStart.Load(); started != 0 {
+		at = time.Unix(0, started)
+	}
+	if until := at.Add(dnsHold); until.After(now) {
+		return until, true
+	}
+	return time.Time{}, false
+}
+
+// start gives srv a connection: its goroutine serves its next URLs
+// (harvest.serve) and hands it back on finished.
+func (sc *scheduler) start(srv *Server) {
+	h := sc.h
+	srv.state = stateActive
+	sc.active++
+	sc.ipActive[srv.ip]++
+	if srv.unit != "" {
+		sc.unitActive[srv.unit] = true
+	}
+	h.stats.active.Add(1)
+	h.stats.waiting.Add(-1)
+	finished := sc.finished
+	go func() {
+		if err := h.serve(srv); err != nil && !errors.Is(err, errStopped) {
+			h.fatal(err)
+		}
+		finished <- srv
+	}()
+}
+
+// wakeAt is the timer the loop also waits for: the first of the next
+// server's turn, the end of a hold and the batch's end; nil when none,
+// or once the run stops or the batch ends.
+func (sc *scheduler) wakeAt(holdUntil, endAt time.Time) <-chan time.Time {
+	if sc.stopping || sc.ending || !(sc.waiting.Len() > 0 || !holdUntil.IsZero() || !endAt.IsZero()) {
+		return nil
+	}
+	at := holdUntil
+	if sc.waiting.Len() > 0 && (at.IsZero() || (*sc.waiting)[0].notBefore.Before(at)) {
+		at = (*sc.waiting)[0].notBefore
+	}
+	if !endAt.IsZero() && (at.IsZero() || endAt.Before(at)) {
+		at = endAt
+	}
+	sc.timer.Reset(time.Until(at))
+	return sc.timer.C
+}
+
+// onResolved takes a server whose lookup is done: done if nothing is
+// left (its URLs were logged, e.g. it does not resolve), queued unless
+// the batch is ending.
+func (sc *scheduler) onResolved(srv *Server) {
+	sc.resolvedSet[srv] = true
+	switch {
+	case srv.left == 0:
+		sc.done(srv)
+	case !sc.ending:
+		sc.enqueue(srv, time.Now())
+	}
+}
+
+// onFinished takes back a server's connection: the servers parked on its
+// address go back to the ready queue, and the server is done or, unless
+// the run stops or the batch ends, queued again, behind the others of
+// its rank (order).
+func (sc *scheduler) onFinished(srv *Server) {
+	h := sc.h
+	sc.active--
+	h.stats.active.Add(-1)
+	h.stats.waiting.Add(1)
+	sc.ipActive[srv.ip]--
+	delete(sc.unitActive, srv.unit)
+	for _, p := range sc.ipParked[srv.ip] {
+		p.rank = h.rank.Rank(p)
+		heap.Push(sc.ready, p)
+	}
+	delete(sc.ipParked, srv.ip)
+	srv.notBefore = h.hosts.release(srv.Host)
+	switch {
+	case srv.left == 0:
+		sc.done(srv)
+	case !sc.stopping && !sc.ending:
+		srv.order = sc.nextOrder
+		sc.nextOrder++
+		sc.enqueue(srv, time.Now())
+	}
+}
+
+// enqueue puts srv in the ready queue (re-ranked) or, if its turn has
+// not come, in the waiting queue.
+func (sc *scheduler) enqueue(srv *Server, now time.Time) {
+	srv.state = stateQueued
+	if srv.notBefore.After(now) {
+		heap.Push(sc.waiting, srv)
+		return
+	}
+	srv.rank = sc.h.rank.Rank(srv)
+	heap.Push(sc.ready, srv)
+}
+
+// done marks srv done: it is counted off its domain (the outage rule's
+// count) and its line is written to the servers file.
+func (sc *scheduler) done(srv *Server) {
+	h := sc.h
+	srv.state = stateDone
+	sc.remaining--
+	if d := urlnorm.Registrable(srv.Host); h.domains[d] > 0 {
+		if h.domains[d]--; h.domains[d] == 0 {
+			h.domainsLeft.Add(-1)
+		}
+	}
+	h.stats.done.Add(1)
+	h.stats.waiting.Add(-1)
+	l := serverLine(srv)
+	if nb := h.hosts.notBefore(srv.Host); nb.After(time.Now()) {
+		l.NotBefore = nb.UTC()
+	}
+	h.finished[srv.Host] = l
+	if err := h.out.server(l); err != nil {
+		h.fatal(err)
+	}
+}
+
+// deferUnstarted ends a batch that ended early: every URL not requested
+// is logged deferred, and each server's line is written as for a
+// finished one.
+func (sc *scheduler) deferUnstarted() {
+	why := sc.h.end.reason()
+	for _, srv := range sc.servers {
+		if srv.state == stateDone {
+			continue
+		}
+		if err := sc.h.deferRest(srv, why); err != nil {
+			return
+		}
+		sc.done(srv)
+	}
+}
+
+// dnsHold is how long a free connection waits for a better-ranked server
+// whose DNS lookup is under way before going to a lesser one.
+const dnsHold = 100 * time.Millisecond

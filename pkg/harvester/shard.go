@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -274,4 +276,119 @@ func removeShards(dir string, n int) error {
 		}
 	}
 	return nil
+}
+
+// checkShards deals with the shard outputs of a batch before a run: an
+// unsharded run merges a complete set of shards (done is then true) and
+// refuses an incomplete one; a shard run refuses a batch that is being
+// harvested unsharded or in another number of shards, and a shard that is
+// already done (merging the set first if it is complete).
+func checkShards(b *collection.Batch, entries []batch.Entry, opts Options, log *slog.Logger) (bool, *Summary, error) {
+	s := opts.Shard
+	n, err := shardsPresent(b.Dir)
+	if err != nil {
+		return false, nil, err
+	}
+	if s.Whole() {
+		if n == 0 {
+			return false, nil, nil
+		}
+		if opts.Force {
+			for i := 1; i <= n; i++ {
+				os.Remove(filepath.Join(b.Dir, Shard{I: i, N: n}.Marker()))
+			}
+			return false, nil, removeShards(b.Dir, n)
+		}
+		if missing := missingShards(b.Dir, n); len(missing) > 0 {
+			return false, nil, fmt.Errorf("batch %s: %w: harvested in %d shards, shards %s not done (harvester run --shard i/%d)", b.Name(), ErrShards, n, joinInts(missing), n)
+		}
+		sum, err := finishMerge(b, entries, n, opts.KeepShards, log)
+		return true, sum, err
+	}
+	if exists(filepath.Join(b.Dir, PartialDir)) || exists(b.HarvestPath()) {
+		return false, nil, fmt.Errorf("batch %s: %w: an unsharded harvest is in progress (harvester run without --shard, or --force)", b.Name(), ErrShards)
+	}
+	if n != 0 && n != s.N {
+		return false, nil, fmt.Errorf("batch %s: %w: it is being harvested in %d shards, not %d", b.Name(), ErrShards, n, s.N)
+	}
+	if shardDone(b.Dir, s) && !opts.Force {
+		if len(missingShards(b.Dir, s.N)) == 0 {
+			if _, err := mergeIfFree(b, entries, s.N, opts.KeepShards, log); err != nil {
+				return false, nil, err
+			}
+		}
+		return false, nil, fmt.Errorf("batch %s: %w: shard %s already harvested", b.Name(), collection.ErrAlreadyDone, s)
+	}
+	return false, nil, nil
+}
+
+// mergeIfFree merges the shards of a batch unless another harvester holds
+// the batch lock (it is then merging them itself).
+func mergeIfFree(b *collection.Batch, entries []batch.Entry, n int, keep bool, log *slog.Logger) (bool, error) {
+	lock, err := collection.LockPath(filepath.Join(b.Dir, LockFile))
+	if errors.Is(err, collection.ErrLocked) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer lock.Release()
+	if b.Done(collection.StageHarvested) {
+		return false, nil
+	}
+	if _, err := finishMerge(b, entries, n, keep, log); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// finishMerge merges the n shards into harvest/, marks the batch
+// harvested and, unless keep, removes the shard directories. The caller
+// holds the batch lock.
+func finishMerge(b *collection.Batch, entries []batch.Entry, n int, keep bool, log *slog.Logger) (*Summary, error) {
+	start := time.Now()
+	recs, err := mergeShards(b.Dir, n, entries)
+	if err != nil {
+		return nil, fmt.Errorf("batch %s: %w", b.Name(), err)
+	}
+	sum := summarize(b.ID, entries, recs)
+	sum.RobotsFiles = countLines(filepath.Join(b.HarvestPath(), fetchlog.RobotsFile))
+	sum.WARCFiles = warcFiles(b.HarvestPath())
+	sum.Shards = n
+	sum.Merged = true
+	for i := 1; i <= n; i++ {
+		var part Summary
+		if data, err := os.ReadFile(filepath.Join(b.Dir, Shard{I: i, N: n}.Marker())); err == nil {
+			if jsonUnmarshal(data, &part) == nil {
+				sum.Ranking = part.Ranking
+				if sum.Started.IsZero() || part.Started.Before(sum.Started) {
+					sum.Started = part.Started
+				}
+				if part.Finished.After(sum.Finished) {
+					sum.Finished = part.Finished
+				}
+			}
+		}
+	}
+	if !sum.Started.IsZero() {
+		sum.ElapsedSeconds = sum.Finished.Sub(sum.Started).Seconds()
+	}
+	if err := b.MarkDone(collection.StageHarvested, sum); err != nil {
+		return nil, err
+	}
+	if !keep {
+		if err := removeShards(b.Dir, n); err != nil {
+			log.Warn("shard directories left behind", "batch", b.Name(), "err", err)
+		}
+	}
+	log.Info("merged shards", "batch", b.Name(), "shards", n, "urls", sum.URLs, "elapsed", time.Since(start).Round(time.Millisecond))
+	return sum, nil
+}
+
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -99,8 +99,8 @@ func TestRoundTrip(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	for name, data := range map[string]string{
-		"not json":       "hello\n",
-		"torn":           `{"v":1,"docid":1,"url":"http://a.cl/"` + "\n",
+		"not json": "hello\n",
+		"torn":     `{"v":1,"docid":1,"url":"http://a.cl/"` + "\n",
 	} {
 		_, err := NewReader(strings.NewReader(data), "x.jsonl").Next()
 		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "x.jsonl record 1") {

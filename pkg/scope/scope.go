@@ -75,10 +75,11 @@ type Scope struct {
 	hosts map[string]hostVerdict // cache of checkHost
 }
 
-// New compiles the scope settings of a validated config (config.Validate
-// rejects bad patterns); it panics on a pattern that does not compile. Use
-// Compile for settings that were not validated.
-func New(cfg config.Scope) *Scope {
+// MustNew compiles scope settings that are known to be valid: those of a
+// config that config.Load, config.Parse or Config.Validate accepted (they
+// reject bad patterns), or fixed ones in a test. It panics on a pattern
+// that does not compile; settings not checked go through Compile.
+func MustNew(cfg config.Scope) *Scope {
 	s, err := Compile(cfg)
 	if err != nil {
 		panic(err)

@@ -13,7 +13,7 @@ func testScope() *Scope {
 	cfg := config.Defaults().Scope
 	cfg.Domains = []string{"cl", ".Gob.AR"}
 	cfg.MaxURLLength = 64
-	return New(cfg)
+	return MustNew(cfg)
 }
 
 func TestCheck(t *testing.T) {
@@ -67,7 +67,7 @@ func TestCheck(t *testing.T) {
 func TestRegistrableDomain(t *testing.T) {
 	cfg := config.Defaults().Scope
 	cfg.Domains = []string{"dcc.uchile.cl", "gob.cl", "github.io"}
-	s := New(cfg)
+	s := MustNew(cfg)
 	for _, c := range []struct {
 		url  string
 		want Reason
@@ -121,7 +121,7 @@ func TestPatterns(t *testing.T) {
 }
 
 func TestCheckNoLengthLimit(t *testing.T) {
-	s := New(config.Scope{Domains: []string{"cl"}})
+	s := MustNew(config.Scope{Domains: []string{"cl"}})
 	if err := s.Check("http://a.cl/" + strings.Repeat("x", 5000)); err != nil {
 		t.Errorf("max_url_length 0 should mean no limit here: %v", err)
 	}
@@ -176,7 +176,7 @@ func patternScope() *Scope {
 	cfg.MaxURLLength = 64
 	cfg.Include = []string{`^https?://[^/]*\.(uchile\.cl|gob\.ar)/`}
 	cfg.Exclude = []string{`/calendar/`}
-	return New(cfg)
+	return MustNew(cfg)
 }
 
 // TestCheckInSite: CheckSite on a normal URL's site key and CheckInSite

@@ -43,7 +43,7 @@ func TestSiteSetLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := scope.New(testConfig().Scope)
+	sc := scope.MustNew(testConfig().Scope)
 	for _, bound := range []int{maxSiteURLs, 30} {
 		t.Run(fmt.Sprint("bound ", bound), func(t *testing.T) {
 			s := newSiteSet()

@@ -45,7 +45,7 @@ type webTruth struct {
 // coverage` counts.
 func reachablePages(web *testweb.Web, cfg config.Config, seeds []string) []string {
 	norm := cfg.Scope.Normalizer()
-	sc := scope.New(cfg.Scope)
+	sc := scope.MustNew(cfg.Scope) // cfg is the defaults or passed config.Load (crawlConfig)
 	seen := map[string]bool{}
 	var out []string
 	for _, u := range web.Reachable(seeds, cfg.Crawl.ProductToken) {

@@ -105,7 +105,10 @@ func MeasureCoverage(col string, web *testweb.Web, cfg config.Config, seeds []st
 	start := time.Now()
 	c := Coverage{Missed: map[string]int{}, MissedExamples: map[string][]string{}}
 	norm := cfg.Scope.Normalizer()
-	sc := scope.New(cfg.Scope)
+	sc, err := scope.Compile(cfg.Scope)
+	if err != nil {
+		return Coverage{}, fmt.Errorf("measure coverage: %w", err)
+	}
 	want := map[string]bool{}
 	for _, u := range web.Reachable(seeds, cfg.Crawl.ProductToken) {
 		n, err := norm.Normalize(u)

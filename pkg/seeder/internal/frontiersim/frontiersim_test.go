@@ -31,7 +31,7 @@ func testWebGraph(t testing.TB) *Graph {
 	g, err := Build(w.SeedURLs(*seeds), func(u string) ([]string, bool) {
 		p, ok := w.Page(u)
 		return p.Links, ok
-	}, urlnorm.New(cfg.MaxURLLength), scope.New(cfg))
+	}, urlnorm.New(cfg.MaxURLLength), scope.MustNew(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"sort"
 
 	"github.com/urfave/cli/v2"
 
@@ -18,10 +17,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/harvester"
 )
 
-func newApp() *cli.App {
-	return command.NewApp("harvester", "download a batch politely (WIRE short-term scheduler)", runCommand(), fetchCommand())
-}
-
+// runCommand is `harvester run`: harvest one batch (or one shard of it).
 func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
@@ -165,59 +161,5 @@ func run(ctx context.Context, o runOptions, out io.Writer) error {
 		return err
 	}
 	_, err = fmt.Fprintln(out, sum)
-	return err
-}
-
-func fetchCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "fetch",
-		Usage:     "fetch one URL with the harvester's client and print status, headers and size",
-		ArgsUsage: "URL",
-		Description: `A debugging aid: one GET with the harvester's User-Agent, DNS, address
-policy, time limits, body cap and gzip handling, without robots.txt or waits.
-The headers printed are the ones the harvester would store.
-
-` + command.ExitCodesHelp,
-		Flags: command.WithSettings(&cli.BoolFlag{Name: "body", Usage: "print the body too"}),
-		Action: func(c *cli.Context) error {
-			cfg, err := command.LoadConfig(c)
-			if err != nil {
-				return err
-			}
-			return fetchOne(c.Context, cfg, c.Args().First(), c.Bool("body"), command.Logger(c), c.App.Writer)
-		},
-	}
-}
-
-func fetchOne(ctx context.Context, cfg config.Config, rawURL string, body bool, log *slog.Logger, out io.Writer) error {
-	resp, err := harvester.FetchOne(ctx, cfg, rawURL, log)
-	if resp == nil {
-		return err
-	}
-	fmt.Fprintf(out, "%s\n", resp.StatusLine)
-	keys := make([]string, 0, len(resp.Header))
-	for k := range resp.Header {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		for _, v := range resp.Header[k] {
-			fmt.Fprintf(out, "%s: %s\n", k, v)
-		}
-	}
-	fmt.Fprintf(out, "\n%d bytes stored from %s in %d ms", len(resp.Body), resp.IP, resp.Duration.Milliseconds())
-	if resp.Truncated != "" {
-		fmt.Fprintf(out, " (truncated: %s)", resp.Truncated)
-	}
-	fmt.Fprintln(out)
-	if loc := resp.Location(); loc != "" {
-		fmt.Fprintf(out, "redirect to %s (not followed)\n", loc)
-	}
-	if body {
-		out.Write(resp.Body)
-		if len(resp.Body) > 0 && resp.Body[len(resp.Body)-1] != '\n' {
-			fmt.Fprintln(out)
-		}
-	}
 	return err
 }

@@ -1,0 +1,13 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/command"
+)
+
+// newApp builds the harvester's command line: one command per file
+// (command_<name>.go).
+func newApp() *cli.App {
+	return command.NewApp("harvester", "download a batch politely (WIRE short-term scheduler)", runCommand(), fetchCommand())
+}

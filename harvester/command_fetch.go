@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/harvester"
+)
+
+// fetchCommand is `harvester fetch`: fetch one URL as the harvester would.
+func fetchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "fetch",
+		Usage:     "fetch one URL with the harvester's client and print status, headers and size",
+		ArgsUsage: "URL",
+		Description: `A debugging aid: one GET with the harvester's User-Agent, DNS, address
+policy, time limits, body cap and gzip handling, without robots.txt or waits.
+The headers printed are the ones the harvester would store.
+
+` + command.ExitCodesHelp,
+		Flags: command.WithSettings(&cli.BoolFlag{Name: "body", Usage: "print the body too"}),
+		Action: func(c *cli.Context) error {
+			cfg, err := command.LoadConfig(c)
+			if err != nil {
+				return err
+			}
+			return fetchOne(c.Context, cfg, c.Args().First(), c.Bool("body"), command.Logger(c), c.App.Writer)
+		},
+	}
+}
+
+func fetchOne(ctx context.Context, cfg config.Config, rawURL string, body bool, log *slog.Logger, out io.Writer) error {
+	resp, err := harvester.FetchOne(ctx, cfg, rawURL, log)
+	if resp == nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s\n", resp.StatusLine)
+	keys := make([]string, 0, len(resp.Header))
+	for k := range resp.Header {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range resp.Header[k] {
+			fmt.Fprintf(out, "%s: %s\n", k, v)
+		}
+	}
+	fmt.Fprintf(out, "\n%d bytes stored from %s in %d ms", len(resp.Body), resp.IP, resp.Duration.Milliseconds())
+	if resp.Truncated != "" {
+		fmt.Fprintf(out, " (truncated: %s)", resp.Truncated)
+	}
+	fmt.Fprintln(out)
+	if loc := resp.Location(); loc != "" {
+		fmt.Fprintf(out, "redirect to %s (not followed)\n", loc)
+	}
+	if body {
+		out.Write(resp.Body)
+		if len(resp.Body) > 0 && resp.Body[len(resp.Body)-1] != '\n' {
+			fmt.Fprintln(out)
+		}
+	}
+	return err
+}

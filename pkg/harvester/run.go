@@ -1,0 +1,554 @@
+package harvester
+
+// A run's shared state (harvest, with who owns each field) and the run
+// itself (harvest.run): stopping, the background syncs and progress,
+// then the scheduler loop (schedule.go).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/fetch"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/robots"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
+)
+
+// harvest is the shared state of one run.
+//
+// Who owns what: a run has three phases. Setup (harvestBatch's steps
+// startHarvest and h.todo, and the start of h.run) runs on one goroutine
+// before any other starts; the scheduling phase runs the scheduler's
+// goroutine (h.schedule), the connections' goroutines (h.serve, one per
+// active server), the DNS lookups' goroutines, the background goroutine
+// of h.run (syncs, flushes, progress) and the stop timer; the end
+// (publish) runs on the first goroutine again, after all of those have
+// returned. Each field says which of these may touch it, and under which
+// lock.
+type harvest struct {
+	// cfg, log, out, rank, prog, every, accept and hosts are set by
+	// newHarvest and only read afterwards, by every goroutine. out and
+	// hosts guard their own state (output.mu, hostTable.mu); out is
+	// used by every goroutine, hosts by the connections and the
+	// scheduler.
+	cfg    config.Config
+	log    *slog.Logger
+	out    *output
+	rank   Ranking
+	prog   Progress
+	every  time.Duration
+	accept func(string) bool
+	hosts  *hostTable
+	// client is set by run before the scheduler starts and only read
+	// afterwards (a fetch.Client is safe for concurrent use).
+	client *fetch.Client
+	// known holds the robots.txt lines of the batch's robots.jsonl and
+	// of an earlier run; kept the sites already in the output. Setup
+	// (newHarvest, carryOver, todo, delayOf) uses them without a lock;
+	// from the scheduling phase on they are touched only under knownMu
+	// (knownRobots, keepRobots).
+	known   map[string]fetchlog.Robots
+	knownMu sync.Mutex
+	kept    map[string]bool
+	// est holds the batch's servers.jsonl and an earlier run's: written
+	// during setup (newHarvest, carryOver), read by run before the
+	// scheduler starts, never written afterwards.
+	est map[string]fetchlog.Server
+	// finished holds the servers done in this run (and in an earlier run
+	// of this harvest): written during setup and then only by the
+	// scheduler's goroutine (schedule's done), read at the end
+	// (finalServers).
+	finished map[string]fetchlog.Server
+	// logged holds the fetch log lines this run appended, in order:
+	// allocated during setup, appended by counted under the output's
+	// lock (output.mu) by whichever goroutine logs, read at the end.
+	logged []fetchlog.Record
+
+	// startCtx, fetchCtx and started are set by run before any goroutine
+	// of the scheduling phase starts, and only read afterwards. stopAll
+	// is guarded by mu (set by run, called by fatal).
+	startCtx, fetchCtx context.Context
+	stopAll            context.CancelFunc
+	started            time.Time
+
+	// end is the decision to end the batch early (deadline, tail),
+	// safe for concurrent use (a sync.Once); batchDuration is the batch
+	// header's batch_duration (0: none), set during setup and read by
+	// the scheduler.
+	end           *batchEnd
+	batchDuration time.Duration
+
+	// stats are atomic counters, updated by any goroutine.
+	stats struct {
+		total, logged, pages, errors, robots, requests atomic.Int64
+		bytes                                          atomic.Int64
+		active, waiting, done                          atomic.Int64
+	}
+
+	// outage is the network outage rule (outage.go), set by run before
+	// the scheduler starts; it guards its own state (outage.mu) and is
+	// used by the DNS lookups and the connections.
+	outage *outage
+	// domains counts the servers not done of each registrable domain,
+	// and domainsLeft the domains with any: the outage rule counts its
+	// runs against them, as the names of one politeness unit (one
+	// domain on one address) are asked one at a time and cannot all
+	// fail at once. domains is filled by run before the scheduler
+	// starts and then belongs to the scheduler's goroutine;
+	// domainsLeft is atomic (the outage rule reads it from any
+	// goroutine).
+	domains     map[string]int
+	domainsLeft atomic.Int64
+
+	// mu guards fatalErr (the first fatal error, see fatal) and stopAll.
+	mu       sync.Mutex
+	fatalErr error
+}
+
+func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *collection.Batch) (*harvest, error) {
+	h := &harvest{
+		cfg:      opts.Config,
+		log:      log,
+		out:      out,
+		rank:     opts.Ranking,
+		prog:     opts.Progress,
+		every:    opts.ProgressEvery,
+		accept:   Accept(opts.Config.Harvester.AcceptMIME),
+		hosts:    newHostTable(opts.Config.Harvester.AddressWait.D()),
+		known:    map[string]fetchlog.Robots{},
+		kept:     map[string]bool{},
+		est:      map[string]fetchlog.Server{},
+		finished: map[string]fetchlog.Server{},
+		end:      newBatchEnd(),
+	}
+	if h.every <= 0 {
+		h.every = 250 * time.Millisecond
+	}
+	if h.rank == nil {
+		r, err := RankingByName(opts.Config.Harvester.Ranking)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", config.ErrInvalid, err)
+		}
+		h.rank = r
+	}
+	// The manager's sidecars first, then what an earlier run of this
+	// harvest already wrote, which wins.
+	if lines, err := fetchlog.ReadRobots(b.RobotsPath()); err == nil {
+		for _, l := range lines {
+			h.known[l.Site] = l
+		}
+		log.Info("robots.txt copies from the batch", "sites", len(lines))
+	} else if !errors.Is(err, os.ErrNotExist) {
+		log.Warn("batch robots.jsonl ignored after a bad line", "err", err, "kept", len(lines))
+		for _, l := range lines {
+			h.known[l.Site] = l
+		}
+	}
+	if lines, err := fetchlog.ReadServers(b.ServersPath()); err == nil || !errors.Is(err, os.ErrNotExist) {
+		if err != nil {
+			log.Warn("batch servers.jsonl ignored after a bad line", "err", err, "kept", len(lines))
+		}
+		for _, l := range lines {
+			host := strings.ToLower(l.Host)
+			h.est[host] = l
+			if l.UnitCrawlDelay > 0 {
+				// A Crawl-delay of another name of the host's unit, which
+				// may not be in this batch (the manager's, from graph.db).
+				secs := min(l.UnitCrawlDelay, opts.Config.Harvester.MaxCrawlDelay.D().Seconds())
+				h.hosts.crawlDelay(host, time.Duration(secs*float64(time.Second)))
+			}
+		}
+	}
+	for site, l := range res.robots {
+		h.known[site] = l
+		h.kept[site] = true
+	}
+	for host, l := range res.servers {
+		h.est[host] = l
+		h.finished[host] = l
+	}
+	out.onLine = h.counted
+	return h, nil
+}
+
+// counted updates the statistics for a logged line and keeps the line
+// (called under the output lock, so in the fetch log's order).
+func (h *harvest) counted(r fetchlog.Record) {
+	h.logged = append(h.logged, r)
+	h.stats.logged.Add(1)
+	switch {
+	case r.OK():
+		h.stats.pages.Add(1)
+		h.stats.bytes.Add(r.Bytes)
+	case fetch.KindOf(r.Err) == ErrRobots:
+		h.stats.robots.Add(1)
+	default:
+		h.stats.errors.Add(1)
+	}
+}
+
+// snapshot returns the run's statistics now.
+func (h *harvest) snapshot() Stats {
+	return Stats{
+		Total:          int(h.stats.total.Load()),
+		Logged:         int(h.stats.logged.Load()),
+		Pages:          int(h.stats.pages.Load()),
+		Bytes:          h.stats.bytes.Load(),
+		Errors:         int(h.stats.errors.Load()),
+		RobotsExcluded: int(h.stats.robots.Load()),
+		Requests:       int(h.stats.requests.Load()),
+		HostsActive:    int(h.stats.active.Load()),
+		HostsWaiting:   int(h.stats.waiting.Load()),
+		HostsDone:      int(h.stats.done.Load()),
+		Elapsed:        time.Since(h.started),
+	}
+}
+
+// estimates returns the starting estimates of a host.
+func (h *harvest) estimates(host string) Estimates {
+	e := defaultEstimates(h.cfg.Harvester.RequestsPerConnection)
+	if r, ok := h.est[host]; ok {
+		e.fromRecord(r)
+	}
+	return e
+}
+
+// todo marks the entries that still need a line, and sets each host's
+// earliest next request from what the log says it was last asked.
+func (h *harvest) todo(entries []batch.Entry, recs []fetchlog.Record) ([]bool, int) {
+	logged := make(map[entryKey]int, len(recs))
+	for _, r := range recs {
+		logged[key(r.DocID, r.URL)]++
+		if !requested(r) {
+			continue
+		}
+		site := siteOf(r.URL)
+		end := r.Fetched.Add(time.Duration(r.Millis) * time.Millisecond)
+		h.hosts.later(hostOf(site), end.Add(h.delayOf(site)))
+	}
+	for site, rl := range h.known {
+		// Every name of a unit waits the longest Crawl-delay of the
+		// unit's sites, from its first request on.
+		cd := min(h.rulesOf(rl).CrawlDelay(), h.cfg.Harvester.MaxCrawlDelay.D())
+		h.hosts.crawlDelay(hostOf(site), cd)
+		if h.kept[site] {
+			h.hosts.later(hostOf(site), rl.Fetched.Add(max(h.cfg.Harvester.Wait.D(), cd)))
+		}
+	}
+	todo := make([]bool, len(entries))
+	pending := 0
+	for i, e := range entries {
+		k := key(e.DocID, e.URL)
+		if logged[k] > 0 {
+			logged[k]--
+			continue
+		}
+		todo[i] = true
+		pending++
+	}
+	return todo, pending
+}
+
+// requested tells whether a logged URL was actually requested from its
+// host (as opposed to skipped for robots.txt, a given-up host, or an
+// address that was never dialled).
+func requested(r fetchlog.Record) bool {
+	if r.Status > 0 {
+		return true
+	}
+	switch fetch.KindOf(r.Err) {
+	case ErrRobots, ErrGaveUp, ErrDeferred, string(fetch.KindDNS), string(fetch.KindBlocked), string(fetch.KindBadURL), string(fetch.KindCancelled):
+		return false
+	}
+	return true
+}
+
+// siteOf is scheme://host[:port] of a URL. A plain absolute URL (lower-
+// case scheme, a host name or IPv4 address and maybe a port) is cut
+// where its authority ends, without parsing; anything else goes through
+// url.Parse.
+func siteOf(rawURL string) string {
+	if scheme, auth, ok := plainAuthority(rawURL); ok {
+		return rawURL[:len(scheme)+3+len(auth)]
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// plainAuthority splits a URL of the form scheme://authority[/?#...]
+// whose scheme is lower-case letters, digits, '+', '-' or '.' (a letter
+// first) and whose authority is a host name or IPv4 address of letters,
+// digits, '.', '-' and '_', maybe followed by ':' and a decimal port. ok
+// is false for anything else (user info, IPv6 literals, escapes, no
+// scheme), which callers leave to url.Parse.
+func plainAuthority(raw string) (scheme, auth string, ok bool) {
+	i := strings.Index(raw, "://")
+	if i <= 0 {
+		return "", "", false
+	}
+	for k := 0; k < i; k++ {
+		c := raw[k]
+		if !('a' <= c && c <= 'z' || k > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return "", "", false
+		}
+	}
+	rest := raw[i+3:]
+	end, colon := len(rest), -1
+	for k := 0; k < len(rest); k++ {
+		c := rest[k]
+		switch {
+		case c == '/' || c == '?' || c == '#':
+			end = k
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '.' || c == '-' || c == '_':
+			if colon >= 0 {
+				return "", "", false
+			}
+			continue
+		case '0' <= c && c <= '9':
+			continue
+		case c == ':' && colon < 0:
+			colon = k
+			continue
+		default:
+			return "", "", false
+		}
+		break
+	}
+	if end == 0 || colon == 0 {
+		return "", "", false
+	}
+	return raw[:i], rest[:end], true
+}
+
+// delayOf is the pause between two requests to a site whose robots.txt is
+// known from an earlier run; harvester.wait otherwise.
+func (h *harvest) delayOf(site string) time.Duration {
+	d := h.cfg.Harvester.Wait.D()
+	if rl, ok := h.known[site]; ok {
+		d = max(d, min(h.rulesOf(rl).CrawlDelay(), h.cfg.Harvester.MaxCrawlDelay.D()))
+	}
+	return d
+}
+
+// knownRobots returns the robots.txt of a site that the batch carries or
+// an earlier run logged.
+func (h *harvest) knownRobots(site string) (fetchlog.Robots, bool) {
+	h.knownMu.Lock()
+	defer h.knownMu.Unlock()
+	rl, ok := h.known[site]
+	return rl, ok
+}
+
+// keepRobots appends the site's robots.txt to the output's robots file,
+// once per site.
+func (h *harvest) keepRobots(rl fetchlog.Robots) error {
+	h.knownMu.Lock()
+	if h.kept[rl.Site] {
+		h.knownMu.Unlock()
+		return nil
+	}
+	h.kept[rl.Site] = true
+	h.known[rl.Site] = rl
+	h.knownMu.Unlock()
+	if err := h.out.robots(rl); err != nil {
+		return h.fatal(err)
+	}
+	return nil
+}
+
+// rulesOf turns a robots file line into rules.
+func (h *harvest) rulesOf(rl fetchlog.Robots) *robots.Rules {
+	return robots.ForFetch(rl.Status, rl.Body, rl.Err, h.cfg.Crawl.ProductToken)
+}
+
+// skip logs a URL that is not requested.
+func (h *harvest) skip(srv *Server, e batch.Entry, why string) error {
+	rec := fetchlog.Record{DocID: e.DocID, URL: e.URL, Fetched: time.Now().UTC(), Err: why}
+	if err := h.out.page(nil, nil, rec); err != nil {
+		return h.fatal(err)
+	}
+	return nil
+}
+
+// fatal records the first error that must stop the run (a disk error)
+// and stops everything at once.
+func (h *harvest) fatal(err error) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fatalErr == nil {
+		h.fatalErr = err
+		if h.stopAll != nil {
+			h.stopAll()
+		}
+	}
+	return err
+}
+
+func (h *harvest) fatalError() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fatalErr
+}
+
+// resolve looks the server's host up before it is scheduled; a name that
+// does not resolve, or only to refused addresses, has every URL logged
+// with that error (and a robots line per site), without a connection. A
+// failure that may be the resolver's is held (outage.go).
+func (h *harvest) resolve(ctx context.Context, srv *Server) {
+	ip, err := h.client.Resolve(ctx, srv.Host)
+	held := h.outage.lookup(srv.Host, err, ctx.Err() != nil)
+	if err == nil {
+		srv.ip = ip
+		srv.unit = h.hosts.join(srv.Host, ip)
+		return
+	}
+	var fe *fetch.Error
+	if !errors.As(err, &fe) || ctx.Err() != nil {
+		return // stopping
+	}
+	srv.dnsErr = fe.Text()
+	if held {
+		return // serve logs the URLs once the network is known up (outage.go)
+	}
+	h.log.Debug("host does not resolve", "host", srv.Host, "err", srv.dnsErr)
+	now := time.Now().UTC()
+	for {
+		e, sq, ok := srv.next()
+		if !ok {
+			return
+		}
+		if _, known := h.knownRobots(sq.Site); !known {
+			if err := h.keepRobots(fetchlog.Robots{Site: sq.Site, Fetched: now, Err: srv.dnsErr}); err != nil {
+				return
+			}
+		}
+		if err := h.skip(srv, e, srv.dnsErr); err != nil {
+			return
+		}
+		srv.pop()
+	}
+}
+
+// run serves the servers with up to harvester.connections connections.
+func (h *harvest) run(parent context.Context, b *collection.Batch, entries []batch.Entry, todo []bool, pending int, resuming bool) error {
+	hc := h.cfg.Harvester
+	servers := plan(entries, todo, h.rank, h.estimates)
+	for _, srv := range servers {
+		srv.streak = h.est[srv.Host].Streak // the count goes on across batches
+	}
+	h.started = time.Now()
+	h.stats.total.Store(int64(pending))
+
+	// Stopping: a cancelled parent stops new requests at once and lets
+	// the ones in flight finish for up to stop_timeout; a fatal error
+	// stops everything at once.
+	startCtx, stopStart := context.WithCancel(parent)
+	defer stopStart()
+	fetchCtx, stopFetch := context.WithCancel(context.WithoutCancel(parent))
+	defer stopFetch()
+	h.startCtx, h.fetchCtx = startCtx, fetchCtx
+	h.end.start(startCtx)
+	defer h.end.cancel()
+	h.mu.Lock()
+	h.stopAll = func() { stopStart(); stopFetch() }
+	h.mu.Unlock()
+	h.domains = map[string]int{}
+	for _, srv := range servers {
+		h.domains[urlnorm.Registrable(srv.Host)]++
+	}
+	h.domainsLeft.Store(int64(len(h.domains)))
+	h.outage = newOutage(hc.OutageHosts, len(h.domains), func() int { return int(h.domainsLeft.Load()) }, func(err error) { h.fatal(err) })
+	runDone := make(chan struct{})
+	defer close(runDone)
+	go func() {
+		select {
+		case <-parent.Done():
+		case <-runDone:
+			return
+		}
+		t := time.NewTimer(hc.StopTimeout.D())
+		defer t.Stop()
+		select {
+		case <-t.C:
+			stopFetch()
+		case <-runDone:
+		}
+	}()
+	h.client = fetch.New(ClientConfig(h.cfg), h.log)
+
+	// No host is asked before a full wait from now: a killed run may have
+	// had requests in flight that it never logged, and the run of the
+	// previous batch (or shard) may have asked the same host a moment ago,
+	// from another process this one knows nothing of. The same holds for
+	// an address (its floor, address_wait, is not carried over).
+	floor := time.Now().Add(max(hc.Wait.D(), hc.AddressWait.D()))
+	for _, srv := range servers {
+		h.hosts.later(srv.Host, floor)
+	}
+	h.log.Info("harvesting", "batch", b.Name(), "urls", len(entries), "left", pending, "hosts", len(servers),
+		"connections", hc.Connections, "per_ip", hc.ConnectionsPerIP, "ranking", h.rank.Name(), "wait", hc.Wait)
+	if h.prog != nil {
+		h.prog.Start(pending)
+	}
+	background := make(chan struct{})
+	var bg sync.WaitGroup
+	bg.Add(1)
+	go func() {
+		defer bg.Done()
+		syncT := time.NewTicker(syncEvery)
+		defer syncT.Stop()
+		flushT := time.NewTicker(flushEvery)
+		defer flushT.Stop()
+		var progress <-chan time.Time
+		if h.prog != nil {
+			t := time.NewTicker(h.every)
+			defer t.Stop()
+			progress = t.C
+		}
+		for {
+			select {
+			case <-syncT.C:
+				if err := h.out.tick(); err != nil {
+					h.fatal(err)
+				}
+			case <-flushT.C:
+				if err := h.out.flush(); err != nil {
+					h.fatal(err)
+				}
+			case <-progress:
+				h.prog.Update(h.snapshot())
+			case <-background:
+				return
+			}
+		}
+	}()
+
+	h.schedule(servers, len(entries))
+
+	close(background)
+	bg.Wait()
+	if h.prog != nil {
+		h.prog.Done(h.snapshot())
+	}
+	switch fatal := h.fatalError(); {
+	case fatal != nil:
+		return fmt.Errorf("harvest batch %s: %w", b.Name(), fatal)
+	case parent.Err() != nil:
+		return fmt.Errorf("harvest batch %s: %w: %w", b.Name(), ErrInterrupted, context.Cause(parent))
+	}
+	return nil
+}
