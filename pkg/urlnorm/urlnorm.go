@@ -167,8 +167,9 @@ func (n *Normalizer) ResolveNormal(base *url.URL, baseStr, ref string) (string, 
 // absolute URL already in normal form, or a relative path (and query) of
 // characters that need no escaping, or escapes, and no colon, against a
 // base in normal form.
-// The joined string must then pass isNormal (no dot segment, no session
-// parameter, ...); anything else reports false and takes resolveWeb
+// Dot segments of the joined path are removed; the result must then pass
+// isNormal (no session parameter, ...); anything else reports false and
+// takes resolveWeb
 // (FuzzResolveFast checks that both agree).
 func (n *Normalizer) resolveFast(base, ref string) (string, bool) {
 	if n.isNormal(ref) {
@@ -209,6 +210,15 @@ func (n *Normalizer) resolveFast(base, ref string) (string, bool) {
 	default:
 		path, _, _ := strings.Cut(base, "?")
 		s = path[:strings.LastIndexByte(path, '/')+1] + ref
+	}
+	if path, query, hasQuery := strings.Cut(s[origin:], "?"); strings.Contains(path, "/.") {
+		// Dot segments ("../x", "./x") resolved as the full path does:
+		// the base has none, and the reference's are plain dots (an
+		// escaped dot fails isNormal below).
+		s = s[:origin] + removeDotSegments(path)
+		if hasQuery {
+			s += "?" + query
+		}
 	}
 	if !n.isNormal(s) {
 		return "", false
@@ -507,14 +517,18 @@ func plainHost(h string) bool {
 	return !numeric(h[strings.LastIndexByte(h, '.')+1:])
 }
 
-// numeric tells whether a label is a number for the WHATWG IPv4 parser
-// ("ends in a number"): digits only, or "0x" followed by hex digits only
-// (lower case: plainHost has no upper case).
+// numeric tells whether a label may be a number for the WHATWG IPv4
+// parser ("ends in a number"): digits only, or "0x" followed by hex
+// digits only (lower case: plainHost has no upper case). It also says
+// yes to digits with hyphens ("0-0"): the library parses numbers with
+// strconv.ParseInt, which takes a sign, so it reads "0-0" as the number
+// 0 where browsers see a name (docs/urlnorm.md); such hosts take the
+// full path, which gives the library's answer.
 func numeric(label string) bool {
 	if rest, ok := strings.CutPrefix(label, "0x"); ok {
-		return strings.Trim(rest, "0123456789abcdef") == ""
+		return strings.Trim(rest, "0123456789abcdef-") == ""
 	}
-	return strings.Trim(label, "0123456789") == ""
+	return strings.Trim(label, "0123456789-") == ""
 }
 
 // normalEscaped tells whether normalizePercent would leave s unchanged.
