@@ -523,8 +523,21 @@ func plainHost(h string) bool {
 // yes to digits with hyphens ("0-0"): the library parses numbers with
 // strconv.ParseInt, which takes a sign, so it reads "0-0" as the number
 // 0 where browsers see a name (docs/urlnorm.md); such hosts take the
-// full path, which gives the library's answer.
+// full path, which gives the library's answer. So does a label that
+// starts with a digit and 16 or more digits or hex letters
+// ("20000000000000000000a"): strconv.ParseInt reports such a number out
+// of range before it sees a letter, and the library takes out of range
+// for a number.
 func numeric(label string) bool {
+	if label != "" && label[0] >= '0' && label[0] <= '9' {
+		i := 0
+		for i < len(label) && (label[i] >= '0' && label[i] <= '9' || label[i] >= 'a' && label[i] <= 'f' || label[i] == 'x') {
+			i++
+		}
+		if i >= 16 {
+			return true
+		}
+	}
 	if rest, ok := strings.CutPrefix(label, "0x"); ok {
 		return strings.Trim(rest, "0123456789abcdef-") == ""
 	}
