@@ -12,6 +12,7 @@ require (
 	github.com/klauspost/compress v1.17.11
 	github.com/miekg/dns v1.1.73
 	github.com/nlnwa/gowarc/v2 v2.0.1
+	github.com/nlnwa/whatwg-url v0.5.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/wlynxg/chardet v1.0.5
@@ -27,7 +28,6 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/mschoch/smat v0.2.0 // indirect
-	github.com/nlnwa/whatwg-url v0.5.0 // indirect
 	github.com/prometheus/prometheus v0.55.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect

@@ -225,3 +225,24 @@ func FuzzCheckInSite(f *testing.F) {
 		}
 	})
 }
+
+// TestNumericIPHosts checks that a host written as an IPv4 number in any
+// of the forms browsers read (one number, hex, octal, short forms) or as
+// an uncompressed IPv6 address is, once normalised (urlnorm parses hosts
+// as the WHATWG URL Standard does), an IP host that scope refuses; so is
+// a private address, whatever its spelling, before the harvester's
+// address policy sees it.
+func TestNumericIPHosts(t *testing.T) {
+	s := testScope()
+	norm := urlnorm.New(0)
+	for _, raw := range []string{"http://999999999/", "http://2130706433/", "http://0x7f.1/", "http://0177.0.0.1/", "http://127.1/", "http://0x7F000001/", "http://10.0.0.1./", "http://[0:0:0:0:0:0:0:1]/", "http://[::ffff:127.0.0.1]/"} {
+		n, err := norm.Normalize(raw)
+		if err != nil {
+			t.Errorf("Normalize(%q): %v", raw, err)
+			continue
+		}
+		if got := ReasonOf(s.Check(n)); got != ReasonIPHost {
+			t.Errorf("Check(Normalize(%q) = %q): reason %q, want %q", raw, n, got, ReasonIPHost)
+		}
+	}
+}

@@ -2,16 +2,22 @@
 // that compares, stores or schedules URLs passes them through it, so that
 // one page has one spelling and therefore one id.
 //
-// The rules, each documented with examples in docs/urlnorm.md, follow
-// RFC 3986 §6.2.2 (syntax-based normalisation) and §6.2.3 (scheme-based):
+// URLs are parsed, and links resolved, as browsers do: by the WHATWG URL
+// Standard's basic URL parser (github.com/nlnwa/whatwg-url), which strips
+// tabs, newlines and surrounding C0 controls and spaces, reads a
+// backslash as a slash, parses IPv4 addresses in their number forms
+// ("http://999999999" is 59.154.201.255) and IPv6 addresses, maps host
+// names through UTS #46 (IDNA) and removes dot segments. The crawler's
+// own rules, each documented with examples in docs/urlnorm.md, then apply
+// on top (RFC 3986 §6.2.2 and §6.2.3):
 //
-//   - scheme and host lower-cased; only http and https are accepted
-//   - internationalised host names converted to punycode (IDNA lookup)
-//   - a trailing dot of the host removed; default ports (80, 443) removed
-//   - user information removed
-//   - dot segments resolved (§5.2.4); an empty path becomes "/"
+//   - only http and https are accepted
+//   - a trailing dot of the host removed; the host must be a DNS name
+//     (letters, digits, hyphens, underscores) or an IP address
+//   - user information removed; port 0 rejected
+//   - an empty path becomes "/"
 //   - percent-encoding normalised: unreserved characters decoded, the
-//     other escapes upper-cased, characters that must be escaped escaped
+//     other escapes upper-cased, characters outside RFC 3986 escaped
 //   - the fragment dropped; an empty query dropped
 //   - configured session-id parameters removed from the query and from
 //     the path parameters (";jsessionid=…")
@@ -20,13 +26,11 @@ package urlnorm
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"golang.org/x/net/idna"
+	weberrors "github.com/nlnwa/whatwg-url/errors"
+	whatwg "github.com/nlnwa/whatwg-url/url"
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/wirecrawl/wire/pkg/excerpt"
@@ -104,7 +108,9 @@ func NewWithParams(maxLength int, sessionParams []string) *Normalizer {
 	return &Normalizer{MaxLength: maxLength, SessionParams: append([]string(nil), sessionParams...)}
 }
 
-var profile = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false))
+// webParser is the WHATWG URL parser with the Standard's options; it
+// holds no state between calls.
+var webParser = whatwg.NewParser()
 
 // Normalize returns the normal form of an absolute http or https URL.
 func (n *Normalizer) Normalize(raw string) (string, error) {
@@ -119,46 +125,51 @@ func (n *Normalizer) Normalize(raw string) (string, error) {
 
 // normalizeFull is Normalize by parsing: the full path.
 func (n *Normalizer) normalizeFull(raw string) (string, error) {
-	raw = strings.TrimSpace(raw)
-	if len(raw) > n.maxLen()*3 {
-		return "", &Error{URL: raw, Reason: ReasonTooLong}
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", &Error{URL: raw, Reason: ReasonUnparsable, Err: unwrapURLError(err)}
-	}
-	return n.normalizeURL(raw, u)
+	return n.resolveWeb("", raw)
 }
 
-// Resolve resolves ref against base (an absolute, already normal URL, such
-// as a page's final URL or its <base href>) and normalises the result.
+// Resolve resolves ref against base (an absolute URL, such as a page's
+// final URL or its <base href>) as a browser does, and normalises the
+// result. An empty base (the zero url.URL) resolves ref alone.
 func (n *Normalizer) Resolve(base *url.URL, ref string) (string, error) {
-	ref = strings.TrimSpace(ref)
-	if s, ok := n.resolveFast(base.String(), ref); ok {
+	bs := base.String()
+	if s, ok := n.resolveFast(bs, ref); ok {
 		return s, nil
 	}
-	return n.resolveSlow(base, ref)
+	return n.resolveWeb(bs, ref)
+}
+
+// ResolveString is Resolve with the base as a string: any absolute URL,
+// parsed as a browser parses it ("" for none).
+func (n *Normalizer) ResolveString(base, ref string) (string, error) {
+	if s, ok := n.resolveFast(base, ref); ok {
+		return s, nil
+	}
+	return n.resolveWeb(base, ref)
 }
 
 // ResolveNormal is Resolve for a caller that also holds the base's normal
 // form baseStr (the normalised string base was parsed from), which spares
 // formatting it: a simple reference against it is resolved by string
 // operations alone. A baseStr that is not in normal form only costs the
-// fast path.
+// fast path; an empty one means base.String().
 func (n *Normalizer) ResolveNormal(base *url.URL, baseStr, ref string) (string, error) {
-	ref = strings.TrimSpace(ref)
+	if baseStr == "" {
+		baseStr = base.String()
+	}
 	if s, ok := n.resolveFast(baseStr, ref); ok {
 		return s, nil
 	}
-	return n.resolveSlow(base, ref)
+	return n.resolveWeb(baseStr, ref)
 }
 
 // resolveFast resolves, without parsing, the common references: an
 // absolute URL already in normal form, or a relative path (and query) of
 // characters that need no escaping, or escapes, and no colon, against a
 // base in normal form.
-// The joined string must then pass isNormal (no dot segment, no session
-// parameter, ...); anything else reports false and takes resolveSlow
+// Dot segments of the joined path are removed; the result must then pass
+// isNormal (no session parameter, ...); anything else reports false and
+// takes resolveWeb
 // (FuzzResolveFast checks that both agree).
 func (n *Normalizer) resolveFast(base, ref string) (string, bool) {
 	if n.isNormal(ref) {
@@ -200,24 +211,50 @@ func (n *Normalizer) resolveFast(base, ref string) (string, bool) {
 		path, _, _ := strings.Cut(base, "?")
 		s = path[:strings.LastIndexByte(path, '/')+1] + ref
 	}
+	if path, query, hasQuery := strings.Cut(s[origin:], "?"); strings.Contains(path, "/.") {
+		// Dot segments ("../x", "./x") resolved as the full path does:
+		// the base has none, and the reference's are plain dots (an
+		// escaped dot fails isNormal below).
+		s = s[:origin] + removeDotSegments(path)
+		if hasQuery {
+			s += "?" + query
+		}
+	}
 	if !n.isNormal(s) {
 		return "", false
 	}
 	return s, true
 }
 
-// resolveSlow is Resolve through url.URL.ResolveReference and the full
-// normaliser (ref already trimmed).
-func (n *Normalizer) resolveSlow(base *url.URL, ref string) (string, error) {
+// resolveWeb resolves ref against base (an absolute URL, or "" for none)
+// with the WHATWG URL parser, then applies the crawler's rules
+// (normalizeWeb). A base the parser rejects counts as none.
+func (n *Normalizer) resolveWeb(base, ref string) (string, error) {
 	if len(ref) > n.maxLen()*3 {
 		return "", &Error{URL: ref, Reason: ReasonTooLong}
 	}
-	r, err := url.Parse(ref)
-	if err != nil {
-		return "", &Error{URL: ref, Reason: ReasonUnparsable, Err: unwrapURLError(err)}
+	var b *whatwg.Url
+	if base != "" {
+		b, _ = webParser.Parse(base)
 	}
-	u := base.ResolveReference(r)
-	return n.normalizeURL(ref, u)
+	u, err := webParser.BasicParser(ref, b, nil, whatwg.NoState)
+	if err != nil {
+		return "", &Error{URL: ref, Reason: webReason(err), Err: err}
+	}
+	return n.normalizeWeb(ref, u)
+}
+
+// webReason maps a failure of the WHATWG parser to a rejection reason.
+func webReason(err error) Reason {
+	switch weberrors.Type(err) {
+	case weberrors.MissingSchemeNonRelativeURL:
+		return ReasonScheme
+	case weberrors.HostMissing:
+		return ReasonNoHost
+	case weberrors.PortOutOfRange, weberrors.PortInvalid:
+		return ReasonBadPort
+	}
+	return ReasonUnparsable
 }
 
 // Parse normalises raw and returns it parsed.
@@ -236,61 +273,44 @@ func (n *Normalizer) maxLen() int {
 	return DefaultMaxLength
 }
 
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
-func (n *Normalizer) normalizeURL(raw string, u *url.URL) (string, error) {
-	scheme := strings.ToLower(u.Scheme)
+// normalizeWeb applies the crawler's rules to a URL the WHATWG parser
+// produced from raw: http or https only, a DNS name or IP address as
+// host, no user information, no fragment, no port 0, percent-encoding
+// normalised, session parameters removed.
+func (n *Normalizer) normalizeWeb(raw string, u *whatwg.Url) (string, error) {
+	scheme := u.Scheme()
 	if scheme != "http" && scheme != "https" {
 		return "", &Error{URL: raw, Reason: ReasonScheme}
 	}
-	if u.Opaque != "" {
-		return "", &Error{URL: raw, Reason: ReasonNoHost}
-	}
-	host, err := normalizeHost(u.Hostname())
-	if err != nil {
-		return "", &Error{URL: raw, Reason: ReasonBadHost, Err: err}
-	}
-	if host == "" {
-		return "", &Error{URL: raw, Reason: ReasonNoHost}
-	}
-	port := u.Port()
-	if port != "" {
-		p, err := strconv.Atoi(port)
-		if err != nil || p <= 0 || p > 65535 {
-			return "", &Error{URL: raw, Reason: ReasonBadPort}
+	host := u.Hostname()
+	if !u.IsIPv4() && !u.IsIPv6() {
+		host = strings.TrimSuffix(host, ".")
+		if err := dnsName(host); err != nil {
+			if host == "" {
+				return "", &Error{URL: raw, Reason: ReasonNoHost}
+			}
+			return "", &Error{URL: raw, Reason: ReasonBadHost, Err: err}
 		}
-		port = strconv.Itoa(p)
-		if (scheme == "http" && p == 80) || (scheme == "https" && p == 443) {
-			port = ""
-		}
+	}
+	port := u.Port() // the parser removed a default port
+	if port == "0" {
+		return "", &Error{URL: raw, Reason: ReasonBadPort}
 	}
 	var b strings.Builder
 	b.Grow(len(raw) + 16)
 	b.WriteString(scheme)
 	b.WriteString("://")
-	if strings.Contains(host, ":") {
-		b.WriteByte('[')
-		b.WriteString(host)
-		b.WriteByte(']')
-	} else {
-		b.WriteString(host)
-	}
+	b.WriteString(host)
 	if port != "" {
 		b.WriteByte(':')
 		b.WriteString(port)
 	}
-	p := removeDotSegments(n.stripPathSessions(normalizePercent(u.EscapedPath(), false)))
+	p := removeDotSegments(n.stripPathSessions(normalizePercent(u.Pathname(), false)))
 	if p == "" || p[0] != '/' {
 		p = "/" + p
 	}
 	b.WriteString(p)
-	if q := n.normalizeQuery(u.RawQuery); q != "" {
+	if q := n.normalizeQuery(u.Query()); q != "" {
 		b.WriteByte('?')
 		b.WriteString(q)
 	}
@@ -299,6 +319,30 @@ func (n *Normalizer) normalizeURL(raw string, u *url.URL) (string, error) {
 		return "", &Error{URL: raw, Reason: ReasonTooLong}
 	}
 	return s, nil
+}
+
+// dnsName checks the crawler's rule for a host name the WHATWG parser
+// accepted (already mapped by UTS #46 and in punycode): a name DNS can
+// look up, of letters, digits, hyphens and underscores, no empty label,
+// at most 253 bytes. Browsers also accept names such as "a*b" or
+// "a$b", which no resolver finds.
+func dnsName(h string) error {
+	if h == "" {
+		return fmt.Errorf("empty host name")
+	}
+	if len(h) > 253 {
+		return fmt.Errorf("host name longer than 253 bytes")
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return fmt.Errorf("character %q not allowed in host name", c)
+		}
+	}
+	if strings.Contains(h, "..") || h[0] == '.' || h[len(h)-1] == '.' {
+		return fmt.Errorf("empty label in host name")
+	}
+	return nil
 }
 
 // isNormal tells, without parsing or allocating, whether raw is already
@@ -442,15 +486,18 @@ func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// plainHost tells whether h is a host name that asciiHost accepts and
-// leaves unchanged (no upper case) and that is not made of digits and
-// dots only (an IPv4 address, or a name like one): one pass, no
-// allocation, for isNormal.
+// plainHost tells whether h is a host name that the full path leaves
+// unchanged: lower-case letters, digits and hyphens in labels that are
+// not empty, do not start or end with a hyphen and have no hyphens in
+// their third and fourth places (as the "xn--" of punycode, which UTS #46
+// checks), at most 253 bytes, and a last label that is not a number (all
+// digits, or "0x" and hex digits), which the WHATWG parser would read as
+// an IPv4 address. One pass, no allocation, for isNormal
+// (FuzzPlainHost checks it against the full path).
 func plainHost(h string) bool {
 	if len(h) == 0 || len(h) > 253 {
 		return false
 	}
-	named := false // a character other than a digit or a dot
 	start := 0
 	for i := 0; i <= len(h); i++ {
 		if i == len(h) || h[i] == '.' {
@@ -462,14 +509,39 @@ func plainHost(h string) bool {
 			continue
 		}
 		switch c := h[i]; {
-		case c >= '0' && c <= '9':
-		case c >= 'a' && c <= 'z', c == '-':
-			named = true
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c == '-':
 		default:
 			return false
 		}
 	}
-	return named
+	return !numeric(h[strings.LastIndexByte(h, '.')+1:])
+}
+
+// numeric tells whether a label may be a number for the WHATWG IPv4
+// parser ("ends in a number"): digits only, or "0x" followed by hex
+// digits only (lower case: plainHost has no upper case). It also says
+// yes to digits with hyphens ("0-0"): the library parses numbers with
+// strconv.ParseInt, which takes a sign, so it reads "0-0" as the number
+// 0 where browsers see a name (docs/urlnorm.md); such hosts take the
+// full path, which gives the library's answer. So does a label that
+// starts with a digit and 16 or more digits or hex letters
+// ("20000000000000000000a"): strconv.ParseInt reports such a number out
+// of range before it sees a letter, and the library takes out of range
+// for a number.
+func numeric(label string) bool {
+	if label != "" && label[0] >= '0' && label[0] <= '9' {
+		i := 0
+		for i < len(label) && (label[i] >= '0' && label[i] <= '9' || label[i] >= 'a' && label[i] <= 'f' || label[i] == 'x') {
+			i++
+		}
+		if i >= 16 {
+			return true
+		}
+	}
+	if rest, ok := strings.CutPrefix(label, "0x"); ok {
+		return strings.Trim(rest, "0123456789abcdef-") == ""
+	}
+	return strings.Trim(label, "0123456789-") == ""
 }
 
 // normalEscaped tells whether normalizePercent would leave s unchanged.
@@ -500,98 +572,6 @@ func normalEscaped(s string, query bool) bool {
 }
 
 func isUpperHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'A' && c <= 'F' }
-
-// normalizeHost lower-cases a host name and converts it to punycode; IP
-// addresses are returned in their canonical form.
-func normalizeHost(h string) (string, error) {
-	h = strings.TrimSuffix(h, ".")
-	if h == "" {
-		return "", nil
-	}
-	if ip := net.ParseIP(h); ip != nil {
-		return ip.String(), nil
-	}
-	if strings.Contains(h, "%") {
-		dec, err := url.PathUnescape(h)
-		if err != nil {
-			return "", fmt.Errorf("bad escape in host: %w", err)
-		}
-		h = dec
-	}
-	if a, ok := asciiHost(h); ok {
-		return a, nil
-	}
-	return idnaHost(h)
-}
-
-// asciiHost is the fast path of normalizeHost for the common host name:
-// letters, digits, hyphens and dots only, no empty label, no label that
-// starts or ends with a hyphen or has one in its third and fourth place
-// (as the "xn--" of punycode), at most 253 bytes. For such a name IDNA
-// lookup only lower-cases, so the lower-cased name is returned without
-// calling it; ok is false for any other name (FuzzASCIIHost checks that
-// both paths agree). Profiling showed IDNA as a third of the seeder's
-// time.
-func asciiHost(h string) (string, bool) {
-	if len(h) == 0 || len(h) > 253 {
-		return "", false
-	}
-	upper := false
-	start := 0
-	for i := 0; i <= len(h); i++ {
-		if i == len(h) || h[i] == '.' {
-			label := h[start:i]
-			if len(label) == 0 || label[0] == '-' || label[len(label)-1] == '-' || (len(label) >= 4 && label[2] == '-' && label[3] == '-') {
-				return "", false
-			}
-			start = i + 1
-			continue
-		}
-		c := h[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-':
-		case c >= 'A' && c <= 'Z':
-			upper = true
-		default:
-			return "", false
-		}
-	}
-	if upper {
-		return strings.ToLower(h), true
-	}
-	return h, true
-}
-
-// idnaHost converts any other host name with IDNA lookup (RFC 5891) and
-// checks that the result is a plain host name.
-func idnaHost(h string) (string, error) {
-	if !utf8.ValidString(h) {
-		return "", fmt.Errorf("host name is not valid UTF-8")
-	}
-	a, err := profile.ToASCII(h)
-	if err != nil {
-		return "", err
-	}
-	a = strings.ToLower(a)
-	// The punycode form must itself be a valid host name, so that
-	// normalising twice gives the same result.
-	if b, err := profile.ToASCII(a); err != nil || b != a {
-		return "", fmt.Errorf("host name %q does not round-trip through IDNA", h)
-	}
-	for i := 0; i < len(a); i++ {
-		c := a[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
-			return "", fmt.Errorf("character %q not allowed in host name", c)
-		}
-	}
-	if strings.Contains(a, "..") || strings.HasPrefix(a, ".") || strings.HasSuffix(a, ".") {
-		return "", fmt.Errorf("empty label in host name")
-	}
-	if len(a) > 253 {
-		return "", fmt.Errorf("host name longer than 253 bytes")
-	}
-	return a, nil
-}
 
 func (n *Normalizer) normalizeQuery(q string) string {
 	if q == "" {
@@ -658,13 +638,17 @@ func isUnreserved(c byte) bool {
 }
 
 // allowed reports whether c may stand unescaped in a path (or a query).
+// In a query the apostrophe is escaped, as browsers escape it in the
+// query of an http(s) URL (the WHATWG special-query percent-encode set).
 func allowed(c byte, query bool) bool {
 	if isUnreserved(c) {
 		return true
 	}
 	switch c {
-	case '!', '$', '&', '\'', '(', ')', '*', '+', ',', ';', '=', ':', '@', '/':
+	case '!', '$', '&', '(', ')', '*', '+', ',', ';', '=', ':', '@', '/':
 		return true
+	case '\'':
+		return !query
 	case '?':
 		return query
 	}
