@@ -171,7 +171,7 @@ type Lock struct {
 // Lock takes the exclusive lock of a stage (e.g. "seeder") without
 // waiting: if another process holds it, it fails with ErrLocked.
 func (c *Collection) Lock(name string) (*Lock, error) {
-	return LockPath(filepath.Join(c.Dir, LocksDir, name+".lock"))
+	return LockPath(filepath.Join(c.Dir, LocksDir, LockFileName(name)))
 }
 
 // LockPath takes an exclusive lock on the file at path (created if
@@ -293,7 +293,7 @@ func (b *Batch) markerPath(s Stage) string {
 	if s == StageManaged {
 		return b.File()
 	}
-	return filepath.Join(b.Dir, string(s)+".done")
+	return filepath.Join(b.Dir, MarkerFile(s))
 }
 
 // Done tells whether the batch has been through stage s.
