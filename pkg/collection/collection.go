@@ -18,6 +18,9 @@
 //	    seeded.done       marker with the seeder's summary
 //	  logs/               stage logs
 //	  locks/              one lock file per stage
+//
+// Every name of a lock, marker or work directory (the harvester shards'
+// included) is spelled here or in names.go, and nowhere else.
 package collection
 
 import (
