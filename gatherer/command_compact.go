@@ -45,14 +45,14 @@ func runCompact(c *cli.Context) error {
 		if _, err := command.LoadConfig(c); err != nil {
 			return err
 		}
-		lock, err = collection.LockPath(filepath.Join(dir, "gatherer.lock"))
+		lock, err = collection.LockPath(filepath.Join(dir, collection.LockFileName(collection.GathererLock)))
 	} else {
 		var col *collection.Collection
 		if col, _, err = command.Open(c); err != nil {
 			return err
 		}
 		dir = col.TextPath()
-		lock, err = col.Lock("gatherer")
+		lock, err = col.Lock(collection.GathererLock)
 	}
 	if err != nil {
 		return err

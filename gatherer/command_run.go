@@ -85,7 +85,7 @@ func runRun(c *cli.Context) error {
 			return err
 		}
 		b = &collection.Batch{ID: id, Dir: batchDir}
-		if lock, err = collection.LockPath(filepath.Join(textDir, "gatherer.lock")); err != nil {
+		if lock, err = collection.LockPath(filepath.Join(textDir, collection.LockFileName(collection.GathererLock))); err != nil {
 			return err
 		}
 	} else {
@@ -94,7 +94,7 @@ func runRun(c *cli.Context) error {
 			return err
 		}
 		cfg, textDir = cfg2, col.TextPath()
-		if lock, err = col.Lock("gatherer"); err != nil {
+		if lock, err = col.Lock(collection.GathererLock); err != nil {
 			return err
 		}
 		if batchN != 0 {

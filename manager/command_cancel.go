@@ -17,8 +17,10 @@ func cancelCommand() *cli.Command {
 		Description: `Returns the newest batch's scheduled pages to pending (fetched or failed
 if they were), makes graph.db forget the batch and removes its
 directory. Refuses a harvested batch (harvested.done), and a batch whose
-harvest has started (harvest.partial/ or harvest/) unless --force.
-Exit code 3 means there is no batch to cancel.
+harvest has started (harvest.partial/, harvest/, or a shard's
+harvest-shard-i-of-N[.partial]/ or harvested-shard-i-of-N.done) unless
+--force. Exit code 3 means there is no batch to cancel; exit code 4 that a
+harvester, or a harvester shard, is running (even with --force).
 
 ` + command.ExitCodesHelp,
 		Flags: append(command.CommonFlags(), &cli.BoolFlag{Name: "force", Usage: "cancel even if the harvest has started (not if it is done)"}),

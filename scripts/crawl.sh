@@ -97,7 +97,9 @@ fail_rc=0 fail_what= fail_how=
 # scan reads the batch markers (docs/format/collection.md) and sets:
 # ready_harvester, ready_gatherer, ready_seeder (the oldest batch ready for
 # each, or empty), unfinished (batches not seeded), unharvested (batches
-# not harvested) and next_id (the manager's next batch).
+# not harvested) and next_id (the manager's next batch). The file names
+# (batch.tsv, the *.done markers) are defined in pkg/collection
+# (collection.go, names.go); this script repeats them as literals.
 scan() {
 	local d b last=0
 	ready_harvester= ready_gatherer= ready_seeder= unfinished=0 unharvested=0 last_unfinished=

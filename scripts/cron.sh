@@ -121,6 +121,8 @@ export TZ=UTC
 [ -f "$col/FORMAT" ] || { echo "cron.sh: $col is not a collection (create it with: seeder init --collection $col)" >&2; exit 2; }
 col=$(cd "$col" && pwd)
 logdir=$col/logs
+# The lock and marker names below are defined in pkg/collection/names.go
+# (collection.CronLock, collection.MarkerFile); this script repeats them.
 lockfile=$col/locks/cron.lock
 log=$logdir/cron.log
 mkdir -p "$logdir" "$col/locks"

@@ -18,6 +18,9 @@
 //	    seeded.done       marker with the seeder's summary
 //	  logs/               stage logs
 //	  locks/              one lock file per stage
+//
+// Every name of a lock, marker or work directory (the harvester shards'
+// included) is spelled here or in names.go, and nowhere else.
 package collection
 
 import (
@@ -171,7 +174,7 @@ type Lock struct {
 // Lock takes the exclusive lock of a stage (e.g. "seeder") without
 // waiting: if another process holds it, it fails with ErrLocked.
 func (c *Collection) Lock(name string) (*Lock, error) {
-	return LockPath(filepath.Join(c.Dir, LocksDir, name+".lock"))
+	return LockPath(filepath.Join(c.Dir, LocksDir, LockFileName(name)))
 }
 
 // LockPath takes an exclusive lock on the file at path (created if
@@ -293,7 +296,7 @@ func (b *Batch) markerPath(s Stage) string {
 	if s == StageManaged {
 		return b.File()
 	}
-	return filepath.Join(b.Dir, string(s)+".done")
+	return filepath.Join(b.Dir, MarkerFile(s))
 }
 
 // Done tells whether the batch has been through stage s.

@@ -26,7 +26,7 @@ import (
 
 // PartialDir is the name of the directory the gatherer writes its output
 // in before publishing it as parsed/.
-const PartialDir = collection.ParsedDir + ".partial"
+const PartialDir = collection.ParsedPartialDir
 
 // Options say which batch to gather and how.
 type Options struct {

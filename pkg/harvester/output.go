@@ -22,12 +22,13 @@ import (
 )
 
 // Names inside a batch directory and a harvest directory
-// (docs/format/harvest.md).
+// (docs/format/harvest.md); the batch directory's names are spelled in
+// pkg/collection (names.go).
 const (
 	// PartialDir is the harvest directory while it is being written.
-	PartialDir = "harvest.partial"
+	PartialDir = collection.HarvestPartialDir
 	// LockFile is the lock a harvester holds on a batch directory.
-	LockFile = "harvester.lock"
+	LockFile = collection.HarvesterLock + collection.LockSuffix
 	// WARCPrefix starts the name of every WARC file of an unsharded
 	// harvest: data-00001.warc.gz, data-00002.warc.gz, ...
 	WARCPrefix = "data"

@@ -70,16 +70,14 @@ func (s Shard) Has(e batch.Entry) bool {
 	return s.Whole() || Of(urlnorm.Registrable(hostOf(e.Site)), s.N) == s.I
 }
 
-// name is "shard-I-of-N".
-func (s Shard) name() string { return fmt.Sprintf("shard-%d-of-%d", s.I, s.N) }
-
 // HarvestDir is the shard's finished output directory inside the batch
-// directory: "harvest-shard-I-of-N" ("harvest" for the whole batch).
+// directory: "harvest-shard-I-of-N" ("harvest" for the whole batch). The
+// names of this file are spelled in pkg/collection (names.go).
 func (s Shard) HarvestDir() string {
 	if s.Whole() {
 		return collection.HarvestDir
 	}
-	return collection.HarvestDir + "-" + s.name()
+	return collection.ShardHarvestDir(s.I, s.N)
 }
 
 // PartialDir is the shard's work-in-progress directory.
@@ -87,31 +85,28 @@ func (s Shard) PartialDir() string {
 	if s.Whole() {
 		return PartialDir
 	}
-	return s.HarvestDir() + ".partial"
+	return collection.ShardPartialDir(s.I, s.N)
 }
 
 // Marker is the file that says the shard is done: "harvested-shard-I-of-N.done".
 func (s Shard) Marker() string {
 	if s.Whole() {
-		return string(collection.StageHarvested) + ".done"
+		return collection.MarkerFile(collection.StageHarvested)
 	}
-	return string(collection.StageHarvested) + "-" + s.name() + ".done"
+	return collection.ShardMarker(s.I, s.N)
 }
 
 // LockFile is the shard's lock in the batch directory.
 func (s Shard) LockFile() string {
-	if s.Whole() {
-		return LockFile
-	}
-	return "harvester-" + s.name() + ".lock"
+	return collection.LockFileName(s.LockName())
 }
 
 // LockName is the shard's lock in the collection's locks directory.
 func (s Shard) LockName() string {
 	if s.Whole() {
-		return "harvester"
+		return collection.HarvesterLock
 	}
-	return "harvester-" + s.name()
+	return collection.ShardLockName(s.I, s.N)
 }
 
 // WARCPrefix is the prefix of the shard's WARC file names: "data", or
@@ -140,20 +135,8 @@ func shardsPresent(dir string) (int, error) {
 	}
 	found := map[int]bool{}
 	for _, e := range entries {
-		var i, n int
-		name := e.Name()
-		switch {
-		case strings.HasPrefix(name, collection.HarvestDir+"-shard-"):
-			rest := strings.TrimSuffix(strings.TrimPrefix(name, collection.HarvestDir+"-shard-"), ".partial")
-			if _, err := fmt.Sscanf(rest, "%d-of-%d", &i, &n); err != nil {
-				continue
-			}
-		case strings.HasPrefix(name, string(collection.StageHarvested)+"-shard-"):
-			rest := strings.TrimSuffix(strings.TrimPrefix(name, string(collection.StageHarvested)+"-shard-"), ".done")
-			if _, err := fmt.Sscanf(rest, "%d-of-%d", &i, &n); err != nil {
-				continue
-			}
-		default:
+		_, n, ok := collection.ParseShardFile(e.Name())
+		if !ok || strings.HasSuffix(e.Name(), collection.LockSuffix) {
 			continue
 		}
 		found[n] = true
@@ -190,7 +173,7 @@ func missingShards(dir string, n int) []int {
 // are removed afterwards. Readers of harvest/ see an ordinary harvest.
 // The caller holds the batch directory's lock.
 func mergeShards(dir string, n int, entries []batch.Entry) ([]fetchlog.Record, error) {
-	tmp := filepath.Join(dir, collection.HarvestDir+".merging")
+	tmp := filepath.Join(dir, collection.HarvestMergingDir)
 	if err := os.RemoveAll(tmp); err != nil {
 		return nil, fmt.Errorf("merge shards: %w", err)
 	}

@@ -7,24 +7,20 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 )
 
-// HarvestPartialDir is where a harvest in progress writes inside the
-// batch directory before publishing it as harvest/.
-const HarvestPartialDir = "harvest.partial"
-
-// harvesterLock is the collection lock a running harvester holds.
-const harvesterLock = "harvester"
-
 // CancelOptions configure Cancel.
 type CancelOptions struct {
 	// Force cancels a batch whose harvest has started but not finished
-	// (harvest.partial/ or harvest/ without harvested.done). A harvested
-	// batch is never cancelled.
+	// (harvest.partial/ or harvest/ without harvested.done, or a shard's
+	// harvest-shard-I-of-N[.partial]/ or harvested-shard-I-of-N.done). A
+	// harvested batch is never cancelled, nor one a harvester is running
+	// on.
 	Force        bool
 	Logger       *slog.Logger  // nil discards
 	GraphTimeout time.Duration // 0 means DefaultGraphTimeout
@@ -47,15 +43,6 @@ func Cancel(ctx context.Context, col *collection.Collection, opts CancelOptions)
 		return nil, err
 	}
 	defer lock.Release()
-	// Keep a harvester from starting on the batch while it goes away.
-	hlock, err := col.Lock(harvesterLock)
-	if errors.Is(err, collection.ErrLocked) {
-		return nil, fmt.Errorf("cancel: a harvester is running on this collection: %w", err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer hlock.Release()
 	g, err := openGraph(col, opts.GraphTimeout)
 	if err != nil {
 		return nil, err
@@ -76,10 +63,21 @@ func Cancel(ctx context.Context, col *collection.Collection, opts CancelOptions)
 	if b.Done(collection.StageHarvested) {
 		return nil, fmt.Errorf("cancel batch %s: %w: it has been harvested (only a batch not yet harvested can be cancelled)", b.Name(), collection.ErrAlreadyDone)
 	}
-	for _, dir := range []string{HarvestPartialDir, collection.HarvestDir} {
-		if _, err := os.Stat(filepath.Join(b.Dir, dir)); err == nil && !opts.Force {
-			return nil, fmt.Errorf("cancel batch %s: %w (%s exists); use --force to cancel it anyway", b.Name(), ErrHarvestStarted, filepath.Join(b.Dir, dir))
-		}
+	// Refuse while a harvester runs, and keep one from starting on the
+	// batch while it goes away.
+	held, err := holdHarvesterLocks(col, b)
+	for _, l := range held {
+		defer l.Release()
+	}
+	if err != nil {
+		return nil, err
+	}
+	started, err := b.HarvestOutputs()
+	if err != nil {
+		return nil, fmt.Errorf("cancel batch %s: %w", b.Name(), err)
+	}
+	if len(started) > 0 && !opts.Force {
+		return nil, fmt.Errorf("cancel batch %s: %w (%s in %s); use --force to cancel it anyway", b.Name(), ErrHarvestStarted, strings.Join(started, ", "), b.Dir)
 	}
 
 	moved := filepath.Join(batchesDir(col), cancelledPrefix+b.Name())
@@ -101,6 +99,38 @@ func Cancel(ctx context.Context, col *collection.Collection, opts CancelOptions)
 	}
 	log.Info("cancelled batch", "batch", b.ID, "restored", n)
 	return &CancelResult{Batch: b.ID, Restored: n}, nil
+}
+
+// holdHarvesterLocks takes every lock a harvester of batch b would hold
+// (collection.HarvesterLockFiles: the unsharded harvester's and each
+// shard's in locks/, and those in the batch directory), and fails with
+// collection.ErrLocked, naming the harvester, if one is held. It returns
+// the locks it took, to be released by the caller, also on error.
+func holdHarvesterLocks(col *collection.Collection, b *collection.Batch) ([]*collection.Lock, error) {
+	files, err := col.HarvesterLockFiles(b)
+	if err != nil {
+		return nil, fmt.Errorf("cancel batch %s: %w", b.Name(), err)
+	}
+	var held []*collection.Lock
+	for _, f := range files {
+		l, err := collection.LockPath(f)
+		if errors.Is(err, collection.ErrLocked) {
+			who := "a harvester"
+			if i, n, ok := collection.ParseShardFile(filepath.Base(f)); ok {
+				who = fmt.Sprintf("harvester shard %d/%d", i, n)
+			}
+			where := "this collection"
+			if filepath.Dir(f) == b.Dir {
+				where = "batch " + b.Name()
+			}
+			return held, fmt.Errorf("cancel batch %s: %s is running on %s: %w", b.Name(), who, where, err)
+		}
+		if err != nil {
+			return held, fmt.Errorf("cancel batch %s: %w", b.Name(), err)
+		}
+		held = append(held, l)
+	}
+	return held, nil
 }
 
 // rollback returns every document scheduled in batch id to the state it

@@ -86,7 +86,7 @@ func TestCancelRefuses(t *testing.T) {
 			t.Error("harvested batch removed")
 		}
 	})
-	for _, dir := range []string{HarvestPartialDir, collection.HarvestDir} {
+	for _, dir := range []string{collection.HarvestPartialDir, collection.HarvestDir, collection.ShardPartialDir(1, 2), collection.ShardHarvestDir(2, 2), collection.ShardMarker(1, 2)} {
 		t.Run(dir, func(t *testing.T) {
 			f := smallWebFixture(t, StrategyBacklink)
 			res := f.mustRun()
@@ -102,18 +102,40 @@ func TestCancelRefuses(t *testing.T) {
 			}
 		})
 	}
-	t.Run("harvester running", func(t *testing.T) {
-		f := smallWebFixture(t, StrategyBacklink)
-		f.mustRun()
-		lock, err := f.col.Lock(harvesterLock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer lock.Release()
-		if _, err := f.cancel(true); !errors.Is(err, collection.ErrLocked) {
-			t.Errorf("err %v", err)
-		}
-	})
+	// A running harvester, whole or shard, holds a lock in locks/ or in
+	// the batch directory (--batch-dir): cancel refuses even with --force,
+	// and leaves the batch as it was.
+	for _, tc := range []struct{ name, dir, lock string }{
+		{"harvester running", "", collection.HarvesterLock},
+		{"shard running", "", collection.ShardLockName(2, 2)},
+		{"shard running on the batch directory", "batch", collection.ShardLockName(1, 2)},
+		{"harvester running on the batch directory", "batch", collection.HarvesterLock},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := smallWebFixture(t, StrategyBacklink)
+			f.mustRun()
+			b := f.col.Batch(1)
+			path := filepath.Join(f.col.Dir, collection.LocksDir, collection.LockFileName(tc.lock))
+			if tc.dir != "" {
+				path = filepath.Join(b.Dir, collection.LockFileName(tc.lock))
+			}
+			lock, err := collection.LockPath(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lock.Release()
+			if _, err := f.cancel(true); !errors.Is(err, collection.ErrLocked) {
+				t.Errorf("err %v", err)
+			}
+			if !b.Done(collection.StageManaged) {
+				t.Error("batch removed under a running harvester")
+			}
+			lock.Release()
+			if _, err := f.cancel(true); err != nil {
+				t.Errorf("after the harvester stopped: %v", err)
+			}
+		})
+	}
 }
 
 // Only the newest batch is cancelled.

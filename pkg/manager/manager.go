@@ -24,7 +24,7 @@ import (
 )
 
 // LockName is the collection lock the manager holds while it runs.
-const LockName = "manager"
+const LockName = collection.ManagerLock
 
 // DefaultGraphTimeout is how long the manager waits for graph.db when
 // another process (the seeder) has it open.

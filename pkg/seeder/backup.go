@@ -36,7 +36,7 @@ const (
 	backupNew      = ".new"
 	// managerLock is the manager's collection lock (manager.LockName):
 	// restore holds it so that no batch is planned meanwhile.
-	managerLock = "manager"
+	managerLock = collection.ManagerLock
 )
 
 // ErrNoBackup means restore found no whole copy of graph.db.

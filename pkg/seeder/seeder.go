@@ -24,7 +24,7 @@ const DefaultGraphTimeout = 5 * time.Second
 
 // LockName is the name of the collection lock the seeder holds while it
 // writes graph.db.
-const LockName = "seeder"
+const LockName = collection.SeederLock
 
 // Sentinel errors; test with errors.Is.
 var (

@@ -34,7 +34,7 @@ const (
 
 // CronLockName is the lock scripts/cron.sh holds in the collection's
 // locks/ directory while it runs.
-const CronLockName = "cron"
+const CronLockName = collection.CronLock
 
 // CronLogFile is the log scripts/cron.sh writes in the collection's logs/.
 const CronLogFile = "cron.log"
@@ -175,20 +175,20 @@ func Collect(col *collection.Collection, opts Options) (*Status, error) {
 			// A harvester working on a bare batch directory (--batch-dir,
 			// or a shard) locks a file in it: harvester.lock,
 			// harvester-shard-I-of-N.lock.
-			held, _ := filepath.Glob(filepath.Join(b.Dir, "*.lock"))
+			held, _ := filepath.Glob(filepath.Join(b.Dir, "*"+collection.LockSuffix))
 			sort.Strings(held)
 			for _, f := range held {
 				if pid, ok := locks.holder(f); ok {
-					s.Running = append(s.Running, Holder{Name: strings.TrimSuffix(filepath.Base(f), ".lock") + " " + b.Name(), PID: pid})
+					s.Running = append(s.Running, Holder{Name: strings.TrimSuffix(filepath.Base(f), collection.LockSuffix) + " " + b.Name(), PID: pid})
 				}
 			}
 		}
 	}
-	lockFiles, _ := filepath.Glob(filepath.Join(col.Dir, collection.LocksDir, "*.lock"))
+	lockFiles, _ := filepath.Glob(filepath.Join(col.Dir, collection.LocksDir, "*"+collection.LockSuffix))
 	sort.Strings(lockFiles)
 	for _, f := range lockFiles {
 		if pid, ok := locks.holder(f); ok {
-			s.Running = append(s.Running, Holder{Name: strings.TrimSuffix(filepath.Base(f), ".lock"), PID: pid})
+			s.Running = append(s.Running, Holder{Name: strings.TrimSuffix(filepath.Base(f), collection.LockSuffix), PID: pid})
 		}
 	}
 	if !opts.NoGraph {
@@ -229,7 +229,7 @@ func readBatch(b *collection.Batch) Batch {
 	}
 	info.Next = stageNext(info.Stage)
 	// harvest.partial, parsed.partial, harvest-shard-I-of-N.partial …
-	partial, _ := filepath.Glob(filepath.Join(b.Dir, "*.partial"))
+	partial, _ := filepath.Glob(filepath.Join(b.Dir, "*"+collection.PartialSuffix))
 	sort.Strings(partial)
 	for _, p := range partial {
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
@@ -242,7 +242,7 @@ func readBatch(b *collection.Batch) Batch {
 		}
 	}
 	if !b.Done(collection.StageHarvested) {
-		done, _ := filepath.Glob(filepath.Join(b.Dir, string(collection.StageHarvested)+"-shard-*.done"))
+		done, _ := filepath.Glob(filepath.Join(b.Dir, string(collection.StageHarvested)+"-shard-*"+collection.MarkerSuffix))
 		sort.Strings(done)
 		for _, d := range done {
 			info.ShardsDone = append(info.ShardsDone, filepath.Base(d))

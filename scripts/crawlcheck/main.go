@@ -298,7 +298,7 @@ func batchFigures(dir string) (figures, error) {
 		return f, fmt.Errorf("batch: %w", err)
 	}
 	read := func(stage collection.Stage, fields map[string]*int64) error {
-		data, err := os.ReadFile(filepath.Join(dir, string(stage)+".done"))
+		data, err := os.ReadFile(filepath.Join(dir, collection.MarkerFile(stage)))
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
@@ -307,7 +307,7 @@ func batchFigures(dir string) (figures, error) {
 		}
 		var m map[string]any
 		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("decode marker %s: %w", filepath.Join(dir, string(stage)+".done"), err)
+			return fmt.Errorf("decode marker %s: %w", filepath.Join(dir, collection.MarkerFile(stage)), err)
 		}
 		for k, p := range fields {
 			if v, ok := m[k].(float64); ok {

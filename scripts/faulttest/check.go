@@ -270,7 +270,7 @@ func checkGraph(col string, dirs []string, entries map[string][]batch.Entry, har
 func checkText(ctx context.Context, r *Runner, dirs []string, fetched []fetchedPage, opts CheckOptions, rep *Report) error {
 	gathered := map[string]bool{}
 	for _, dir := range dirs {
-		gathered[dir] = exists(filepath.Join(dir, string(collection.StageGathered)+".done"))
+		gathered[dir] = exists(filepath.Join(dir, collection.MarkerFile(collection.StageGathered)))
 	}
 	dir := filepath.Join(r.Collection, collection.TextDir)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {

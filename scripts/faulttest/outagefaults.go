@@ -47,7 +47,7 @@ func resolverDown(ctx context.Context, fresh freshFunc, st states, web *testweb.
 	}
 	defer web.SetDNSDown(testweb.DNSUp)
 	b := &collection.Batch{ID: 2, Dir: filepath.Join(r.Collection, collection.BatchesDir, "000002")}
-	partialLog := filepath.Join(b.Dir, "harvest.partial", fetchlog.LogFile)
+	partialLog := filepath.Join(b.Dir, collection.HarvestPartialDir, fetchlog.LogFile)
 	r.Env = []string{"WIRE_HARVESTER_DNS_TIMEOUT=300ms"}
 	var res Result
 	if !midBatch {
@@ -157,7 +157,7 @@ func countRecords(path string) int {
 
 // harvestErrors reads the errors by kind of a batch's harvested.done.
 func harvestErrors(batchDir string) (map[string]int, error) {
-	data, err := os.ReadFile(filepath.Join(batchDir, string(collection.StageHarvested)+".done"))
+	data, err := os.ReadFile(filepath.Join(batchDir, collection.MarkerFile(collection.StageHarvested)))
 	if err != nil {
 		return nil, err
 	}

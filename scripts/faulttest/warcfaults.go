@@ -82,7 +82,7 @@ func damagedWARC(ctx context.Context, fresh freshFunc, st states, kind string) (
 	if c.Problem != "" {
 		return c, nil
 	}
-	for _, p := range []string{"gathered.done", collection.ParsedDir, collection.ParsedDir + ".partial"} {
+	for _, p := range []string{collection.MarkerFile(collection.StageGathered), collection.ParsedDir, collection.ParsedPartialDir} {
 		if exists(filepath.Join(b, p)) {
 			c.Problem = fmt.Sprintf("the stopped run left %s", p)
 			return c, nil
