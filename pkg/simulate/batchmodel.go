@@ -28,7 +28,7 @@ import (
 // library does not import the stage packages (pkg/layers_test.go), so the
 // caller passes them: the manager binary gives pkg/seeder's Init, AddSeeds
 // and Run and pkg/manager's Run and ImportHistory
-// (manager/command_simulate.go); the tests build the same.
+// (pkg/manager/simstages); the tests build the same.
 type Stages struct {
 	// Init creates a collection in dir with the settings cfg.
 	Init func(dir string, cfg config.Config) error

@@ -12,8 +12,8 @@ import (
 	"github.com/wirecrawl/wire/pkg/seeder"
 )
 
-// crawlerStages are the real stages, as manager/command_simulate.go
-// passes them.
+// crawlerStages are the real stages, as pkg/manager/simstages gives
+// them (that package imports this one, so an internal test cannot).
 func crawlerStages() Stages {
 	return Stages{
 		Init: func(dir string, cfg config.Config) error {
