@@ -45,7 +45,7 @@ failure counted. The summary lists the unread records.
 
 ` + command.ExitCodesHelp,
 		Flags: command.WithSettings(
-			&cli.IntFlag{Name: "batch", Aliases: []string{"b"}, Usage: "batch number to gather (default: the oldest harvested, not gathered)"},
+			command.BatchFlag("batch number to gather (default: the oldest harvested, not gathered)"),
 			&cli.BoolFlag{Name: "force", Usage: "gather the batch again even if already gathered (needs --batch or --batch-dir)"},
 			&cli.StringFlag{Name: "batch-dir", Usage: "batch directory to gather without a collection (needs --text-dir)"},
 			&cli.StringFlag{Name: "text-dir", Usage: "text store directory for --batch-dir"},

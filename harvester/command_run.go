@@ -46,7 +46,7 @@ waiting and done, and errors; otherwise only the summary is printed.
 
 ` + command.ExitCodesHelp,
 		Flags: command.WithSettings(
-			&cli.IntFlag{Name: "batch", Usage: "harvest batch `N` instead of the next ready one"},
+			command.BatchFlag("harvest batch `N` instead of the next ready one"),
 			&cli.StringFlag{Name: "batch-dir", Usage: "harvest the bare batch directory `DIR` (no collection needed)"},
 			&cli.BoolFlag{Name: "force", Usage: "harvest again a batch (or shard) that is already harvested (needs --batch or --batch-dir)"},
 			&cli.StringFlag{Name: "shard", Usage: "fetch only shard `i/N` of the batch (sites hashed by host name)"},

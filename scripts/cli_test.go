@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -208,6 +209,41 @@ func TestCommandLine(t *testing.T) {
 				if !known[bin+" "+cmd] {
 					t.Errorf("%s %s has no row in cliCommands", bin, cmd)
 				}
+			}
+		}
+	})
+
+	t.Run("short flags", func(t *testing.T) {
+		// A long flag has the same short form on every command that
+		// takes it, and a short form means one long flag everywhere
+		// (-b was --batch in two binaries of three).
+		flagLine := regexp.MustCompile(`^\s+--([a-z0-9-]+)(?: [A-Za-z_]+)?, -([a-zA-Z])\b`)
+		longOnly := regexp.MustCompile(`^\s+--([a-z0-9-]+)(?: [A-Za-z_]+)?\s{2,}`)
+		short := map[string]string{}  // long → short
+		longOf := map[string]string{} // short → long
+		where := map[string]string{}
+		var without []string
+		for _, c := range cliCommands {
+			_, out, _ := e.run(t, nil, c.bin, append(strings.Fields(c.cmd), "--help")...)
+			for _, l := range strings.Split(out, "\n") {
+				if m := flagLine.FindStringSubmatch(l); m != nil {
+					long, sh := m[1], m[2]
+					if old, ok := short[long]; ok && old != sh {
+						t.Errorf("--%s is -%s in %s and -%s in %s %s", long, old, where[long], sh, c.bin, c.cmd)
+					}
+					if old, ok := longOf[sh]; ok && old != long {
+						t.Errorf("-%s is --%s in %s and --%s in %s %s", sh, old, where[long], long, c.bin, c.cmd)
+					}
+					short[long], longOf[sh], where[long] = sh, long, c.bin+" "+c.cmd
+				} else if m := longOnly.FindStringSubmatch(l); m != nil {
+					without = append(without, m[1]+"\x00"+c.bin+" "+c.cmd)
+				}
+			}
+		}
+		for _, w := range without {
+			long, cmd, _ := strings.Cut(w, "\x00")
+			if sh, ok := short[long]; ok {
+				t.Errorf("--%s has no -%s in %s (it has in %s)", long, sh, cmd, where[long])
 			}
 		}
 	})

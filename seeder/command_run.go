@@ -30,7 +30,7 @@ written. Exit 4 also when graph.db stays in use by the manager for 5 s.
 
 ` + command.ExitCodesHelp,
 		Flags: command.WithSettings(
-			&cli.IntFlag{Name: "batch", Aliases: []string{"b"}, Usage: "batch number to take in (default: the oldest gathered, not seeded)"},
+			command.BatchFlag("batch number to take in (default: the oldest gathered, not seeded)"),
 			&cli.BoolFlag{Name: "force", Usage: "take the batch in again even if already seeded (needs --batch)"},
 		),
 		Action: runRun,

@@ -139,6 +139,16 @@ const (
 	FlagVerbose    = "verbose"
 )
 
+// FlagBatch is the name of the flag that names a batch, with the short
+// form -b on every command that takes it.
+const FlagBatch = "batch"
+
+// BatchFlag returns the --batch (-b) flag of a command that works on one
+// batch, with its usage ("batch `N` to gather (default: …)").
+func BatchFlag(usage string) *cli.IntFlag {
+	return &cli.IntFlag{Name: FlagBatch, Aliases: []string{"b"}, Usage: usage}
+}
+
 // CommonFlags are the flags every command that works on a collection takes.
 func CommonFlags() []cli.Flag {
 	return []cli.Flag{
