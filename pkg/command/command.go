@@ -170,14 +170,23 @@ func WithSettings(own ...cli.Flag) []cli.Flag {
 // SettingFlags returns one flag per config setting, grouped under
 // "Settings" in the help. They carry no default of their own: an unset
 // flag leaves the setting to the environment, the file or the default.
+//
+// Each shows, as the standard flags do, its environment variable
+// ([$WIRE_…]) and its built-in default (default: …), the value used when
+// neither the flag, the environment nor the config file sets it.
 func SettingFlags() []cli.Flag {
 	var out []cli.Flag
+	defaults := config.Defaults()
 	for _, f := range config.Fields() {
-		usage := f.Doc + " [" + f.Env + "]"
+		usage := f.Doc + " [$" + f.Env + "]"
+		def := f.Get(&defaults)
+		if f.Kind == "string" || f.Kind == "list" {
+			def = strconv.Quote(def)
+		}
 		if f.Kind == "bool" {
-			out = append(out, &cli.BoolFlag{Name: f.Flag, Usage: usage, Category: "Settings"})
+			out = append(out, &cli.BoolFlag{Name: f.Flag, Usage: usage, Category: "Settings", DefaultText: def})
 		} else {
-			out = append(out, &cli.StringFlag{Name: f.Flag, Usage: usage, Category: "Settings"})
+			out = append(out, &cli.StringFlag{Name: f.Flag, Usage: usage, Category: "Settings", DefaultText: def})
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -104,5 +105,38 @@ func TestOverrides(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%q: overrides %v, want %v", tc.args, got, tc.want)
 		}
+	}
+}
+
+// Every setting flag shows its environment variable and its built-in
+// default, as the standard flags do.
+func TestSettingFlagsHelp(t *testing.T) {
+	want := map[string][]string{
+		"harvester-wait":          {"[$WIRE_HARVESTER_WAIT]", "(default: 15s)"},
+		"harvester-allow-private": {"[$WIRE_HARVESTER_ALLOW_PRIVATE]", "(default: false)"},
+		"crawl-product-token":     {"[$WIRE_CRAWL_PRODUCT_TOKEN]", `(default: "wirebot")`},
+		"manager-alpha":           {"[$WIRE_MANAGER_ALPHA]", "(default: 1)"},
+	}
+	flags := SettingFlags()
+	if len(flags) != len(config.Fields()) {
+		t.Fatalf("%d setting flags for %d settings", len(flags), len(config.Fields()))
+	}
+	seen := 0
+	for _, f := range flags {
+		help := f.String()
+		if !strings.Contains(help, "(default: ") || !strings.Contains(help, "[$WIRE_") {
+			t.Errorf("%s: %q shows no default or no environment variable", f.Names()[0], help)
+		}
+		if w, ok := want[f.Names()[0]]; ok {
+			seen++
+			for _, s := range w {
+				if !strings.Contains(help, s) {
+					t.Errorf("%s: %q, want %q", f.Names()[0], help, s)
+				}
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d of the %d flags looked for", seen, len(want))
 	}
 }
