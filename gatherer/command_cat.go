@@ -24,7 +24,7 @@ when the segment keeps no text: text_mode none, or a noindex page. Exits 1
 when no segment has the page.
 
 ` + command.ExitCodesHelp,
-		Flags:  command.WithSettings(&cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"}),
+		Flags:  command.WithSections([]string{"scope"}, &cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"}),
 		Action: runCat,
 	}
 }

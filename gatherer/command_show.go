@@ -30,7 +30,7 @@ first). A URL is normalised first; digits only are a doc id. Exits 1 when
 neither the text store nor any docs.jsonl has the page.
 
 ` + command.ExitCodesHelp,
-		Flags: command.WithSettings(
+		Flags: command.WithSections([]string{"scope"},
 			&cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"},
 			&cli.StringFlag{Name: "batch-dir", Usage: "batch directory whose parsed/docs.jsonl to search first"},
 		),

@@ -22,7 +22,7 @@ partial PageRank, imported historical PageRank). --json prints the same
 as one JSON object.
 
 ` + command.ExitCodesHelp,
-		Flags: command.WithSettings(&cli.BoolFlag{Name: "json", Usage: "print JSON"}),
+		Flags: command.WithSections([]string{"manager"}, &cli.BoolFlag{Name: "json", Usage: "print JSON"}),
 		Action: func(c *cli.Context) error {
 			col, cfg, err := command.Open(c)
 			if err != nil {

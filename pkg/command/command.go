@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -167,17 +168,30 @@ func WithSettings(own ...cli.Flag) []cli.Flag {
 	return append(flags, SettingFlags()...)
 }
 
-// SettingFlags returns one flag per config setting, grouped under
+// WithSections is WithSettings for a command that reads only the settings
+// of the given config sections ("scope", "manager", …): its flags and its
+// help list only those (a read-only command's help is then a screen, not
+// a hundred settings).
+func WithSections(sections []string, own ...cli.Flag) []cli.Flag {
+	flags := append(CommonFlags(), own...)
+	return append(flags, SettingFlags(sections...)...)
+}
+
+// SettingFlags returns one flag per config setting (of the given
+// sections only, if any are given), grouped under
 // "Settings" in the help. They carry no default of their own: an unset
 // flag leaves the setting to the environment, the file or the default.
 //
 // Each shows, as the standard flags do, its environment variable
 // ([$WIRE_…]) and its built-in default (default: …), the value used when
 // neither the flag, the environment nor the config file sets it.
-func SettingFlags() []cli.Flag {
+func SettingFlags(sections ...string) []cli.Flag {
 	var out []cli.Flag
 	defaults := config.Defaults()
 	for _, f := range config.Fields() {
+		if len(sections) > 0 && !slices.Contains(sections, f.Section) {
+			continue
+		}
 		usage := f.Doc + " [$" + f.Env + "]"
 		def := f.Get(&defaults)
 		if f.Kind == "string" || f.Kind == "list" {

@@ -140,3 +140,23 @@ func TestSettingFlagsHelp(t *testing.T) {
 		t.Errorf("%d of the %d flags looked for", seen, len(want))
 	}
 }
+
+// A read-only command lists only the settings of the sections it reads.
+func TestWithSections(t *testing.T) {
+	n := 0
+	for _, f := range WithSections([]string{"scope"}) {
+		name := f.Names()[0]
+		if strings.HasPrefix(name, "harvester-") || strings.HasPrefix(name, "manager-") {
+			t.Errorf("--%s offered to a command reading only scope", name)
+		}
+		if strings.HasPrefix(name, "scope-") {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Error("no scope setting offered")
+	}
+	if all, some := len(WithSettings()), len(WithSections([]string{"scope"})); some >= all/2 {
+		t.Errorf("%d flags with the scope section only, %d with every setting", some, all)
+	}
+}
