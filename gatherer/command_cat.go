@@ -23,7 +23,7 @@ digits only is a doc id. Prints nothing (and says why on standard error)
 when the segment keeps no text: text_mode none, or a noindex page. Exits 1
 when no segment has the page.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitOK),
 		Flags:  command.WithSections([]string{"scope"}, &cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"}),
 		Action: runCat,
 	}

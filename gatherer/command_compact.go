@@ -29,7 +29,7 @@ whose segment was compacted cannot be gathered again with --force.
 
 Exits 3 when there is nothing to compact (one segment, nothing to reclaim).
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked),
 		Flags:  command.WithSettings(&cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"}),
 		Action: runCompact,
 	}

@@ -43,7 +43,7 @@ in, and each page whose record cannot be read is written as "unread" (status
 0), which the seeder puts back in the frontier as not fetched, without a
 failure counted. The summary lists the unread records.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged),
 		Flags: command.WithSettings(
 			command.BatchFlag("batch number to gather (default: the oldest harvested, not gathered)"),
 			&cli.BoolFlag{Name: "force", Usage: "gather the batch again even if already gathered (needs --batch or --batch-dir)"},

@@ -29,7 +29,7 @@ of the collection from the newest down (with --batch-dir, that directory
 first). A URL is normalised first; digits only are a doc id. Exits 1 when
 neither the text store nor any docs.jsonl has the page.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitOK),
 		Flags: command.WithSections([]string{"scope"},
 			&cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"},
 			&cli.StringFlag{Name: "batch-dir", Usage: "batch directory whose parsed/docs.jsonl to search first"},

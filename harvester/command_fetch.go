@@ -24,7 +24,7 @@ func fetchCommand() *cli.Command {
 policy, time limits, body cap and gzip handling, without robots.txt or waits.
 The headers printed are the ones the harvester would store.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitOK),
 		Flags: command.WithSettings(&cli.BoolFlag{Name: "body", Usage: "print the body too"}),
 		Action: func(c *cli.Context) error {
 			cfg, err := command.LoadConfig(c)

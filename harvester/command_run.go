@@ -44,7 +44,7 @@ are copied back).
 On a terminal, a status line shows URLs, pages, bytes, pages/s, hosts active,
 waiting and done, and errors; otherwise only the summary is printed.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitNetworkDown),
 		Flags: command.WithSettings(
 			command.BatchFlag("harvest batch `N` instead of the next ready one"),
 			&cli.StringFlag{Name: "batch-dir", Usage: "harvest the bare batch directory `DIR` (no collection needed)"},

@@ -22,7 +22,7 @@ harvest-shard-i-of-N[.partial]/ or harvested-shard-i-of-N.done) unless
 --force. Exit code 3 means there is no batch to cancel; exit code 4 that a
 harvester, or a harvester shard, is running (even with --force).
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged),
 		Flags: append(command.CommonFlags(), &cli.BoolFlag{Name: "force", Usage: "cancel even if the harvest has started (not if it is done)"}),
 		Action: func(c *cli.Context) error {
 			col, err := collection.Open(c.String(command.FlagCollection))

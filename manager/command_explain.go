@@ -23,7 +23,7 @@ the next batch, or the rule that keeps it out (state, min_revisit, depth,
 failures, max_pages_per_site, max_site_pages, max_fetches_per_script,
 the time budget of batch_duration, or a full batch). The URL is looked up as given, then normalised.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags: command.WithSettings(),
 		Action: func(c *cli.Context) error {
 			col, cfg, err := command.Open(c)

@@ -29,7 +29,7 @@ in this collection's graph.db by URL and used by the historical strategy
 (manager.historical_new_pages says how pages the previous crawl did not
 have are valued). Takes the manager lock.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 				Flags: command.WithSettings(),
 				Action: func(c *cli.Context) error {
 					col, cfg, err := command.Open(c)
@@ -54,7 +54,7 @@ writes "URL<TAB>PageRank" lines in URL order, after a "# wire-pagerank 1"
 header: the history of the next crawl ("manager history import FILE").
 The file is written atomically.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 				Flags: command.WithSettings(),
 				Action: func(c *cli.Context) error {
 					col, cfg, err := command.Open(c)

@@ -28,7 +28,7 @@ unless --output names another file (- for standard output); it is written
 atomically. --json writes the numbers behind the plots instead. Run it
 when no manager or seeder is writing graph.db. See docs/report.md.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags: command.WithSettings(
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` (- for standard output; default COLLECTION/report.html)"},
 			&cli.BoolFlag{Name: "json", Usage: "write the report's data as JSON instead of HTML"},

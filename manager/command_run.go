@@ -26,7 +26,7 @@ recording it in graph.db, completes that batch instead. Exit code 3
 means the frontier is empty: no page can be scheduled now (or, with
 --min-sites N, that the batch would have fewer than N sites).
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged),
 		Flags: append(command.WithSettings(),
 			&cli.IntFlag{Name: "min-sites", Usage: "write no batch with fewer sites than this: exit 3 instead (scripts/crawl.sh, while another batch is harvested)"}),
 		Action: func(c *cli.Context) error {

@@ -27,7 +27,7 @@ is a path. A malformed or truncated file is reported with its line.
 With --rows (or any filter flag) it then prints the entries that pass
 every filter given, tab-separated, in batch order. Flags go before FILE|N.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitOK),
 		Flags: append(command.CommonFlags(),
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "list this many sites"},
 			&cli.BoolFlag{Name: "rows", Usage: "print the entries (those the filters select)"},

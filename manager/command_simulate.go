@@ -43,7 +43,7 @@ same web generated at an earlier time (--history-new, --history-hosts).
 Prints the table; --out DIR also writes curves.csv, table.txt and the
 charts pagerank.svg, time.svg and queue.svg. See docs/simulator.md.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitOK),
 		Flags: command.WithSettings(simulateFlags()...),
 		Action: func(c *cli.Context) error {
 			return runSimulate(c)

@@ -21,7 +21,7 @@ HTTP status and by depth; and the estimator state kept in graph.db (OPIC,
 partial PageRank, imported historical PageRank). --json prints the same
 as one JSON object.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags: command.WithSections([]string{"manager"}, &cli.BoolFlag{Name: "json", Usage: "print JSON"}),
 		Action: func(c *cli.Context) error {
 			col, cfg, err := command.Open(c)

@@ -25,7 +25,7 @@ manager or seeder writes it the page counts are reported as unknown.
 --no-graph skips graph.db (reading it takes about a second per million
 pages). --json prints the same as JSON. See docs/operations.md.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags: append(command.CommonFlags(),
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 			&cli.BoolFlag{Name: "no-graph", Usage: "do not read graph.db"},

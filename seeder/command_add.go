@@ -23,7 +23,7 @@ FILE:LINE: reason: "url" (the line quoted, cut to 80 bytes), and the others are 
 even then. It is nonzero when FILE cannot be read (nothing is added).
 Adding the same list twice adds nothing the second time.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags:  command.WithSettings(),
 		Action: runAdd,
 	}

@@ -24,7 +24,7 @@ the reason it has none) stored: pages whose text is lost are counted, the
 first ones named, and "seeder requeue" repairs them (docs/seeder.md,
 "Completeness"). Prints each problem; exits 1 if there is any.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags:  command.CommonFlags(),
 		Action: runCheck,
 	}

@@ -33,7 +33,7 @@ Running it twice adds nothing the second time. The historical PageRank
 (manager.strategy = historical) is carried by the manager's own import;
 docs/operations.md, "Recrawls", gives every step.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags: command.WithSettings(
 			&cli.StringFlag{Name: "from", Usage: "the previous collection `OLD` (required)"},
 			&cli.StringFlag{Name: "seeds", Value: seeder.ImportStarts, Usage: "which pages of OLD become seeds: starts or fetched"},

@@ -18,7 +18,7 @@ built from the defaults, the environment, the setting flags and --config FILE
 if given. A wire.toml already in the directory is kept as it is. A directory
 that already holds a collection is refused.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked),
 		Flags:  command.WithSettings(),
 		Action: runInit,
 	}

@@ -23,7 +23,7 @@ links get ids (unless out of scope, over the site cap or too deep, or
 their page was fetched again since) and are added to their pages'
 out-links, in one transaction (docs/frontier.md).
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags: command.WithSettings(
 			&cli.BoolFlag{Name: "all", Usage: "release every park file, whatever the frontier size"},
 		),

@@ -22,7 +22,7 @@ dropped, so the manager schedules it as a revisit with a full GET. Running
 it again finds nothing. --dry-run only lists them (docs/seeder.md,
 "Completeness").
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags: append(command.CommonFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "list the pages without changing graph.db"},
 		),

@@ -21,7 +21,7 @@ locks. What is not taken in again: the manager's estimator state of those
 batches, and seeds added since the backup (docs/operations.md, "A damaged
 graph.db").
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags:  command.WithSettings(),
 		Action: runRestore,
 	}

@@ -28,7 +28,7 @@ and exits 3 when there is none. A batch already seeded is refused unless
 marker is missing (a run killed after its commit), only the marker is
 written. Exit 4 also when graph.db stays in use by the manager for 5 s.
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged),
 		Flags: command.WithSettings(
 			command.BatchFlag("batch number to take in (default: the oldest gathered, not seeded)"),
 			&cli.BoolFlag{Name: "force", Usage: "take the batch in again even if already seeded (needs --batch)"},

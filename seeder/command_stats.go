@@ -21,7 +21,7 @@ func statsCommand() *cli.Command {
 waiting for their first fetch; parked the links waiting on disk
 (docs/frontier.md).
 
-` + command.ExitCodesHelp,
+` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags:  append(command.CommonFlags(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}),
 		Action: runStats,
 	}

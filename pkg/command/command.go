@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -48,21 +49,44 @@ const (
 	ExitInterrupted = 128
 )
 
-// ExitCodesHelp is appended to each binary's help text.
-const ExitCodesHelp = `EXIT CODES:
-   0  success
-   1  failure (the message names the stage, batch and cause)
-   2  bad command line or configuration: an unknown command or flag,
+// exitCodeLines are the lines of the exit code table, by code (130
+// stands for every 128+signal).
+var exitCodeLines = []struct {
+	code  int
+	lines string
+}{
+	{ExitOK, "   0  success"},
+	{ExitFailure, "   1  failure (the message names the stage, batch and cause)"},
+	{ExitUsage, `   2  bad command line or configuration: an unknown command or flag,
       an argument too many or missing, a flag after an argument, a
-      directory that is not a collection, a bad setting (nothing done)
-   3  nothing to do: no batch is ready for this stage
-   4  locked: another run holds the stage's lock or graph.db
-   5  the network is down (DNS resolver or routes): nothing was counted
-      against the web; run again once the network is back
-   6  a collection file is damaged (graph.db, a WARC file): the message
-      names it and the repair
- 130  interrupted by SIGINT (143: SIGTERM): stopped cleanly, run again
-      to resume`
+      directory that is not a collection, a bad setting (nothing done)`},
+	{ExitNothingToDo, "   3  nothing to do: no batch is ready for this stage"},
+	{ExitLocked, "   4  locked: another run holds the stage's lock or graph.db"},
+	{ExitNetworkDown, `   5  the network is down (DNS resolver or routes): nothing was counted
+      against the web; run again once the network is back`},
+	{ExitDamaged, `   6  a collection file is damaged (graph.db, a WARC file): the message
+      names it and the repair`},
+	{ExitInterrupted + 2, ` 130  interrupted by SIGINT (143: SIGTERM): stopped cleanly, run again
+      to resume`},
+}
+
+// ExitCodes returns the EXIT CODES section of a help text: with no
+// codes, the whole table (the binaries' own help); else 0, 1, 2 and 130
+// (which every command can return) and the codes given, those the
+// command can return (3 only where a command looks for the next ready
+// batch, 4 where it takes a lock or opens graph.db, 5 for the harvester,
+// 6 where it reads graph.db or a WARC file).
+func ExitCodes(codes ...int) string {
+	var b strings.Builder
+	b.WriteString("EXIT CODES:")
+	for _, l := range exitCodeLines {
+		always := l.code == ExitOK || l.code == ExitFailure || l.code == ExitUsage || l.code == ExitInterrupted+2
+		if len(codes) == 0 || always || slices.Contains(codes, l.code) {
+			b.WriteString("\n" + l.lines)
+		}
+	}
+	return b.String()
+}
 
 // usageError marks errors that are the user's command line.
 type usageError struct{ error }
@@ -316,7 +340,7 @@ func NewApp(name, usage string, commands ...*cli.Command) *cli.App {
 	app := &cli.App{
 		Name:                 name,
 		Usage:                usage,
-		Description:          ExitCodesHelp,
+		Description:          ExitCodes(),
 		Commands:             commands,
 		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {},

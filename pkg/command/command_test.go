@@ -160,3 +160,23 @@ func TestWithSections(t *testing.T) {
 		t.Errorf("%d flags with the scope section only, %d with every setting", some, all)
 	}
 }
+
+// The exit codes a command's help lists: the whole table for a binary,
+// and for a command only those it can return beside 0, 1, 2 and 130.
+func TestExitCodes(t *testing.T) {
+	all := ExitCodes()
+	for _, code := range []string{"   0 ", "   3 ", "   4 ", "   5 ", "   6 ", " 130 "} {
+		if !strings.Contains(all, "\n"+code) {
+			t.Errorf("the whole table lacks %q:\n%s", code, all)
+		}
+	}
+	cat := ExitCodes(ExitOK)
+	for _, code := range []string{"   3 ", "   4 ", "   5 ", "   6 "} {
+		if strings.Contains(cat, "\n"+code) {
+			t.Errorf("a read-only command's table lists %q:\n%s", code, cat)
+		}
+	}
+	if run := ExitCodes(ExitNothingToDo, ExitLocked); !strings.Contains(run, "\n   3 ") || !strings.Contains(run, "\n   4 ") || strings.Contains(run, "\n   5 ") || !strings.Contains(run, "\n 130 ") {
+		t.Errorf("a stage's table:\n%s", run)
+	}
+}
