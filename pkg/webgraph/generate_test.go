@@ -6,29 +6,6 @@ import (
 	"testing"
 )
 
-// reachable counts the pages reachable from the seeds.
-func reachable(g *Graph) int {
-	seen := make([]bool, g.N())
-	var stack []int32
-	for _, s := range g.Seeds {
-		seen[s] = true
-		stack = append(stack, s)
-	}
-	n := len(stack)
-	for len(stack) > 0 {
-		p := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, t := range g.Links.Out(int(p)) {
-			if !seen[t] {
-				seen[t] = true
-				n++
-				stack = append(stack, int32(t))
-			}
-		}
-	}
-	return n
-}
-
 func TestGenerateShape(t *testing.T) {
 	p := Params{Pages: 50000, Seed: 7, MaxSitePages: 2000}
 	g, err := Generate(p)
@@ -64,7 +41,7 @@ func TestGenerateShape(t *testing.T) {
 	if mean := float64(st.Links) / float64(st.Pages); float64(st.MaxInDegree) < 50*mean {
 		t.Errorf("max in-degree %d for a mean of %.1f: not heavy-tailed", st.MaxInDegree, mean)
 	}
-	if n := reachable(g); n != g.N() {
+	if n := g.Reachable(); n != g.N() {
 		t.Errorf("%d of %d pages reachable from the seeds", n, g.N())
 	}
 	// The same parameters give the same graph.
@@ -115,7 +92,7 @@ func TestGeneratePair(t *testing.T) {
 		if err := g.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if n := reachable(g); n != g.N() {
+		if n := g.Reachable(); n != g.N() {
 			t.Errorf("%d of %d pages reachable", n, g.N())
 		}
 	}

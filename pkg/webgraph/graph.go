@@ -42,6 +42,31 @@ type Graph struct {
 // N is the number of pages.
 func (g *Graph) N() int { return len(g.Site) }
 
+// Reachable is the number of pages reachable from the seeds by links.
+func (g *Graph) Reachable() int {
+	seen := make([]bool, g.N())
+	var stack []int32
+	for _, s := range g.Seeds {
+		if !seen[s] {
+			seen[s] = true
+			stack = append(stack, s)
+		}
+	}
+	n := len(stack)
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, t := range g.Links.Out(int(p)) {
+			if !seen[t] {
+				seen[t] = true
+				n++
+				stack = append(stack, int32(t))
+			}
+		}
+	}
+	return n
+}
+
 // Sites is the number of sites.
 func (g *Graph) Sites() int { return len(g.SiteNames) }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/testweb"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
-	"github.com/wirecrawl/wire/pkg/webgraph"
 )
 
 func TestLoad(t *testing.T) {
@@ -54,30 +53,7 @@ func TestLoad(t *testing.T) {
 			}
 		}
 	}
-	if n := reachable(g); n != g.N() {
+	if n := g.Reachable(); n != g.N() {
 		t.Errorf("%d of %d pages reachable from the seeds", n, g.N())
 	}
-}
-
-// reachable is the number of pages reachable from the seeds.
-func reachable(g *webgraph.Graph) int {
-	seen := make([]bool, g.N())
-	var stack []int32
-	for _, s := range g.Seeds {
-		seen[s] = true
-		stack = append(stack, s)
-	}
-	n := len(stack)
-	for len(stack) > 0 {
-		p := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, t := range g.Links.Out(int(p)) {
-			if !seen[t] {
-				seen[t] = true
-				n++
-				stack = append(stack, int32(t))
-			}
-		}
-	}
-	return n
 }
