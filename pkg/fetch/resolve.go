@@ -122,6 +122,15 @@ func (r *Resolver) resolve(ctx context.Context, host string) ([]netip.Addr, erro
 	// The trailing dot makes the name absolute, so no search domain of
 	// the machine is tried.
 	ips, err := r.r.LookupNetIP(ctx, "ip", host+".")
+	var nf *net.DNSError
+	if err != nil && errors.As(err, &nf) && nf.IsNotFound && ctx.Err() == nil {
+		// "No such host" from a lookup of both families can be one
+		// answer (an empty AAAA) beside a failed query (the A query's
+		// resolver gone meanwhile): the name is confirmed missing only
+		// by its A query alone. (An outage test saw it when the
+		// resolver went down mid-lookup.)
+		ips, err = r.r.LookupNetIP(ctx, "ip4", host+".")
+	}
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, ctx.Err()

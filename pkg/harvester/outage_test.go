@@ -24,8 +24,7 @@ import (
 func outageWeb(t *testing.T, hosts int) (*testweb.Web, []string) {
 	t.Helper()
 	// The DNS server listens on an address of its own: taking the resolver
-	// down frees its port, and on 127.0.0.1 another test's DNS server took
-	// it once and answered "no such host" in the middle of the outage.
+	// down frees its port, which no other test's server should take.
 	web, err := testweb.New(testweb.Config{Seed: 5, Hosts: hosts, MaxPages: 6, OutOfScope: -1, DNSAddr: "127.0.53.1:0"})
 	if err != nil {
 		t.Fatal(err)
