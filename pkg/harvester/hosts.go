@@ -45,7 +45,6 @@ type hostTable struct {
 
 // unit is the politeness state of one unit.
 type unit struct {
-	key        string     // unitKey of its address and domain; the host name before it is resolved
 	ip         netip.Addr // its address (invalid before it is resolved)
 	active     bool       // one of its servers holds a slot
 	borrowed   int        // robots.txt redirects talking to it (0 or 1, unless two units merged while borrowed)
@@ -115,7 +114,7 @@ func newHostTable(addrWait time.Duration) *hostTable {
 func (t *hostTable) get(host string) *unit {
 	u := t.hosts[host]
 	if u == nil {
-		u = &unit{key: host}
+		u = &unit{}
 		t.hosts[host] = u
 	}
 	return u
@@ -136,10 +135,10 @@ func (t *hostTable) join(host string, ip netip.Addr) string {
 	case u == nil && old.ip.IsValid():
 		// The name resolved elsewhere before (its cache entry expired
 		// and the answer changed): a new unit, keeping its pause.
-		u = &unit{key: key, ip: ip, notBefore: old.notBefore, crawlDelay: old.crawlDelay}
+		u = &unit{ip: ip, notBefore: old.notBefore, crawlDelay: old.crawlDelay}
 		t.units[key] = u
 	case u == nil:
-		old.key, old.ip = key, ip
+		old.ip = ip
 		u = old
 		t.units[key] = u
 	default:
@@ -172,7 +171,7 @@ func (t *hostTable) laterUnit(ip netip.Addr, host string, at time.Time) {
 	defer t.mu.Unlock()
 	u := t.units[key]
 	if u == nil {
-		u = &unit{key: key, ip: ip}
+		u = &unit{ip: ip}
 		t.units[key] = u
 	}
 	if at.After(u.notBefore) {
@@ -235,15 +234,6 @@ func (t *hostTable) turn(u *unit) time.Time {
 		}
 	}
 	return at
-}
-
-// unitTurn is the earliest time of the next request to the host's unit,
-// its address's floor aside (which only ever holds a request back for a
-// moment, and is claimed by start).
-func (t *hostTable) unitTurn(host string) time.Time {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.get(host).notBefore
 }
 
 // start claims the host's address for a request starting now: it

@@ -507,3 +507,12 @@ func TestHostTableUnits(t *testing.T) {
 		t.Errorf("y.z.cl, on another address, held back to %v", got.Sub(t0))
 	}
 }
+
+// unitTurn (for the tests) is the earliest time of the next request to the host's unit,
+// its address's floor aside (which only ever holds a request back for a
+// moment, and is claimed by start).
+func (t *hostTable) unitTurn(host string) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.get(host).notBefore
+}

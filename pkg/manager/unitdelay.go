@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"strings"
+
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
@@ -16,8 +18,9 @@ import (
 // hold for docs.x.cl on the same server in a batch without www.x.cl.
 // Hosts with no Crawl-delay in their unit are left out.
 //
-// It reads every site key once and the record of each site of the
-// batch's domains outside the batch.
+// It reads every site key once (a few map look-ups per key, no public
+// suffix look-up but for the keys under a batch domain) and the record of
+// each site of the batch's domains outside the batch.
 func unitCrawlDelays(tx *linkgraph.Tx, batchSites []*linkgraph.Site, token string) (map[string]float64, error) {
 	type delay struct {
 		ip string
@@ -41,7 +44,11 @@ func unitCrawlDelays(tx *linkgraph.Tx, batchSites []*linkgraph.Site, token strin
 		if inBatch[id] {
 			return nil
 		}
-		dom := urlnorm.Registrable(hostOf(string(key)))
+		host := hostOf(string(key))
+		if !endsInOneOf(host, delays) {
+			return nil // cheap: most sites are of other domains
+		}
+		dom := urlnorm.Registrable(host)
 		if _, ok := delays[dom]; !ok {
 			return nil
 		}
@@ -65,4 +72,20 @@ func unitCrawlDelays(tx *linkgraph.Tx, batchSites []*linkgraph.Site, token strin
 		}
 	}
 	return out, nil
+}
+
+// endsInOneOf tells whether host is one of the domains of set or under
+// one of them (a suffix after a dot): the only hosts whose registrable
+// domain can be in set.
+func endsInOneOf[V any](host string, set map[string]V) bool {
+	for h := host; ; {
+		if _, ok := set[h]; ok {
+			return true
+		}
+		i := strings.IndexByte(h, '.')
+		if i < 0 {
+			return false
+		}
+		h = h[i+1:]
+	}
 }

@@ -47,10 +47,9 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/net/publicsuffix"
-
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/testweb"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // MaxProblems is how many problems a Report describes; the counts cover
@@ -239,15 +238,6 @@ func Cut(k testweb.HostileKind) bool {
 	return Streaming(k) || k == testweb.HostileGzipBomb
 }
 
-// RegistrableDomain is the registrable domain of host (public-suffix
-// eTLD+1), or host itself when it has none: the harvester's grouping.
-func RegistrableDomain(host string) string {
-	if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
-		return d
-	}
-	return host
-}
-
 // req is a request as the audit sees it.
 type req struct {
 	r        *testweb.Request
@@ -281,7 +271,7 @@ func Audit(web Web, rules Rules, log Log) Report {
 		if d, ok := a.deathIn(r.Start, q.end); ok {
 			q.end = d
 		}
-		reg := RegistrableDomain(r.Host)
+		reg := urlnorm.Registrable(r.Host) // the harvester's own grouping
 		if r.Addr == "" {
 			rep.NoAddress++
 			q.unit = reg + " (" + r.Host + ", address unknown)"

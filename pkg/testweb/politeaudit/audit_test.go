@@ -329,21 +329,6 @@ func TestReportFigures(t *testing.T) {
 	}
 }
 
-func TestRegistrableDomain(t *testing.T) {
-	for host, want := range map[string]string{
-		"www.x.cl":         "x.cl",
-		"x.cl":             "x.cl",
-		"m.x.cl":           "x.cl",
-		"www.salud.gob.cl": "salud.gob.cl",
-		"cl":               "cl",
-		"localhost":        "localhost",
-	} {
-		if got := RegistrableDomain(host); got != want {
-			t.Errorf("RegistrableDomain(%q) = %q, want %q", host, got, want)
-		}
-	}
-}
-
 // TestRealWebRequests audits requests of a real test web: the addresses
 // the web records group aliases with their sites.
 func TestRealWebRequests(t *testing.T) {
