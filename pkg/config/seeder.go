@@ -17,6 +17,7 @@ type Seeder struct {
 	FrontierBudget   int    `toml:"frontier_budget" doc:"Fixed-budget mode: new URLs are taken into the frontier only while it holds fewer than this many URLs; 0 turns it off."`
 	FrontierOverflow string `toml:"frontier_overflow" doc:"What happens to new URLs over frontier_budget: park (kept on disk and released later, nothing is lost) or drop (forgotten until a page links to them again, as in the paper)."`
 	FrontierLowWater int    `toml:"frontier_low_water" doc:"Parked URLs are released (by seeder run after each batch, or seeder release) while the frontier holds fewer than this many URLs; keep it above manager.batch_size."`
+	SitemapProbe     bool   `toml:"sitemap_probe" doc:"Also try /sitemap.xml of every site whose robots.txt names no sitemap (docs/sitemaps.md); off by default: most sites have none, and each try costs a request."`
 	BackupEvery      int    `toml:"backup_every" doc:"seeder run writes a consistent copy of graph.db (and links to its park files) to COLLECTION/backup/ after every this many batches, keeping the previous copy too; seeder restore brings it back and takes in again the batches seeded since (docs/operations.md); 0 turns it off."`
 }
 

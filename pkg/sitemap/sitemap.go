@@ -83,6 +83,9 @@ type Entry struct {
 	ChangeFreq string
 	// Priority is <priority> between 0 and 1; -1 when absent or invalid.
 	Priority float64
+	// Cross is true for an entry outside the sitemap's own host and
+	// directory that Options.CrossSubmit let through.
+	Cross bool
 }
 
 // Limits bound one file. The zero value of a field means the protocol's
@@ -111,7 +114,10 @@ type Options struct {
 	Base *url.URL
 	// CrossSubmit reports whether the robots.txt of site (scheme://host
 	// [:port]) names this sitemap with a Sitemap: line, which lets the
-	// sitemap list that site's URLs. Nil: no cross-submission.
+	// sitemap list that site's URLs (such entries have Cross set). Nil:
+	// no cross-submission. A caller that cannot tell yet (the gatherer,
+	// which has no robots.txt of other sites) lets all through and leaves
+	// the check to whoever can (the seeder).
 	CrossSubmit func(site string) bool
 	// Limits bound the file.
 	Limits Limits
@@ -333,10 +339,12 @@ func (p *parser) emit(e Entry) error {
 		return nil
 	}
 	e.Loc = u.String()
-	if !p.inScope(u, e.Sitemap) {
+	ok, cross := p.inScope(u, e.Sitemap)
+	if !ok {
 		p.res.OutOfScope++
 		return nil
 	}
+	e.Cross = cross
 	p.res.Entries++
 	if err := p.fn(e); err != nil {
 		p.cbErr = fmt.Errorf("sitemap entry %s: %w", e.Loc, err)
@@ -367,20 +375,23 @@ func checkLoc(s string) (*url.URL, bool) {
 // its own scheme and host under its own directory; an index lists
 // sitemaps of its own host. Either may list another site's URLs when that
 // site's robots.txt names the sitemap (cross-submission).
-func (p *parser) inScope(u *url.URL, sitemap bool) bool {
+func (p *parser) inScope(u *url.URL, sitemap bool) (ok, cross bool) {
 	if p.opt.Base == nil {
-		return true
+		return true, false
 	}
-	site := strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+	site := Site(u)
 	if site == p.baseSite {
 		if sitemap {
-			return true
+			return true, false
 		}
 		if strings.HasPrefix(site+u.EscapedPath(), p.baseDir) {
-			return true
+			return true, false
 		}
 	}
-	return p.opt.CrossSubmit != nil && p.opt.CrossSubmit(site)
+	if p.opt.CrossSubmit != nil && p.opt.CrossSubmit(site) {
+		return true, true
+	}
+	return false, false
 }
 
 // Site returns scheme://host[:port] of a URL, lower case, as the scope

@@ -28,7 +28,7 @@ func dump(res Result, entries []Entry) string {
 		if !e.LastMod.IsZero() {
 			lm = e.LastMod.Format(time.RFC3339Nano)
 		}
-		fmt.Fprintf(&b, "%s sitemap=%v lastmod=%s changefreq=%q priority=%g\n", e.Loc, e.Sitemap, lm, e.ChangeFreq, e.Priority)
+		fmt.Fprintf(&b, "%s sitemap=%v lastmod=%s changefreq=%q priority=%g cross=%v\n", e.Loc, e.Sitemap, lm, e.ChangeFreq, e.Priority, e.Cross)
 	}
 	return b.String()
 }
