@@ -199,7 +199,7 @@ func FuzzUnmarshal(f *testing.F) {
 func TestSitemapRecord(t *testing.T) {
 	p := 0.8
 	d := &Doc{DocID: 3, URL: "http://a.cl/sitemap.xml", Status: 200, Fetched: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), MIME: "application/xml", Bytes: 300,
-		Links: []Link{{URL: "http://a.cl/p", LastMod: "2026-11-01T00:00:00Z", ChangeFreq: "daily", Priority: &p}, {URL: "http://a.cl/s2.xml", Sitemap: true}, {URL: "http://b.cl/x", Cross: true}},
+		Links:   []Link{{URL: "http://a.cl/p", LastMod: "2026-11-01T00:00:00Z", ChangeFreq: "daily", Priority: &p}, {URL: "http://a.cl/s2.xml", Sitemap: true}, {URL: "http://b.cl/x", Cross: true}},
 		Sitemap: &Sitemap{Kind: "urlset", Entries: 3, Invalid: 1, Reason: "xml: line 9: unexpected EOF"}}
 	var b bytes.Buffer
 	w := NewWriter(&b)
