@@ -84,7 +84,7 @@ type Sitemap struct {
 	Kind       string `json:"kind"`                 // urlset, index, text, rss, atom or unknown (pkg/sitemap.Kind)
 	Entries    int    `json:"entries"`              // entries kept (the links)
 	Invalid    int    `json:"invalid,omitempty"`    // entries skipped: no or bad URL
-	OutOfScope int    `json:"outOfScope,omitempty"` // entries outside the sitemap's scope (never cross-submitted: other schemes)
+	OutOfScope int    `json:"outOfScope,omitempty"` // entries outside the scope rule (the gatherer keeps them all, marked cross, for the seeder)
 	Dropped    int    `json:"dropped,omitempty"`    // entries past the limits, or that did not normalise
 	Gzip       bool   `json:"gzip,omitempty"`       // the file was gzip-compressed
 	Reason     string `json:"reason,omitempty"`     // why it was not read to its end: bad XML, a limit
