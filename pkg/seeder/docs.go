@@ -30,6 +30,13 @@ type batchRun struct {
 	// rechecks): their prepared snapshot copy is out of date.
 	rewritten *roaring.Bitmap
 
+	// Sitemaps (sitemaps.go): hints for known documents, applied at the
+	// end; each site's robots.txt Sitemap: lines, normalised; whether to
+	// try /sitemap.xml of sites whose robots.txt names none.
+	hints      map[uint64]sitemapHint
+	robotsMaps map[string][]string
+	probe      bool
+
 	// Reused for each page's links.
 	targets []linkgraph.Target
 	newURLs []candidate
@@ -72,6 +79,9 @@ func (r *batchRun) robots(recs []fetchlog.Robots) error {
 			// known stays.
 			r.unreachable[key] = true
 			continue
+		}
+		if err := r.robotsSitemaps(key, rec, obeyed.Mode() == robots.ModeRules); err != nil {
+			return err
 		}
 		if newBody == oldBody {
 			continue
@@ -330,6 +340,9 @@ func (r *batchRun) doc(p *preparedDoc) error {
 	}
 	if !hasLinks(pd) {
 		return nil // the stored out-links stay as they were
+	}
+	if d.Sitemap || pd.Sitemap != nil {
+		return r.sitemapLinks(d, p)
 	}
 	return r.links(d, p.links)
 }

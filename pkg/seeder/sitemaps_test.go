@@ -1,0 +1,94 @@
+package seeder
+
+import (
+	"testing"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/parsed"
+)
+
+// TestSitemaps: robots.txt Sitemap: lines and the probe give sitemap
+// documents; a sitemap's record brings its pages in with their source and
+// hints, its cross-submitted entries only where the listed site's
+// robots.txt names it, and the sitemaps an index lists one level deeper.
+func TestSitemaps(t *testing.T) {
+	cfg := testConfig()
+	cfg.Scope.MaxPagesPerSite = 100
+	cfg.Seeder.SitemapProbe = true
+	col := newCollection(t, cfg)
+	addSeeds(t, col, cfg, "http://a.cl/", "http://b.cl/", "http://c.cl/")
+	writeBatch(t, col, 1, testBatch{
+		urls: []string{"http://a.cl/", "http://b.cl/", "http://c.cl/"},
+		robots: []fetchlog.Robots{
+			{Site: "http://a.cl", Status: 200, Fetched: t0, Body: "User-agent: *\nDisallow: /private/\nSitemap: http://a.cl/sitemap.xml.gz\nSitemap: http://a.cl/private/sm.xml\nSitemap: http://x.com/sm.xml\n"},
+			{Site: "http://b.cl", Status: 200, Fetched: t0, Body: "Sitemap: http://a.cl/sitemap.xml.gz\n"},
+			{Site: "http://c.cl", Status: 404, Fetched: t0},
+		},
+		docs: []*parsed.Doc{
+			{URL: "http://a.cl/", Status: 200, Fetched: t0, MIME: "text/html", Hash: "h", Links: []parsed.Link{{URL: "http://a.cl/x"}}},
+			{URL: "http://b.cl/", Status: 200, Fetched: t0, MIME: "text/html", Hash: "h2"},
+			{URL: "http://c.cl/", Status: 200, Fetched: t0, MIME: "text/html", Hash: "h3"},
+		},
+	})
+	s := runBatch(t, col, cfg, 1, false)
+	if s.SitemapSites != 2 || s.SitemapsFound != 3 || s.Rejected["out-of-scope"] != 1 {
+		t.Errorf("batch 1: %+v", s)
+	}
+	g := readGraph(t, col)
+	if d := g.doc(t, "http://a.cl/sitemap.xml.gz"); !d.Sitemap || d.Source != "robots http://a.cl/robots.txt" || d.Depth != 0 || d.State != "pending" {
+		t.Errorf("sitemap from robots.txt: %+v", d)
+	}
+	if d := g.doc(t, "http://a.cl/private/sm.xml"); !d.Sitemap || d.State != "excluded" {
+		t.Errorf("sitemap robots.txt forbids: %+v", d)
+	}
+	if d := g.doc(t, "http://c.cl/sitemap.xml"); !d.Sitemap || d.Source != SourceProbe {
+		t.Errorf("probe: %+v", d)
+	}
+	if _, ok := g.docs["http://b.cl/sitemap.xml"]; ok {
+		t.Errorf("probe of a site whose robots.txt names a sitemap")
+	}
+
+	lm := t0.Add(-24 * time.Hour)
+	prio := 0.7
+	writeBatch(t, col, 2, testBatch{
+		urls: []string{"http://a.cl/sitemap.xml.gz", "http://a.cl/x"},
+		docs: []*parsed.Doc{
+			{URL: "http://a.cl/x", Status: 200, Fetched: t0.Add(-48 * time.Hour), MIME: "text/html", Hash: "hx"},
+			{URL: "http://a.cl/sitemap.xml.gz", Status: 200, Fetched: t0, MIME: "application/x-gzip",
+				Sitemap: &parsed.Sitemap{Kind: "urlset", Entries: 6, Gzip: true},
+				Links: []parsed.Link{
+					{URL: "http://a.cl/only", LastMod: lm.Format(time.RFC3339), ChangeFreq: "daily", Priority: &prio},
+					{URL: "http://a.cl/x", LastMod: lm.Format(time.RFC3339)},
+					{URL: "http://b.cl/cross", Cross: true},
+					{URL: "http://c.cl/cross", Cross: true},
+					{URL: "http://a.cl/sub.xml", Sitemap: true},
+					{URL: "http://a.cl/sitemap.xml.gz", Sitemap: true}, // lists itself
+				}},
+		},
+	})
+	s = runBatch(t, col, cfg, 2, false)
+	if s.SitemapsRead != 1 || s.SitemapEntries != 6 || s.SitemapsFound != 1 || s.Rejected[ReasonSitemapScope] != 1 || s.SitemapHinted != 2 {
+		t.Errorf("batch 2: %+v", s)
+	}
+	g = readGraph(t, col)
+	only := g.doc(t, "http://a.cl/only")
+	if only.Source != "sitemap http://a.cl/sitemap.xml.gz" || !only.SitemapLastMod.Equal(lm) || only.ChangeFreq != "daily" || only.Priority != 1.7 || only.Depth != 1 || only.Sitemap {
+		t.Errorf("sitemap-only page: %+v", only)
+	}
+	if x := g.doc(t, "http://a.cl/x"); x.Source != "" || !x.SitemapLastMod.Equal(lm) {
+		t.Errorf("known page: %+v", x)
+	}
+	if d := g.doc(t, "http://b.cl/cross"); d.Source == "" {
+		t.Errorf("cross-submitted: %+v", d)
+	}
+	if _, ok := g.docs["http://c.cl/cross"]; ok {
+		t.Error("entry of a site whose robots.txt does not name the sitemap was taken")
+	}
+	if d := g.doc(t, "http://a.cl/sub.xml"); !d.Sitemap || d.Depth != 1 {
+		t.Errorf("child sitemap: %+v", d)
+	}
+	if out := g.out["http://a.cl/sitemap.xml.gz"]; len(out) != 3 {
+		t.Errorf("sitemap out-links: %v", out)
+	}
+}
