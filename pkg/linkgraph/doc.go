@@ -80,7 +80,9 @@ type Doc struct {
 
 // SitemapPriority returns the URL's sitemap <priority> and whether its
 // sitemap gave one.
-func (d *Doc) SitemapPriority() (float64, bool) { return d.Priority - 1, d.Priority > 0 }
+func (d *Doc) SitemapPriority() (float64, bool) {
+	return math.Round((d.Priority-1)*1000) / 1000, d.Priority > 0
+}
 
 // MaxHistory is the number of visits a document's History keeps.
 const MaxHistory = 16
