@@ -26,7 +26,9 @@ func TestSitemapScheduling(t *testing.T) {
 			"http://a.cl/sitemap.xml": func(d *linkgraph.Doc) { d.Sitemap, d.Source = true, "robots http://a.cl/robots.txt" },
 			"http://a.cl/old":         func(d *linkgraph.Doc) { d.SitemapLastMod = daysAgo(1) },
 			"http://a.cl/fresh":       func(d *linkgraph.Doc) { d.SitemapLastMod = daysAgo(20) },
-			"http://a.cl/only":        func(d *linkgraph.Doc) { d.Source, d.Priority, d.ChangeFreq = "sitemap http://a.cl/sitemap.xml", 1.9, "daily" },
+			"http://a.cl/only": func(d *linkgraph.Doc) {
+				d.Source, d.Priority, d.ChangeFreq = "sitemap http://a.cl/sitemap.xml", 1.9, "daily"
+			},
 		} {
 			d, err := tx.Doc(f.ids[u])
 			if err != nil {
