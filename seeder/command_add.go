@@ -14,8 +14,8 @@ import (
 func addCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "add",
-		Usage:     "add seed URLs from FILE (- for standard input)",
-		ArgsUsage: "FILE|-",
+		Usage:     "add seed URLs from FILE (- for standard input), or a sitemap (--sitemap URL|FILE)",
+		ArgsUsage: "FILE|-|URL",
 		Description: `Reads one URL per line; blank lines and lines starting with # are
 ignored. Each URL is normalised and checked against the scope; new ones are
 added at depth 0, pending. Lines kept out are reported on standard error as
@@ -23,8 +23,13 @@ FILE:LINE: reason: "url" (the line quoted, cut to 80 bytes), and the others are 
 even then. It is nonzero when FILE cannot be read (nothing is added).
 Adding the same list twice adds nothing the second time.
 
+With --sitemap, the argument is a sitemap (docs/sitemaps.md): an http(s) URL
+is added as a sitemap for the next batches to fetch; a local file (sitemap,
+index, gzip or not, text, RSS or Atom) is read at once, its pages added as
+seeds found in that sitemap, the sitemaps it lists added to be fetched.
+
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
-		Flags:  command.WithSettings(),
+		Flags:  command.WithSettings(&cli.BoolFlag{Name: "sitemap", Usage: "the argument is a sitemap URL or file"}),
 		Action: runAdd,
 	}
 }
@@ -35,6 +40,14 @@ func runAdd(c *cli.Context) error {
 		return err
 	}
 	name := c.Args().First()
+	if c.Bool("sitemap") {
+		s, err := seeder.AddSitemap(seeder.SeedOptions{Collection: col, Config: cfg, Logger: command.Logger(c)}, name, c.App.ErrWriter)
+		if err != nil {
+			return err
+		}
+		s.WriteText(c.App.Writer)
+		return nil
+	}
 	var r io.Reader = c.App.Reader
 	if r == nil {
 		r = os.Stdin

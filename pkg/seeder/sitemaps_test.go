@@ -1,6 +1,10 @@
 package seeder
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +94,45 @@ func TestSitemaps(t *testing.T) {
 	}
 	if out := g.out["http://a.cl/sitemap.xml.gz"]; len(out) != 3 {
 		t.Errorf("sitemap out-links: %v", out)
+	}
+}
+
+// TestAddSitemap: seeder add --sitemap with a URL adds a sitemap to fetch;
+// with a file, its pages as seeds found in it (with their hints) and its
+// listed sitemaps; stats count what sitemaps brought.
+func TestAddSitemap(t *testing.T) {
+	cfg := testConfig()
+	col := newCollection(t, cfg)
+	opts := SeedOptions{Collection: col, Config: cfg}
+	var problems bytes.Buffer
+	s, err := AddSitemap(opts, "http://a.cl/sitemap_index.xml.gz", &problems)
+	if err != nil || s.Sitemaps != 1 {
+		t.Fatalf("url: %+v %v", s, err)
+	}
+	file := filepath.Join(t.TempDir(), "sm.xml")
+	os.WriteFile(file, []byte(`<urlset><url><loc>http://b.cl/p</loc><lastmod>2026-01-02</lastmod></url><url><loc>http://x.com/</loc></url><url><loc>nope</loc></url></urlset>`), 0o644)
+	s, err = AddSitemap(opts, file, &problems)
+	if err != nil || s.Added != 1 || s.Rejected["out-of-scope"] != 1 || s.Rejected["invalid"] != 1 {
+		t.Fatalf("file: %+v %v", s, err)
+	}
+	if !strings.Contains(problems.String(), "out-of-scope") {
+		t.Errorf("problems: %s", problems.String())
+	}
+	g := readGraph(t, col)
+	if d := g.doc(t, "http://a.cl/sitemap_index.xml.gz"); !d.Sitemap || d.Source != "seed http://a.cl/sitemap_index.xml.gz" {
+		t.Errorf("sitemap URL: %+v", d)
+	}
+	if d := g.doc(t, "http://b.cl/p"); d.Source != "sitemap "+file || d.SitemapLastMod.IsZero() || d.Depth != 0 {
+		t.Errorf("page: %+v", d)
+	}
+	if _, err := AddSitemap(opts, filepath.Join(t.TempDir(), "missing.xml"), &problems); err == nil {
+		t.Error("missing file: no error")
+	}
+	r, err := Stats(col, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sm := r.Sitemaps; sm.Sitemaps != 1 || sm.Found != 1 || sm.Only != 1 || sm.WithLastMod != 1 {
+		t.Errorf("stats: %+v", sm)
 	}
 }
