@@ -395,7 +395,7 @@ func (p *pipeline) parse(r *result, resp *warcio.Response) error {
 		d.Bytes = int64(len(body))
 	}
 	if p.ins[r.i].sitemap {
-		p.parseSitemap(r, body)
+		p.parseSitemap(r, body, resp.Truncated)
 		return nil
 	}
 	x := p.ex.Extract(body, resp.Header.Get("Content-Type"), rec.URL)

@@ -57,7 +57,11 @@ func markSitemaps(dir string, ins []input) error {
 // and Links. Entries are resolved and normalised as links are; those
 // outside the sitemap's own directory are kept marked cross for the
 // seeder, which knows the listed sites' robots.txt.
-func (p *pipeline) parseSitemap(r *result, body []byte) {
+//
+// A body the harvester cut at harvester.max_sitemap_bytes (truncated) is
+// read up to the cut: the entries before it are kept, but the last line of
+// a text sitemap, which may be a URL cut short, is dropped.
+func (p *pipeline) parseSitemap(r *result, body []byte, truncated string) {
 	d := r.doc
 	start := time.Now()
 	base, err := url.Parse(d.URL)
@@ -89,6 +93,18 @@ func (p *pipeline) parseSitemap(r *result, body []byte) {
 		Dropped: res.Dropped + res.Entries - len(links), Gzip: res.Gzip, Reason: res.Reason}
 	if err != nil { // a bytes.Reader does not fail; kept for the record
 		sm.Reason = err.Error()
+	}
+	if truncated != "" {
+		if res.Kind == sitemap.Text && len(links) > 0 && len(body) > 0 && body[len(body)-1] != '\n' {
+			links, dates = links[:len(links)-1], dates[:len(dates)-1]
+			sm.Entries--
+			sm.Dropped++
+		}
+		why := "body cut by the harvester (" + truncated + ")"
+		if sm.Reason != "" {
+			why += "; " + sm.Reason
+		}
+		sm.Reason = why
 	}
 	sm.Untrusted = trustDates(links, dates, d.Fetched)
 	d.Sitemap, d.Links = sm, links
