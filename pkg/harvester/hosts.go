@@ -235,6 +235,13 @@ func (t *hostTable) crawlDelay(host string, d time.Duration) {
 	u.crawlDelay = max(u.crawlDelay, d)
 }
 
+// unitCrawlDelay is the longest Crawl-delay the host's unit asked for.
+func (t *hostTable) unitCrawlDelay(host string) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.get(host).crawlDelay
+}
+
 // notBefore is the earliest time of the next request to the host: its
 // unit's turn, and its address's floor.
 func (t *hostTable) notBefore(host string) time.Time {

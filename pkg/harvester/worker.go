@@ -72,6 +72,7 @@ func (h *harvest) serve(srv *Server) error {
 	c := &conn{h: h, srv: srv, client: h.client.NewHost()}
 	defer c.close()
 	p := srv.P()
+	served := 0 // URLs requested on this connection
 	for done := 0; ; {
 		if done >= p {
 			// The turn is over. It goes on while no other server waits
@@ -124,12 +125,16 @@ func (h *harvest) serve(srv *Server) error {
 				}
 				break
 			}
+			if g := h.gate; g != nil && served > 0 && !g.allows(e.Score, g.need(srv, h.hosts.unitCrawlDelay(srv.Host))) {
+				return nil // the value clock holds the next URL back (valuegate.go)
+			}
 			if err := c.waitTurn(); err != nil {
 				if errors.Is(err, errIdle) || errors.Is(err, errEnded) {
 					return nil
 				}
 				return err
 			}
+			served++
 			if err := c.page(e); err != nil {
 				if errors.Is(err, errHeld) {
 					return nil // tried again later (outage.go)
