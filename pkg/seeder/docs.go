@@ -36,6 +36,7 @@ type batchRun struct {
 	hints      map[uint64]sitemapHint
 	robotsMaps map[string][]string
 	probe      bool
+	sitemaps   bool // seeder.sitemaps: take robots.txt Sitemap: lines
 
 	// Reused for each page's links.
 	targets []linkgraph.Target
@@ -80,8 +81,10 @@ func (r *batchRun) robots(recs []fetchlog.Robots) error {
 			r.unreachable[key] = true
 			continue
 		}
-		if err := r.robotsSitemaps(key, rec, obeyed.Mode() == robots.ModeRules); err != nil {
-			return err
+		if r.sitemaps {
+			if err := r.robotsSitemaps(key, rec, obeyed.Mode() == robots.ModeRules); err != nil {
+				return err
+			}
 		}
 		if newBody == oldBody {
 			continue
