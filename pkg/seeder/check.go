@@ -117,8 +117,8 @@ func check(col *collection.Collection, timeout time.Duration, limit int, complet
 // StatsReport counts what a collection holds.
 type StatsReport struct {
 	linkgraph.Stats
-	Batches  BatchCounts  `json:"batches"`
-	Sitemaps SitemapStats `json:"sitemaps"`
+	Batches  BatchCounts            `json:"batches"`
+	Sitemaps linkgraph.SitemapStats `json:"sitemaps"`
 }
 
 // BatchCounts counts batch directories by the last stage they went
@@ -149,7 +149,7 @@ func Stats(col *collection.Collection, timeout time.Duration) (*StatsReport, err
 		if r.Stats, err = tx.Stats(); err != nil {
 			return err
 		}
-		if r.Sitemaps, err = sitemapStats(tx); err != nil {
+		if r.Sitemaps, err = tx.SitemapStats(); err != nil {
 			return err
 		}
 		for _, id := range ids {
