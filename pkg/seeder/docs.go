@@ -81,24 +81,25 @@ func (r *batchRun) robots(recs []fetchlog.Robots) error {
 			r.unreachable[key] = true
 			continue
 		}
+		if newBody != oldBody {
+			oldRules := r.in.rules(site)
+			site.rec.RobotsBody = newBody
+			site.rules = nil
+			if newBody != "" {
+				site.rules = obeyed
+			}
+			newRules := r.in.rules(site)
+			r.s.RobotsChanged++
+			if err := r.recheck(site, oldRules, newRules); err != nil {
+				return err
+			}
+		}
+		// After the rules: a sitemap the new robots.txt forbids is taken
+		// in excluded.
 		if r.sitemaps {
 			if err := r.robotsSitemaps(key, rec, obeyed.Mode() == robots.ModeRules); err != nil {
 				return err
 			}
-		}
-		if newBody == oldBody {
-			continue
-		}
-		oldRules := r.in.rules(site)
-		site.rec.RobotsBody = newBody
-		site.rules = nil
-		if newBody != "" {
-			site.rules = obeyed
-		}
-		newRules := r.in.rules(site)
-		r.s.RobotsChanged++
-		if err := r.recheck(site, oldRules, newRules); err != nil {
-			return err
 		}
 	}
 	return nil
