@@ -2,6 +2,7 @@ package scripts_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -40,6 +41,7 @@ func TestBenchSitemaps(t *testing.T) {
 		t50, t90, t99, end time.Duration
 	}
 	var results []result
+	var gathered string
 	for _, withSitemaps := range []bool{true, false} {
 		web, err := testweb.New(testweb.Config{Seed: 11, Hosts: hosts, MaxPages: maxPages, Sitemaps: true})
 		if err != nil {
@@ -68,6 +70,24 @@ func TestBenchSitemaps(t *testing.T) {
 		<-done
 		reqs := web.Requests()
 		web.Close()
+		if withSitemaps {
+			// The gatherer's own account of reading the sitemaps.
+			var n, entries int
+			var bytes int64
+			var secs float64
+			markers, _ := filepath.Glob(filepath.Join(col, "batches", "*", "gathered.done"))
+			for _, m := range markers {
+				var sum struct {
+					Sitemaps, SitemapEntries int
+					SitemapBytes             int64
+					SitemapSeconds           float64
+				}
+				if data, err := os.ReadFile(m); err == nil && json.Unmarshal(data, &sum) == nil {
+					n, entries, bytes, secs = n+sum.Sitemaps, entries+sum.SitemapEntries, bytes+sum.SitemapBytes, secs+sum.SitemapSeconds
+				}
+			}
+			gathered = fmt.Sprintf("gatherer: %d sitemaps read, %d entries, %.2f MB (as fetched) in %.3f s", n, entries, float64(bytes)/1e6, secs)
+		}
 		start := reqs[0].Start
 		firstAt := map[string]time.Duration{}
 		for _, r := range reqs {
@@ -118,8 +138,19 @@ func TestBenchSitemaps(t *testing.T) {
 		res.t50, res.t90, res.t99 = at(0.5), at(0.9), at(0.99)
 		res.end = reqs[len(reqs)-1].End.Sub(start)
 		t.Logf("%s: %d of %d pages links reach fetched, %d of %d sitemap-only", res.name, res.linked, len(all), res.only, res.onlyN)
+		// Requests per 2 s, to see where a crawl waits.
+		var buckets []int
+		for _, r := range reqs {
+			b := int(r.Start.Sub(start) / (2 * time.Second))
+			for len(buckets) <= b {
+				buckets = append(buckets, 0)
+			}
+			buckets[b]++
+		}
+		t.Logf("%s: requests per 2 s: %v", res.name, buckets)
 		results = append(results, res)
 	}
+	fmt.Println(gathered)
 	fmt.Printf("test web: %d hosts, largest site %d pages, seed 11, 10 seed URLs; harvester.wait 0\n", hosts, maxPages)
 	fmt.Printf("%-18s %-22s %-26s %-9s %-9s %-9s %s\n", "run", "sitemap-only pages", "pages links reach", "50 %", "90 %", "99 %", "last request")
 	d := func(x time.Duration) string {

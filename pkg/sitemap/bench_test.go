@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"testing"
+	"time"
 )
 
 // benchSitemap is a urlset of n entries with every field, as sites write
@@ -68,4 +69,34 @@ func BenchmarkDecoderOnly(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkParseVsDecoder times the decoder alone and Parse in turn on the
+// same file, iteration by iteration, so that a shared machine's load
+// weighs on both alike; it reports both speeds and Parse's share of the
+// decoder's speed.
+func BenchmarkParseVsDecoder(b *testing.B) {
+	data := benchSitemap(MaxURLs)
+	base, _ := url.Parse("http://www.example.cl/sitemap.xml")
+	var dec, par time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		d := xml.NewDecoder(bytes.NewReader(data))
+		for {
+			if _, err := d.Token(); err == io.EOF {
+				break
+			} else if err != nil {
+				b.Fatal(err)
+			}
+		}
+		t1 := time.Now()
+		if _, err := Parse(bytes.NewReader(data), Options{Base: base}, func(Entry) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+		dec, par = dec+t1.Sub(t0), par+time.Since(t1)
+	}
+	mb := float64(len(data)) * float64(b.N) / 1e6
+	b.ReportMetric(mb/dec.Seconds(), "decoder-MB/s")
+	b.ReportMetric(mb/par.Seconds(), "parse-MB/s")
+	b.ReportMetric(dec.Seconds()/par.Seconds(), "parse/decoder")
 }

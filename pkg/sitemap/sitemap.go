@@ -338,7 +338,7 @@ func (p *parser) emit(e Entry) error {
 		p.res.Invalid++
 		return nil
 	}
-	e.Loc = u.String()
+	_ = u // the listed form is kept: the caller normalises it
 	ok, cross := p.inScope(u, e.Sitemap)
 	if !ok {
 		p.res.OutOfScope++

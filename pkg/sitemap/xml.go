@@ -235,6 +235,18 @@ func cut(s string) string {
 // in UTC.
 func ParseTime(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
+	// The usual forms first, chosen by length, so that a date costs one
+	// parse (a failed time.Parse allocates its error).
+	switch {
+	case len(s) == 10:
+		if t, err := time.Parse("2006-01-02", s); err == nil {
+			return t.UTC(), nil
+		}
+	case len(s) >= 20 && s[10] == 'T':
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
 	for _, layout := range timeLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.UTC(), nil
