@@ -42,7 +42,14 @@ func TestBenchSitemaps(t *testing.T) {
 	}
 	var results []result
 	var gathered string
-	for _, withSitemaps := range []bool{true, false} {
+	runs := []bool{true, false}
+	switch os.Getenv("BENCH_ONLY") {
+	case "with":
+		runs = runs[:1]
+	case "without":
+		runs = runs[1:]
+	}
+	for _, withSitemaps := range runs {
 		web, err := testweb.New(testweb.Config{Seed: 11, Hosts: hosts, MaxPages: maxPages, Sitemaps: true})
 		if err != nil {
 			t.Fatal(err)
@@ -196,6 +203,8 @@ func runLimited(t *testing.T, env []string, limit time.Duration, name string, ar
 	defer timer.Stop()
 	if err := cmd.Wait(); err != nil {
 		t.Logf("%s: %v (time limit %v)\n%s", name, err, limit, tail(out.String(), 2000))
+	} else if os.Getenv("BENCH_SHOW_CRAWL") == "1" {
+		t.Logf("%s:\n%s", name, out.String())
 	}
 }
 
