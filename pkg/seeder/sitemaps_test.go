@@ -95,6 +95,27 @@ func TestSitemaps(t *testing.T) {
 	if out := g.out["http://a.cl/sitemap.xml.gz"]; len(out) != 3 {
 		t.Errorf("sitemap out-links: %v", out)
 	}
+
+	// A sitemap that redirects on its site gives a sitemap; one that
+	// redirects to another site gives nothing.
+	writeBatch(t, col, 3, testBatch{
+		urls: []string{"http://a.cl/sub.xml", "http://c.cl/sitemap.xml"},
+		docs: []*parsed.Doc{
+			{URL: "http://a.cl/sub.xml", Status: 301, Fetched: t0, Redirect: "http://a.cl/moved.xml"},
+			{URL: "http://c.cl/sitemap.xml", Status: 302, Fetched: t0, Redirect: "http://b.cl/elsewhere.xml"},
+		},
+	})
+	s = runBatch(t, col, cfg, 3, false)
+	if s.Rejected[ReasonSitemapRedirect] != 1 || s.SitemapsFound != 1 {
+		t.Errorf("batch 3: %+v", s)
+	}
+	g = readGraph(t, col)
+	if d := g.doc(t, "http://a.cl/moved.xml"); !d.Sitemap || d.Depth != 1 {
+		t.Errorf("redirected sitemap: %+v", d)
+	}
+	if _, ok := g.docs["http://b.cl/elsewhere.xml"]; ok {
+		t.Error("a sitemap's redirect to another site was taken")
+	}
 }
 
 // TestAddSitemap: seeder add --sitemap with a URL adds a sitemap to fetch;
