@@ -119,7 +119,7 @@ func runRun(c *cli.Context) error {
 	var progress *command.Progress
 	opts.Progress = func(done, total int) {
 		if progress == nil {
-			progress = command.NewProgress(c, int64(total), fmt.Sprintf("gathering %s", b.Name()))
+			progress = command.NewProgress(command.StdFrom(c), int64(total), fmt.Sprintf("gathering %s", b.Name()))
 		}
 		progress.Add(1)
 	}
