@@ -20,6 +20,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/extract"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/parsed"
+	"github.com/wirecrawl/wire/pkg/sitemap"
 	"github.com/wirecrawl/wire/pkg/textstore"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
@@ -49,6 +50,10 @@ type Options struct {
 	// MaxSitemapBytes caps the body of a sitemap read from a WARC record
 	// (harvester.max_sitemap_bytes); 0 means MaxBodyBytes.
 	MaxSitemapBytes int64
+	// SitemapLimits bound each sitemap read; zero fields are the
+	// protocol's limits (50,000 entries, 50 MB uncompressed). Tests lower
+	// them.
+	SitemapLimits sitemap.Limits
 	// MaxURLLength is the URL normaliser's limit; 0 means the default.
 	MaxURLLength int
 	// SessionParams are the session-id parameters links lose

@@ -74,7 +74,7 @@ func (p *pipeline) parseSitemap(r *result, body []byte, truncated string) {
 	res, err := sitemap.Parse(bytes.NewReader(body), sitemap.Options{
 		Base:        base,
 		CrossSubmit: func(string) bool { return true },
-		Limits:      sitemap.Limits{},
+		Limits:      p.o.SitemapLimits,
 	}, func(e sitemap.Entry) error {
 		u := p.resolve(d.URL, e.Loc, r)
 		if u == "" {
