@@ -2,6 +2,7 @@ package seeder
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,5 +156,35 @@ func TestAddSitemap(t *testing.T) {
 	}
 	if sm := r.Sitemaps; sm.Sitemaps != 1 || sm.Found != 1 || sm.Only != 1 || sm.WithLastMod != 1 {
 		t.Errorf("stats: %+v", sm)
+	}
+}
+
+// TestSitemapSiteCap: a sitemap of one site's thousand entries brings no
+// more of them than scope.max_pages_per_site allows (the sitemap itself
+// counts too); the rest are refused as any link would be.
+func TestSitemapSiteCap(t *testing.T) {
+	cfg := testConfig() // 5 URLs per site
+	col := newCollection(t, cfg)
+	addSeeds(t, col, cfg, "http://a.cl/")
+	writeBatch(t, col, 1, testBatch{
+		urls:   []string{"http://a.cl/"},
+		robots: []fetchlog.Robots{{Site: "http://a.cl", Status: 200, Fetched: t0, Body: "Sitemap: http://a.cl/sitemap.xml\n"}},
+		docs:   []*parsed.Doc{{URL: "http://a.cl/", Status: 200, Fetched: t0, MIME: "text/html", Hash: "h"}},
+	})
+	runBatch(t, col, cfg, 1, false)
+	links := make([]parsed.Link, 1000)
+	for i := range links {
+		links[i] = parsed.Link{URL: fmt.Sprintf("http://a.cl/item/%d", i), LastMod: t0.Format(time.RFC3339)}
+	}
+	writeBatch(t, col, 2, testBatch{
+		urls: []string{"http://a.cl/sitemap.xml"},
+		docs: []*parsed.Doc{{URL: "http://a.cl/sitemap.xml", Status: 200, Fetched: t0, Sitemap: &parsed.Sitemap{Kind: "urlset", Entries: 1000}, Links: links}},
+	})
+	s := runBatch(t, col, cfg, 2, false)
+	if s.NewURLs != 3 || s.Rejected[ReasonSiteCap] != 997 {
+		t.Errorf("new %d, rejected %v", s.NewURLs, s.Rejected)
+	}
+	if g := readGraph(t, col); g.sites["http://a.cl"].Pages != 5 {
+		t.Errorf("site pages %d", g.sites["http://a.cl"].Pages)
 	}
 }
