@@ -19,6 +19,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/extract"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/langid"
 	"github.com/wirecrawl/wire/pkg/parsed"
 	"github.com/wirecrawl/wire/pkg/textstore"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
@@ -54,6 +55,12 @@ type Options struct {
 	// FallbackCharset is the encoding of undeclared pages that are not
 	// UTF-8 and whose detection is unsure; "" means windows-1252.
 	FallbackCharset string
+	// LanguageSample is the bytes of running text a page's language is
+	// told from (langid); 0 leaves the language undetected.
+	LanguageSample int
+	// Languages are the languages the detector chooses among (ISO 639
+	// codes); empty means all it knows.
+	Languages []string
 	// InflightBytes bounds the response bytes held by the pipeline; 0
 	// means config.Defaults().Gatherer.InflightBytes.
 	InflightBytes int64
@@ -102,6 +109,8 @@ func OptionsFromConfig(cfg config.Config) (Options, error) {
 		Agent:           cfg.Crawl.ProductToken,
 		FallbackCharset: cfg.Gatherer.FallbackCharset,
 		InflightBytes:   cfg.Gatherer.InflightBytes,
+		LanguageSample:  cfg.Gatherer.LanguageSample,
+		Languages:       cfg.Gatherer.Languages,
 	}, nil
 }
 
@@ -263,8 +272,16 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.SessionParams != nil {
 		norm = urlnorm.NewWithParams(o.MaxURLLength, o.SessionParams)
 	}
+	var lang *langid.Detector
+	if o.LanguageSample > 0 {
+		var unknown []string
+		if lang, unknown = langid.New(o.LanguageSample, o.Languages); len(unknown) > 0 {
+			return fail(fmt.Errorf("%w: gatherer.languages: codes the detector does not know: %q", config.ErrInvalid, unknown))
+		}
+	}
 	p := &pipeline{
 		o:     o,
+		lang:  lang,
 		ex:    extract.New(extract.Options{Normalizer: norm, MaxURLLength: o.MaxURLLength, Agent: o.Agent, Fallback: o.FallbackCharset}),
 		norm:  norm,
 		log:   log,

@@ -14,6 +14,8 @@ import (
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/extract"
+	"github.com/wirecrawl/wire/pkg/langid"
+	"github.com/wirecrawl/wire/pkg/simhash"
 	"github.com/wirecrawl/wire/pkg/gatherer/gathertest"
 	"github.com/wirecrawl/wire/pkg/parsed"
 	"github.com/wirecrawl/wire/pkg/textstore"
@@ -130,6 +132,10 @@ func TestRun(t *testing.T) {
 	}
 	if home.LastModified != "Sat, 21 Nov 2026 10:00:00 GMT" || home.ETag != `"abc-123"` || home.DuplicateOf != "" {
 		t.Errorf("home page validators, lang: %+v", home)
+	}
+	// Language and fingerprint, from the text (the page declares no lang).
+	if home.DetectedLang != "en" || home.LangConf < langid.MinConfidence || home.Simhash != extract.HashHex(simhash.Sum(want.Text)) {
+		t.Errorf("home page: detected language %q (%d), simhash %q", home.DetectedLang, home.LangConf, home.Simhash)
 	}
 	if c := byID[2]; c.Hash != home.Hash || c.Unchanged || c.DuplicateOf != "http://www.a.cl/" {
 		t.Errorf("copy: hash %s unchanged %v duplicate of %q", c.Hash, c.Unchanged, c.DuplicateOf)
