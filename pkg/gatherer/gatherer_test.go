@@ -14,10 +14,10 @@ import (
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/extract"
-	"github.com/wirecrawl/wire/pkg/langid"
-	"github.com/wirecrawl/wire/pkg/simhash"
 	"github.com/wirecrawl/wire/pkg/gatherer/gathertest"
+	"github.com/wirecrawl/wire/pkg/langid"
 	"github.com/wirecrawl/wire/pkg/parsed"
+	"github.com/wirecrawl/wire/pkg/simhash"
 	"github.com/wirecrawl/wire/pkg/textstore"
 )
 
