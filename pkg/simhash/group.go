@@ -133,3 +133,71 @@ func Members(groups []int) [][]int {
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
 	return out
 }
+
+// Mirror is a site most of whose pages are near-duplicates of pages of
+// another site.
+type Mirror struct {
+	Site, Of string // Site mirrors Of
+	// Pages is the number of Site's pages with text; Shared those of them
+	// with a near-duplicate (or an exact one) on Of.
+	Pages, Shared int
+}
+
+// Mirrors finds mirrored sites: item i is on site sites[i] and in the
+// near-duplicate group groups[i] (as Groups gives). A site of at least
+// minPages items mirrors another when at least minShare of its items
+// have a near-duplicate there; of two sites mirroring each other, the
+// one whose pages were seen later (by item order) is the mirror. Sorted
+// by Site.
+func Mirrors(sites []string, groups []int, minPages int, minShare float64) []Mirror {
+	pages := map[string]int{}
+	first := map[string]int{} // site → its first item
+	bySite := map[string]map[int]bool{}
+	for i, s := range sites {
+		if _, ok := first[s]; !ok {
+			first[s] = i
+		}
+		pages[s]++
+		if bySite[s] == nil {
+			bySite[s] = map[int]bool{}
+		}
+		bySite[s][groups[i]] = true
+	}
+	// For each group, the sites with a member in it.
+	groupSites := map[int][]string{}
+	for s, gs := range bySite {
+		for g := range gs {
+			groupSites[g] = append(groupSites[g], s)
+		}
+	}
+	shared := map[[2]string]int{} // (site, other) → items of site with a near-duplicate on other
+	for i, s := range sites {
+		if pages[s] < minPages {
+			continue
+		}
+		for _, o := range groupSites[groups[i]] {
+			if o != s {
+				shared[[2]string{s, o}]++
+			}
+		}
+	}
+	best := map[string]Mirror{}
+	for k, n := range shared {
+		s, o := k[0], k[1]
+		if float64(n) < minShare*float64(pages[s]) {
+			continue
+		}
+		if float64(shared[[2]string{o, s}]) >= minShare*float64(pages[o]) && pages[o] >= minPages && first[s] < first[o] {
+			continue // they mirror each other: o, seen later, is the mirror
+		}
+		if b, ok := best[s]; !ok || n > b.Shared || n == b.Shared && o < b.Of {
+			best[s] = Mirror{Site: s, Of: o, Pages: pages[s], Shared: n}
+		}
+	}
+	out := make([]Mirror, 0, len(best))
+	for _, m := range best {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Site < out[j].Site })
+	return out
+}

@@ -139,3 +139,14 @@ func BenchmarkGroups100k(b *testing.B) {
 		Groups(fps)
 	}
 }
+
+func TestMirrors(t *testing.T) {
+	// a.cl has 4 pages; b.cl mirrors them all, c.cl copies one page, d.cl
+	// has 2 pages (under minPages) both copies.
+	sites := []string{"a.cl", "a.cl", "a.cl", "a.cl", "c.cl", "c.cl", "c.cl", "b.cl", "b.cl", "b.cl", "b.cl", "d.cl", "d.cl"}
+	groups := []int{0, 1, 2, 3, 4, 5, 0, 0, 1, 2, 3, 1, 2}
+	got := Mirrors(sites, groups, 3, 0.8)
+	if len(got) != 1 || got[0] != (Mirror{Site: "b.cl", Of: "a.cl", Pages: 4, Shared: 4}) {
+		t.Errorf("Mirrors = %+v", got)
+	}
+}
