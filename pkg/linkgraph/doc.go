@@ -57,6 +57,13 @@ type Doc struct {
 	// History is the visit history, oldest first, at most MaxHistory
 	// visits (the freshness estimator's input).
 	History []Visit `json:"history,omitempty"`
+	// Simhash is the similarity fingerprint of the last fetched text
+	// (docs.jsonl's simhash; 0 for none).
+	Simhash uint64 `json:"simhash,omitempty"`
+	// NearDup is the id of a fetched page this one is a near-duplicate of
+	// (simhash within simhash.Distance), or that its rel=canonical names;
+	// 0 for none. The manager lowers the value of such a page.
+	NearDup uint64 `json:"nearDup,omitempty"`
 }
 
 // MaxHistory is the number of visits a document's History keeps.
@@ -141,6 +148,12 @@ func appendDoc(b []byte, d *Doc) []byte {
 		}
 		b = append(b, c)
 		b = appendString(b, v.LastModified)
+	}
+	// Fields appended later, left out (with those after them) while zero,
+	// so that records without them stay as they were.
+	if d.Simhash != 0 || d.NearDup != 0 {
+		b = binary.LittleEndian.AppendUint64(b, d.Simhash)
+		b = binary.AppendUvarint(b, d.NearDup)
 	}
 	return b
 }
@@ -317,6 +330,17 @@ func decodeRecord(id uint64, v []byte, d *Doc, view bool) error {
 	}
 	// Fields appended to the format later go here, each read only while
 	// bytes remain (older records end before them and read as zero).
+	if len(dec.b) > 0 {
+		if len(dec.b) < 8 {
+			return fmt.Errorf("doc %d: %w: truncated simhash", id, ErrCorrupt)
+		}
+		d.Simhash = binary.LittleEndian.Uint64(dec.b)
+		dec.b = dec.b[8:]
+		d.NearDup = dec.uvarint("nearDup")
+		if dec.err != nil {
+			return fmt.Errorf("doc %d: %w", id, dec.err)
+		}
+	}
 	return nil
 }
 

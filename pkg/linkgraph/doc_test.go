@@ -22,6 +22,7 @@ func fullDoc() *Doc {
 		Redirect: "http://a.cl/r", Anchors: []string{"uno", "dos"}, NoIndex: true, Canonical: "http://a.cl/c",
 		FirstFetched: t0.Add(-time.Hour), Failures: 0, LastModified: "Sun, 22 Nov 2026 00:00:00 GMT", ETag: `"e1"`,
 		History: []Visit{{Time: t0.Add(-time.Hour), Status: 200}, {Time: t0, Status: 304, Changed: true, LastModified: "x"}},
+		Simhash: 0x8f3a00c2e41d9b07, NearDup: 5,
 	}
 }
 
@@ -41,6 +42,20 @@ func TestDocRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(&got, d) {
 		t.Errorf("round trip\n got %+v\nwant %+v", got, *d)
+	}
+	// A record without the fields appended by issue 20 (simhash, nearDup)
+	// is the record of before, and reads them as zero.
+	old := fullDoc()
+	old.Simhash, old.NearDup = 0, 0
+	rec := appendDoc(nil, old)
+	if full := appendDoc(nil, fullDoc()); len(full) != len(rec)+9 {
+		t.Errorf("the appended fields take %d bytes, want 9", len(full)-len(rec))
+	}
+	if err := decodeDoc(7, rec, &got); err != nil || !reflect.DeepEqual(&got, old) {
+		t.Errorf("record without simhash: %+v, %v", got, err)
+	}
+	if err := decodeDoc(7, append(rec, 1, 2), &got); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("truncated simhash: %v", err)
 	}
 	odd := &Doc{ID: 1, URL: "http://a.cl/", State: "weird", Depth: -1}
 	if err := decodeDoc(1, appendDoc(nil, odd), &got); err != nil || !reflect.DeepEqual(&got, odd) {

@@ -62,7 +62,13 @@ type Summary struct {
 	Missing   int `json:"missing"`   // URLs of batch.tsv without a record (back to pending)
 	Changed   int `json:"changed"`   // fetched records whose text hash changed since the last visit
 	Stale     int `json:"stale"`     // records older than what graph.db holds (ignored)
-	Duplicate int `json:"duplicate"` // second records of one doc id (ignored)
+	// NearDuplicates are fetched pages whose simhash is within
+	// simhash.Distance of a page fingerprinted before; Canonical those
+	// whose rel=canonical names another fetched page (docs/seeder.md,
+	// "Near-duplicates").
+	NearDuplicates int `json:"nearDuplicates"`
+	Canonical      int `json:"canonical"`
+	Duplicate      int `json:"duplicate"` // second records of one doc id (ignored)
 
 	Links       int            `json:"links"`       // links read (with redirects and canonicals)
 	OutLinks    uint64         `json:"outLinks"`    // links stored in the graph (distinct targets per page)
@@ -287,10 +293,14 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 		}
 	}()
 
+	near, err := loadNearDups(filepath.Join(col.Dir, NearDupFile))
+	if err != nil {
+		return nil, err
+	}
 	err = g.Update(func(tx *linkgraph.Tx) error {
 		in := newIntake(tx, opts.Config, b.ID, res, filepath.Join(col.Dir, FrontierDir))
 		defer in.abortPark()
-		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, maxStreaming: opts.Config.Harvester.MaxStreaming, snapshot: true, cands: map[string]int{}}
+		run := &batchRun{in: in, s: s, near: near, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, maxStreaming: opts.Config.Harvester.MaxStreaming, snapshot: true, cands: map[string]int{}}
 		if err := run.robots(robotsRecs); err != nil {
 			return err
 		}
@@ -345,6 +355,12 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 		}
 		st.Seeded = time.Now().UTC()
 		if err := tx.PutBatch(st); err != nil {
+			return err
+		}
+		// The near-duplicate table goes first: if the commit then fails,
+		// the batch is taken in again and finds its pages there, which
+		// changes nothing (each page keeps its rank).
+		if err := near.save(); err != nil {
 			return err
 		}
 		// Last: the park file is published just before the commit; if the

@@ -201,3 +201,68 @@ func Mirrors(sites []string, groups []int, minPages int, minShare float64) []Mir
 	sort.Slice(out, func(i, j int) bool { return out[i].Site < out[j].Site })
 	return out
 }
+
+// Table finds, for a fingerprint, a stored item within Distance: banded
+// tables as in Index, of items (an id and a fingerprint), without
+// grouping. Not safe for concurrent use.
+type Table struct {
+	ids  []uint64
+	fps  []uint64
+	head [Blocks][]int32 // per block value: the last item added with it, plus one
+	next [Blocks][]int32 // per item: the previous one with the same block value, plus one
+}
+
+// NewTable returns an empty table sized for about n items (1 MiB plus 40
+// bytes an item).
+func NewTable(n int) *Table {
+	t := &Table{ids: make([]uint64, 0, n), fps: make([]uint64, 0, n)}
+	for b := range t.head {
+		t.head[b] = make([]int32, 1<<16)
+		t.next[b] = make([]int32, 0, n)
+	}
+	return t
+}
+
+// Add stores an item. Fingerprint 0 (no text) is not stored.
+func (t *Table) Add(id, fp uint64) {
+	if fp == 0 {
+		return
+	}
+	i := int32(len(t.ids))
+	t.ids = append(t.ids, id)
+	t.fps = append(t.fps, fp)
+	for b := 0; b < Blocks; b++ {
+		key := uint16(fp >> (16 * b))
+		t.next[b] = append(t.next[b], t.head[b][key])
+		t.head[b][key] = i + 1
+	}
+}
+
+// Len is the number of items stored.
+func (t *Table) Len() int { return len(t.ids) }
+
+// Nearest returns the stored item closest to fp within Distance whose id
+// is not self and for which keep (if not nil) says yes: the smallest
+// distance, then the smallest id. ok is false when there is none, or fp
+// is 0.
+func (t *Table) Nearest(fp, self uint64, keep func(id, fp uint64) bool) (id uint64, dist int, ok bool) {
+	if fp == 0 {
+		return 0, 0, false
+	}
+	dist = Distance + 1
+	for b := 0; b < Blocks; b++ {
+		key := uint16(fp >> (16 * b))
+		for j := t.head[b][key] - 1; j >= 0; j = t.next[b][j] - 1 {
+			d := Hamming(fp, t.fps[j])
+			c := t.ids[j]
+			if d > Distance || c == self || d > dist || d == dist && c >= id {
+				continue
+			}
+			if keep != nil && !keep(c, t.fps[j]) {
+				continue
+			}
+			id, dist, ok = c, d, true
+		}
+	}
+	return id, dist, ok
+}

@@ -150,3 +150,24 @@ func TestMirrors(t *testing.T) {
 		t.Errorf("Mirrors = %+v", got)
 	}
 }
+
+func TestTable(t *testing.T) {
+	tb := NewTable(0)
+	tb.Add(5, 0xff00)
+	tb.Add(3, 0xff03) // distance 2 from 0xff00
+	tb.Add(9, 0xff01) // distance 1
+	tb.Add(2, 0xf0f0f0f0)
+	tb.Add(7, 0)
+	if id, d, ok := tb.Nearest(0xff00, 5, nil); !ok || id != 9 || d != 1 {
+		t.Errorf("Nearest = %d %d %v, want 9 at 1", id, d, ok)
+	}
+	if id, _, ok := tb.Nearest(0xff00, 5, func(id, _ uint64) bool { return id != 9 }); !ok || id != 3 {
+		t.Errorf("Nearest with keep = %d %v, want 3", id, ok)
+	}
+	if _, _, ok := tb.Nearest(0x0f0f, 0, nil); ok {
+		t.Error("a far fingerprint found a near one")
+	}
+	if _, _, ok := tb.Nearest(0, 0, nil); ok || tb.Len() != 4 {
+		t.Error("fingerprint 0")
+	}
+}
