@@ -39,7 +39,13 @@ type Explanation struct {
 	Change History // the change-rate estimate (fetched pages)
 	VNow   float64 // IQ^α·RQ^β·F^γ
 	VAfter float64 // IQ^α: a visit brings RQ and F to 1
-	Profit float64 // (VAfter − VNow), halved for a page whose last attempt failed
+	Profit float64 // (VAfter − VNow), halved for a page whose last attempt failed, times manager.near_duplicate_weight for a near-duplicate
+
+	// NearDup is the URL of the fetched page this one is a near-duplicate
+	// of (or that its rel=canonical names), "" for none; NearDupWeight is
+	// the factor its profit got (manager.near_duplicate_weight).
+	NearDup       string
+	NearDupWeight float64
 
 	Dynamic    bool
 	DepthLimit int
@@ -103,6 +109,13 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 			return fmt.Errorf("explain %s: %w", rawURL, err)
 		}
 		ex.SiteStreaming, ex.Streaming = site.Streaming, describeStreaming(site, next, opts.Config.Harvester.MaxStreaming, now, opts.Config.Manager.MinRevisit.D())
+		if id := ex.Doc.NearDup; id != 0 {
+			nd, err := tx.Doc(id)
+			if err != nil {
+				return fmt.Errorf("explain %s: near-duplicate: %w", rawURL, err)
+			}
+			ex.NearDup = nd.URL
+		}
 		return nil
 	})
 	if err != nil {
@@ -150,6 +163,10 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 	ex.Profit = ex.VAfter - ex.VNow
 	if d.State == linkgraph.StateFailed {
 		ex.Profit *= FailedFactor
+	}
+	if d.NearDup != 0 && m.NearDuplicateWeight < 1 {
+		ex.NearDupWeight = m.NearDuplicateWeight
+		ex.Profit *= m.NearDuplicateWeight
 	}
 	ex.Candidate = w.cand >= 0
 	switch {
@@ -250,6 +267,12 @@ func (ex *Explanation) Print(w io.Writer) error {
 	profit := "V after − V now"
 	if d.State == linkgraph.StateFailed {
 		profit += ", halved: the last attempt failed"
+	}
+	if d.NearDup != 0 {
+		fmt.Fprintf(tw, "near-duplicate of\t%s\t(simhash within 3 bits, or rel=canonical)\n", orNone(ex.NearDup))
+		if ex.NearDupWeight > 0 {
+			profit += fmt.Sprintf(", times %g: a near-duplicate of a fetched page (manager.near_duplicate_weight)", ex.NearDupWeight)
+		}
 	}
 	fmt.Fprintf(tw, "profit\t%s\t%s\n", g4(ex.Profit), profit)
 	fmt.Fprintf(tw, "\n")
