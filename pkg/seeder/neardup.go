@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
@@ -20,8 +21,8 @@ import (
 const NearDupFile = "neardup.bin"
 
 // nearDupHeader starts the file; records of 16 bytes follow: doc id and
-// simhash, both little-endian uint64, in the order the pages were first
-// fingerprinted.
+// current simhash, both little-endian uint64, one per page, in the order
+// the pages were first fingerprinted.
 const nearDupHeader = "# wire-neardup 1\n"
 
 // nearDups is the table of fingerprints of fetched pages, read before a
@@ -31,69 +32,90 @@ const nearDupHeader = "# wire-neardup 1\n"
 type nearDups struct {
 	path  string
 	table *simhash.Table
-	// cur is each page's current fingerprint and its rank (order of first
-	// fingerprint); the table keeps replaced fingerprints, which cur
-	// tells apart.
-	cur   map[uint64]nearEntry
-	order []uint64 // ids by rank
-	dirty bool
-}
-
-type nearEntry struct {
-	fp   uint64
-	rank int
+	// A page's rank is the order in which it was first fingerprinted;
+	// order and fps give each rank's doc id and current fingerprint, and
+	// rankOf each doc id's rank plus one (doc ids are dense and below
+	// 2^32). The table keeps replaced fingerprints, which fps tells apart.
+	order  []uint64
+	fps    []uint64
+	rankOf []int32
+	dirty  bool
 }
 
 // loadNearDups reads the table at path; a missing file is an empty table.
 func loadNearDups(path string) (*nearDups, error) {
-	n := &nearDups{path: path, cur: map[uint64]nearEntry{}}
-	f, err := os.Open(path)
+	n := &nearDups{path: path}
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		n.table = simhash.NewTable(0)
+		n.table = simhash.NewTable()
 		return n, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open near-duplicate table: %w", err)
+		return nil, fmt.Errorf("read near-duplicate table: %w", err)
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<20)
-	head := make([]byte, len(nearDupHeader))
-	if _, err := io.ReadFull(br, head); err != nil || string(head) != nearDupHeader {
+	if !strings.HasPrefix(string(b[:min(len(b), len(nearDupHeader))]), nearDupHeader) {
 		return nil, fmt.Errorf("%w: %s: not a near-duplicate table of version 1", collection.ErrDamaged, path)
 	}
-	st, _ := f.Stat()
-	size := 0
-	if st != nil {
-		size = int(st.Size()) / 16
+	b = b[len(nearDupHeader):]
+	if len(b)%16 != 0 {
+		return nil, fmt.Errorf("%w: %s: truncated record", collection.ErrDamaged, path)
 	}
-	n.table = simhash.NewTable(size)
-	var rec [16]byte
-	for {
-		if _, err := io.ReadFull(br, rec[:]); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("%w: %s: truncated record", collection.ErrDamaged, path)
+	n.order, n.fps = make([]uint64, 0, len(b)/16), make([]uint64, 0, len(b)/16)
+	for ; len(b) > 0; b = b[16:] {
+		id, fp := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+		if id == 0 || id >= 1<<32 || n.rank(id) >= 0 {
+			return nil, fmt.Errorf("%w: %s: bad or repeated doc id %d", collection.ErrDamaged, path, id)
 		}
-		n.put(binary.LittleEndian.Uint64(rec[:8]), binary.LittleEndian.Uint64(rec[8:]))
+		n.setRank(id, len(n.order))
+		n.order = append(n.order, id)
+		n.fps = append(n.fps, fp)
 	}
-	n.dirty = false
+	n.table = simhash.NewTableOf(n.order, n.fps)
 	return n, nil
 }
 
-// put records id's fingerprint.
-func (n *nearDups) put(id, fp uint64) {
-	e, ok := n.cur[id]
-	if ok && e.fp == fp {
-		return
+// rank returns id's rank, -1 if it has none.
+func (n *nearDups) rank(id uint64) int {
+	if id >= uint64(len(n.rankOf)) {
+		return -1
 	}
-	if !ok {
-		e.rank = len(n.order)
+	return int(n.rankOf[id]) - 1
+}
+
+func (n *nearDups) setRank(id uint64, r int) {
+	if id >= uint64(len(n.rankOf)) {
+		n.rankOf = append(n.rankOf, make([]int32, int(id)+1-len(n.rankOf)+len(n.rankOf)/4)...)
+	}
+	n.rankOf[id] = int32(r + 1)
+}
+
+// put records id's fingerprint and returns its rank.
+func (n *nearDups) put(id, fp uint64) int {
+	r := n.rank(id)
+	if r >= 0 && n.fps[r] == fp {
+		return r
+	}
+	if r < 0 {
+		r = len(n.order)
+		n.setRank(id, r)
 		n.order = append(n.order, id)
+		n.fps = append(n.fps, fp)
+	} else {
+		n.fps[r] = fp
 	}
-	e.fp = fp
-	n.cur[id] = e
 	n.table.Add(id, fp)
 	n.dirty = true
+	return r
+}
+
+// nearest returns the page fingerprinted before rank whose current
+// fingerprint is closest to fp within simhash.Distance.
+func (n *nearDups) nearest(fp, id uint64, rank int) (uint64, bool) {
+	c, _, ok := n.table.Nearest(fp, id, func(c, cfp uint64) bool {
+		r := n.rank(c)
+		return r >= 0 && r < rank && n.fps[r] == cfp
+	})
+	return c, ok
 }
 
 // check sets d's Simhash and NearDup from its new parsed record pd (a
@@ -118,18 +140,14 @@ func (n *nearDups) check(tx *linkgraph.Tx, d *linkgraph.Doc, pd *parsed.Doc, s *
 			}
 		}
 	}
-	if fp == 0 {
+	if fp == 0 || d.ID >= 1<<32 {
 		return nil
 	}
-	n.put(d.ID, fp)
+	rank := n.put(d.ID, fp)
 	if d.NearDup != 0 {
 		return nil
 	}
-	rank := n.cur[d.ID].rank
-	if id, _, ok := n.table.Nearest(fp, d.ID, func(id, fp uint64) bool {
-		e := n.cur[id]
-		return e.fp == fp && e.rank < rank
-	}); ok {
+	if id, ok := n.nearest(fp, d.ID, rank); ok {
 		d.NearDup = id
 		s.NearDuplicates++
 	}
@@ -145,9 +163,9 @@ func (n *nearDups) save() error {
 		bw := bufio.NewWriterSize(w, 1<<20)
 		bw.WriteString(nearDupHeader)
 		var rec [16]byte
-		for _, id := range n.order {
+		for r, id := range n.order {
 			binary.LittleEndian.PutUint64(rec[:8], id)
-			binary.LittleEndian.PutUint64(rec[8:], n.cur[id].fp)
+			binary.LittleEndian.PutUint64(rec[8:], n.fps[r])
 			bw.Write(rec[:])
 		}
 		return bw.Flush()

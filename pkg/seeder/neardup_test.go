@@ -2,6 +2,7 @@ package seeder
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,3 +68,48 @@ func TestNearDuplicates(t *testing.T) {
 }
 
 func isDamaged(err error) bool { return errors.Is(err, collection.ErrDamaged) }
+
+// BenchmarkNearDupTable: the near-duplicate table's cost for a batch of
+// 100,000 pages in a collection that has fingerprinted a million: load
+// the file, look up and add every page of the batch, write the file.
+func BenchmarkNearDupTable(b *testing.B) {
+	path := filepath.Join(b.TempDir(), NearDupFile)
+	r := rand.New(rand.NewPCG(1, 2))
+	n, err := loadNearDups(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for id := uint64(1); id <= 1000000; id++ {
+		n.put(id, r.Uint64())
+	}
+	if err := n.save(); err != nil {
+		b.Fatal(err)
+	}
+	fps := make([]uint64, 100000)
+	for i := range fps {
+		fps[i] = r.Uint64()
+		if i%10 == 0 {
+			fps[i] = n.fps[r.IntN(1000000)] ^ 1<<r.IntN(64)
+		}
+	}
+	for b.Loop() {
+		n, err := loadNearDups(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		found := 0
+		for i, fp := range fps {
+			id := uint64(2000000 + i)
+			if _, ok := n.nearest(fp, id, n.put(id, fp)); ok {
+				found++
+			}
+		}
+		if found < len(fps)/10 {
+			b.Fatalf("%d near-duplicates found", found)
+		}
+		if err := n.save(); err != nil {
+			b.Fatal(err)
+		}
+		os.Remove(path + ".tmp")
+	}
+}

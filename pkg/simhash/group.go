@@ -204,21 +204,57 @@ func Mirrors(sites []string, groups []int, minPages int, minShare float64) []Mir
 
 // Table finds, for a fingerprint, a stored item within Distance: banded
 // tables as in Index, of items (an id and a fingerprint), without
-// grouping. Not safe for concurrent use.
+// grouping. Each table's bucket holds its items' fingerprints and ids
+// side by side, so that a look-up reads four short runs of memory rather
+// than following links through the whole table (which made a look-up in
+// a million items cost 30 µs of cache misses instead of 2). Not safe for
+// concurrent use.
 type Table struct {
-	ids  []uint64
-	fps  []uint64
-	head [Blocks][]int32 // per block value: the last item added with it, plus one
-	next [Blocks][]int32 // per item: the previous one with the same block value, plus one
+	buckets [Blocks][][]entry // per block value, the items with it
+	n       int
 }
 
-// NewTable returns an empty table sized for about n items (1 MiB plus 40
-// bytes an item).
-func NewTable(n int) *Table {
-	t := &Table{ids: make([]uint64, 0, n), fps: make([]uint64, 0, n)}
-	for b := range t.head {
-		t.head[b] = make([]int32, 1<<16)
-		t.next[b] = make([]int32, 0, n)
+type entry struct {
+	fp, id uint64
+}
+
+// NewTable returns an empty table. It takes 6 MiB, plus 64 bytes an item.
+func NewTable() *Table {
+	t := &Table{}
+	for b := range t.buckets {
+		t.buckets[b] = make([][]entry, 1<<16)
+	}
+	return t
+}
+
+// NewTableOf returns a table of the items ids[i], fps[i], built at once:
+// each block's buckets share one array, sized by a first count.
+func NewTableOf(ids, fps []uint64) *Table {
+	t := &Table{}
+	for b := range t.buckets {
+		count := make([]int32, 1<<16)
+		for _, fp := range fps {
+			if fp != 0 {
+				count[uint16(fp>>(16*b))]++
+			}
+		}
+		all := make([]entry, 0, len(fps))
+		t.buckets[b] = make([][]entry, 1<<16)
+		for k, c := range count {
+			t.buckets[b][k] = all[len(all) : len(all) : len(all)+int(c)]
+			all = all[:len(all)+int(c)]
+		}
+		for i, fp := range fps {
+			if fp != 0 {
+				k := uint16(fp >> (16 * b))
+				t.buckets[b][k] = append(t.buckets[b][k], entry{fp, ids[i]})
+			}
+		}
+	}
+	for _, fp := range fps {
+		if fp != 0 {
+			t.n++
+		}
 	}
 	return t
 }
@@ -228,18 +264,15 @@ func (t *Table) Add(id, fp uint64) {
 	if fp == 0 {
 		return
 	}
-	i := int32(len(t.ids))
-	t.ids = append(t.ids, id)
-	t.fps = append(t.fps, fp)
+	t.n++
 	for b := 0; b < Blocks; b++ {
 		key := uint16(fp >> (16 * b))
-		t.next[b] = append(t.next[b], t.head[b][key])
-		t.head[b][key] = i + 1
+		t.buckets[b][key] = append(t.buckets[b][key], entry{fp, id})
 	}
 }
 
 // Len is the number of items stored.
-func (t *Table) Len() int { return len(t.ids) }
+func (t *Table) Len() int { return t.n }
 
 // Nearest returns the stored item closest to fp within Distance whose id
 // is not self and for which keep (if not nil) says yes: the smallest
@@ -251,17 +284,15 @@ func (t *Table) Nearest(fp, self uint64, keep func(id, fp uint64) bool) (id uint
 	}
 	dist = Distance + 1
 	for b := 0; b < Blocks; b++ {
-		key := uint16(fp >> (16 * b))
-		for j := t.head[b][key] - 1; j >= 0; j = t.next[b][j] - 1 {
-			d := Hamming(fp, t.fps[j])
-			c := t.ids[j]
-			if d > Distance || c == self || d > dist || d == dist && c >= id {
+		for _, e := range t.buckets[b][uint16(fp>>(16*b))] {
+			d := Hamming(fp, e.fp)
+			if d > Distance || e.id == self || d > dist || d == dist && e.id >= id {
 				continue
 			}
-			if keep != nil && !keep(c, t.fps[j]) {
+			if keep != nil && !keep(e.id, e.fp) {
 				continue
 			}
-			id, dist, ok = c, d, true
+			id, dist, ok = e.id, d, true
 		}
 	}
 	return id, dist, ok

@@ -45,8 +45,10 @@ var lanes = func() (t [256]uint64) {
 }()
 
 // Sum returns the simhash of text: every shingle of Shingle words
-// (letters and digits, ASCII letters folded to lower case; each character
-// of scripts written without spaces is a word) is hashed to 64 bits, and
+// (runs of letters and digits with at least one letter, ASCII letters
+// folded to lower case; each character of scripts written without spaces
+// is a word; numbers alone are left out, so that dates, counters and
+// times do not count) is hashed to 64 bits, and
 // bit i of the result is set when more than half of the shingles have it
 // set. A text of fewer than Shingle words has the shingle of its words; an
 // empty text has fingerprint 0.
@@ -56,7 +58,10 @@ func Sum(text string) uint64 {
 		offset = 14695981039346656037
 		prime  = 1099511628211
 	)
-	h, in := uint64(offset), false
+	// letters tells whether the word being read has a letter: words of
+	// digits alone (dates, counters, prices, times) are left out, so that
+	// a page that differs only in them has the same fingerprint.
+	h, in, letters := uint64(offset), false, false
 	for i := 0; i < len(text) && a.n < MaxShingles; {
 		c := text[i]
 		if c < utf8.RuneSelf {
@@ -64,37 +69,39 @@ func Sum(text string) uint64 {
 			if c|0x20 >= 'a' && c|0x20 <= 'z' || c >= '0' && c <= '9' {
 				h = (h ^ uint64(c|0x20)) * prime // digits have bit 5 set already
 				in = true
+				letters = letters || c > '9'
 				continue
 			}
-			if in {
+			if in && letters {
 				a.word(h)
-				h, in = offset, false
 			}
+			h, in, letters = offset, false, false
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		i += size
 		switch {
 		case r >= 0x0e00 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Hangul):
-			if in {
+			if in && letters {
 				a.word(h)
 			}
 			a.word((offset ^ uint64(r)) * prime)
-			h, in = offset, false
+			h, in, letters = offset, false, false
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
 			r = unicode.ToLower(r)
 			for k := 0; k < size; k++ { // the rune's bytes, as in the ASCII case
 				h = (h ^ uint64(byte(r>>(8*k)))) * prime
 			}
 			in = true
+			letters = letters || !unicode.IsDigit(r)
 		default:
-			if in {
+			if in && letters {
 				a.word(h)
-				h, in = offset, false
 			}
+			h, in, letters = offset, false, false
 		}
 	}
-	if in {
+	if in && letters {
 		a.word(h)
 	}
 	return a.sum()

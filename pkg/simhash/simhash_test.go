@@ -152,7 +152,7 @@ func TestMirrors(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tb := NewTable(0)
+	tb := NewTable()
 	tb.Add(5, 0xff00)
 	tb.Add(3, 0xff03) // distance 2 from 0xff00
 	tb.Add(9, 0xff01) // distance 1
