@@ -137,10 +137,12 @@ func Members(groups []int) [][]int {
 // Mirror is a site most of whose pages are near-duplicates of pages of
 // another site.
 type Mirror struct {
-	Site, Of string // Site mirrors Of
+	Site string `json:"site"` // the mirror
+	Of   string `json:"of"`   // the site it mirrors
 	// Pages is the number of Site's pages with text; Shared those of them
 	// with a near-duplicate (or an exact one) on Of.
-	Pages, Shared int
+	Pages  int `json:"pages"`
+	Shared int `json:"shared"`
 }
 
 // Mirrors finds mirrored sites: item i is on site sites[i] and in the
