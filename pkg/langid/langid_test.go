@@ -86,3 +86,27 @@ func BenchmarkDetect(b *testing.B) {
 		d.Detect(string(text))
 	}
 }
+
+// FuzzDetect: any text gives a language code or Unknown, a confidence
+// within 0-100, and a sample no longer than asked, cut at a character
+// boundary.
+func FuzzDetect(f *testing.F) {
+	for _, s := range []string{"", "hola", strings.Repeat("la casa es grande y blanca ", 10), "\xff\xfe", "画像の一部を切り抜きます。画像の一部を切り抜きます。"} {
+		f.Add(s, 64)
+	}
+	d, _ := New(0, DefaultLanguages)
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		max = max%2048 + 1
+		if max <= 0 {
+			max += 2048
+		}
+		sample, _ := Sample(s, max)
+		if len(sample) > max && sample != s {
+			t.Fatalf("sample of %d bytes, max %d", len(sample), max)
+		}
+		lang, conf := d.Detect(s)
+		if lang == "" || conf < 0 || conf > 100 {
+			t.Fatalf("Detect(%q) = %q, %d", s, lang, conf)
+		}
+	})
+}

@@ -171,3 +171,21 @@ func TestTable(t *testing.T) {
 		t.Error("fingerprint 0")
 	}
 }
+
+// FuzzSum: any text (page text is outside input) gives a fingerprint
+// without panicking, the same one twice, and 0 only for a text without a
+// word of letters.
+func FuzzSum(f *testing.F) {
+	for _, s := range []string{"", "hola mundo", "12 34 5", "画像の一部", "a\xffb c", strings.Repeat("x ", 100)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a := Sum(s)
+		if b := Sum(s); a != b {
+			t.Fatalf("Sum(%q) = %x then %x", s, a, b)
+		}
+		if a == 0 && strings.IndexFunc(s, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }) >= 0 {
+			t.Fatalf("Sum(%q) = 0 for a text with letters", s)
+		}
+	})
+}
