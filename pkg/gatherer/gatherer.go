@@ -139,6 +139,7 @@ type Summary struct {
 	Links        int            `json:"links"`                  // out-links written
 	LinksDropped map[string]int `json:"linksDropped,omitempty"` // links that failed normalisation, by reason
 	Charsets     map[string]int `json:"charsets,omitempty"`     // HTML pages by charset decoded from
+	Languages    map[string]int `json:"languages,omitempty"`    // HTML pages by language told from the text (none when detection is off)
 	Workers      int            `json:"workers"`
 	Started      time.Time      `json:"started"`
 	Seconds      float64        `json:"seconds"`
@@ -266,7 +267,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	defer f.Close()
 
-	sum := &Summary{Batch: b.ID, Workers: o.Workers, Started: start.UTC(), LinksDropped: map[string]int{}, Charsets: map[string]int{}}
+	sum := &Summary{Batch: b.ID, Workers: o.Workers, Started: start.UTC(), LinksDropped: map[string]int{}, Charsets: map[string]int{}, Languages: map[string]int{}}
 	w := parsed.NewWriter(textstore.NewWritebackFile(f)) // written out as it goes: the fsync at the end has less to wait for
 	norm := urlnorm.New(o.MaxURLLength)
 	if o.SessionParams != nil {
@@ -334,6 +335,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	if len(sum.LinksDropped) == 0 {
 		sum.LinksDropped = nil
+	}
+	if len(sum.Languages) == 0 {
+		sum.Languages = nil
 	}
 	if len(sum.Charsets) == 0 {
 		sum.Charsets = nil

@@ -105,6 +105,9 @@ func TestRun(t *testing.T) {
 	if !b.Done(collection.StageGathered) {
 		t.Error("no gathered.done marker")
 	}
+	if s.Languages["en"] == 0 {
+		t.Errorf("summary languages: %v", s.Languages)
+	}
 	var marker Summary
 	if err := b.Summary(collection.StageGathered, &marker); err != nil || marker.Docs != len(pages) {
 		t.Errorf("marker: %+v %v", marker, err)

@@ -278,6 +278,9 @@ func (p *pipeline) write(r *result) error {
 		s.HTML++
 		s.TextBytes += int64(d.TextBytes)
 		s.Charsets[d.Charset]++
+		if d.DetectedLang != "" {
+			s.Languages[d.DetectedLang]++
+		}
 	case d.Status >= 200 && d.Status < 300:
 		s.Other++
 	}
