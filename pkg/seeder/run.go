@@ -117,6 +117,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  docs        %d of %d scheduled: %d fetched, %d failed, %d excluded by robots, %d not attempted, %d missing (changed %d, stale %d, duplicate %d)\n",
 		s.Docs, s.Scheduled, s.Fetched, s.Failed, s.Excluded, s.Pending, s.Missing, s.Changed, s.Stale, s.Duplicate)
 	fmt.Fprintf(w, "  links       %d read, %d stored, %d targets updated\n", s.Links, s.OutLinks, s.Updated)
+	if s.NearDuplicates > 0 || s.Canonical > 0 {
+		fmt.Fprintf(w, "  near-dups   %d pages near-duplicates of a page fetched before, %d with rel=canonical to a fetched page\n", s.NearDuplicates, s.Canonical)
+	}
 	fmt.Fprintf(w, "  new         %d urls (%d excluded by robots), %d sites, %d links parked\n", s.NewURLs, s.NewExcluded, s.NewSites, s.Parked)
 	fmt.Fprintf(w, "  rejected    %s\n", formatCounts(s.Rejected))
 	fmt.Fprintf(w, "  robots.txt  %d sites, %d changed: %d urls excluded, %d restored\n", s.RobotsSites, s.RobotsChanged, s.RobotsExcluded, s.RobotsRestored)
