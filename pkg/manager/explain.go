@@ -46,6 +46,10 @@ type Explanation struct {
 	// the factor its profit got (manager.near_duplicate_weight).
 	NearDup       string
 	NearDupWeight float64
+	// Mirror is the site key of the site the page's site mirrors
+	// (linkgraph.Site.MirrorOf), "" for none; a page of a mirror that is
+	// not a near-duplicate itself gets the same weight.
+	Mirror string
 
 	Dynamic    bool
 	DepthLimit int
@@ -109,6 +113,17 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 			return fmt.Errorf("explain %s: %w", rawURL, err)
 		}
 		ex.SiteStreaming, ex.Streaming = site.Streaming, describeStreaming(site, next, opts.Config.Harvester.MaxStreaming, now, opts.Config.Manager.MinRevisit.D())
+		if site.MirrorOf != 0 {
+			of, err := tx.Site(site.MirrorOf)
+			if err != nil {
+				return fmt.Errorf("explain %s: mirrored site: %w", rawURL, err)
+			}
+			ex.Mirror = of.Key
+			if ex.Doc.NearDup == 0 && opts.Config.Manager.NearDuplicateWeight < 1 {
+				ex.NearDupWeight = opts.Config.Manager.NearDuplicateWeight
+				ex.Profit *= ex.NearDupWeight
+			}
+		}
 		if id := ex.Doc.NearDup; id != 0 {
 			nd, err := tx.Doc(id)
 			if err != nil {
@@ -270,9 +285,16 @@ func (ex *Explanation) Print(w io.Writer) error {
 	}
 	if d.NearDup != 0 {
 		fmt.Fprintf(tw, "near-duplicate of\t%s\t(simhash within 3 bits, or rel=canonical)\n", orNone(ex.NearDup))
-		if ex.NearDupWeight > 0 {
-			profit += fmt.Sprintf(", times %g: a near-duplicate of a fetched page (manager.near_duplicate_weight)", ex.NearDupWeight)
+	}
+	if ex.Mirror != "" {
+		fmt.Fprintf(tw, "mirror of\t%s\t(its site copies that site's pages)\n", ex.Mirror)
+	}
+	if ex.NearDupWeight > 0 {
+		why := "a near-duplicate of a fetched page"
+		if d.NearDup == 0 {
+			why = "a page of a mirror site"
 		}
+		profit += fmt.Sprintf(", times %g: %s (manager.near_duplicate_weight)", ex.NearDupWeight, why)
 	}
 	fmt.Fprintf(tw, "profit\t%s\t%s\n", g4(ex.Profit), profit)
 	fmt.Fprintf(tw, "\n")

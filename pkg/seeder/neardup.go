@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,7 +31,11 @@ const nearDupHeader = "# wire-neardup 1\n"
 // up among the pages fingerprinted before it (across sites), and a match
 // within simhash.Distance makes it a near-duplicate (Doc.NearDup).
 type nearDups struct {
-	path  string
+	path string
+	// sites counts, per site, the batch's fetched pages with text and,
+	// per other site, those of them that are near-duplicates of its pages
+	// (mirror detection).
+	sites map[uint64]*siteCopies
 	table *simhash.Table
 	// A page's rank is the order in which it was first fingerprinted;
 	// order and fps give each rank's doc id and current fingerprint, and
@@ -42,9 +47,25 @@ type nearDups struct {
 	dirty  bool
 }
 
+// siteCopies is a site's count for mirror detection.
+type siteCopies struct {
+	pages int
+	of    map[uint64]int // site id → pages that are near-duplicates of its pages
+}
+
+// Mirror detection thresholds (docs/seeder.md, "Near-duplicates").
+const (
+	// MirrorMinPages is the fewest pages with text a batch must fetch of
+	// a site to decide whether it is a mirror.
+	MirrorMinPages = 3
+	// MirrorMinShare is the share of those pages that must be
+	// near-duplicates of pages of one other site.
+	MirrorMinShare = 0.8
+)
+
 // loadNearDups reads the table at path; a missing file is an empty table.
 func loadNearDups(path string) (*nearDups, error) {
-	n := &nearDups{path: path}
+	n := &nearDups{path: path, sites: map[uint64]*siteCopies{}}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		n.table = simhash.NewTable()
@@ -144,12 +165,70 @@ func (n *nearDups) check(tx *linkgraph.Tx, d *linkgraph.Doc, pd *parsed.Doc, s *
 		return nil
 	}
 	rank := n.put(d.ID, fp)
-	if d.NearDup != 0 {
-		return nil
+	if d.NearDup == 0 {
+		if id, ok := n.nearest(fp, d.ID, rank); ok {
+			d.NearDup = id
+			s.NearDuplicates++
+		}
 	}
-	if id, ok := n.nearest(fp, d.ID, rank); ok {
-		d.NearDup = id
-		s.NearDuplicates++
+	c := n.sites[d.Site]
+	if c == nil {
+		c = &siteCopies{of: map[uint64]int{}}
+		n.sites[d.Site] = c
+	}
+	c.pages++
+	if d.NearDup != 0 {
+		site, err := tx.DocSite(d.NearDup)
+		if err != nil {
+			return err
+		}
+		if site != d.Site {
+			c.of[site]++
+		}
+	}
+	return nil
+}
+
+// mirrors decides, for each site of which the batch fetched at least
+// MirrorMinPages pages with text, whether it mirrors another: the site
+// whose pages most of them copy, if they are MirrorMinShare or more of
+// them (ties to the smaller site id). It sets or clears Site.MirrorOf and
+// counts the sites newly flagged and cleared.
+func (n *nearDups) mirrors(in *intake, s *Summary) error {
+	ids := make([]uint64, 0, len(n.sites))
+	for id := range n.sites {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		c := n.sites[id]
+		if c.pages < MirrorMinPages {
+			continue
+		}
+		var of uint64
+		best := 0
+		for o, k := range c.of {
+			if k > best || k == best && o < of {
+				of, best = o, k
+			}
+		}
+		if float64(best) < MirrorMinShare*float64(c.pages) {
+			of = 0
+		}
+		e, err := in.siteByID(id)
+		if err != nil {
+			return err
+		}
+		if e.rec.MirrorOf == of {
+			continue
+		}
+		if of != 0 {
+			s.Mirrors++
+		} else {
+			s.MirrorsCleared++
+		}
+		e.rec.MirrorOf = of
+		e.dirty = true
 	}
 	return nil
 }
@@ -187,4 +266,21 @@ func fetchedCopy(d *linkgraph.Doc) bool {
 		return d.Visits > 0 && !d.Fetched.IsZero()
 	}
 	return false
+}
+
+// siteByID returns the intake's entry of site id, reading it from
+// graph.db the first time.
+func (in *intake) siteByID(id uint64) (*siteEntry, error) {
+	if s, ok := in.byID[id]; ok {
+		return s, nil
+	}
+	rec, err := in.tx.Site(id)
+	if err != nil {
+		return nil, err
+	}
+	s, err := in.site(rec.Key, false)
+	if err == nil && s == nil {
+		err = fmt.Errorf("site %d (%s) is not in the sites index", id, rec.Key)
+	}
+	return s, err
 }

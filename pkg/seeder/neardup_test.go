@@ -21,7 +21,8 @@ func TestNearDuplicates(t *testing.T) {
 	cfg := testConfig()
 	col := newCollection(t, cfg)
 	urls := []string{"http://a.cl/", "http://b.cl/", "http://c.cl/", "http://a.cl/print", "http://a.cl/other"}
-	addSeeds(t, col, cfg, urls...)
+	mirror := []string{"http://espejo.cl/", "http://espejo.cl/print", "http://espejo.cl/other"}
+	addSeeds(t, col, cfg, append(urls, mirror...)...)
 	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	doc := func(u, simhash, canonical string, i int) *parsed.Doc {
 		return &parsed.Doc{URL: u, Status: 200, Fetched: at.Add(time.Duration(i) * time.Second), MIME: "text/html", Hash: simhash, Simhash: simhash, Canonical: canonical, TextBytes: 100}
@@ -56,8 +57,21 @@ func TestNearDuplicates(t *testing.T) {
 	writeBatch(t, col, 3, testBatch{urls: urls[:1], docs: []*parsed.Doc{doc("http://a.cl/", "00000000ffff0000", "", 10)}})
 	runBatch(t, col, cfg, 3, false)
 	check()
+	// A site whose three pages copy a.cl's is a mirror of a.cl.
+	writeBatch(t, col, 4, testBatch{urls: mirror, docs: []*parsed.Doc{
+		doc("http://espejo.cl/", "00000000ffff0001", "", 20),
+		doc("http://espejo.cl/print", "0000ffff00000001", "", 21),
+		doc("http://espejo.cl/other", "00000000ffff000e", "", 22),
+	}})
+	if s := runBatch(t, col, cfg, 4, false); s.Mirrors != 1 || s.NearDuplicates != 3 {
+		t.Errorf("batch 4: %d mirrors, %d near-duplicates", s.Mirrors, s.NearDuplicates)
+	}
+	g := readGraph(t, col)
+	if m, a := g.sites["http://espejo.cl"], g.sites["http://a.cl"]; m.MirrorOf != a.ID || a.MirrorOf != 0 || g.sites["http://b.cl"].MirrorOf != 0 {
+		t.Errorf("espejo.cl mirrors site %d, want %d (a.cl); a.cl mirrors %d", m.MirrorOf, a.ID, a.MirrorOf)
+	}
 	st, err := os.Stat(filepath.Join(col.Dir, NearDupFile))
-	if err != nil || st.Size() != int64(len(nearDupHeader)+16*5) {
+	if err != nil || st.Size() != int64(len(nearDupHeader)+16*8) {
 		t.Errorf("near-duplicate table: %v, %v", st, err)
 	}
 	// A damaged table stops the seeder with ErrDamaged.

@@ -68,6 +68,11 @@ type Summary struct {
 	// "Near-duplicates").
 	NearDuplicates int `json:"nearDuplicates"`
 	Canonical      int `json:"canonical"`
+	// Mirrors are the sites this batch found to mirror another (newly
+	// flagged, linkgraph.Site.MirrorOf); MirrorsCleared those no longer
+	// found to.
+	Mirrors        int `json:"mirrors"`
+	MirrorsCleared int `json:"mirrorsCleared"`
 	Duplicate      int `json:"duplicate"` // second records of one doc id (ignored)
 
 	Links       int            `json:"links"`       // links read (with redirects and canonicals)
@@ -118,7 +123,8 @@ func (s *Summary) WriteText(w io.Writer) {
 		s.Docs, s.Scheduled, s.Fetched, s.Failed, s.Excluded, s.Pending, s.Missing, s.Changed, s.Stale, s.Duplicate)
 	fmt.Fprintf(w, "  links       %d read, %d stored, %d targets updated\n", s.Links, s.OutLinks, s.Updated)
 	if s.NearDuplicates > 0 || s.Canonical > 0 {
-		fmt.Fprintf(w, "  near-dups   %d pages near-duplicates of a page fetched before, %d with rel=canonical to a fetched page\n", s.NearDuplicates, s.Canonical)
+		fmt.Fprintf(w, "  near-dups   %d pages near-duplicates of a page fetched before, %d with rel=canonical to a fetched page; %d sites found to mirror another, %d no longer\n",
+			s.NearDuplicates, s.Canonical, s.Mirrors, s.MirrorsCleared)
 	}
 	fmt.Fprintf(w, "  new         %d urls (%d excluded by robots), %d sites, %d links parked\n", s.NewURLs, s.NewExcluded, s.NewSites, s.Parked)
 	fmt.Fprintf(w, "  rejected    %s\n", formatCounts(s.Rejected))
@@ -337,6 +343,9 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 			return err
 		}
 		if s.Updated, err = run.updates.apply(tx); err != nil {
+			return err
+		}
+		if err := near.mirrors(in, s); err != nil {
 			return err
 		}
 		if err := in.flushSites(); err != nil {
