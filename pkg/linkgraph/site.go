@@ -37,7 +37,7 @@ type Site struct {
 	// host again (Streak below max_streaming).
 	Streaming *Streaming `json:"streaming,omitempty"`
 	// MirrorOf is the id of the site this one mirrors: in the last batch
-	// that fetched at least 3 of its pages with text, 80 % or more of them
+	// that fetched at least 3 of its pages with text, half or more of them
 	// were near-duplicates of pages of that site (docs/seeder.md,
 	// "Near-duplicates"); 0 for none. The manager lowers the value of a
 	// mirror's pages, fetched or not.

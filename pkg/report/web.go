@@ -26,7 +26,7 @@ const (
 	MirrorMinPages = 3
 	// MirrorMinShare is the share of a site's pages that must have a
 	// near-duplicate on the other site.
-	MirrorMinShare = 0.8
+	MirrorMinShare = 0.5
 )
 
 // Web is what the crawl learned about the national web's pages: the

@@ -60,7 +60,7 @@ const (
 	MirrorMinPages = 3
 	// MirrorMinShare is the share of those pages that must be
 	// near-duplicates of pages of one other site.
-	MirrorMinShare = 0.8
+	MirrorMinShare = 0.5
 )
 
 // loadNearDups reads the table at path; a missing file is an empty table.

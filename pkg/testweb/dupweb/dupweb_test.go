@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/extract"
+	"github.com/wirecrawl/wire/pkg/report"
 	"github.com/wirecrawl/wire/pkg/simhash"
 )
 
@@ -128,6 +129,47 @@ func TestNearDuplicateGroups(t *testing.T) {
 		t.Logf("  recall of dated, session and mirrored copies of pages of 100+ words: %d of %d", found, all)
 		if e.Precision < 0.99 || float64(found) < 0.75*float64(all) {
 			t.Errorf("seed %d: precision %.3f, %d of %d copies of long pages found; want ≥ 0.99 and ≥ 3/4", seed, e.Precision, found, all)
+		}
+	}
+}
+
+// TestMirrors: simhash.Mirrors, with the report's and the seeder's
+// thresholds (3 pages, half of them), finds the generated web's mirror sites and
+// no other site, over three seeds.
+func TestMirrors(t *testing.T) {
+	ex := extract.New(extract.Options{})
+	for seed := uint64(1); seed <= 3; seed++ {
+		pages := Generate(Config{Seed: seed})
+		fps := make([]uint64, len(pages))
+		sites := make([]string, len(pages))
+		want := map[string]string{}
+		pagesOf := map[string]int{}
+		for i, p := range pages {
+			fps[i] = simhash.Sum(ex.Extract(p.HTML, "text/html; charset=utf-8", p.URL).Text)
+			sites[i] = p.Site
+			pagesOf[p.Site]++
+			if p.Kind == KindMirror {
+				want[p.Site] = pages[p.Group].Site
+			}
+		}
+		found := 0
+		for _, m := range simhash.Mirrors(sites, simhash.Groups(fps), report.MirrorMinPages, report.MirrorMinShare) {
+			t.Logf("  %s mirrors %s: %d of its %d pages", m.Site, m.Of, m.Shared, m.Pages)
+			if want[m.Site] != m.Of {
+				t.Errorf("seed %d: %s found to mirror %s (%d of %d pages)", seed, m.Site, m.Of, m.Shared, m.Pages)
+				continue
+			}
+			found++
+		}
+		big := 0
+		for s := range want {
+			if pagesOf[s] >= 3 {
+				big++
+			}
+		}
+		t.Logf("seed %d: %d of %d mirror sites found (%d of them with 3 pages or more)", seed, found, len(want), big)
+		if found < big {
+			t.Errorf("seed %d: %d of %d mirror sites of 3 pages or more found", seed, found, big)
 		}
 	}
 }
