@@ -41,7 +41,7 @@ type Manager struct {
 	MaxFetchesPerScript int      `toml:"max_fetches_per_script" doc:"At most this many URLs with a query are fetched per script (URL before the '?'); 0 means no limit."`
 	MinRevisit          Duration `toml:"min_revisit" doc:"A fetched page is not scheduled again before this much time has passed."`
 	RobotsMaxAge        Duration `toml:"robots_max_age" doc:"A site's stored robots.txt younger than this goes into the batch (robots.jsonl) so the harvester need not fetch it again; 0 sends none."`
-	NearDuplicateWeight float64  `toml:"near_duplicate_weight" doc:"Factor of the profit of a page that is a near-duplicate of a fetched page (simhash within 3 bits, or rel=canonical to it; docs/manager.md): 1 ignores near-duplicates."`
+	NearDuplicateWeight float64  `toml:"near_duplicate_weight" doc:"Factor of the profit of a page that is a near-duplicate of a fetched page (simhash within 3 bits, or rel=canonical to it), or a page of a site found to mirror another (docs/manager.md): 1 ignores near-duplicates."`
 }
 
 func defaultManager() Manager {
