@@ -110,7 +110,7 @@ func (d *Data) webPlots(add func(svg, caption string)) {
 	}
 	unique := w.Pages - w.ExactDuplicates - w.NearDuplicates
 	add(countBars("plot-duplicates", "Duplication", "HTML pages", []Count{{"unique", unique}, {"exact duplicates", w.ExactDuplicates}, {"near-duplicates", w.NearDuplicates}, {"pages of mirror sites", mirrored}}).SVG(),
-		fmt.Sprintf("HTML pages whose text another page has (exact), whose simhash is within %d bits of another's (near), and pages of the %d sites found to mirror another.", simhash.Distance, len(w.Mirrors)))
+		fmt.Sprintf("HTML pages whose text another page has (exact), whose simhash is within %d bits of another's (near), and the pages of mirror sites (sites found to mirror another: %d; they overlap the near-duplicates).", simhash.Distance, len(w.Mirrors)))
 	add(countBars("plot-charsets", "Charsets", "HTML pages", w.Charsets).SVG(),
 		"HTML pages by the encoding they were decoded from (declared, or detected).")
 	add(countBars("plot-sizes", "Page sizes", "2xx responses", w.Sizes).SVG(),
