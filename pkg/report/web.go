@@ -101,7 +101,7 @@ func readWeb(col *collection.Collection) (*Web, error) {
 	}
 	w := &Web{}
 	seen := map[string]bool{}
-	var pages []webPage
+	var chunks [][]webPage // per batch, newest batch first; each in file order
 	langs, declared, charsets, sizes, ages, tlds := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	for k := len(ids) - 1; k >= 0; k-- {
 		b := col.Batch(ids[k])
@@ -117,6 +117,7 @@ func readWeb(col *collection.Collection) (*Web, error) {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
 		r := parsed.NewReader(f, path)
+		var pages []webPage
 		for {
 			d, err := r.Next()
 			if err == io.EOF {
@@ -168,10 +169,13 @@ func readWeb(col *collection.Collection) (*Web, error) {
 			pages = append(pages, p)
 		}
 		f.Close()
+		chunks = append(chunks, pages)
 	}
-	// Oldest first, so that a group's first member is the page seen first.
-	for i, j := 0, len(pages)-1; i < j; i, j = i+1, j-1 {
-		pages[i], pages[j] = pages[j], pages[i]
+	// Oldest batch first, each in fetch order, so that a group's first
+	// member is the page fetched first.
+	var pages []webPage
+	for k := len(chunks) - 1; k >= 0; k-- {
+		pages = append(pages, chunks[k]...)
 	}
 	w.duplicates(pages)
 	w.siteLanguages(pages, langs)
