@@ -335,6 +335,11 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// Mirrors, from the batch's near-duplicates: site records are read
+		// and marked for flushSites before the flush starts.
+		if err := near.mirrors(in, s); err != nil {
+			return err
+		}
 		// No URL is created and no out-link changes from here on: the
 		// sorting of the new URLs and the new in-link sets are computed on
 		// the other core while the targets are updated.
@@ -343,9 +348,6 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 			return err
 		}
 		if s.Updated, err = run.updates.apply(tx); err != nil {
-			return err
-		}
-		if err := near.mirrors(in, s); err != nil {
 			return err
 		}
 		if err := in.flushSites(); err != nil {
