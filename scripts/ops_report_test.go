@@ -102,6 +102,13 @@ func (e *opsEnv) testReport(t *testing.T, col string) {
 			t.Errorf("table %s is missing or has fewer than two rows", table)
 		}
 	}
+	// The national web's tables (issue 20): present, with a row at least.
+	for _, table := range []string{"languages", "declared", "duplicates", "mirrors", "charsets", "sizes", "ages", "link-tlds"} {
+		rows := regexp.MustCompile(`(?s)<table id="` + table + `">(.*?)</table>`).FindStringSubmatch(dom)
+		if rows == nil || strings.Count(rows[1], "<tr>") < 2 {
+			t.Errorf("table %s is missing or empty", table)
+		}
+	}
 
 	shot := filepath.Join(t.TempDir(), "report.png")
 	runChromium(t, bin, "--window-size=1280,3000", "--screenshot="+shot, "file://"+out)

@@ -41,6 +41,7 @@ type Manager struct {
 	MaxFetchesPerScript int      `toml:"max_fetches_per_script" doc:"At most this many URLs with a query are fetched per script (URL before the '?'); 0 means no limit."`
 	MinRevisit          Duration `toml:"min_revisit" doc:"A fetched page is not scheduled again before this much time has passed."`
 	RobotsMaxAge        Duration `toml:"robots_max_age" doc:"A site's stored robots.txt younger than this goes into the batch (robots.jsonl) so the harvester need not fetch it again; 0 sends none."`
+	NearDuplicateWeight float64  `toml:"near_duplicate_weight" doc:"Factor of the profit of a page that is a near-duplicate of a fetched page (simhash within 3 bits, or rel=canonical to it), or a page of a site found to mirror another (docs/manager.md): 1 ignores near-duplicates."`
 }
 
 func defaultManager() Manager {
@@ -75,6 +76,7 @@ func defaultManager() Manager {
 		MaxFetchesPerScript: 1,
 		MinRevisit:          Duration(7 * 24 * time.Hour),
 		RobotsMaxAge:        Duration(24 * time.Hour),
+		NearDuplicateWeight: 0.1,
 	}
 }
 
@@ -90,6 +92,9 @@ func (c *Manager) validate(bad func(key, format string, args ...any)) {
 	}
 	if !(c.RQURL >= 0 && c.RQURL <= c.RQAnchors) {
 		bad("manager.rq_url", "must be between 0 and rq_anchors (%g), got %g", c.RQAnchors, c.RQURL)
+	}
+	if !(c.NearDuplicateWeight > 0 && c.NearDuplicateWeight <= 1) {
+		bad("manager.near_duplicate_weight", "must be above 0 and at most 1, got %g", c.NearDuplicateWeight)
 	}
 	if !(c.RQAnchors >= 0 && c.RQAnchors < 1) {
 		bad("manager.rq_anchors", "must be at least 0 and below 1, got %g", c.RQAnchors)

@@ -30,9 +30,16 @@ func BenchmarkGather(b *testing.B) { benchGather(b, 10) }
 // harvest of hundreds of megabytes.
 func BenchmarkGatherLarge(b *testing.B) { benchGather(b, 40) }
 
+// BenchmarkGatherNoLanguage is BenchmarkGather with language detection
+// off (gatherer.language_sample = 0): what the detection costs is the
+// difference (docs/gatherer.md, "Performance").
+func BenchmarkGatherNoLanguage(b *testing.B) {
+	benchGather(b, 10, func(o *Options) { o.LanguageSample = 0 })
+}
+
 // benchGather gathers the fixture pages, copies times each, as one
-// batch.
-func benchGather(b *testing.B, copies int) {
+// batch, with the default configuration changed by change.
+func benchGather(b *testing.B, copies int, change ...func(*Options)) {
 	files, _ := filepath.Glob(filepath.Join("..", "extract", "testdata", "pages", "*.html"))
 	if len(files) == 0 {
 		b.Fatal("no fixture pages")
@@ -58,6 +65,9 @@ func benchGather(b *testing.B, copies int) {
 		b.Fatal(err)
 	}
 	o.BatchDir = bt.Dir
+	for _, c := range change {
+		c(&o)
+	}
 	defer TuneGC()() // as the gatherer command runs
 	b.SetBytes(n)
 	b.ResetTimer()

@@ -19,6 +19,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/extract"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/langid"
 	"github.com/wirecrawl/wire/pkg/parsed"
 	"github.com/wirecrawl/wire/pkg/sitemap"
 	"github.com/wirecrawl/wire/pkg/textstore"
@@ -62,6 +63,12 @@ type Options struct {
 	// FallbackCharset is the encoding of undeclared pages that are not
 	// UTF-8 and whose detection is unsure; "" means windows-1252.
 	FallbackCharset string
+	// LanguageSample is the bytes of running text a page's language is
+	// told from (langid); 0 leaves the language undetected.
+	LanguageSample int
+	// Languages are the languages the detector chooses among (ISO 639
+	// codes); empty means all it knows.
+	Languages []string
 	// InflightBytes bounds the response bytes held by the pipeline; 0
 	// means config.Defaults().Gatherer.InflightBytes.
 	InflightBytes int64
@@ -111,6 +118,8 @@ func OptionsFromConfig(cfg config.Config) (Options, error) {
 		Agent:           cfg.Crawl.ProductToken,
 		FallbackCharset: cfg.Gatherer.FallbackCharset,
 		InflightBytes:   cfg.Gatherer.InflightBytes,
+		LanguageSample:  cfg.Gatherer.LanguageSample,
+		Languages:       cfg.Gatherer.Languages,
 	}, nil
 }
 
@@ -139,6 +148,7 @@ type Summary struct {
 	Links        int            `json:"links"`                  // out-links written
 	LinksDropped map[string]int `json:"linksDropped,omitempty"` // links that failed normalisation, by reason
 	Charsets     map[string]int `json:"charsets,omitempty"`     // HTML pages by charset decoded from
+	Languages    map[string]int `json:"languages,omitempty"`    // HTML pages by language told from the text (none when detection is off)
 	Workers      int            `json:"workers"`
 	Started      time.Time      `json:"started"`
 	Seconds      float64        `json:"seconds"`
@@ -277,14 +287,22 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	defer f.Close()
 
-	sum := &Summary{Batch: b.ID, Workers: o.Workers, Started: start.UTC(), LinksDropped: map[string]int{}, Charsets: map[string]int{}}
+	sum := &Summary{Batch: b.ID, Workers: o.Workers, Started: start.UTC(), LinksDropped: map[string]int{}, Charsets: map[string]int{}, Languages: map[string]int{}}
 	w := parsed.NewWriter(textstore.NewWritebackFile(f)) // written out as it goes: the fsync at the end has less to wait for
 	norm := urlnorm.New(o.MaxURLLength)
 	if o.SessionParams != nil {
 		norm = urlnorm.NewWithParams(o.MaxURLLength, o.SessionParams)
 	}
+	var lang *langid.Detector
+	if o.LanguageSample > 0 {
+		var unknown []string
+		if lang, unknown = langid.New(o.LanguageSample, o.Languages); len(unknown) > 0 {
+			return fail(fmt.Errorf("%w: gatherer.languages: codes the detector does not know: %q", config.ErrInvalid, unknown))
+		}
+	}
 	p := &pipeline{
 		o:     o,
+		lang:  lang,
 		ex:    extract.New(extract.Options{Normalizer: norm, MaxURLLength: o.MaxURLLength, Agent: o.Agent, Fallback: o.FallbackCharset}),
 		norm:  norm,
 		log:   log,
@@ -337,6 +355,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	if len(sum.LinksDropped) == 0 {
 		sum.LinksDropped = nil
+	}
+	if len(sum.Languages) == 0 {
+		sum.Languages = nil
 	}
 	if len(sum.Charsets) == 0 {
 		sum.Charsets = nil

@@ -15,7 +15,9 @@ import (
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/extract"
 	"github.com/wirecrawl/wire/pkg/gatherer/gathertest"
+	"github.com/wirecrawl/wire/pkg/langid"
 	"github.com/wirecrawl/wire/pkg/parsed"
+	"github.com/wirecrawl/wire/pkg/simhash"
 	"github.com/wirecrawl/wire/pkg/textstore"
 )
 
@@ -103,6 +105,9 @@ func TestRun(t *testing.T) {
 	if !b.Done(collection.StageGathered) {
 		t.Error("no gathered.done marker")
 	}
+	if s.Languages["en"] == 0 {
+		t.Errorf("summary languages: %v", s.Languages)
+	}
 	var marker Summary
 	if err := b.Summary(collection.StageGathered, &marker); err != nil || marker.Docs != len(pages) {
 		t.Errorf("marker: %+v %v", marker, err)
@@ -130,6 +135,10 @@ func TestRun(t *testing.T) {
 	}
 	if home.LastModified != "Sat, 21 Nov 2026 10:00:00 GMT" || home.ETag != `"abc-123"` || home.DuplicateOf != "" {
 		t.Errorf("home page validators, lang: %+v", home)
+	}
+	// Language and fingerprint, from the text (the page declares no lang).
+	if home.DetectedLang != "en" || home.LangConf < langid.MinConfidence || home.Simhash != extract.HashHex(simhash.Sum(want.Text)) {
+		t.Errorf("home page: detected language %q (%d), simhash %q", home.DetectedLang, home.LangConf, home.Simhash)
 	}
 	if c := byID[2]; c.Hash != home.Hash || c.Unchanged || c.DuplicateOf != "http://www.a.cl/" {
 		t.Errorf("copy: hash %s unchanged %v duplicate of %q", c.Hash, c.Unchanged, c.DuplicateOf)

@@ -18,7 +18,9 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/extract"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/langid"
 	"github.com/wirecrawl/wire/pkg/parsed"
+	"github.com/wirecrawl/wire/pkg/simhash"
 	"github.com/wirecrawl/wire/pkg/textstore"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 	"github.com/wirecrawl/wire/pkg/warcio"
@@ -37,6 +39,7 @@ type input struct {
 type pipeline struct {
 	o     Options
 	ex    *extract.Extractor
+	lang  *langid.Detector // nil: languages not detected
 	norm  *urlnorm.Normalizer
 	log   *slog.Logger
 	ins   []input
@@ -287,6 +290,9 @@ func (p *pipeline) write(r *result) error {
 		s.HTML++
 		s.TextBytes += int64(d.TextBytes)
 		s.Charsets[d.Charset]++
+		if d.DetectedLang != "" {
+			s.Languages[d.DetectedLang]++
+		}
 	case d.Status >= 200 && d.Status < 300:
 		s.Other++
 	}
@@ -414,6 +420,12 @@ func (p *pipeline) parse(r *result, resp *warcio.Response) error {
 	d.Description = x.Description
 	d.Lang = x.Lang
 	d.Hash = extract.HashHex(x.Hash)
+	if x.Text != "" {
+		d.Simhash = extract.HashHex(simhash.Sum(x.Text))
+	}
+	if p.lang != nil {
+		d.DetectedLang, d.LangConf = p.lang.Detect(x.Text)
+	}
 	d.TextBytes = len(x.Text)
 	d.Redirect = x.Refresh
 	d.Canonical = x.Canonical

@@ -22,6 +22,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	if s.Sitemaps > 0 {
 		fmt.Fprintf(w, "  sitemaps  %d read (%d with a problem): %d entries, %s in %.3fs\n", s.Sitemaps, s.SitemapErrors, s.SitemapEntries, mb(s.SitemapBytes), s.SitemapSeconds)
 	}
+	if len(s.Languages) > 0 {
+		fmt.Fprintf(w, "  languages %s\n", counts(s.Languages))
+	}
 	fmt.Fprintf(w, "  speed     %.1f MB/s\n", s.MBPerSecond)
 	if s.Unread > 0 {
 		fmt.Fprintf(w, "  salvaged  %d records could not be read back from their WARC files: the pages go back to the frontier, not fetched\n", s.Unread)

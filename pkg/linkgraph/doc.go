@@ -76,6 +76,13 @@ type Doc struct {
 	// Priority is the URL's <priority> in its sitemap plus one (0: none),
 	// so the zero value means absent.
 	Priority float64 `json:"priority,omitempty"`
+	// Simhash is the similarity fingerprint of the last fetched text
+	// (docs.jsonl's simhash; 0 for none).
+	Simhash uint64 `json:"simhash,omitempty"`
+	// NearDup is the id of a fetched page this one is a near-duplicate of
+	// (simhash within simhash.Distance), or that its rel=canonical names;
+	// 0 for none. The manager lowers the value of such a page.
+	NearDup uint64 `json:"nearDup,omitempty"`
 }
 
 // SitemapPriority returns the URL's sitemap <priority> and whether its
@@ -167,9 +174,12 @@ func appendDoc(b []byte, d *Doc) []byte {
 		b = append(b, c)
 		b = appendString(b, v.LastModified)
 	}
-	// Fields appended later (sitemaps, issue 19): written only when one is
-	// set, so the records of other documents keep their bytes.
-	if d.Sitemap || d.Source != "" || !d.SitemapLastMod.IsZero() || d.ChangeFreq != "" || d.Priority != 0 {
+	// Fields appended later, in sections, each written only when it or a
+	// later one is set, so that the records of other documents keep
+	// their bytes (older records end before them and read as zero).
+	// Section 1, sitemaps (issue 19):
+	later := d.Simhash != 0 || d.NearDup != 0
+	if d.Sitemap || d.Source != "" || !d.SitemapLastMod.IsZero() || d.ChangeFreq != "" || d.Priority != 0 || later {
 		var f byte
 		if d.Sitemap {
 			f |= 1
@@ -179,6 +189,11 @@ func appendDoc(b []byte, d *Doc) []byte {
 		b = appendTime(b, d.SitemapLastMod)
 		b = appendString(b, d.ChangeFreq)
 		b = binary.AppendUvarint(b, uint64(math.Round(d.Priority*1000)))
+	}
+	// Section 2, near-duplicates (issue 20):
+	if later {
+		b = binary.LittleEndian.AppendUint64(b, d.Simhash)
+		b = binary.AppendUvarint(b, d.NearDup)
 	}
 	return b
 }
@@ -361,6 +376,14 @@ func decodeRecord(id uint64, v []byte, d *Doc, view bool) error {
 		d.SitemapLastMod = dec.time("sitemap lastmod")
 		d.ChangeFreq = dec.string("changefreq")
 		d.Priority = float64(dec.uvarint("priority")) / 1000
+		if dec.err == nil && len(dec.b) > 0 {
+			if len(dec.b) < 8 {
+				return fmt.Errorf("doc %d: %w: truncated simhash", id, ErrCorrupt)
+			}
+			d.Simhash = binary.LittleEndian.Uint64(dec.b)
+			dec.b = dec.b[8:]
+			d.NearDup = dec.uvarint("nearDup")
+		}
 		if dec.err != nil {
 			return fmt.Errorf("doc %d: %w", id, dec.err)
 		}

@@ -23,6 +23,7 @@ func fullDoc() *Doc {
 		FirstFetched: t0.Add(-time.Hour), Failures: 0, LastModified: "Sun, 22 Nov 2026 00:00:00 GMT", ETag: `"e1"`,
 		History: []Visit{{Time: t0.Add(-time.Hour), Status: 200}, {Time: t0, Status: 304, Changed: true, LastModified: "x"}},
 		Sitemap: true, Source: "sitemap http://a.cl/sitemap.xml", SitemapLastMod: t0.Add(time.Minute), ChangeFreq: "daily", Priority: 1.8,
+		Simhash: 0x8f3a00c2e41d9b07, NearDup: 5,
 	}
 }
 
@@ -42,6 +43,26 @@ func TestDocRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(&got, d) {
 		t.Errorf("round trip\n got %+v\nwant %+v", got, *d)
+	}
+	// A record without the fields appended by issue 20 (simhash, nearDup)
+	// is the record of before, and reads them as zero.
+	old := fullDoc()
+	old.Simhash, old.NearDup = 0, 0
+	rec := appendDoc(nil, old)
+	if full := appendDoc(nil, fullDoc()); len(full) != len(rec)+9 {
+		t.Errorf("the appended fields take %d bytes, want 9", len(full)-len(rec))
+	}
+	if err := decodeDoc(7, rec, &got); err != nil || !reflect.DeepEqual(&got, old) {
+		t.Errorf("record without simhash: %+v, %v", got, err)
+	}
+	if err := decodeDoc(7, append(rec, 1, 2), &got); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("truncated simhash: %v", err)
+	}
+	// A near-duplicate that is no sitemap entry: section 1 is written
+	// zero so that section 2 can follow, and both read back.
+	nd := &Doc{ID: 3, URL: "http://a.cl/nd", State: StateFetched, Simhash: 42, NearDup: 9}
+	if err := decodeDoc(3, appendDoc(nil, nd), &got); err != nil || !reflect.DeepEqual(&got, nd) {
+		t.Errorf("near-duplicate without sitemap fields: %+v, %v", got, err)
 	}
 	odd := &Doc{ID: 1, URL: "http://a.cl/", State: "weird", Depth: -1}
 	if err := decodeDoc(1, appendDoc(nil, odd), &got); err != nil || !reflect.DeepEqual(&got, odd) {

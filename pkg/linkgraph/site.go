@@ -36,6 +36,12 @@ type Site struct {
 	// The seeder clears it when a harvest gets a whole response from the
 	// host again (Streak below max_streaming).
 	Streaming *Streaming `json:"streaming,omitempty"`
+	// MirrorOf is the id of the site this one mirrors: in the last batch
+	// that fetched at least 3 of its pages with text, half or more of them
+	// were near-duplicates of pages of that site (docs/seeder.md,
+	// "Near-duplicates"); 0 for none. The manager lowers the value of a
+	// mirror's pages, fetched or not.
+	MirrorOf uint64 `json:"mirrorOf,omitempty"`
 }
 
 // Streaming is what graph.db keeps of a site flagged as streaming: when it

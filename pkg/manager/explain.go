@@ -40,7 +40,17 @@ type Explanation struct {
 	Change History // the change-rate estimate (fetched pages)
 	VNow   float64 // IQ^α·RQ^β·F^γ
 	VAfter float64 // IQ^α: a visit brings RQ and F to 1
-	Profit float64 // (VAfter − VNow), halved for a page whose last attempt failed
+	Profit float64 // (VAfter − VNow), halved for a page whose last attempt failed, times manager.near_duplicate_weight for a near-duplicate
+
+	// NearDup is the URL of the fetched page this one is a near-duplicate
+	// of (or that its rel=canonical names), "" for none; NearDupWeight is
+	// the factor its profit got (manager.near_duplicate_weight).
+	NearDup       string
+	NearDupWeight float64
+	// Mirror is the site key of the site the page's site mirrors
+	// (linkgraph.Site.MirrorOf), "" for none; a page of a mirror that is
+	// not a near-duplicate itself gets the same weight.
+	Mirror string
 
 	Dynamic    bool
 	DepthLimit int
@@ -104,6 +114,24 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 			return fmt.Errorf("explain %s: %w", rawURL, err)
 		}
 		ex.SiteStreaming, ex.Streaming = site.Streaming, describeStreaming(site, next, opts.Config.Harvester.MaxStreaming, now, opts.Config.Manager.MinRevisit.D())
+		if site.MirrorOf != 0 {
+			of, err := tx.Site(site.MirrorOf)
+			if err != nil {
+				return fmt.Errorf("explain %s: mirrored site: %w", rawURL, err)
+			}
+			ex.Mirror = of.Key
+			if ex.Doc.NearDup == 0 && opts.Config.Manager.NearDuplicateWeight < 1 {
+				ex.NearDupWeight = opts.Config.Manager.NearDuplicateWeight
+				ex.Profit *= ex.NearDupWeight
+			}
+		}
+		if id := ex.Doc.NearDup; id != 0 {
+			nd, err := tx.Doc(id)
+			if err != nil {
+				return fmt.Errorf("explain %s: near-duplicate: %w", rawURL, err)
+			}
+			ex.NearDup = nd.URL
+		}
 		return nil
 	})
 	if err != nil {
@@ -155,6 +183,10 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 		ex.Profit *= FailedFactor
 	}
 	ex.Profit *= priorityFactor(d)
+	if d.NearDup != 0 && m.NearDuplicateWeight < 1 {
+		ex.NearDupWeight = m.NearDuplicateWeight
+		ex.Profit *= m.NearDuplicateWeight
+	}
 	if d.Sitemap {
 		ex.Profit = 1 // a sitemap goes ahead of pages
 	}
@@ -278,6 +310,19 @@ func (ex *Explanation) Print(w io.Writer) error {
 	profit := "V after − V now"
 	if d.State == linkgraph.StateFailed {
 		profit += ", halved: the last attempt failed"
+	}
+	if d.NearDup != 0 {
+		fmt.Fprintf(tw, "near-duplicate of\t%s\t(simhash within 3 bits, or rel=canonical)\n", orNone(ex.NearDup))
+	}
+	if ex.Mirror != "" {
+		fmt.Fprintf(tw, "mirror of\t%s\t(its site copies that site's pages)\n", ex.Mirror)
+	}
+	if ex.NearDupWeight > 0 {
+		why := "a near-duplicate of a fetched page"
+		if d.NearDup == 0 {
+			why = "a page of a mirror site"
+		}
+		profit += fmt.Sprintf(", times %g: %s (manager.near_duplicate_weight)", ex.NearDupWeight, why)
 	}
 	fmt.Fprintf(tw, "profit\t%s\t%s\n", g4(ex.Profit), profit)
 	fmt.Fprintf(tw, "\n")

@@ -75,6 +75,9 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 	if v.stats.Iterations > 0 && !v.stats.Converged {
 		log.Warn("pagerank did not converge; using the last iteration", "iterations", v.stats.Iterations)
 	}
+	if err := mirrorSites(tx, v, m); err != nil {
+		return nil, err
+	}
 	score(v, est, m.Alpha)
 	for i := range v.cands {
 		if v.cands[i].sitemap {

@@ -281,7 +281,7 @@ type assessment struct {
 	holds   bool    // already counted against its site's and its script's limits (fetched or tried before)
 	dynamic bool    // dynamic URL (depth limit max_depth_dynamic)
 	rq, f   float64 // factors now
-	logGain float64 // ln(1 − RQ^β·F^γ) + ln(FailedFactor if failed)
+	logGain float64 // ln(1 − RQ^β·F^γ) + ln(FailedFactor if failed) + ln(near_duplicate_weight if a near-duplicate)
 }
 
 // holdsSlot tells whether d already counts against its site's collection
@@ -336,5 +336,8 @@ func assess(d *linkgraph.Doc, m *config.Manager, rules *limits, now time.Time) a
 		return a
 	}
 	a.logGain += math.Log1p(-now1) + math.Log(priorityFactor(d))
+	if d.NearDup != 0 && m.NearDuplicateWeight < 1 {
+		a.logGain += math.Log(m.NearDuplicateWeight)
+	}
 	return a
 }

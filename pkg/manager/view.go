@@ -46,6 +46,7 @@ type cand struct {
 	revisit   bool
 	holds     bool
 	sitemap   bool // a sitemap: scheduled ahead of pages (profit 1)
+	near      bool // a near-duplicate (Doc.NearDup): its profit already has near_duplicate_weight
 }
 
 // script returns the index of the script of query URL u, adding it.
@@ -136,7 +137,7 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 		c := -1
 		if a.skip == candidate {
 			c = len(v.cands)
-			k := cand{pos: p, site: site, logProfit: a.logGain, script: -1, revisit: a.revisit, holds: a.holds, sitemap: d.Sitemap}
+			k := cand{pos: p, site: site, logProfit: a.logGain, script: -1, revisit: a.revisit, holds: a.holds, sitemap: d.Sitemap, near: d.NearDup != 0}
 			if !a.holds {
 				k.script = v.script(d.URL)
 			}

@@ -20,8 +20,8 @@ func DecodeLine(line string, name string, n int) (*Doc, error) {
 	if err := unmarshal(line, d); err != nil {
 		return nil, fmt.Errorf("%w: %s record %d: %w", ErrFormat, name, n, err)
 	}
-	if d.V != Version {
-		return nil, fmt.Errorf("%w: %s record %d: version %d, this program reads %d", ErrVersion, name, n, d.V, Version)
+	if d.V < MinVersion || d.V > Version {
+		return nil, fmt.Errorf("%w: %s record %d: version %d, this program reads %d to %d", ErrVersion, name, n, d.V, MinVersion, Version)
 	}
 	return d, nil
 }
@@ -354,6 +354,15 @@ func fastDecode(s string, d *Doc) bool {
 		case "links":
 			once(1 << 22)
 			d.Links = p.links()
+		case "detectedLang":
+			once(1 << 23)
+			d.DetectedLang = p.str()
+		case "langConfidence":
+			once(1 << 24)
+			d.LangConf = int(p.integer())
+		case "simhash":
+			once(1 << 25)
+			d.Simhash = p.str()
 		default:
 			p.ok = false // unknown keys, other spellings: encoding/json
 		}

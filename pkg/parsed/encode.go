@@ -37,9 +37,15 @@ func appendDoc(b []byte, d *Doc) ([]byte, error) {
 	b = appendField(b, `,"title":`, d.Title)
 	b = appendField(b, `,"description":`, d.Description)
 	b = appendField(b, `,"lang":`, d.Lang)
+	b = appendField(b, `,"detectedLang":`, d.DetectedLang)
+	if d.LangConf != 0 {
+		b = append(b, `,"langConfidence":`...)
+		b = strconv.AppendInt(b, int64(d.LangConf), 10)
+	}
 	b = appendField(b, `,"lastModified":`, d.LastModified)
 	b = appendField(b, `,"etag":`, d.ETag)
 	b = appendField(b, `,"hash":`, d.Hash)
+	b = appendField(b, `,"simhash":`, d.Simhash)
 	b = appendField(b, `,"duplicateOf":`, d.DuplicateOf)
 	if d.TextBytes != 0 {
 		b = append(b, `,"textBytes":`...)

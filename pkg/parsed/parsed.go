@@ -15,8 +15,13 @@ import (
 	"time"
 )
 
-// Version is the parsed output format version.
-const Version = 1
+// Version is the parsed output format version the Writer writes. Version
+// 2 added detectedLang, langConfidence and simhash; records of version 1
+// (MinVersion) are still read, without them.
+const Version = 2
+
+// MinVersion is the oldest format version readers accept.
+const MinVersion = 1
 
 // DocsFile is the name of the document records file in a parsed directory.
 const DocsFile = "docs.jsonl"
@@ -37,29 +42,32 @@ var ErrVersion = errors.New("parsed output of an unsupported format version")
 
 // Doc is what the gatherer learned about one URL of the batch.
 type Doc struct {
-	V            int       `json:"v"`                      // format version
-	DocID        uint64    `json:"docid"`                  // id from the batch file
-	URL          string    `json:"url"`                    // URL as fetched
-	Status       int       `json:"status"`                 // HTTP status, 0 if none
-	Err          string    `json:"error,omitempty"`        // fetch or parse error
-	Fetched      time.Time `json:"fetched"`                // when it was fetched
-	MIME         string    `json:"mime,omitempty"`         // media type
-	Charset      string    `json:"charset,omitempty"`      // charset the text was decoded from
-	Bytes        int64     `json:"bytes"`                  // body bytes
-	Title        string    `json:"title,omitempty"`        // page title
-	Description  string    `json:"description,omitempty"`  // meta description
-	Lang         string    `json:"lang,omitempty"`         // language attribute of <html>, if any
-	LastModified string    `json:"lastModified,omitempty"` // Last-Modified response header, as sent
-	ETag         string    `json:"etag,omitempty"`         // ETag response header, as sent
-	Hash         string    `json:"hash,omitempty"`         // hash of the normalised text (hex)
-	DuplicateOf  string    `json:"duplicateOf,omitempty"`  // URL of the page whose stored text this page's equals (exact duplicate); the text is stored once
-	TextBytes    int       `json:"textBytes,omitempty"`    // bytes of extracted text
-	Redirect     string    `json:"redirect,omitempty"`     // absolute redirect target (3xx or meta refresh)
-	Canonical    string    `json:"canonical,omitempty"`    // rel=canonical, absolute
-	NoIndex      bool      `json:"noindex,omitempty"`      // meta robots / X-Robots-Tag noindex
-	NoFollow     bool      `json:"nofollow,omitempty"`     // meta robots / X-Robots-Tag nofollow (links are then omitted)
-	Unchanged    bool      `json:"unchanged,omitempty"`    // same text hash as the previous visit
-	Links        []Link    `json:"links,omitempty"`        // out-links in document order
+	V            int       `json:"v"`                        // format version
+	DocID        uint64    `json:"docid"`                    // id from the batch file
+	URL          string    `json:"url"`                      // URL as fetched
+	Status       int       `json:"status"`                   // HTTP status, 0 if none
+	Err          string    `json:"error,omitempty"`          // fetch or parse error
+	Fetched      time.Time `json:"fetched"`                  // when it was fetched
+	MIME         string    `json:"mime,omitempty"`           // media type
+	Charset      string    `json:"charset,omitempty"`        // charset the text was decoded from
+	Bytes        int64     `json:"bytes"`                    // body bytes
+	Title        string    `json:"title,omitempty"`          // page title
+	Description  string    `json:"description,omitempty"`    // meta description
+	Lang         string    `json:"lang,omitempty"`           // language attribute of <html>, if any
+	DetectedLang string    `json:"detectedLang,omitempty"`   // language told from the text (ISO 639-1, else 639-3), or "unknown"
+	LangConf     int       `json:"langConfidence,omitempty"` // confidence of DetectedLang, 0-100
+	LastModified string    `json:"lastModified,omitempty"`   // Last-Modified response header, as sent
+	ETag         string    `json:"etag,omitempty"`           // ETag response header, as sent
+	Hash         string    `json:"hash,omitempty"`           // hash of the normalised text (hex)
+	Simhash      string    `json:"simhash,omitempty"`        // similarity fingerprint of the text (64-bit simhash over word shingles, hex)
+	DuplicateOf  string    `json:"duplicateOf,omitempty"`    // URL of the page whose stored text this page's equals (exact duplicate); the text is stored once
+	TextBytes    int       `json:"textBytes,omitempty"`      // bytes of extracted text
+	Redirect     string    `json:"redirect,omitempty"`       // absolute redirect target (3xx or meta refresh)
+	Canonical    string    `json:"canonical,omitempty"`      // rel=canonical, absolute
+	NoIndex      bool      `json:"noindex,omitempty"`        // meta robots / X-Robots-Tag noindex
+	NoFollow     bool      `json:"nofollow,omitempty"`       // meta robots / X-Robots-Tag nofollow (links are then omitted)
+	Unchanged    bool      `json:"unchanged,omitempty"`      // same text hash as the previous visit
+	Links        []Link    `json:"links,omitempty"`          // out-links in document order
 	// Sitemap is set on the record of a batch entry of kind sitemap: what
 	// reading it gave. Its Links are then the sitemap's entries.
 	Sitemap *Sitemap `json:"sitemap,omitempty"`

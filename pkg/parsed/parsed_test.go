@@ -19,13 +19,13 @@ var update = flag.Bool("update", false, "rewrite testdata/golden.jsonl")
 // field set somewhere.
 var allFields = []*Doc{
 	{DocID: 1, URL: "http://a.cl/", Status: 200, Fetched: time.Unix(1700000000, 0).UTC(), MIME: "text/html", Charset: "windows-1252", Bytes: 9359,
-		Title: "Inicio <b>", Description: "Municipalidad & más", Lang: "es-CL", LastModified: "Sat, 21 Nov 2026 10:00:00 GMT", ETag: `"abc-123"`,
-		Hash: "d9bb4b21a94d677c", TextBytes: 4192, Canonical: "http://a.cl/index.html",
+		Title: "Inicio <b>", Description: "Municipalidad & más", Lang: "es-CL", DetectedLang: "es", LangConf: 97, LastModified: "Sat, 21 Nov 2026 10:00:00 GMT", ETag: `"abc-123"`,
+		Hash: "d9bb4b21a94d677c", Simhash: "8f3a00c2e41d9b07", TextBytes: 4192, Canonical: "http://a.cl/index.html",
 		Links: []Link{{URL: "http://a.cl/x", Anchor: "x & y"}, {URL: "http://b.cl/", NoFollow: true}}},
 	{DocID: 2, URL: "http://a.cl/copia", Status: 200, Fetched: time.Unix(1700000001, 0).UTC(), MIME: "text/html", Charset: "utf-8", Bytes: 9359,
 		Hash: "d9bb4b21a94d677c", DuplicateOf: "http://a.cl/", TextBytes: 4192, Unchanged: true},
 	{DocID: 3, URL: "http://a.cl/privado", Status: 200, Fetched: time.Unix(1700000002, 0).UTC(), MIME: "text/html", Charset: "utf-8", Bytes: 31,
-		Hash: "ac67534a3cf52733", TextBytes: 8, NoIndex: true, NoFollow: true, Redirect: "http://a.cl/otro"},
+		DetectedLang: "unknown", Hash: "ac67534a3cf52733", TextBytes: 8, NoIndex: true, NoFollow: true, Redirect: "http://a.cl/otro"},
 	{DocID: 4, URL: "http://a.cl/igual", Status: 304, Fetched: time.Unix(1700000003, 0).UTC(), ETag: `W/"v2"`, Hash: "ac67534a3cf52733", Unchanged: true},
 	{DocID: 5, URL: "http://a.cl/old", Status: 301, Fetched: time.Unix(1700000004, 0).UTC(), Redirect: "http://a.cl/new"},
 	{DocID: 6, URL: "http://a.cl/down", Err: "timeout: no response in 20s", Fetched: time.Unix(1700000005, 0).UTC()},
@@ -61,6 +61,11 @@ func TestGolden(t *testing.T) {
 	// duplicateOf existed, still reads.
 	if docs, err := ReadFile("testdata/docs.jsonl"); err != nil || len(docs) == 0 {
 		t.Errorf("testdata/docs.jsonl: %d docs, %v", len(docs), err)
+	}
+	// Version 1, written before detectedLang, langConfidence and simhash,
+	// reads as it did.
+	if docs, err := ReadFile("testdata/golden-v1.jsonl"); err != nil || len(docs) != len(allFields) || docs[0].V != 1 || docs[0].Lang != "es-CL" || docs[0].DetectedLang != "" {
+		t.Errorf("testdata/golden-v1.jsonl: %d docs, %v", len(docs), err)
 	}
 }
 
@@ -108,8 +113,8 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	// A newer version is ErrVersion, not damage.
-	_, err := NewReader(strings.NewReader(`{"v":2,"docid":1}`+"\n"), "x.jsonl").Next()
-	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 2") {
+	_, err := NewReader(strings.NewReader(`{"v":3,"docid":1}`+"\n"), "x.jsonl").Next()
+	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 3") {
 		t.Errorf("future version: %v, want ErrVersion", err)
 	}
 }

@@ -96,6 +96,9 @@ type Data struct {
 	TopPages  []PageRow `json:"topPages"`
 	TopSites  []SiteRow `json:"topSites"`
 	PageRank  PRInfo    `json:"pagerank"`
+	// Web is the national web's sections: languages, duplicates,
+	// mirrors, charsets, sizes, ages, links by top-level domain.
+	Web Web `json:"web"`
 }
 
 // Totals are the headline numbers.
@@ -197,6 +200,11 @@ func Collect(ctx context.Context, col *collection.Collection, opts Options) (*Da
 	if err := d.readBatches(col); err != nil {
 		return nil, err
 	}
+	web, err := readWeb(col)
+	if err != nil {
+		return nil, fmt.Errorf("report on %s: %w", col.Dir, err)
+	}
+	d.Web = *web
 	g, err := linkgraph.Open(col.GraphPath(), true, opts.GraphTimeout)
 	if errors.Is(err, linkgraph.ErrBusy) {
 		return nil, fmt.Errorf("report on %s: %w", col.Dir, ErrBusy)

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+
+	"github.com/wirecrawl/wire/pkg/simhash"
 	"html/template"
 	"io"
 	"strconv"
@@ -15,6 +17,7 @@ func PlotIDs() []string {
 		"plot-site-sizes", "plot-in-degree", "plot-out-degree", "plot-depth",
 		"plot-status", "plot-mime", "plot-batch-pages", "plot-batch-bytes",
 		"plot-batch-speed", "plot-cumulative-pagerank",
+		"plot-languages", "plot-duplicates", "plot-charsets", "plot-sizes", "plot-ages", "plot-link-tlds",
 	}
 }
 
@@ -82,7 +85,40 @@ func (d *Data) plots() []figure {
 	add((&XYPlot{ID: "plot-cumulative-pagerank", Title: "Cumulative PageRank of fetched pages", XLabel: "pages fetched, in crawl order", YLabel: "cumulative PageRank",
 		Series: curves, VLines: d.BatchEnds}).SVG(),
 		fmt.Sprintf("Sum of the PageRank (over the known graph, damping %g) of the pages fetched so far, in the order they were first fetched; dotted lines end batches. A curve above the dashed line fetched the valuable pages early (Baeza-Yates et al. 2005).", d.PageRank.Damping))
+	d.webPlots(add)
 	return figs
+}
+
+// webPlots adds the national web's plots.
+func (d *Data) webPlots(add func(svg, caption string)) {
+	w := &d.Web
+	cats := make([]string, len(w.Languages))
+	pages, sites := make([]float64, len(w.Languages)), make([]float64, len(w.Languages))
+	for i, l := range w.Languages {
+		if i == 15 {
+			cats, pages, sites = cats[:i], pages[:i], sites[:i]
+			break
+		}
+		cats[i], pages[i], sites[i] = l.Lang, float64(l.Pages), float64(l.Sites)
+	}
+	add((&BarPlot{ID: "plot-languages", Title: "Languages", XLabel: "language (from the text)", YLabel: "pages and sites",
+		Categories: cats, Series: []string{"pages", "sites"}, Values: [][]float64{pages, sites}, Horizontal: true}).SVG(),
+		"HTML pages by the language the gatherer told from their text, and sites by the language of most of their pages (unknown: too short or too mixed to tell).")
+	mirrored := 0
+	for _, m := range w.Mirrors {
+		mirrored += m.Pages
+	}
+	unique := w.Pages - w.ExactDuplicates - w.NearDuplicates
+	add(countBars("plot-duplicates", "Duplication", "HTML pages", []Count{{"unique", unique}, {"exact duplicates", w.ExactDuplicates}, {"near-duplicates", w.NearDuplicates}, {"pages of mirror sites", mirrored}}).SVG(),
+		fmt.Sprintf("HTML pages whose text another page has (exact), whose simhash is within %d bits of another's (near), and the pages of mirror sites (sites found to mirror another: %d; they overlap the near-duplicates).", simhash.Distance, len(w.Mirrors)))
+	add(countBars("plot-charsets", "Charsets", "HTML pages", w.Charsets).SVG(),
+		"HTML pages by the encoding they were decoded from (declared, or detected).")
+	add(countBars("plot-sizes", "Page sizes", "2xx responses", w.Sizes).SVG(),
+		"Successful responses of every type by body size (after Content-Encoding was removed and the size cap applied).")
+	add(countBars("plot-ages", "Page age", "HTML pages", w.Ages).SVG(),
+		"HTML pages by the age their Last-Modified header gave when fetched (unknown: no header, or a date in the future).")
+	add(countBars("plot-link-tlds", "Links to other domains by top-level domain", "links", w.LinkTLDs).SVG(),
+		fmt.Sprintf("The %d links of fetched HTML pages to another registrable domain, by the target's top-level domain: which countries the national web links to.", w.LinksOut))
 }
 
 // countBars is a horizontal bar chart of counts.
@@ -176,6 +212,46 @@ td.url { max-width: 520px; overflow-wrap: anywhere; }
 <table id="batches">
 <tr><th>batch</th><th>URLs</th><th>fetched</th><th>bytes</th><th>harvest time</th><th>pages/s</th></tr>
 {{range .D.Batches}}<tr><td class="n">{{.ID}}</td><td class="n">{{.URLs}}</td><td class="n">{{.Fetched}}</td><td class="n">{{mb .Bytes}}</td><td class="n">{{fixed .Seconds}} s{{if .Resumed}} (resumed){{end}}</td><td class="n">{{fixed .PagesPerSecond}}</td></tr>
+{{end}}</table>
+<h2>The national web</h2>
+<p class="meta">{{.D.Web.Pages}} HTML pages ({{.D.Web.WithText}} with text), each counted once as last fetched.</p>
+<h3>Languages</h3>
+<table id="languages">
+<tr><th>language (from the text)</th><th>pages</th><th>share</th><th>sites</th></tr>
+{{range .D.Web.Languages}}<tr><td>{{.Lang}}</td><td class="n">{{.Pages}}</td><td class="n">{{pct .Pages $.D.Web.Pages}}</td><td class="n">{{.Sites}}</td></tr>
+{{end}}</table>
+<table id="declared">
+<tr><th>language declared</th><th>pages</th></tr>
+{{range .D.Web.Declared}}<tr><td>{{.Label}}</td><td class="n">{{.N}}</td></tr>
+{{end}}</table>
+<h3>Duplicates and mirrors</h3>
+<table id="duplicates">
+<tr><th></th><th>pages</th><th>share</th></tr>
+<tr><td>exact duplicates</td><td class="n">{{.D.Web.ExactDuplicates}}</td><td class="n">{{pct .D.Web.ExactDuplicates .D.Web.Pages}}</td></tr>
+<tr><td>near-duplicates (not exact), in {{.D.Web.NearGroups}} groups</td><td class="n">{{.D.Web.NearDuplicates}}</td><td class="n">{{pct .D.Web.NearDuplicates .D.Web.Pages}}</td></tr>
+</table>
+<table id="mirrors">
+<tr><th>site</th><th>mirrors</th><th>pages</th><th>with a copy there</th></tr>
+{{range .D.Web.Mirrors}}<tr><td class="url">{{.Site}}</td><td class="url">{{.Of}}</td><td class="n">{{.Pages}}</td><td class="n">{{.Shared}}</td></tr>
+{{else}}<tr><td colspan="4">no mirrors found</td></tr>
+{{end}}</table>
+<h3>Charsets, sizes, ages</h3>
+<table id="charsets">
+<tr><th>charset</th><th>pages</th></tr>
+{{range .D.Web.Charsets}}<tr><td>{{.Label}}</td><td class="n">{{.N}}</td></tr>
+{{end}}</table>
+<table id="sizes">
+<tr><th>size</th><th>responses</th></tr>
+{{range .D.Web.Sizes}}<tr><td>{{.Label}}</td><td class="n">{{.N}}</td></tr>
+{{end}}</table>
+<table id="ages">
+<tr><th>age (Last-Modified)</th><th>pages</th></tr>
+{{range .D.Web.Ages}}<tr><td>{{.Label}}</td><td class="n">{{.N}}</td></tr>
+{{end}}</table>
+<h3>Links to other domains</h3>
+<table id="link-tlds">
+<tr><th>top-level domain</th><th>links</th><th>share</th></tr>
+{{range .D.Web.LinkTLDs}}<tr><td>{{.Label}}</td><td class="n">{{.N}}</td><td class="n">{{pct .N $.D.Web.LinksOut}}</td></tr>
 {{end}}</table>
 <p class="meta">PageRank over {{.D.PageRank.Nodes}} pages and {{.D.PageRank.Edges}} links, damping {{.D.PageRank.Damping}}, {{.D.PageRank.Iterations}} iterations{{if not .D.PageRank.Converged}} (not converged){{end}}; the fetched pages hold {{rank .D.PageRank.FetchedShare}} of it.</p>
 </body>

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/parsed"
+	"github.com/wirecrawl/wire/pkg/simhash"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/report.golden.html")
@@ -104,6 +107,25 @@ func newCollection(t *testing.T) *collection.Collection {
 		{DocID: 11, URL: "http://a.cl/gone", Status: 404, Bytes: 100, MIME: "text/html", Fetched: t0.Add(3 * time.Second)},
 		{DocID: 12, URL: "http://a.cl/f.pdf", Status: 200, Bytes: 3000, MIME: "application/pdf", Fetched: t0.Add(4 * time.Second)},
 	})
+	fp := func(x uint64) string { return fmt.Sprintf("%016x", x) }
+	gather(t, col, 1, []*parsed.Doc{
+		{DocID: 1, URL: "http://a.cl/", Status: 200, Fetched: t0, Bytes: 1000, MIME: "text/html", Charset: "windows-1252", Lang: "es-CL", DetectedLang: "es", LangConf: 90,
+			LastModified: "Mon, 01 Jan 2024 00:00:00 GMT", Hash: "01", Simhash: fp(0xf0f0), TextBytes: 10,
+			Links: []parsed.Link{{URL: "http://b.cl/"}, {URL: "http://www.gob.ar/"}, {URL: "https://x.com/a"}, {URL: "http://a.cl/x"}}},
+		{DocID: 3, URL: "http://b.cl/", Status: 200, Fetched: t0.Add(time.Second), Bytes: 2000, MIME: "text/html", Charset: "utf-8", DetectedLang: "en", LangConf: 80, Hash: "02", Simhash: fp(0xff00ff), TextBytes: 10},
+		{DocID: 20, URL: "http://m.cl/", Status: 200, Fetched: t0.Add(time.Second), Bytes: 2000, MIME: "text/html", Charset: "utf-8", DetectedLang: "es", Hash: "03", Simhash: fp(0x1111), TextBytes: 10},
+		{DocID: 21, URL: "http://m.cl/1", Status: 200, Fetched: t0.Add(time.Second), Bytes: 90000, MIME: "text/html", Charset: "utf-8", DetectedLang: "es", Hash: "04", Simhash: fp(0x2222), TextBytes: 10},
+		{DocID: 22, URL: "http://m.cl/2", Status: 200, Fetched: t0.Add(time.Second), Bytes: 2000, MIME: "text/html", Charset: "utf-8", DetectedLang: "unknown", Hash: "05", Simhash: fp(0x4444), TextBytes: 10},
+		{DocID: 9, URL: "http://b.cl/private", Err: "robots", Fetched: t0},
+	})
+	gather(t, col, 2, []*parsed.Doc{
+		{DocID: 2, URL: "http://a.cl/x", Status: 200, Fetched: t0.Add(2 * time.Second), Bytes: 500, MIME: "text/html", Charset: "utf-8", DetectedLang: "es", Hash: "01", DuplicateOf: "http://a.cl/", Simhash: fp(0xf0f0), TextBytes: 10,
+			Links: []parsed.Link{{URL: "http://www.gob.ar/otra"}}},
+		{DocID: 30, URL: "http://espejo.cl/", Status: 200, Fetched: t0.Add(2 * time.Second), Bytes: 2000, MIME: "text/html", Charset: "utf-8", DetectedLang: "es", Hash: "13", Simhash: fp(0x1113), TextBytes: 10},
+		{DocID: 31, URL: "http://espejo.cl/1", Status: 200, Fetched: t0.Add(2 * time.Second), Bytes: 2000, MIME: "text/html", Charset: "utf-8", DetectedLang: "es", Hash: "14", Simhash: fp(0x2223), TextBytes: 10},
+		{DocID: 32, URL: "http://espejo.cl/2", Status: 200, Fetched: t0.Add(2 * time.Second), Bytes: 2000, MIME: "text/html", Charset: "utf-8", DetectedLang: "es", Hash: "15", Simhash: fp(0x4445), TextBytes: 10, LastModified: "Fri, 27 Nov 2026 00:00:00 GMT"},
+		{DocID: 12, URL: "http://a.cl/f.pdf", Status: 200, Bytes: 3000, MIME: "application/pdf", Fetched: t0.Add(4 * time.Second)},
+	})
 	// A batch not harvested yet.
 	if err := os.MkdirAll(col.Batch(3).Dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -112,6 +134,29 @@ func newCollection(t *testing.T) *collection.Collection {
 		t.Fatal(err)
 	}
 	return col
+}
+
+// gather writes a gathered batch's document records and marker.
+func gather(t *testing.T, col *collection.Collection, id int, docs []*parsed.Doc) {
+	t.Helper()
+	b := col.Batch(id)
+	if err := os.MkdirAll(b.ParsedPath(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w := parsed.NewWriter(&out)
+	for _, d := range docs {
+		if err := w.Write(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	if err := os.WriteFile(filepath.Join(b.ParsedPath(), parsed.DocsFile), out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.MarkDone(collection.StageGathered, map[string]any{"batch": id}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // harvest writes a harvested batch: batch file, fetch log and marker.
@@ -206,6 +251,36 @@ func TestCollect(t *testing.T) {
 	}
 	if d, err := Collect(context.Background(), col, Options{Top: 1}); err != nil || len(d.TopPages) != 1 || len(d.TopSites) != 1 {
 		t.Errorf("Top 1: %v, %+v", err, d)
+	}
+}
+
+// TestWeb: the national web's sections from the batches' records.
+func TestWeb(t *testing.T) {
+	d, err := Collect(context.Background(), newCollection(t), Options{Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := d.Web
+	if w.Pages != 9 || w.WithText != 9 || w.ExactDuplicates != 1 || w.NearDuplicates != 3 || w.NearGroups != 4 {
+		t.Errorf("pages %d, with text %d, exact %d, near %d in %d groups", w.Pages, w.WithText, w.ExactDuplicates, w.NearDuplicates, w.NearGroups)
+	}
+	if len(w.Mirrors) != 1 || w.Mirrors[0] != (simhash.Mirror{Site: "espejo.cl", Of: "m.cl", Pages: 3, Shared: 3}) {
+		t.Errorf("mirrors %+v", w.Mirrors)
+	}
+	if fmt.Sprint(w.Languages) != "[{es 7 3} {en 1 1} {unknown 1 0}]" {
+		t.Errorf("languages %v", w.Languages)
+	}
+	if fmt.Sprint(w.Declared) != "[{(none) 8} {es 1}]" || fmt.Sprint(w.Charsets) != "[{utf-8 8} {windows-1252 1}]" {
+		t.Errorf("declared %v, charsets %v", w.Declared, w.Charsets)
+	}
+	if fmt.Sprint(w.Sizes) != "[{< 1 KB 2} {1–4 KB 7} {64–256 KB 1}]" {
+		t.Errorf("sizes %v", w.Sizes)
+	}
+	if fmt.Sprint(w.Ages) != "[{1–3 years 1} {unknown 8}]" {
+		t.Errorf("ages %v", w.Ages) // the page modified after its fetch counts as unknown
+	}
+	if fmt.Sprint(w.LinkTLDs) != "[{ar 2} {cl 1} {com 1}]" || w.LinksOut != 4 {
+		t.Errorf("link TLDs %v (%d)", w.LinkTLDs, w.LinksOut)
 	}
 }
 

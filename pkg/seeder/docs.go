@@ -18,6 +18,7 @@ import (
 type batchRun struct {
 	in           *intake
 	s            *Summary
+	near         *nearDups         // fingerprints of fetched pages
 	scheduled    map[uint64]string // doc id → URL, from batch.tsv
 	seen         *roaring.Bitmap   // doc ids with a parsed record
 	updates      targetUpdates
@@ -310,6 +311,11 @@ func (r *batchRun) doc(p *preparedDoc) error {
 			d.MIME, d.Title, d.Hash = pd.MIME, pd.Title, pd.Hash
 			d.Redirect, d.NoIndex, d.Canonical = pd.Redirect, pd.NoIndex, pd.Canonical
 			d.LastModified, d.ETag = pd.LastModified, pd.ETag
+			if r.near != nil {
+				if err := r.near.check(r.in.tx, d, pd, r.s); err != nil {
+					return err
+				}
+			}
 		} else {
 			// A 304 may repeat or update the validators; absent ones stay.
 			if pd.LastModified != "" {

@@ -62,7 +62,18 @@ type Summary struct {
 	Missing   int `json:"missing"`   // URLs of batch.tsv without a record (back to pending)
 	Changed   int `json:"changed"`   // fetched records whose text hash changed since the last visit
 	Stale     int `json:"stale"`     // records older than what graph.db holds (ignored)
-	Duplicate int `json:"duplicate"` // second records of one doc id (ignored)
+	// NearDuplicates are fetched pages whose simhash is within
+	// simhash.Distance of a page fingerprinted before; Canonical those
+	// whose rel=canonical names another fetched page (docs/seeder.md,
+	// "Near-duplicates").
+	NearDuplicates int `json:"nearDuplicates"`
+	Canonical      int `json:"canonical"`
+	// Mirrors are the sites this batch found to mirror another (newly
+	// flagged, linkgraph.Site.MirrorOf); MirrorsCleared those no longer
+	// found to.
+	Mirrors        int `json:"mirrors"`
+	MirrorsCleared int `json:"mirrorsCleared"`
+	Duplicate      int `json:"duplicate"` // second records of one doc id (ignored)
 
 	Links       int            `json:"links"`       // links read (with redirects and canonicals)
 	OutLinks    uint64         `json:"outLinks"`    // links stored in the graph (distinct targets per page)
@@ -122,6 +133,10 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  docs        %d of %d scheduled: %d fetched, %d failed, %d excluded by robots, %d not attempted, %d missing (changed %d, stale %d, duplicate %d)\n",
 		s.Docs, s.Scheduled, s.Fetched, s.Failed, s.Excluded, s.Pending, s.Missing, s.Changed, s.Stale, s.Duplicate)
 	fmt.Fprintf(w, "  links       %d read, %d stored, %d targets updated\n", s.Links, s.OutLinks, s.Updated)
+	if s.NearDuplicates > 0 || s.Canonical > 0 {
+		fmt.Fprintf(w, "  near-dups   %d pages near-duplicates of a page fetched before, %d with rel=canonical to a fetched page; %d sites found to mirror another, %d no longer\n",
+			s.NearDuplicates, s.Canonical, s.Mirrors, s.MirrorsCleared)
+	}
 	fmt.Fprintf(w, "  new         %d urls (%d excluded by robots), %d sites, %d links parked\n", s.NewURLs, s.NewExcluded, s.NewSites, s.Parked)
 	fmt.Fprintf(w, "  rejected    %s\n", formatCounts(s.Rejected))
 	fmt.Fprintf(w, "  robots.txt  %d sites, %d changed: %d urls excluded, %d restored\n", s.RobotsSites, s.RobotsChanged, s.RobotsExcluded, s.RobotsRestored)
@@ -302,10 +317,14 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 		}
 	}()
 
+	near, err := loadNearDups(filepath.Join(col.Dir, NearDupFile))
+	if err != nil {
+		return nil, err
+	}
 	err = g.Update(func(tx *linkgraph.Tx) error {
 		in := newIntake(tx, opts.Config, b.ID, res, filepath.Join(col.Dir, FrontierDir))
 		defer in.abortPark()
-		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, maxStreaming: opts.Config.Harvester.MaxStreaming, snapshot: true, cands: map[string]int{}, probe: opts.Config.Seeder.SitemapProbe, sitemaps: opts.Config.Seeder.Sitemaps}
+		run := &batchRun{in: in, s: s, near: near, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, maxStreaming: opts.Config.Harvester.MaxStreaming, snapshot: true, cands: map[string]int{}, probe: opts.Config.Seeder.SitemapProbe, sitemaps: opts.Config.Seeder.Sitemaps}
 		if err := run.robots(robotsRecs); err != nil {
 			return err
 		}
@@ -329,6 +348,11 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 			}
 		}
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// Mirrors, from the batch's near-duplicates: site records are read
+		// and marked for flushSites before the flush starts.
+		if err := near.mirrors(in, s); err != nil {
 			return err
 		}
 		// No URL is created and no out-link changes from here on: the
@@ -363,6 +387,12 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 		}
 		st.Seeded = time.Now().UTC()
 		if err := tx.PutBatch(st); err != nil {
+			return err
+		}
+		// The near-duplicate table goes first: if the commit then fails,
+		// the batch is taken in again and finds its pages there, which
+		// changes nothing (each page keeps its rank).
+		if err := near.save(); err != nil {
 			return err
 		}
 		// Last: the park file is published just before the commit; if the

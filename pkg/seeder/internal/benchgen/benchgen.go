@@ -28,7 +28,15 @@ type Spec struct {
 	LinksPerPage int    // average links per page (5 to 2×average−5 each)
 	Sites        int    // sites the pages belong to (Zipf-distributed sizes)
 	Seed         uint64 // generator seed
+	// NoSimhash leaves the pages without a simhash (the seeder then
+	// groups no near-duplicates); otherwise each page has one, a tenth of
+	// them within 3 bits of an earlier page's (NearDupShare).
+	NoSimhash bool
 }
+
+// NearDupShare is the share of generated pages that are near-duplicates
+// of an earlier page.
+const NearDupShare = 0.1
 
 // Default is the batch of the issue: 100,000 pages, 2 million links.
 var Default = Spec{Pages: 100000, LinksPerPage: 20, Sites: 2000, Seed: 1}
@@ -166,6 +174,10 @@ func Generate(dir string, spec Spec) (*Info, error) {
 	}
 	info := &Info{Dir: dir}
 	fetched := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	// Fingerprints come from a generator of their own, so that the rest
+	// of the batch is the same with or without them.
+	fr := rand.New(rand.NewPCG(spec.Seed, 0x51))
+	var fps []uint64
 	err = collection.WriteAtomic(filepath.Join(b.ParsedPath(), parsed.DocsFile), func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<20)
 		pw := parsed.NewWriter(bw)
@@ -176,6 +188,17 @@ func Generate(dir string, spec Spec) (*Info, error) {
 				Bytes: 20000, Title: fmt.Sprintf("Página %d", p), Hash: fmt.Sprintf("%016x", g.rng.Uint64()), Links: make([]parsed.Link, n)}
 			for i := range d.Links {
 				d.Links[i] = g.link(p, i)
+			}
+			if !spec.NoSimhash {
+				fp := fr.Uint64()
+				if len(fps) > 0 && fr.Float64() < NearDupShare {
+					fp = fps[fr.IntN(len(fps))]
+					for k := fr.IntN(4); k > 0; k-- {
+						fp ^= 1 << fr.IntN(64)
+					}
+				}
+				fps = append(fps, fp)
+				d.Simhash = fmt.Sprintf("%016x", fp)
 			}
 			info.Links += n
 			if err := pw.Write(d); err != nil {

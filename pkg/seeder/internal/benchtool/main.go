@@ -1,6 +1,6 @@
 // Command benchtool is scripts/bench-seeder.sh's helper:
 //
-//	benchtool gen [-pages N] [-links L] [-sites S] DIR
+//	benchtool gen [-pages N] [-links L] [-sites S] [-no-simhash] DIR
 //	    writes a collection in DIR with a gathered batch (pkg/seeder/internal/benchgen)
 //	    and a copy of its graph.db before the batch as DIR.before.db
 //	benchtool plain [-fill F] BEFORE.db AFTER.db OUT.db
@@ -57,7 +57,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool gen [-pages N] [-links L] [-sites S] DIR | benchtool plain [-fill F] BEFORE.db AFTER.db OUT.db")
+	fmt.Fprintln(os.Stderr, "usage: benchtool gen [-pages N] [-links L] [-sites S] [-no-simhash] DIR | benchtool plain [-fill F] BEFORE.db AFTER.db OUT.db")
 	os.Exit(2)
 }
 
@@ -67,6 +67,7 @@ func gen(args []string) error {
 	fs.IntVar(&spec.Pages, "pages", spec.Pages, "fetched pages in the batch")
 	fs.IntVar(&spec.LinksPerPage, "links", spec.LinksPerPage, "average links per page")
 	fs.IntVar(&spec.Sites, "sites", spec.Sites, "sites")
+	fs.BoolVar(&spec.NoSimhash, "no-simhash", false, "pages without simhash: no near-duplicate grouping")
 	fs.Parse(args)
 	if fs.NArg() != 1 {
 		usage()

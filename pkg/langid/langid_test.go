@@ -1,0 +1,112 @@
+package langid
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGIMP: the detector tells the language of translated pages of the
+// GIMP manual (testdata/gimp), except Catalan, which whatlanggo does not
+// know (docs/dependencies.md).
+func TestGIMP(t *testing.T) {
+	d, unknown := New(0, DefaultLanguages)
+	if len(unknown) > 0 {
+		t.Fatalf("default languages the library does not know: %v", unknown)
+	}
+	names, _ := filepath.Glob("testdata/gimp/*.txt")
+	if len(names) < 30 {
+		t.Fatalf("%d texts in testdata/gimp", len(names))
+	}
+	wrong := 0
+	for _, name := range names {
+		want := strings.SplitN(filepath.Base(name), "-", 2)[0]
+		if want == "ca" {
+			continue
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, conf := d.Detect(string(b))
+		if got != want {
+			wrong++
+			t.Logf("%s: %s (confidence %d)", name, got, conf)
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d of %d texts wrong", wrong, len(names))
+	}
+}
+
+func TestDetect(t *testing.T) {
+	d, _ := New(0, nil)
+	tests := []struct {
+		text, want string
+	}{
+		{"", Unknown},
+		{"Inicio\nContacto\nMapa del sitio", Unknown}, // too few words
+		{"La Municipalidad informa a los vecinos que el servicio de recolección de basura funcionará con normalidad durante el fin de semana largo.", "es"},
+		{"The municipality informs residents that the garbage collection service will work normally during the long weekend.", "en"},
+		{"Menu\nHome\nLa Municipalidad informa a los vecinos que el servicio de recolección de basura funcionará con normalidad durante el fin de semana largo.\nOK", "es"},
+	}
+	for _, tt := range tests {
+		if got, _ := d.Detect(tt.text); got != tt.want {
+			t.Errorf("Detect(%q) = %s, want %s", tt.text, got, tt.want)
+		}
+	}
+	if _, unknown := New(0, []string{"es", "spa", "xx", "ca"}); strings.Join(unknown, " ") != "xx ca" {
+		t.Errorf("unknown codes: %v", unknown)
+	}
+}
+
+func TestSample(t *testing.T) {
+	text := "Inicio\nuna línea corta\n" + strings.Repeat("palabra ", 14) + "\notra línea de cinco palabras\n"
+	s, n := Sample(text, 1000)
+	if want := strings.Repeat("palabra ", 14) + "\notra línea de cinco palabras"; s != want || n != 19 {
+		t.Errorf("Sample = %q, %d", s, n)
+	}
+	if s, _ := Sample(strings.Repeat("ñandú ", 100), 11); s != "ñandú ña" {
+		t.Errorf("cut sample %q", s)
+	}
+	if countWords("画像の一部") != 2 || countWords("it's a co-op, 2026") != 6 {
+		t.Errorf("countWords: %d %d", countWords("画像の一部"), countWords("it's a co-op, 2026"))
+	}
+}
+
+func BenchmarkDetect(b *testing.B) {
+	d, _ := New(0, DefaultLanguages)
+	text, err := os.ReadFile("testdata/gimp/es-gimp-filter-nl-filter.txt")
+	if err != nil {
+		names, _ := filepath.Glob("testdata/gimp/es-*.txt")
+		text, _ = os.ReadFile(names[0])
+	}
+	for b.Loop() {
+		d.Detect(string(text))
+	}
+}
+
+// FuzzDetect: any text gives a language code or Unknown, a confidence
+// within 0-100, and a sample no longer than asked, cut at a character
+// boundary.
+func FuzzDetect(f *testing.F) {
+	for _, s := range []string{"", "hola", strings.Repeat("la casa es grande y blanca ", 10), "\xff\xfe", "画像の一部を切り抜きます。画像の一部を切り抜きます。"} {
+		f.Add(s, 64)
+	}
+	d, _ := New(0, DefaultLanguages)
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		max = max%2048 + 1
+		if max <= 0 {
+			max += 2048
+		}
+		sample, _ := Sample(s, max)
+		if len(sample) > max && sample != s {
+			t.Fatalf("sample of %d bytes, max %d", len(sample), max)
+		}
+		lang, conf := d.Detect(s)
+		if lang == "" || conf < 0 || conf > 100 {
+			t.Fatalf("Detect(%q) = %q, %d", s, lang, conf)
+		}
+	})
+}
