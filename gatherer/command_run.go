@@ -43,7 +43,7 @@ in, and each page whose record cannot be read is written as "unread" (status
 0), which the seeder puts back in the frontier as not fetched, without a
 failure counted. The summary lists the unread records.
 
-` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged),
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged, command.ExitDiskFull),
 		Flags: command.WithSettings(
 			command.BatchFlag("batch number to gather (default: the oldest harvested, not gathered)"),
 			&cli.BoolFlag{Name: "force", Usage: "gather the batch again even if already gathered (needs --batch or --batch-dir)"},
@@ -56,7 +56,7 @@ failure counted. The summary lists the unread records.
 	}
 }
 
-func runRun(c *cli.Context) error {
+func runRun(c *cli.Context) (err error) {
 	batchN, force := c.Int("batch"), c.Bool("force")
 	batchDir, textDir := c.String("batch-dir"), c.String("text-dir")
 	switch {
@@ -74,7 +74,7 @@ func runRun(c *cli.Context) error {
 		cfg  config.Config
 		b    *collection.Batch
 		lock *collection.Lock
-		err  error
+		root string // the collection, or the bare batch directory
 	)
 	if batchDir != "" {
 		if cfg, err = command.LoadConfig(c); err != nil {
@@ -84,7 +84,7 @@ func runRun(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		b = &collection.Batch{ID: id, Dir: batchDir}
+		b, root = &collection.Batch{ID: id, Dir: batchDir}, batchDir
 		if lock, err = collection.LockPath(filepath.Join(textDir, collection.LockFileName(collection.GathererLock))); err != nil {
 			return err
 		}
@@ -93,7 +93,7 @@ func runRun(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		cfg, textDir = cfg2, col.TextPath()
+		cfg, textDir, root = cfg2, col.TextPath(), col.Dir
 		if lock, err = col.Lock(collection.GathererLock); err != nil {
 			return err
 		}
@@ -105,6 +105,11 @@ func runRun(c *cli.Context) error {
 		}
 	}
 	defer lock.Release()
+	m := command.NewStageMetrics("gatherer", root, cfg, false)
+	defer func() { m.Finish(err, command.Logger(c)) }()
+	if err := command.CheckDisk(textDir, cfg, 0, ""); err != nil {
+		return err
+	}
 	if err := b.CheckReady(collection.StageGathered); err != nil && !(force && errors.Is(err, collection.ErrAlreadyDone)) {
 		return err
 	}
@@ -129,6 +134,7 @@ func runRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	recordMetrics(m, s)
 	s.WriteText(c.App.Writer)
 	return nil
 }

@@ -44,7 +44,7 @@ are copied back).
 On a terminal, a status line shows URLs, pages, bytes, pages/s, hosts active,
 waiting and done, and errors; otherwise only the summary is printed.
 
-` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitNetworkDown),
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitNetworkDown, command.ExitDiskFull),
 		Flags: command.WithSettings(
 			command.BatchFlag("harvest batch `N` instead of the next ready one"),
 			&cli.StringFlag{Name: "batch-dir", Usage: "harvest the bare batch directory `DIR` (no collection needed)"},
@@ -144,10 +144,26 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 
 // run harvests one batch (or shard) and prints the summary paragraph on
 // out.
-func run(ctx context.Context, o runOptions, out io.Writer) error {
+func run(ctx context.Context, o runOptions, out io.Writer) (err error) {
+	root := o.BatchDir // where the metrics and the disk use are measured
+	if root == "" {
+		root = o.Collection
+	}
+	m := command.NewStageMetrics("harvester", root, o.Config, o.Config.Metrics.Listen != "")
+	defer func() { m.Finish(err, o.Logger) }()
+	if m != nil {
+		o.Progress = withProgress(o.Progress, metricsProgress{m})
+		if o.Config.Metrics.Listen != "" {
+			stop, err := serveMetrics(ctx, m, o.Config, o.Logger)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
+	}
 	hopts := harvester.Options{Config: o.Config, Logger: o.Logger, Progress: o.Progress, Force: o.Force, Shard: o.Shard}
 	var sum *harvester.Summary
-	var err error
+	harvestDir := filepath.Join(o.BatchDir, collection.HarvestDir)
 	if o.BatchDir != "" {
 		sum, err = harvester.RunDir(ctx, o.BatchDir, hopts)
 	} else {
@@ -156,10 +172,14 @@ func run(ctx context.Context, o runOptions, out io.Writer) error {
 			return oerr
 		}
 		sum, err = harvester.RunCollection(ctx, col, o.Batch, hopts)
+		if sum != nil {
+			harvestDir = col.Batch(sum.Batch).HarvestPath()
+		}
 	}
 	if err != nil {
 		return err
 	}
+	recordMetrics(m, sum, harvestDir)
 	_, err = fmt.Fprintln(out, sum)
 	return err
 }

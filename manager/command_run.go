@@ -26,10 +26,10 @@ recording it in graph.db, completes that batch instead. Exit code 3
 means the frontier is empty: no page can be scheduled now (or, with
 --min-sites N, that the batch would have fewer than N sites).
 
-` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged),
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged, command.ExitDiskFull),
 		Flags: append(command.WithSettings(),
 			&cli.IntFlag{Name: "min-sites", Usage: "write no batch with fewer sites than this: exit 3 instead (scripts/crawl.sh, while another batch is harvested)"}),
-		Action: func(c *cli.Context) error {
+		Action: func(c *cli.Context) (err error) {
 			col, cfg, err := command.Open(c)
 			if err != nil {
 				return err
@@ -37,10 +37,16 @@ means the frontier is empty: no page can be scheduled now (or, with
 			if c.Int("min-sites") < 0 {
 				return command.Usage("--min-sites must not be negative, got %d", c.Int("min-sites"))
 			}
+			m := command.NewStageMetrics("manager", col.Dir, cfg, false)
+			defer func() { m.Finish(err, command.Logger(c)) }()
+			if err := checkBatchSpace(col, cfg); err != nil {
+				return err
+			}
 			res, err := manager.Run(c.Context, col, manager.Options{Config: cfg, Logger: command.Logger(c), MinSites: c.Int("min-sites")})
 			if err != nil {
 				return err
 			}
+			recordMetrics(m, res)
 			return printResult(c.App.Writer, res)
 		},
 	}

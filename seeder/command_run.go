@@ -28,7 +28,7 @@ and exits 3 when there is none. A batch already seeded is refused unless
 marker is missing (a run killed after its commit), only the marker is
 written. Exit 4 also when graph.db stays in use by the manager for 5 s.
 
-` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged),
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged, command.ExitDiskFull),
 		Flags: command.WithSettings(
 			command.BatchFlag("batch number to take in (default: the oldest gathered, not seeded)"),
 			&cli.BoolFlag{Name: "force", Usage: "take the batch in again even if already seeded (needs --batch)"},
@@ -37,7 +37,7 @@ written. Exit 4 also when graph.db stays in use by the manager for 5 s.
 	}
 }
 
-func runRun(c *cli.Context) error {
+func runRun(c *cli.Context) (err error) {
 	if c.Int("batch") < 0 {
 		return command.Usage("--batch must be positive, got %d", c.Int("batch"))
 	}
@@ -46,6 +46,11 @@ func runRun(c *cli.Context) error {
 	}
 	col, cfg, err := command.Open(c)
 	if err != nil {
+		return err
+	}
+	m := command.NewStageMetrics("seeder", col.Dir, cfg, false)
+	defer func() { m.Finish(err, command.Logger(c)) }()
+	if err := command.CheckDisk(col.Dir, cfg, 0, ""); err != nil {
 		return err
 	}
 	progress := command.NewProgress(c, -1, "seeding")
@@ -61,6 +66,7 @@ func runRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	recordMetrics(m, s)
 	s.WriteText(c.App.Writer)
 	return nil
 }

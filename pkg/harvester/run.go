@@ -504,6 +504,7 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 	if h.prog != nil {
 		h.prog.Start(pending)
 	}
+	h.checkDisk() // and every syncEvery (disk.go)
 	background := make(chan struct{})
 	var bg sync.WaitGroup
 	bg.Add(1)
@@ -525,6 +526,7 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 				if err := h.out.tick(); err != nil {
 					h.fatal(err)
 				}
+				h.checkDisk()
 			case <-flushT.C:
 				if err := h.out.flush(); err != nil {
 					h.fatal(err)
