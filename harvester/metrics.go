@@ -19,6 +19,7 @@ type metricsProgress struct{ m *command.StageMetrics }
 // Start implements harvester.Progress.
 func (p metricsProgress) Start(total int) {
 	p.m.Set("harvest_run_urls", "URLs the harvester's current (or last) run has to log.", float64(total))
+	p.Update(harvester.Stats{Total: total})
 }
 
 // Update implements harvester.Progress.

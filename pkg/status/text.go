@@ -149,8 +149,11 @@ func (p *printer) line(label, format string, args ...any) {
 // describeStopped says how a harvester run stopped (stopped.json).
 func describeStopped(st *Stopped) string {
 	how := "harvest interrupted"
-	if st.Why == "network-down" {
+	switch st.Why {
+	case "network-down":
 		how = "harvest stopped, network down"
+	case "disk-full":
+		how = "harvest stopped, disk full (collection.min_free)"
 	}
 	return fmt.Sprintf("%s at %s; a rerun resumes it", how, stamp(st.At))
 }
