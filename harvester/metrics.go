@@ -79,6 +79,11 @@ func recordMetrics(m *command.StageMetrics, s *harvester.Summary, harvestDir str
 	m.Set("harvest_pages", "Pages of the last harvested batch fetched without error (every run of the batch).", float64(s.Fetched))
 	m.Set("harvest_robots_excluded", "URLs of the last harvested batch excluded by robots.txt.", float64(s.RobotsExcluded))
 	m.Set("harvest_deferred", "URLs of the last harvested batch deferred to the next batch (deadline, tail).", float64(s.Deferred))
+	failed := 0
+	for _, n := range s.Errors {
+		failed += n
+	}
+	m.Set("harvest_failed", "URLs of the last harvested batch that failed, all kinds (robots.txt exclusions and deferred URLs not counted).", float64(failed))
 	m.SetBy("harvest_errors", "URLs of the last harvested batch that failed, by kind (docs/format/harvest.md, Error texts).", "kind", s.Errors)
 	m.SetBy("harvest_statuses", "Responses of the last harvested batch by status class.", "class", s.Statuses)
 	m.Set("harvest_pages_per_second", "Pages per second of the harvester's last run.", s.PagesPerSecond)

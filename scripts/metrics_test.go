@@ -57,12 +57,14 @@ func (e *opsEnv) testMetricFiles(t *testing.T) {
 		t.Fatalf("crawl.sh: exit %d\n%s", r.code, r.stderr)
 	}
 	dir := filepath.Join(col, "metrics")
+	names := map[string]bool{}
 	for _, stage := range stages {
 		mfs, err := metrics.ReadFile(filepath.Join(dir, metrics.FileName(stage)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, mf := range mfs {
+			names[mf.GetName()] = true
 			for _, m := range mf.GetMetric() {
 				if l := label(m, "stage"); l != stage {
 					t.Errorf("%s.prom: %s has stage %q", stage, mf.GetName(), l)
@@ -114,6 +116,23 @@ func (e *opsEnv) testMetricFiles(t *testing.T) {
 		case "manager":
 			if v("manager_candidates") <= 0 {
 				t.Errorf("manager: no candidates")
+			}
+		}
+	}
+
+	// The sample alerting rules name only metrics the stages write.
+	rules, err := os.ReadFile("prometheus/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(rules), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, "summary:") || strings.HasPrefix(line, "description:") {
+			continue
+		}
+		for _, name := range regexp.MustCompile(`\bwire_[a-z_]+`).FindAllString(line, -1) {
+			if !names[name] {
+				t.Errorf("prometheus/alerts.yml names %s, which no stage writes", name)
 			}
 		}
 	}
