@@ -97,6 +97,7 @@ func ClientConfig(cfg config.Config) fetch.Config {
 		DNSServer:        h.DNSServer,
 		DNSTimeout:       h.DNSTimeout.D(),
 		DNSCacheTime:     h.DNSCacheTime.D(),
+		DNSTTL:           fetch.TTLBounds{Min: h.DNSMinTTL.D(), Max: h.DNSMaxTTL.D(), Negative: h.DNSNegativeTime.D()},
 	}
 }
 
