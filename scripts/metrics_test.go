@@ -205,7 +205,17 @@ func (e *opsEnv) testMetricsLive(t *testing.T) {
 		t.Fatalf("metrics served at %q, want loopback", url)
 	}
 	var pages []float64
+	statusSeen := false
 	for i := 0; i < 40; i++ {
+		if i == 10 {
+			// manager status shows the running harvest as its status
+			// line would (progress.json).
+			st := e.run(nil, filepath.Join(e.bin, "manager"), "status", "--collection", col, "--no-graph")
+			statusSeen = regexp.MustCompile(`(?m)^harvest +000002: \d+/\d+ URLs, .* pages/s \(last \d+s\), ETA .*; most left: \S+ \d+`).MatchString(st.stdout)
+			if !statusSeen {
+				t.Errorf("manager status during the harvest:\n%s", st.stdout)
+			}
+		}
 		resp, err := http.Get(url)
 		if err != nil {
 			break // the run is over
@@ -224,6 +234,12 @@ func (e *opsEnv) testMetricsLive(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("harvester: %v", err)
+	}
+	if !statusSeen {
+		t.Error("the harvest ended before manager status was asked")
+	}
+	if _, err := os.Stat(filepath.Join(col, "batches", "000002", "harvest", fetchlog.ProgressFile)); err == nil {
+		t.Error("progress.json published with the harvest")
 	}
 	if len(pages) < 3 || pages[len(pages)-1] <= pages[0] {
 		t.Errorf("pages seen live: %v, want a growing count over three scrapes or more", pages)

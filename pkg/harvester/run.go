@@ -90,7 +90,10 @@ type harvest struct {
 	batchDuration time.Duration
 
 	// stats are atomic counters, updated by any goroutine.
-	stats struct {
+	// pending counts the URLs left per host for Stats.Holding
+	// (progress.go; its own lock).
+	pending pendingHosts
+	stats   struct {
 		total, logged, pages, errors, robots, requests atomic.Int64
 		bytes                                          atomic.Int64
 		active, waiting, done                          atomic.Int64
@@ -187,6 +190,7 @@ func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *co
 func (h *harvest) counted(r fetchlog.Record) {
 	h.logged = append(h.logged, r)
 	h.stats.logged.Add(1)
+	h.pending.logged(r.URL)
 	switch {
 	case r.OK():
 		h.stats.pages.Add(1)
@@ -211,6 +215,7 @@ func (h *harvest) snapshot() Stats {
 		HostsActive:    int(h.stats.active.Load()),
 		HostsWaiting:   int(h.stats.waiting.Load()),
 		HostsDone:      int(h.stats.done.Load()),
+		Holding:        h.pending.top(HoldingHosts),
 		Elapsed:        time.Since(h.started),
 	}
 }
@@ -452,6 +457,9 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 	}
 	h.started = time.Now()
 	h.stats.total.Store(int64(pending))
+	h.pending.init(servers)
+	// progress.json for manager status, beside the caller's display.
+	h.prog = append(progressTee{newProgressFile(h.out.dir)}, nonNil(h.prog)...)
 
 	// Stopping: a cancelled parent stops new requests at once and lets
 	// the ones in flight finish for up to stop_timeout; a fatal error
