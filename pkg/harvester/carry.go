@@ -96,6 +96,7 @@ func (h *harvest) carryOver(dir string, entries []batch.Entry, now time.Time) {
 			// one): its unit's next request holds for the unit.
 			if ip, err := netip.ParseAddr(l.IP); err == nil && l.NotBefore.After(now) && domains[urlnorm.Registrable(host)] {
 				h.hosts.laterUnit(ip, host, l.NotBefore)
+				h.held = append(h.held, heldUnit{host: host, ip: ip, notBefore: l.NotBefore})
 				later++
 			}
 			continue

@@ -61,6 +61,10 @@ type harvest struct {
 	known   map[string]fetchlog.Robots
 	knownMu sync.Mutex
 	kept    map[string]bool
+	// held are the other names of the batch's units that the previous
+	// harvest holds back (carryOver writes it during setup, run reads
+	// it: moved.go).
+	held []heldUnit
 	// est holds the batch's servers.jsonl and an earlier run's: written
 	// during setup (newHarvest, carryOver), read by run before the
 	// scheduler starts, never written afterwards.
@@ -497,6 +501,7 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 		}
 	}()
 	h.client = fetch.New(ClientConfig(h.cfg), h.log)
+	h.followMoves(startCtx) // moved.go
 
 	// No host is asked before a full wait from now: a killed run may have
 	// had requests in flight that it never logged, and the run of the
