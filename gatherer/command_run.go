@@ -107,7 +107,7 @@ func runRun(c *cli.Context) (err error) {
 	defer lock.Release()
 	m := command.NewStageMetrics("gatherer", root, cfg, false)
 	defer func() { m.Finish(err, command.Logger(c)) }()
-	if err := command.CheckDisk(textDir, cfg, 0, ""); err != nil {
+	if err := command.CheckDisk(textDir, cfg, gatherNeed(b), ""); err != nil {
 		return err
 	}
 	if err := b.CheckReady(collection.StageGathered); err != nil && !(force && errors.Is(err, collection.ErrAlreadyDone)) {
