@@ -126,3 +126,26 @@ func serveMetrics(ctx context.Context, m *command.StageMetrics, cfg config.Confi
 	log.Info("serving metrics", "url", "http://"+got+"/metrics")
 	return stop, nil
 }
+
+// startMetrics starts a harvester run's metrics when metrics.dir or
+// metrics.listen is set: the live values follow the run's progress, and
+// metrics.listen serves them until stop is called.
+func startMetrics(ctx context.Context, o *runOptions) (*command.StageMetrics, func(), error) {
+	root := o.BatchDir // where the metrics and the disk use are measured
+	if root == "" {
+		root = o.Collection
+	}
+	m := command.NewStageMetrics("harvester", root, o.Config, o.Config.Metrics.Listen != "")
+	if m == nil {
+		return nil, func() {}, nil
+	}
+	o.Progress = withProgress(o.Progress, metricsProgress{m})
+	if o.Config.Metrics.Listen == "" {
+		return m, func() {}, nil
+	}
+	stop, err := serveMetrics(ctx, m, o.Config, o.Logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, stop, nil
+}

@@ -253,6 +253,10 @@ type Request struct {
 	// runs); an error it returns ends the request with that error, as it
 	// is, and the connection stays open for the next request.
 	BeforeSend func() error
+	// Answered, if not nil, is called once the response's head has been
+	// read, with the time its first byte came (the server had begun the
+	// request by then), before the body is read.
+	Answered func(firstByte time.Time)
 }
 
 // Host is a session with one host: at most one connection open at any
@@ -725,6 +729,9 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		resp.Close = true // what follows is not HTTP
+	}
+	if r.Answered != nil {
+		r.Answered(f.first())
 	}
 	c.reqs++
 	out := &Response{
