@@ -35,6 +35,7 @@ func (p metricsProgress) Update(st harvester.Stats) {
 	hosts.WithLabelValues("active").Set(float64(st.HostsActive))
 	hosts.WithLabelValues("waiting").Set(float64(st.HostsWaiting))
 	hosts.WithLabelValues("done").Set(float64(st.HostsDone))
+	m.Set("harvest_hosts_given_up", "Hosts given up (failures, Retry-After, streaming): politeness. During a run, this run's; after it, the batch's (servers.jsonl).", float64(st.HostsGivenUp))
 	m.Set("harvest_run_seconds", "Seconds the harvester's current (or last) run has taken.", st.Elapsed.Seconds())
 }
 
@@ -97,7 +98,7 @@ func recordMetrics(m *command.StageMetrics, s *harvester.Summary, harvestDir str
 			gaveUp++
 		}
 	}
-	m.Set("harvest_hosts_given_up", "Hosts of the last harvested batch given up (failures, Retry-After, streaming): politeness.", float64(gaveUp))
+	m.Set("harvest_hosts_given_up", "Hosts given up (failures, Retry-After, streaming): politeness. During a run, this run's; after it, the batch's (servers.jsonl).", float64(gaveUp))
 	m.Set("harvest_hosts_total", "Host names of the last harvested batch.", float64(s.Hosts))
 }
 

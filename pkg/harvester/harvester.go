@@ -47,6 +47,9 @@ type Stats struct {
 	HostsActive    int   // hosts holding a connection
 	HostsWaiting   int   // hosts with URLs left, waiting for their turn, a connection or DNS
 	HostsDone      int   // hosts with every URL logged
+	// HostsGivenUp counts the hosts whose URLs were logged host-gave-up
+	// (failures, Retry-After, streaming) so far in this run.
+	HostsGivenUp int
 	// Holding are the hosts holding the batch up: the HoldingHosts with
 	// the most URLs left, most first.
 	Holding []fetchlog.HostLeft

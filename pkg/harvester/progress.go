@@ -22,8 +22,9 @@ const HoldingHosts = 3
 // before the scheduler starts, decremented by counted under the output
 // lock, read by the progress goroutine.
 type pendingHosts struct {
-	mu   sync.Mutex
-	left map[string]int
+	mu     sync.Mutex
+	left   map[string]int
+	gaveUp map[string]bool // hosts with a URL logged host-gave-up
 }
 
 // init counts the URLs left of every server of the run.
@@ -36,11 +37,17 @@ func (p *pendingHosts) init(servers []*Server) {
 	}
 }
 
-// logged counts one line logged for rawURL.
-func (p *pendingHosts) logged(rawURL string) {
+// logged counts one line logged for rawURL, with its error kind.
+func (p *pendingHosts) logged(rawURL, kind string) {
 	host := hostOf(siteOf(rawURL))
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if kind == ErrGaveUp {
+		if p.gaveUp == nil {
+			p.gaveUp = map[string]bool{}
+		}
+		p.gaveUp[host] = true
+	}
 	if n, ok := p.left[host]; ok {
 		if n <= 1 {
 			delete(p.left, host)
@@ -48,6 +55,13 @@ func (p *pendingHosts) logged(rawURL string) {
 			p.left[host] = n - 1
 		}
 	}
+}
+
+// givenUp is the number of hosts given up so far.
+func (p *pendingHosts) givenUp() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.gaveUp)
 }
 
 // top returns the n hosts with the most URLs left, most first (ties by

@@ -16,10 +16,13 @@ func TestPendingHostsTop(t *testing.T) {
 		t.Errorf("top(3) = %v, want %v", got, want)
 	}
 	for i := 0; i < 4; i++ {
-		p.logged("http://b.cl/x")
+		p.logged("http://b.cl/x", "")
 	}
-	p.logged("https://d.cl:8443/y")
-	p.logged("http://unknown.cl/")
+	p.logged("https://d.cl:8443/y", ErrGaveUp)
+	p.logged("http://unknown.cl/", "timeout")
+	if p.givenUp() != 1 {
+		t.Errorf("%d hosts given up, want 1", p.givenUp())
+	}
 	want = []fetchlog.HostLeft{{Host: "a.cl", Left: 3}, {Host: "c.cl", Left: 3}, {Host: "b.cl", Left: 1}}
 	if got := p.top(3); !reflect.DeepEqual(got, want) {
 		t.Errorf("after logging: top(3) = %v, want %v", got, want)

@@ -197,7 +197,7 @@ func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *co
 func (h *harvest) counted(r fetchlog.Record) {
 	h.logged = append(h.logged, r)
 	h.stats.logged.Add(1)
-	h.pending.logged(r.URL)
+	h.pending.logged(r.URL, fetch.KindOf(r.Err))
 	switch {
 	case r.OK():
 		h.stats.pages.Add(1)
@@ -223,6 +223,7 @@ func (h *harvest) snapshot() Stats {
 		HostsWaiting:   int(h.stats.waiting.Load()),
 		HostsDone:      int(h.stats.done.Load()),
 		Holding:        h.pending.top(HoldingHosts),
+		HostsGivenUp:   h.pending.givenUp(),
 		Elapsed:        time.Since(h.started),
 	}
 }
