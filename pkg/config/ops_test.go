@@ -52,3 +52,24 @@ func TestListenAddr(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseFreeSpace: any text either fails or gives a limit that is
+// not negative, a percentage below 100, and reads back the same.
+func FuzzParseFreeSpace(f *testing.F) {
+	for _, s := range []string{"", "0", "1GiB", "500MB", "5%", "2.5 %", "1e3K", "-1", "100%", "NaN%", "9999999999T"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fs, err := ParseFreeSpace(s)
+		if err != nil {
+			return
+		}
+		if fs.Bytes < 0 || fs.Percent < 0 || fs.Percent >= 100 {
+			t.Fatalf("ParseFreeSpace(%q) = %+v", s, fs)
+		}
+		again, err := ParseFreeSpace(fs.String())
+		if err != nil || again != fs {
+			t.Fatalf("ParseFreeSpace(%q) = %+v, read back from %q as %+v, %v", s, fs, fs.String(), again, err)
+		}
+	})
+}

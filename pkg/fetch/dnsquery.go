@@ -78,15 +78,23 @@ func (q *dnsQuerier) query(ctx context.Context, host string, qtype uint16) answe
 		}
 		return answer{err: err}
 	}
+	return answerOf(resp, host, qtype, q.server)
+}
+
+// answerOf reads a DNS server's response to the query for qtype of host
+// (server names the server in errors): the addresses of that type at the
+// end of the CNAME chain from host, as a stub resolver follows it, and
+// the smallest TTL along the chain; NXDOMAIN and other failure codes as
+// net.DNSError.
+func answerOf(resp *dns.Msg, host string, qtype uint16, server string) answer {
+	name := dns.Fqdn(host)
 	switch resp.Rcode {
 	case dns.RcodeSuccess:
 	case dns.RcodeNameError:
-		return answer{err: &net.DNSError{Err: "no such host", Name: host, Server: q.server, IsNotFound: true}}
+		return answer{err: &net.DNSError{Err: "no such host", Name: host, Server: server, IsNotFound: true}}
 	default:
-		return answer{err: &net.DNSError{Err: "server misbehaving (" + dns.RcodeToString[resp.Rcode] + ")", Name: host, Server: q.server}}
+		return answer{err: &net.DNSError{Err: "server misbehaving (" + dns.RcodeToString[resp.Rcode] + ")", Name: host, Server: server}}
 	}
-	// Follow the CNAME chain from the name asked, as a stub resolver
-	// does; the answer's TTL is the smallest along it.
 	var out answer
 	owner, first := strings.ToLower(name), true
 	for hop := 0; hop < 10; hop++ {
@@ -104,7 +112,7 @@ func (q *dnsQuerier) query(ctx context.Context, host string, qtype uint16) answe
 			case *dns.A:
 				ip, _ = netip.AddrFromSlice(v.A.To4())
 			case *dns.AAAA:
-				ip, _ = netip.AddrFromSlice(v.AAAA)
+				ip, _ = netip.AddrFromSlice(v.AAAA.To16())
 			default:
 				continue
 			}
