@@ -56,10 +56,10 @@ func parseRun(c *cli.Context) (runOptions, error) {
 func runRun(ctx context.Context, o runOptions, out io.Writer) (err error) {
 	m := command.NewStageMetrics("manager", o.Collection.Dir, o.Run.Config, false) // metrics.go
 	defer func() { m.Finish(err, o.Std.Log()) }()
-	if err := checkBatchSpace(o.Collection, o.Run.Config); err != nil {
+	opts := o.Run
+	if opts.Fits, err = batchSpace(o.Collection, o.Run.Config); err != nil {
 		return err
 	}
-	opts := o.Run
 	opts.Logger = o.Std.Log()
 	res, err := manager.Run(ctx, o.Collection, opts)
 	if err != nil {

@@ -23,20 +23,25 @@ func recordMetrics(m *command.StageMetrics, r *manager.Result) {
 	m.SetBy("manager_urls", "URLs of the manager's last batch, new or revisits.", "kind", map[string]int{"new": r.New, "revisit": r.Revisits})
 }
 
-// checkBatchSpace refuses to write a batch whose expected size on disk
-// would leave less free space than collection.min_free: the batch size
-// limit (manager.batch_size) times the bytes per URL the last harvested
-// batches took (their directories and text segments).
-func checkBatchSpace(col *collection.Collection, cfg config.Config) error {
+// batchSpace returns the check of a batch's expected size on disk
+// (manager.Options.Fits): a batch of n URLs takes n times the bytes per
+// URL the last five harvested batches took (their directories and text
+// segments), and must leave collection.min_free free. It fails at once,
+// before graph.db is read, when the disk is already at the limit.
+func batchSpace(col *collection.Collection, cfg config.Config) (func(urls int) error, error) {
+	if err := command.CheckDisk(col.Dir, cfg, 0, ""); err != nil {
+		return nil, err
+	}
 	perURL, n, err := col.BytesPerURL(5)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	need := perURL * int64(cfg.Manager.BatchSize)
-	hint := collection.DiskFullHint
-	if n > 0 {
-		hint = fmt.Sprintf("a batch of up to %d URLs takes about %d bytes per URL (measured on the last %d batches); lower manager.batch_size, or %s",
-			cfg.Manager.BatchSize, perURL, n, collection.DiskFullHint)
-	}
-	return command.CheckDisk(col.Dir, cfg, need, hint)
+	return func(urls int) error {
+		hint := collection.DiskFullHint
+		if n > 0 {
+			hint = fmt.Sprintf("a batch takes about %d bytes per URL (measured on the last %d batches): lower manager.batch_size (%d), or %s",
+				perURL, n, cfg.Manager.BatchSize, collection.DiskFullHint)
+		}
+		return command.CheckDisk(col.Dir, cfg, perURL*int64(urls), hint)
+	}, nil
 }
