@@ -469,7 +469,7 @@ func makeReadOnly(dir string) (undo func(), how string, err error) {
 // diskFull crawls a fresh collection on a small tmpfs until a stage
 // fails, checks the failure is clean, then grows the file system and
 // checks the crawl goes on. With keep (case disk-min-free) the
-// collection keeps collection.min_free = 3 MiB of an 8 MiB file system:
+// collection keeps collection.min_free = 2 MiB of a 5 MiB file system:
 // a stage must stop there with exit code 7 and "disk full", the disk
 // never running out (no "no space left on device"). Without (case
 // disk-full, min_free 0, 2 MB) the disk runs out: exit 7 too (ENOSPC),
@@ -479,7 +479,7 @@ func diskFull(ctx context.Context, bin, dir string, web *testweb.Web, s Settings
 	size, minFree, want := "2m", "0", regexp.MustCompile(`(?i)no space left on device`)
 	if keep {
 		c.Name = "disk-min-free"
-		size, minFree, want = "8m", "3MiB", regexp.MustCompile(`disk full: .* collection\.min_free keeps 3\.0 MiB.*gatherer compact`)
+		size, minFree, want = "5m", "2MiB", regexp.MustCompile(`disk full: .* collection\.min_free keeps 2\.0 MiB.*gatherer compact`)
 	}
 	mnt := filepath.Join(dir, "tmpfs-"+c.Name)
 	if err := os.MkdirAll(mnt, 0o755); err != nil {
