@@ -119,14 +119,18 @@ cleanup() {
 trap cleanup EXIT
 
 # start_web RUN HOSTS: a fresh test web of HOSTS hosts for RUN, logging
-# its requests to $dir/RUN/requests.tsv; sets web_pid and dns.
+# its requests to $dir/RUN/requests.tsv; sets web_pid and dns. Every run
+# serves on the port of the first (URLs carry it, and a recrawl imports
+# them).
+http=127.0.0.1:0
 start_web() {
 	wire_start_web "$dir/$1" "$tools/testweb" --hosts "$2" --pages "$((pages * $2 / hosts))" --max-pages "$maxpages" --heavy-pages \
-		"${web_flags[@]}" --addresses "$addresses" --seed "$seed" --seeds "$nseeds" || {
+		"${web_flags[@]}" --addresses "$addresses" --seed "$seed" --seeds "$nseeds" --http "$http" || {
 		echo "bench-recrawl.sh: the test web did not start" >&2
 		exit 1
 	}
 	dns=$web_dns
+	http=$(sed -n 's/^http=//p' "$dir/$1/ready")
 }
 
 # new_collection RUN RANKING SETTINGS...: a fresh collection $dir/RUN/col.
