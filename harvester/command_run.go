@@ -41,8 +41,12 @@ BATCH/harvest/ (automatically by the last shard to finish when they share the
 directory, else by "harvester run" without --shard once the shard directories
 are copied back).
 
-On a terminal, a status line shows URLs, pages, bytes, pages/s, hosts active,
-waiting and done, and errors; otherwise only the summary is printed.
+On a terminal, a status line shows URLs, pages, bytes, pages/s over the last
+10 s, the time left at that rate, hosts active, waiting and done, errors, and
+the hosts with the most URLs left; otherwise only the summary is printed. The
+same goes to harvest.partial/progress.json every 5 s for 'manager status'.
+With metrics.dir set the run writes METRICS_DIR/harvester.prom at its end, and
+with metrics.listen it serves its metrics live at http://ADDR/metrics.
 
 ` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitNetworkDown, command.ExitDiskFull),
 		Flags: command.WithSettings(

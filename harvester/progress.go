@@ -13,8 +13,9 @@ import (
 )
 
 // statusLine draws the run's progress as one line on a terminal, redrawn
-// in place: URLs logged, pages, bytes, pages/s, hosts active / waiting /
-// done, errors. Log lines written through it (it is the logger's writer)
+// in place: URLs logged, pages, bytes, pages/s over the last 10 s, the
+// time left at that rate, hosts active / waiting / done, errors, and the
+// hosts with the most URLs left. Log lines written through it (it is the logger's writer)
 // go above the line. It implements harvester.Progress and io.Writer.
 type statusLine struct {
 	mu     sync.Mutex
