@@ -67,12 +67,19 @@ func (q *dnsQuerier) query(ctx context.Context, host string, qtype uint16) answe
 	m.SetEdns0(dns.DefaultMsgSize, false)
 	c := &dns.Client{Net: "udp", Timeout: q.timeout}
 	resp, _, err := c.ExchangeContext(ctx, m, q.server)
+	var ne net.Error
+	if err != nil && ctx.Err() == nil && !(errors.As(err, &ne) && ne.Timeout()) {
+		// A second attempt, as Go's resolver makes (resolv.conf's
+		// attempts:2): a refused read on a fresh UDP socket can be an
+		// ICMP error left from an earlier query (the harvester's own
+		// test of a resolver coming back saw it under -race).
+		resp, _, err = c.ExchangeContext(ctx, m, q.server)
+	}
 	if err == nil && resp.Truncated {
 		c.Net = "tcp"
 		resp, _, err = c.ExchangeContext(ctx, m, q.server)
 	}
 	if err != nil {
-		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			return answer{err: &net.DNSError{Err: "i/o timeout", Name: host, Server: q.server, IsTimeout: true}}
 		}
