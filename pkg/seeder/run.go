@@ -84,6 +84,17 @@ type Summary struct {
 	StreamingSet     int `json:"streamingSet,omitempty"`
 	StreamingCleared int `json:"streamingCleared,omitempty"`
 
+	// Sitemaps (docs/sitemaps.md): sites whose robots.txt names one,
+	// sitemap URLs new to graph.db, sitemap records read (and of them with
+	// a problem: bad XML, a limit), their entries, and known documents
+	// whose sitemap hints (flag, lastmod, changefreq, priority) changed.
+	SitemapSites   int `json:"sitemapSites,omitempty"`
+	SitemapsFound  int `json:"sitemapsFound,omitempty"`
+	SitemapsRead   int `json:"sitemapsRead,omitempty"`
+	SitemapErrors  int `json:"sitemapErrors,omitempty"`
+	SitemapEntries int `json:"sitemapEntries,omitempty"`
+	SitemapHinted  int `json:"sitemapHinted,omitempty"`
+
 	// Frontier is the number of frontier documents after the batch.
 	Frontier uint64 `json:"frontier"`
 	// Release is what the release of parked links after the batch did,
@@ -115,6 +126,10 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  rejected    %s\n", formatCounts(s.Rejected))
 	fmt.Fprintf(w, "  robots.txt  %d sites, %d changed: %d urls excluded, %d restored\n", s.RobotsSites, s.RobotsChanged, s.RobotsExcluded, s.RobotsRestored)
 	fmt.Fprintf(w, "  frontier    %d urls waiting; server estimates for %d sites\n", s.Frontier, s.ServerSites)
+	if s.SitemapSites > 0 || s.SitemapsFound > 0 || s.SitemapsRead > 0 {
+		fmt.Fprintf(w, "  sitemaps    %d sites name one, %d new sitemaps, %d read (%d with a problem): %d entries, %d urls given their hints\n",
+			s.SitemapSites, s.SitemapsFound, s.SitemapsRead, s.SitemapErrors, s.SitemapEntries, s.SitemapHinted)
+	}
 	if s.StreamingSet > 0 || s.StreamingCleared > 0 {
 		fmt.Fprintf(w, "  streaming   %d sites flagged, %d cleared\n", s.StreamingSet, s.StreamingCleared)
 	}
@@ -290,7 +305,7 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 	err = g.Update(func(tx *linkgraph.Tx) error {
 		in := newIntake(tx, opts.Config, b.ID, res, filepath.Join(col.Dir, FrontierDir))
 		defer in.abortPark()
-		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, maxStreaming: opts.Config.Harvester.MaxStreaming, snapshot: true, cands: map[string]int{}}
+		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, maxStreaming: opts.Config.Harvester.MaxStreaming, snapshot: true, cands: map[string]int{}, probe: opts.Config.Seeder.SitemapProbe, sitemaps: opts.Config.Seeder.Sitemaps}
 		if err := run.robots(robotsRecs); err != nil {
 			return err
 		}
@@ -324,6 +339,9 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 			return err
 		}
 		if s.Updated, err = run.updates.apply(tx); err != nil {
+			return err
+		}
+		if s.SitemapHinted, err = run.applyHints(); err != nil {
 			return err
 		}
 		if err := in.flushSites(); err != nil {

@@ -39,6 +39,9 @@ func (w *Web) respond(si int, uri string, truth bool) (resp response, info PageI
 		resp = w.robotsResponse(si)
 		return resp, PageInfo{URL: origin + uri, Status: resp.status, MIME: resp.ctype}, false
 	}
+	if resp, info, ok := w.sitemapRespond(si, uri); ok {
+		return resp, info, true
+	}
 	if s.hasLogo && uri == logoPath {
 		resp = response{status: 200, ctype: mimePNG, body: w.logo}
 		return resp, PageInfo{URL: origin + uri, Status: 200, MIME: mimePNG}, true
@@ -126,7 +129,7 @@ func (w *Web) robotsResponse(si int) response {
 	s := &w.sites[si]
 	switch s.robots {
 	case robotsRules:
-		return response{status: 200, ctype: mimeText, body: []byte(s.rules.text)}
+		return response{status: 200, ctype: mimeText, body: []byte(s.rules.text + w.sitemapLines(si))}
 	case robotsError:
 		r, _ := errorResponse(500)
 		return r
