@@ -45,7 +45,7 @@ in, and each page whose record cannot be read is written as "unread" (status
 0), which the seeder puts back in the frontier as not fetched, without a
 failure counted. The summary lists the unread records.
 
-` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged),
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged, command.ExitDiskFull),
 		Flags: command.WithSettings(
 			command.BatchFlag("batch number to gather (default: the oldest harvested, not gathered)"),
 			&cli.BoolFlag{Name: "force", Usage: "gather the batch again even if already gathered (needs --batch or --batch-dir)"},
@@ -66,6 +66,7 @@ type runOptions struct {
 	BatchDir   string                 // --batch-dir
 	TextDir    string                 // --text-dir (with --batch-dir)
 	Force      bool
+	Config     config.Config // collection.min_free and metrics.dir
 	Std        command.Std
 }
 
@@ -93,6 +94,7 @@ func parseRun(c *cli.Context) (runOptions, error) {
 	if err != nil {
 		return o, err
 	}
+	o.Config = cfg
 	if o.Gather, err = gatherer.OptionsFromConfig(cfg); err != nil {
 		return o, err
 	}
@@ -103,12 +105,12 @@ func parseRun(c *cli.Context) (runOptions, error) {
 
 // runRun gathers the batch under the gatherer's lock, with progress on
 // a terminal, and prints the summary on out.
-func runRun(ctx context.Context, o runOptions, out io.Writer) error {
+func runRun(ctx context.Context, o runOptions, out io.Writer) (err error) {
 	var (
 		b       *collection.Batch
 		lock    *collection.Lock
-		err     error
 		textDir = o.TextDir
+		root    = o.BatchDir // the collection, or the bare batch directory
 	)
 	if o.Collection == nil {
 		id, err := gatherer.BatchID(o.BatchDir)
@@ -121,7 +123,7 @@ func runRun(ctx context.Context, o runOptions, out io.Writer) error {
 		}
 	} else {
 		col := o.Collection
-		textDir = col.TextPath()
+		textDir, root = col.TextPath(), col.Dir
 		if lock, err = col.Lock(collection.GathererLock); err != nil {
 			return err
 		}
@@ -133,6 +135,11 @@ func runRun(ctx context.Context, o runOptions, out io.Writer) error {
 		}
 	}
 	defer lock.Release()
+	m := command.NewStageMetrics("gatherer", root, o.Config, false) // metrics.go
+	defer func() { m.Finish(err, o.Std.Log()) }()
+	if err := command.CheckDisk(textDir, o.Config, gatherNeed(b), ""); err != nil {
+		return err
+	}
 	if err := b.CheckReady(collection.StageGathered); err != nil && !(o.Force && errors.Is(err, collection.ErrAlreadyDone)) {
 		return err
 	}
@@ -153,6 +160,7 @@ func runRun(ctx context.Context, o runOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	recordMetrics(m, s)
 	s.WriteText(out)
 	return nil
 }

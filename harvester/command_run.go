@@ -41,10 +41,14 @@ BATCH/harvest/ (automatically by the last shard to finish when they share the
 directory, else by "harvester run" without --shard once the shard directories
 are copied back).
 
-On a terminal, a status line shows URLs, pages, bytes, pages/s, hosts active,
-waiting and done, and errors; otherwise only the summary is printed.
+On a terminal, a status line shows URLs, pages, bytes, pages/s over the last
+10 s, the time left at that rate, hosts active, waiting and done, errors, and
+the hosts with the most URLs left; otherwise only the summary is printed. The
+same goes to harvest.partial/progress.json every 5 s for 'manager status'.
+With metrics.dir set the run writes METRICS_DIR/harvester.prom at its end, and
+with metrics.listen it serves its metrics live at http://ADDR/metrics.
 
-` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitNetworkDown),
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitNetworkDown, command.ExitDiskFull),
 		Flags: command.WithSettings(
 			command.BatchFlag("harvest batch `N` instead of the next ready one"),
 			&cli.StringFlag{Name: "batch-dir", Usage: "harvest the bare batch directory `DIR` (no collection needed)"},
@@ -139,11 +143,17 @@ func parseRun(c *cli.Context) (runOptions, error) {
 
 // runRun harvests one batch (or shard) and prints the summary paragraph
 // on out.
-func runRun(ctx context.Context, o runOptions, out io.Writer) error {
+func runRun(ctx context.Context, o runOptions, out io.Writer) (err error) {
 	tuneGC()
+	m, stop, err := startMetrics(ctx, &o) // metrics.go
+	if err != nil {
+		return err
+	}
+	defer stop()
+	defer func() { m.Finish(err, o.Logger) }()
 	hopts := harvester.Options{Config: o.Config, Logger: o.Logger, Progress: o.Progress, Force: o.Force, Shard: o.Shard}
 	var sum *harvester.Summary
-	var err error
+	harvestDir := filepath.Join(o.BatchDir, collection.HarvestDir)
 	if o.BatchDir != "" {
 		sum, err = harvester.RunDir(ctx, o.BatchDir, hopts)
 	} else {
@@ -152,10 +162,14 @@ func runRun(ctx context.Context, o runOptions, out io.Writer) error {
 			return oerr
 		}
 		sum, err = harvester.RunCollection(ctx, col, o.Batch, hopts)
+		if sum != nil {
+			harvestDir = col.Batch(sum.Batch).HarvestPath()
+		}
 	}
 	if err != nil {
 		return err
 	}
+	recordMetrics(m, sum, harvestDir)
 	_, err = fmt.Fprintln(out, sum)
 	return err
 }

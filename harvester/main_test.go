@@ -400,11 +400,16 @@ func TestStatusLine(t *testing.T) {
 	var buf bytes.Buffer
 	s := newStatusLine(&buf, "harvesting shard 1/2")
 	s.Start(100)
-	s.Update(harvester.Stats{Total: 100, Logged: 40, Pages: 30, Bytes: 3 << 20, Errors: 2, HostsActive: 5, HostsWaiting: 7, HostsDone: 3, Elapsed: 10 * time.Second})
+	s.Update(harvester.Stats{Total: 100, Logged: 20, Pages: 15, Bytes: 1 << 20, Errors: 1, HostsActive: 5, HostsWaiting: 9, HostsDone: 1, Elapsed: 5 * time.Second})
+	s.Update(harvester.Stats{Total: 100, Logged: 40, Pages: 30, Bytes: 3 << 20, Errors: 2, HostsActive: 5, HostsWaiting: 7, HostsDone: 3, Elapsed: 10 * time.Second,
+		Holding: []fetchlog.HostLeft{{Host: "www.a.cl", Left: 9}, {Host: "b.cl", Left: 4}}})
 	fmt.Fprintf(s, "level=INFO msg=hello\n")
 	s.Done(harvester.Stats{})
-	want := "\r\x1b[Kharvesting shard 1/2: 40/100 URLs, 30 pages, 3.0 MiB, 3.0 pages/s, hosts 5 active 7 waiting 3 done, 2 errors, 10s" +
-		"\r\x1b[Klevel=INFO msg=hello\nharvesting shard 1/2: 40/100 URLs, 30 pages, 3.0 MiB, 3.0 pages/s, hosts 5 active 7 waiting 3 done, 2 errors, 10s" +
+	// The rate is the last 10 s' (here 15 pages in 5 s), the ETA the
+	// URLs left at that rate (60 at 4 a second).
+	want := "\r\x1b[Kharvesting shard 1/2: 20/100 URLs, 15 pages, 1.0 MiB, 0.0 pages/s, ETA ?, hosts 5 active 9 waiting 1 done, 1 errors, 5s" +
+		"\r\x1b[Kharvesting shard 1/2: 40/100 URLs, 30 pages, 3.0 MiB, 3.0 pages/s, ETA 15s, hosts 5 active 7 waiting 3 done, 2 errors, 10s; most left: www.a.cl 9, b.cl 4" +
+		"\r\x1b[Klevel=INFO msg=hello\nharvesting shard 1/2: 40/100 URLs, 30 pages, 3.0 MiB, 3.0 pages/s, ETA 15s, hosts 5 active 7 waiting 3 done, 2 errors, 10s; most left: www.a.cl 9, b.cl 4" +
 		"\r\x1b[K"
 	if buf.String() != want {
 		t.Errorf("terminal got\n%q\nwant\n%q", buf.String(), want)

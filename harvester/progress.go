@@ -3,23 +3,27 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/harvester"
 	"github.com/wirecrawl/wire/pkg/tally"
 )
 
 // statusLine draws the run's progress as one line on a terminal, redrawn
-// in place: URLs logged, pages, bytes, pages/s, hosts active / waiting /
-// done, errors. Log lines written through it (it is the logger's writer)
+// in place: URLs logged, pages, bytes, pages/s over the last 10 s, the
+// time left at that rate, hosts active / waiting / done, errors, and the
+// hosts with the most URLs left. Log lines written through it (it is the logger's writer)
 // go above the line. It implements harvester.Progress and io.Writer.
 type statusLine struct {
-	mu    sync.Mutex
-	w     io.Writer
-	what  string // "batch 000001", "batch 000001 shard 2/4"
-	line  string // the status line on screen, "" if none
-	total int
+	mu     sync.Mutex
+	w      io.Writer
+	what   string // "batch 000001", "batch 000001 shard 2/4"
+	line   string // the status line on screen, "" if none
+	total  int
+	recent harvester.Recent // the rate over the last 10 s
 }
 
 func newStatusLine(w io.Writer, what string) *statusLine { return &statusLine{w: w, what: what} }
@@ -49,7 +53,8 @@ func (s *statusLine) Start(total int) {
 func (s *statusLine) Update(st harvester.Stats) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.line = formatStats(s.what, st)
+	s.recent.Add(st)
+	s.line = formatStats(s.what, st, &s.recent)
 	io.WriteString(s.w, "\r\033[K"+s.line)
 }
 
@@ -64,9 +69,29 @@ func (s *statusLine) Done(harvester.Stats) {
 	}
 }
 
-// formatStats is the text of the status line.
-func formatStats(what string, st harvester.Stats) string {
-	return fmt.Sprintf("%s: %d/%d URLs, %d pages, %s, %.1f pages/s, hosts %d active %d waiting %d done, %d errors, %s",
-		what, st.Logged, st.Total, st.Pages, tally.Bytes(st.Bytes), st.PagesPerSecond(),
+// formatStats is the text of the status line: the rate is the last 10
+// seconds' (recent), the time left at that rate, and the hosts with the
+// most URLs left, which hold the batch up.
+func formatStats(what string, st harvester.Stats, recent *harvester.Recent) string {
+	_, pages, _ := recent.Rates()
+	eta := "?"
+	if d := recent.ETA(); d >= 0 {
+		eta = d.Round(time.Second).String()
+	}
+	line := fmt.Sprintf("%s: %d/%d URLs, %d pages, %s, %.1f pages/s, ETA %s, hosts %d active %d waiting %d done, %d errors, %s",
+		what, st.Logged, st.Total, st.Pages, tally.Bytes(st.Bytes), pages, eta,
 		st.HostsActive, st.HostsWaiting, st.HostsDone, st.Errors, st.Elapsed.Round(time.Second))
+	if len(st.Holding) > 0 {
+		line += "; most left: " + holding(st.Holding)
+	}
+	return line
+}
+
+// holding lists hosts with their URLs left: "www.a.cl 120, b.cl 80".
+func holding(hosts []fetchlog.HostLeft) string {
+	parts := make([]string, len(hosts))
+	for i, h := range hosts {
+		parts[i] = fmt.Sprintf("%s %d", h.Host, h.Left)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -27,7 +27,7 @@ recording it in graph.db, completes that batch instead. Exit code 3
 means the frontier is empty: no page can be scheduled now (or, with
 --min-sites N, that the batch would have fewer than N sites).
 
-` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged),
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged, command.ExitDiskFull),
 		Flags: append(command.WithSettings(),
 			&cli.IntFlag{Name: "min-sites", Usage: "write no batch with fewer sites than this: exit 3 instead (scripts/crawl.sh, while another batch is harvested)"}),
 		Action: command.Action(parseRun, runRun),
@@ -53,13 +53,19 @@ func parseRun(c *cli.Context) (runOptions, error) {
 }
 
 // runRun writes the next batch and prints its summary on out.
-func runRun(ctx context.Context, o runOptions, out io.Writer) error {
+func runRun(ctx context.Context, o runOptions, out io.Writer) (err error) {
+	m := command.NewStageMetrics("manager", o.Collection.Dir, o.Run.Config, false) // metrics.go
+	defer func() { m.Finish(err, o.Std.Log()) }()
 	opts := o.Run
+	if opts.Fits, err = batchSpace(o.Collection, o.Run.Config); err != nil {
+		return err
+	}
 	opts.Logger = o.Std.Log()
 	res, err := manager.Run(ctx, o.Collection, opts)
 	if err != nil {
 		return err
 	}
+	recordMetrics(m, res)
 	return printResult(out, res)
 }
 

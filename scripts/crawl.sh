@@ -279,12 +279,14 @@ ended() {
 
 # outcome NAME RC names how stage NAME that exited RC (not 0 or 3)
 # stopped: "interrupted" (130, 143: a signal; a rerun resumes it), "found
-# the network down" (the harvester's 5), else "failed". cron.sh reads
+# the network down" (the harvester's 5), "found the disk full" (any
+# stage's 7: collection.min_free), else "failed". cron.sh reads
 # these words.
 outcome() {
 	case $1:$2 in
 	*:130 | *:143) echo interrupted ;;
 	harvester:5) echo "found the network down" ;;
+	*:7) echo "found the disk full" ;;
 	*) echo failed ;;
 	esac
 }

@@ -42,10 +42,11 @@
 # a stage by someone else; the next run resumes); else the failing
 # stage's own code (1 failure, 2 bad configuration, 4 a stage run by hand
 # holds that stage's lock, 5 the harvester found the network down, 6 a
-# damaged file), with a
+# damaged file, 7 disk full: less free space than collection.min_free),
+# with a
 # line "FAILED: STAGE on batch NNNNNN exited CODE: LAST LINE" on stderr
 # and in the log ("INTERRUPTED: ..." for 130 and 143, "NETWORK DOWN:
-# ..." for 5; with overlap, once the stages beside it have finished
+# ..." for 5, "DISK FULL: ..." for 7; with overlap, once the stages beside it have finished
 # their batch), or crawl.sh's own when it fails by itself ("FAILED:
 # crawl.sh exited CODE: ..."). docs/operations.md explains every line.
 set -uo pipefail
@@ -235,7 +236,7 @@ translate() {
 	local -A last=()
 	local re_ts='^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z) (.*)$'
 	local re_stage='^(cycle ([0-9]+): )?(manager|harvester|gatherer|seeder) on batch ([0-9]{6}): (.*)$'
-	local re_fail='^crawl\.sh: (manager|harvester|gatherer|seeder) (also )?(failed|interrupted|found the network down) \(exit ([0-9]+)\) on batch ([0-9]{6})'
+	local re_fail='^crawl\.sh: (manager|harvester|gatherer|seeder) (also )?(failed|interrupted|found the network down|found the disk full) \(exit ([0-9]+)\) on batch ([0-9]{6})'
 	local re_tagged='^(manager|harvester|gatherer|seeder) ([0-9]{6})\| (.*)$'
 	while IFS= read -r line || [ -n "$line" ]; do
 		printf -v now '%(%Y-%m-%dT%H:%M:%SZ)T' -1
@@ -418,6 +419,7 @@ if [ -n "$fail_stage" ]; then
 	case $fail_stage:$rc in
 	*:130 | *:143) tag=INTERRUPTED ended=interrupted ;;
 	harvester:5) tag="NETWORK DOWN" ended="network down" ;;
+	*:7) tag="DISK FULL" ended="disk full" ;;
 	*) tag=FAILED ended=failed ;;
 	esac
 	logline "$tag: $what exited $fail_rc: ${why:-no output}"

@@ -31,7 +31,7 @@ and exits 3 when there is none. A batch already seeded is refused unless
 marker is missing (a run killed after its commit), only the marker is
 written. Exit 4 also when graph.db stays in use by the manager for 5 s.
 
-` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged),
+` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged, command.ExitDiskFull),
 		Flags: command.WithSettings(
 			command.BatchFlag("batch number to take in (default: the oldest gathered, not seeded)"),
 			&cli.BoolFlag{Name: "force", Usage: "take the batch in again even if already seeded (needs --batch)"},
@@ -65,7 +65,12 @@ func parseRun(c *cli.Context) (runOptions, error) {
 
 // runRun takes the batch into graph.db, with progress on a terminal, and
 // prints the summary on out.
-func runRun(ctx context.Context, o runOptions, out io.Writer) error {
+func runRun(ctx context.Context, o runOptions, out io.Writer) (err error) {
+	m := command.NewStageMetrics("seeder", o.Run.Collection.Dir, o.Run.Config, false) // metrics.go
+	defer func() { m.Finish(err, o.Std.Log()) }()
+	if err := command.CheckDisk(o.Run.Collection.Dir, o.Run.Config, 0, ""); err != nil {
+		return err
+	}
 	progress := command.NewProgress(o.Std, -1, "seeding")
 	opts := o.Run
 	opts.Logger, opts.Progress = o.Std.Log(), progress.Add
@@ -74,6 +79,7 @@ func runRun(ctx context.Context, o runOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	recordMetrics(m, s)
 	s.WriteText(out)
 	return nil
 }

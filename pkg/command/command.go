@@ -42,6 +42,10 @@ const (
 	// ExitDamaged: a file of the collection is damaged (graph.db, a
 	// WARC file); the message names it and what to do.
 	ExitDamaged = 6
+	// ExitDiskFull: the collection's file system has no more free space
+	// than collection.min_free; the stage did not start, or stopped
+	// cleanly (the harvester: resumable). Free space, then run again.
+	ExitDiskFull = 7
 	// ExitInterrupted is the base of the codes of a run stopped by a
 	// signal (the shell's convention, 128 + signal): 130 for SIGINT,
 	// 143 for SIGTERM. The stage stopped cleanly; run it again to
@@ -66,6 +70,8 @@ var exitCodeLines = []struct {
       against the web; run again once the network is back`},
 	{ExitDamaged, `   6  a collection file is damaged (graph.db, a WARC file): the message
       names it and the repair`},
+	{ExitDiskFull, `   7  disk full: less free space than collection.min_free; nothing was
+      lost (a harvest resumes): free space, then run again`},
 	{ExitInterrupted + 2, ` 130  interrupted by SIGINT (143: SIGTERM): stopped cleanly, run again
       to resume`},
 }
@@ -75,7 +81,7 @@ var exitCodeLines = []struct {
 // (which every command can return) and the codes given, those the
 // command can return (3 only where a command looks for the next ready
 // batch, 4 where it takes a lock or opens graph.db, 5 for the harvester,
-// 6 where it reads graph.db or a WARC file).
+// 6 where it reads graph.db or a WARC file, 7 for the four stages' run).
 func ExitCodes(codes ...int) string {
 	var b strings.Builder
 	b.WriteString("EXIT CODES:")
@@ -119,6 +125,8 @@ func ExitCode(err error) int {
 		return ExitDamaged
 	case errors.Is(err, fetch.ErrNetworkDown):
 		return ExitNetworkDown
+	case errors.Is(err, collection.ErrDiskFull), errors.Is(err, syscall.ENOSPC):
+		return ExitDiskFull
 	case errors.As(err, &in):
 		return ExitInterrupted + int(in.Signal)
 	case errors.As(err, &ue), errors.Is(err, config.ErrInvalid):

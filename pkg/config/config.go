@@ -28,6 +28,9 @@ type Config struct {
 	Harvester Harvester `toml:"harvester" doc:"Short-term scheduling and network transfer."`
 	Gatherer  Gatherer  `toml:"gatherer" doc:"Parsing and the text store."`
 	Seeder    Seeder    `toml:"seeder" doc:"URL resolution and frontier growth."`
+	// Collection and Metrics are operations settings (docs/operations.md).
+	Collection Collection `toml:"collection" doc:"The collection directory: the free space it must keep."`
+	Metrics    Metrics    `toml:"metrics" doc:"Prometheus metrics of every stage run."`
 }
 
 // Defaults returns the configuration used where nothing else is set. The
@@ -35,12 +38,14 @@ type Config struct {
 // pages per site, depth 5 for dynamic and 15 for static pages.
 func Defaults() Config {
 	return Config{
-		Crawl:     defaultCrawl(),
-		Scope:     defaultScope(),
-		Manager:   defaultManager(),
-		Harvester: defaultHarvester(),
-		Gatherer:  defaultGatherer(),
-		Seeder:    defaultSeeder(),
+		Crawl:      defaultCrawl(),
+		Scope:      defaultScope(),
+		Manager:    defaultManager(),
+		Harvester:  defaultHarvester(),
+		Gatherer:   defaultGatherer(),
+		Seeder:     defaultSeeder(),
+		Collection: defaultCollection(),
+		Metrics:    defaultMetrics(),
 	}
 }
 
@@ -67,6 +72,8 @@ func (c *Config) Validate() error {
 	c.Harvester.validate(bad)
 	c.Gatherer.validate(bad)
 	c.Seeder.validate(bad)
+	c.Collection.validate(bad)
+	c.Metrics.validate(bad)
 	return errors.Join(errs...)
 }
 

@@ -43,7 +43,10 @@ type Harvester struct {
 	AllowPrivate          bool     `toml:"allow_private" doc:"Allow loopback, private and link-local addresses (only for tests and the demo)."`
 	DNSServer             string   `toml:"dns_server" doc:"DNS server as host:port; empty uses the system resolver."`
 	DNSTimeout            Duration `toml:"dns_timeout" doc:"Time limit for one DNS lookup."`
-	DNSCacheTime          Duration `toml:"dns_cache_time" doc:"How long a DNS answer, or a failure, is kept in the harvester's cache."`
+	DNSCacheTime          Duration `toml:"dns_cache_time" doc:"How long an answer of the system resolver (dns_server empty), which gives no TTL, is kept in the harvester's cache."`
+	DNSMinTTL             Duration `toml:"dns_min_ttl" doc:"An answer of dns_server is kept for its TTL, but at least this long."`
+	DNSMaxTTL             Duration `toml:"dns_max_ttl" doc:"An answer of dns_server is kept for its TTL, but at most this long."`
+	DNSNegativeTime       Duration `toml:"dns_negative_time" doc:"How long a failed lookup (no such name, no address, SERVFAIL, no answer) is kept before the name is asked again."`
 	DNSLookups            int      `toml:"dns_lookups" doc:"Simultaneous DNS lookups."`
 	OutageHosts           int      `toml:"outage_hosts" doc:"A network outage stops the harvest (exit code 5, nothing counted against the web) when this many host names in a row fail their DNS lookup for the resolver's fault (refused, no answer, SERVFAIL; NXDOMAIN is an answer) with no lookup answered in between, or fail to connect for lack of a route with no connection made in between; a batch of fewer hosts needs them all (at least 2). 0 turns the detection off."`
 	WARCMaxBytes          int64    `toml:"warc_max_bytes" doc:"A new WARC file is started once the current one is this large."`
@@ -83,6 +86,9 @@ func defaultHarvester() Harvester {
 		DNSServer:             "",
 		DNSTimeout:            Duration(5 * time.Second),
 		DNSCacheTime:          Duration(time.Hour),
+		DNSMinTTL:             Duration(time.Minute),
+		DNSMaxTTL:             Duration(time.Hour),
+		DNSNegativeTime:       Duration(5 * time.Minute),
 		DNSLookups:            32,
 		OutageHosts:           10,
 		WARCMaxBytes:          1 << 30,
@@ -142,6 +148,12 @@ func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.DNSCacheTime < 0 {
 		bad("harvester.dns_cache_time", "must not be negative")
+	}
+	if c.DNSMinTTL < 0 || c.DNSNegativeTime < 0 {
+		bad("harvester.dns_min_ttl", "dns_min_ttl and dns_negative_time must not be negative")
+	}
+	if c.DNSMaxTTL <= 0 || c.DNSMaxTTL < c.DNSMinTTL {
+		bad("harvester.dns_max_ttl", "must be positive and at least dns_min_ttl (%s), got %s", c.DNSMinTTL, c.DNSMaxTTL)
 	}
 	if c.MinTransferRate < 0 {
 		bad("harvester.min_transfer_rate", "must not be negative (0 turns the check off)")

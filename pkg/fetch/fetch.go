@@ -81,6 +81,10 @@ type Config struct {
 	DNSServer    string        // host:port of the DNS server; "" = system resolver
 	DNSTimeout   time.Duration // per lookup; 0 means ConnectTimeout
 	DNSCacheTime time.Duration // how long answers and failures are kept; 0 = the whole run
+	// DNSTTL bounds how long the answers of DNSServer are kept (their
+	// TTL, within Min and Max) and sets how long failures are; zero
+	// values keep everything DNSCacheTime.
+	DNSTTL TTLBounds
 	// MaxHeaderBytes caps the response header; 0 means 64 KiB.
 	MaxHeaderBytes int64
 	// Dial, if set, opens the TCP connections in place of a
@@ -114,7 +118,7 @@ func New(cfg Config, log *slog.Logger) *Client {
 	}
 	return &Client{
 		cfg:      cfg,
-		resolver: NewResolver(cfg.DNSServer, cfg.DNSTimeout, cfg.DNSCacheTime),
+		resolver: NewTTLResolver(cfg.DNSServer, cfg.DNSTimeout, cfg.DNSCacheTime, cfg.DNSTTL),
 		policy:   Policy{AllowPrivate: cfg.AllowPrivate},
 		log:      log,
 	}

@@ -129,6 +129,7 @@ func (h *harvest) carryFrom(dir string, sites, hosts, domains map[string]bool, n
 			// one): its unit's next request holds for the unit.
 			if ip, err := netip.ParseAddr(l.IP); err == nil && l.NotBefore.After(now) && domains[urlnorm.Registrable(host)] {
 				h.hosts.laterUnit(ip, host, l.NotBefore)
+				h.held = append(h.held, heldUnit{host: host, ip: ip, notBefore: l.NotBefore})
 				later++
 			}
 			continue

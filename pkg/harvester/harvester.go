@@ -24,6 +24,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetch"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
 )
 
 // Progress receives the progress of a run: Start once, Update every
@@ -36,17 +37,23 @@ type Progress interface {
 
 // Stats is a snapshot of a run, for progress displays.
 type Stats struct {
-	Total          int           // URLs this run has to log
-	Logged         int           // of which logged so far
-	Pages          int           // responses stored without error
-	Bytes          int64         // their body bytes
-	Errors         int           // URLs that failed (robots exclusions not counted)
-	RobotsExcluded int           // URLs not requested because of robots.txt
-	Requests       int           // requests made, robots.txt included
-	HostsActive    int           // hosts holding a connection
-	HostsWaiting   int           // hosts with URLs left, waiting for their turn, a connection or DNS
-	HostsDone      int           // hosts with every URL logged
-	Elapsed        time.Duration // since the run started
+	Total          int   // URLs this run has to log
+	Logged         int   // of which logged so far
+	Pages          int   // responses stored without error
+	Bytes          int64 // their body bytes
+	Errors         int   // URLs that failed (robots exclusions not counted)
+	RobotsExcluded int   // URLs not requested because of robots.txt
+	Requests       int   // requests made, robots.txt included
+	HostsActive    int   // hosts holding a connection
+	HostsWaiting   int   // hosts with URLs left, waiting for their turn, a connection or DNS
+	HostsDone      int   // hosts with every URL logged
+	// HostsGivenUp counts the hosts whose URLs were logged host-gave-up
+	// (failures, Retry-After, streaming) so far in this run.
+	HostsGivenUp int
+	// Holding are the hosts holding the batch up: the HoldingHosts with
+	// the most URLs left, most first.
+	Holding []fetchlog.HostLeft
+	Elapsed time.Duration // since the run started
 }
 
 // PagesPerSecond is Pages over Elapsed.
@@ -97,6 +104,7 @@ func ClientConfig(cfg config.Config) fetch.Config {
 		DNSServer:        h.DNSServer,
 		DNSTimeout:       h.DNSTimeout.D(),
 		DNSCacheTime:     h.DNSCacheTime.D(),
+		DNSTTL:           fetch.TTLBounds{Min: h.DNSMinTTL.D(), Max: h.DNSMaxTTL.D(), Negative: h.DNSNegativeTime.D()},
 	}
 }
 

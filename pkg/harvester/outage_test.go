@@ -142,7 +142,9 @@ func TestResolverDownMidBatch(t *testing.T) {
 	web, urls := outageWeb(t, 14)
 	cfg := (&ht.Web{DNSAddr: web.DNSAddr()}).Config(60 * time.Millisecond)
 	cfg.Harvester.DNSTimeout = config.Duration(300 * time.Millisecond)
-	cfg.Harvester.DNSCacheTime = config.Duration(50 * time.Millisecond)
+	// The test web's answers have a TTL of 300 s: the ceiling cuts it.
+	cfg.Harvester.DNSMinTTL = config.Duration(50 * time.Millisecond)
+	cfg.Harvester.DNSMaxTTL = config.Duration(50 * time.Millisecond)
 	// Each request on a new connection, which looks the host up again
 	// once the cached answer is 50 ms old.
 	cfg.Harvester.MaxIdle = config.Duration(10 * time.Millisecond)

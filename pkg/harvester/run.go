@@ -64,6 +64,10 @@ type harvest struct {
 	known   map[string]fetchlog.Robots
 	knownMu sync.Mutex
 	kept    map[string]bool
+	// held are the other names of the batch's units that the previous
+	// harvest holds back (carryOver writes it during setup, run reads
+	// it: moved.go).
+	held []heldUnit
 	// est holds the batch's servers.jsonl and an earlier run's: written
 	// during setup (newHarvest, carryOver), read by run before the
 	// scheduler starts, never written afterwards.
@@ -93,7 +97,10 @@ type harvest struct {
 	batchDuration time.Duration
 
 	// stats are atomic counters, updated by any goroutine.
-	stats struct {
+	// pending counts the URLs left per host for Stats.Holding
+	// (progress.go; its own lock).
+	pending pendingHosts
+	stats   struct {
 		total, logged, pages, errors, robots, requests atomic.Int64
 		bytes                                          atomic.Int64
 		active, waiting, done                          atomic.Int64
@@ -190,6 +197,7 @@ func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *co
 func (h *harvest) counted(r fetchlog.Record) {
 	h.logged = append(h.logged, r)
 	h.stats.logged.Add(1)
+	h.pending.logged(r.URL, fetch.KindOf(r.Err))
 	switch {
 	case r.OK():
 		h.stats.pages.Add(1)
@@ -214,6 +222,8 @@ func (h *harvest) snapshot() Stats {
 		HostsActive:    int(h.stats.active.Load()),
 		HostsWaiting:   int(h.stats.waiting.Load()),
 		HostsDone:      int(h.stats.done.Load()),
+		Holding:        h.pending.top(HoldingHosts),
+		HostsGivenUp:   h.pending.givenUp(),
 		Elapsed:        time.Since(h.started),
 	}
 }
@@ -455,6 +465,9 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 	}
 	h.started = time.Now()
 	h.stats.total.Store(int64(pending))
+	h.pending.init(servers)
+	// progress.json for manager status, beside the caller's display.
+	h.prog = append(progressTee{newProgressFile(h.out.dir)}, nonNil(h.prog)...)
 
 	// Stopping: a cancelled parent stops new requests at once and lets
 	// the ones in flight finish for up to stop_timeout; a fatal error
@@ -492,6 +505,7 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 		}
 	}()
 	h.client = fetch.New(ClientConfig(h.cfg), h.log)
+	h.followMoves(startCtx) // moved.go
 
 	// No host is asked before a full wait from now: a killed run may have
 	// had requests in flight that it never logged, and the run of the
@@ -507,6 +521,7 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 	if h.prog != nil {
 		h.prog.Start(pending)
 	}
+	h.checkDisk() // and every syncEvery (disk.go)
 	background := make(chan struct{})
 	var bg sync.WaitGroup
 	bg.Add(1)
@@ -528,6 +543,7 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 				if err := h.out.tick(); err != nil {
 					h.fatal(err)
 				}
+				h.checkDisk()
 			case <-flushT.C:
 				if err := h.out.flush(); err != nil {
 					h.fatal(err)

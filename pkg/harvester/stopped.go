@@ -20,7 +20,8 @@ const StoppedFile = "stopped.json"
 
 // Stopped is the content of StoppedFile.
 type Stopped struct {
-	// Why is "interrupted" (SIGINT, SIGTERM) or "network-down".
+	// Why is "interrupted" (SIGINT, SIGTERM), "network-down" or
+	// "disk-full" (collection.min_free reached).
 	Why string `json:"why"`
 	// Error is the run's error message.
 	Error string `json:"error"`
@@ -32,15 +33,19 @@ type Stopped struct {
 const (
 	StoppedInterrupted = "interrupted"
 	StoppedNetworkDown = "network-down"
+	StoppedDiskFull    = "disk-full"
 )
 
 // recordStopped writes StoppedFile into dir when runErr is an
-// interruption or a network outage; other errors leave nothing.
+// interruption, a network outage or a full disk; other errors leave
+// nothing.
 func recordStopped(dir string, runErr error) error {
 	st := Stopped{Error: runErr.Error(), At: time.Now().UTC()}
 	switch {
 	case errors.Is(runErr, fetch.ErrNetworkDown):
 		st.Why = StoppedNetworkDown
+	case errors.Is(runErr, collection.ErrDiskFull):
+		st.Why = StoppedDiskFull
 	case errors.Is(runErr, ErrInterrupted):
 		st.Why = StoppedInterrupted
 	default:

@@ -44,6 +44,12 @@ type Options struct {
 	// time budget held back, which would keep the harvester on a few
 	// hosts meanwhile (docs/architecture.md, "Overlapping cycles").
 	MinSites int
+	// Fits, if set, is asked, once the batch is chosen and before
+	// anything is written, whether a batch of that many URLs fits on
+	// the collection's disk (collection.min_free); its error is Run's,
+	// and nothing is written (manager run: docs/operations.md, "A full
+	// disk").
+	Fits func(urls int) error
 }
 
 func (o *Options) logger() *slog.Logger { return orDiscard(o.Logger) }
@@ -139,6 +145,11 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 		if c := count(p.entries); c.sites < opts.MinSites {
 			return nil, fmt.Errorf("plan batch: %d URLs on %d sites, fewer than the %d sites asked for (--min-sites): %w: %w",
 				len(p.entries), c.sites, opts.MinSites, ErrThinBatch, collection.ErrNothingToDo)
+		}
+	}
+	if opts.Fits != nil {
+		if err := opts.Fits(len(p.entries)); err != nil {
+			return nil, fmt.Errorf("batch %s of %d URLs: %w", collection.BatchName(id), len(p.entries), err)
 		}
 	}
 

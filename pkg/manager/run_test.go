@@ -528,3 +528,31 @@ func TestRunMinSites(t *testing.T) {
 		t.Fatalf("run with MinSites 3: %v %+v", err, res)
 	}
 }
+
+// TestRunFits: Options.Fits (collection.min_free) is asked with the
+// chosen batch's URLs before anything is written; its error is the
+// run's, and nothing is written or marked.
+func TestRunFits(t *testing.T) {
+	f := smallWebFixture(t, StrategyBreadthFirst)
+	opts := f.options()
+	asked := 0
+	opts.Fits = func(urls int) error {
+		asked = urls
+		return &collection.DiskFull{Dir: f.col.Dir, Keep: 1, Need: int64(urls)}
+	}
+	_, err := Run(context.Background(), f.col, opts)
+	if !errors.Is(err, collection.ErrDiskFull) || asked == 0 {
+		t.Fatalf("run with a full disk: %v (asked for %d URLs)", err, asked)
+	}
+	if ids, _ := f.col.BatchIDs(); len(ids) != 0 {
+		t.Errorf("batches %v written", ids)
+	}
+	if d := f.doc("http://a.cl/x"); d.State != linkgraph.StatePending {
+		t.Errorf("a.cl/x is %s after a run refused", d.State)
+	}
+	opts.Fits = func(urls int) error { return nil }
+	res, err := Run(context.Background(), f.col, opts)
+	if err != nil || res.URLs != asked {
+		t.Fatalf("run with room: %v %+v, want the %d URLs asked about", err, res, asked)
+	}
+}

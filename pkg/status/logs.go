@@ -35,10 +35,10 @@ type LogLine struct {
 var cronLine = regexp.MustCompile(`^(\S+) cron\[(\d+)\]: (.*)$`)
 
 // isError tells whether a log line reports an error: cron.sh's FAILED
-// and NETWORK DOWN lines and error-level lines of the stages' logs (an
+// NETWORK DOWN and DISK FULL lines and error-level lines of the stages' logs (an
 // INTERRUPTED run is not an error: the next run resumes it).
 func isError(text string) bool {
-	return strings.Contains(text, "]: FAILED") || strings.Contains(text, "]: NETWORK DOWN") || strings.Contains(text, "level=ERROR")
+	return strings.Contains(text, "]: FAILED") || strings.Contains(text, "]: NETWORK DOWN") || strings.Contains(text, "]: DISK FULL") || strings.Contains(text, "level=ERROR")
 }
 
 // scanLogs reads logs/cron.log for the last cron run and the last error

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 )
 
@@ -87,6 +88,10 @@ type Batch struct {
 	// done recorded in its partial directory (stopped.json): an
 	// interruption or a network outage, which a rerun resumes.
 	Stopped *Stopped `json:"stopped,omitempty"`
+	// Progress is what a harvester working on the batch last wrote to
+	// its partial directory (progress.json, every 5 s): a harvest
+	// running (or killed: see Running) there.
+	Progress *fetchlog.Progress `json:"progress,omitempty"`
 	// ShardsDone lists the shard markers of a batch harvested in shards
 	// that is not merged yet (harvested-shard-I-of-N.done).
 	ShardsDone []string `json:"shardsDone,omitempty"`
@@ -238,6 +243,10 @@ func readBatch(b *collection.Batch) Batch {
 			if data, err := os.ReadFile(filepath.Join(p, stoppedFile)); err == nil && json.Unmarshal(data, &st) == nil && st.Why != "" {
 				st.Dir = filepath.Base(p)
 				info.Stopped = &st
+			}
+			var pr fetchlog.Progress
+			if data, err := os.ReadFile(filepath.Join(p, fetchlog.ProgressFile)); err == nil && json.Unmarshal(data, &pr) == nil && pr.Total > 0 {
+				info.Progress = &pr
 			}
 		}
 	}

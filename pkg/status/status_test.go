@@ -294,6 +294,7 @@ func TestCollectStopped(t *testing.T) {
 	for _, tc := range []struct{ why, want string }{
 		{"interrupted", "harvest interrupted at 2026-11-22T02:00:05Z; a rerun resumes it"},
 		{"network-down", "harvest stopped, network down at 2026-11-22T02:00:05Z; a rerun resumes it"},
+		{"disk-full", "harvest stopped, disk full (collection.min_free) at 2026-11-22T02:00:05Z; a rerun resumes it"},
 	} {
 		t.Run(tc.why, func(t *testing.T) {
 			col := newCollection(t)

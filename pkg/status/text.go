@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/tally"
 )
 
@@ -48,6 +49,11 @@ func (s *Status) WriteText(w io.Writer) error {
 			parts[i] = fmt.Sprintf("%s (pid %d)", h.Name, h.PID)
 		}
 		p.line("running", "%s", strings.Join(parts, ", "))
+		for i := range s.InProgress {
+			if b := &s.InProgress[i]; b.Progress != nil && b.Stopped == nil && harvesting(s.Running) {
+				p.line("harvest", "%s: %s", collection.BatchName(b.ID), describeProgress(b.Progress))
+			}
+		}
 	}
 	switch {
 	case s.Pages != nil:
@@ -103,6 +109,36 @@ func describe(b *Batch) string {
 	return text
 }
 
+// harvesting tells whether a harvester holds a lock now.
+func harvesting(running []Holder) bool {
+	for _, h := range running {
+		if strings.HasPrefix(h.Name, "harvester") {
+			return true
+		}
+	}
+	return false
+}
+
+// describeProgress is a running harvest's progress.json in one line, as
+// the harvester's status line shows it on a terminal.
+func describeProgress(pr *fetchlog.Progress) string {
+	eta := "?"
+	if pr.ETASeconds >= 0 {
+		eta = (time.Duration(pr.ETASeconds) * time.Second).String()
+	}
+	text := fmt.Sprintf("%d/%d URLs, %d pages, %s, %.1f pages/s (last %.0fs), ETA %s, hosts %d active %d waiting %d done, %d errors",
+		pr.Logged, pr.Total, pr.Pages, tally.Bytes(pr.Bytes), pr.PageRate, pr.RateWindow, eta,
+		pr.HostsActive, pr.HostsWaiting, pr.HostsDone, pr.Errors)
+	if len(pr.Holding) > 0 {
+		parts := make([]string, len(pr.Holding))
+		for i, h := range pr.Holding {
+			parts[i] = fmt.Sprintf("%s %d", h.Host, h.Left)
+		}
+		text += "; most left: " + strings.Join(parts, ", ")
+	}
+	return text + "; as of " + stamp(pr.At)
+}
+
 // describeHarvest is a harvest summary in one line.
 func describeHarvest(h *Harvest) string {
 	text := fmt.Sprintf("%d URLs, %d fetched (%.1f MB), %d excluded by robots.txt", h.URLs, h.Fetched, float64(h.Bytes)/1e6, h.RobotsExcluded)
@@ -149,8 +185,11 @@ func (p *printer) line(label, format string, args ...any) {
 // describeStopped says how a harvester run stopped (stopped.json).
 func describeStopped(st *Stopped) string {
 	how := "harvest interrupted"
-	if st.Why == "network-down" {
+	switch st.Why {
+	case "network-down":
 		how = "harvest stopped, network down"
+	case "disk-full":
+		how = "harvest stopped, disk full (collection.min_free)"
 	}
 	return fmt.Sprintf("%s at %s; a rerun resumes it", how, stamp(st.At))
 }

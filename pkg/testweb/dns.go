@@ -79,7 +79,8 @@ func (w *Web) serveDNSOn(pc net.PacketConn, ln net.Listener) ([]*dns.Server, err
 }
 
 // serveDNS answers A queries for every host of the web with its address
-// (the HTTP listen address, or one of Config.Addresses; TTL 300; an alias
+// (the HTTP listen address, or one of Config.Addresses; TTL 300 (both as
+// SetDNSAnswer may change them); an alias
 // the address of its site), other types of known names with an empty
 // NOERROR answer, and unknown names with NXDOMAIN; the hostile hosts of
 // kinds nxdomain and servfail get NXDOMAIN and SERVFAIL. SetDNSDown
@@ -126,10 +127,10 @@ func (w *Web) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
 		}
 		if q.Qclass == dns.ClassINET && (q.Qtype == dns.TypeA || q.Qtype == dns.TypeANY) {
 			w.mu.Lock()
-			ip := w.addressOfLocked(w.addressName(name))
+			ip, ttl := w.answerLocked(name) // dnsanswer.go
 			w.mu.Unlock()
 			m.Answer = append(m.Answer, &dns.A{
-				Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300},
+				Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: ttl},
 				A:   ip,
 			})
 		}

@@ -292,7 +292,8 @@ type Web struct {
 	localAddrs map[string]string
 
 	dnsQueries atomic.Int64
-	dnsMode    atomic.Int32 // a DNSMode, set by SetDNSDown
+	dnsMode    atomic.Int32         // a DNSMode, set by SetDNSDown
+	dnsAnswers map[string]dnsAnswer // set by SetDNSAnswer, guarded by mu
 }
 
 // reqRecord is a completed request with its arrival number, kept small

@@ -217,7 +217,8 @@ func EnvironmentFaults(ctx context.Context, bin, dir string, web *testweb.Web, s
 		cases = append(cases, func() (EnvCase, error) { return readOnly(ctx, fresh, st, stage) })
 	}
 	cases = append(cases, warcCases(ctx, fresh, st)...)
-	cases = append(cases, func() (EnvCase, error) { return diskFull(ctx, bin, dir, web, s) })
+	cases = append(cases, func() (EnvCase, error) { return diskFull(ctx, bin, dir, web, s, false) })
+	cases = append(cases, func() (EnvCase, error) { return diskFull(ctx, bin, dir, web, s, true) })
 	cases = append(cases, outageCases(ctx, fresh, st, web)...)
 	cases = append(cases, cliCases(ctx, fresh, st)...)
 	for _, run := range cases {
@@ -465,21 +466,31 @@ func makeReadOnly(dir string) (undo func(), how string, err error) {
 	}, "permissions removed", nil
 }
 
-// diskFull crawls a fresh collection on a 2 MB tmpfs until a stage fails,
-// checks the failure is clean, then grows the file system and checks the
-// crawl goes on.
-func diskFull(ctx context.Context, bin, dir string, web *testweb.Web, s Settings) (EnvCase, error) {
+// diskFull crawls a fresh collection on a small tmpfs until a stage
+// fails, checks the failure is clean, then grows the file system and
+// checks the crawl goes on. With keep (case disk-min-free) the
+// collection keeps collection.min_free = 2 MiB of a 5 MiB file system:
+// a stage must stop there with exit code 7 and "disk full", the disk
+// never running out (no "no space left on device"). Without (case
+// disk-full, min_free 0, 2 MB) the disk runs out: exit 7 too (ENOSPC),
+// "no space left on device".
+func diskFull(ctx context.Context, bin, dir string, web *testweb.Web, s Settings, keep bool) (EnvCase, error) {
 	c := EnvCase{Name: "disk-full"}
-	mnt := filepath.Join(dir, "tmpfs")
+	size, minFree, want := "2m", "0", regexp.MustCompile(`(?i)no space left on device`)
+	if keep {
+		c.Name = "disk-min-free"
+		size, minFree, want = "5m", "2MiB", regexp.MustCompile(`disk full: .* collection\.min_free keeps 2\.0 MiB.*gatherer compact`)
+	}
+	mnt := filepath.Join(dir, "tmpfs-"+c.Name)
 	if err := os.MkdirAll(mnt, 0o755); err != nil {
 		return c, err
 	}
-	if err := mount("-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt); err != nil {
+	if err := mount("-t", "tmpfs", "-o", "size="+size, "tmpfs", mnt); err != nil {
 		c.Skipped = err.Error()
 		return c, nil
 	}
 	defer umount(mnt)
-	r := &Runner{Bin: bin, Collection: filepath.Join(mnt, "col")}
+	r := &Runner{Bin: bin, Collection: filepath.Join(mnt, "col"), Env: []string{"WIRE_COLLECTION_MIN_FREE=" + minFree}}
 	s.BatchSize = max(s.BatchSize, 500) // fill the disk in a few cycles
 	if err := InitCollection(ctx, r, web, s); err != nil {
 		c.Skipped = "the collection does not even fit: " + err.Error()
@@ -512,8 +523,12 @@ loop:
 		c.Problem = "no stage failed in 200 cycles"
 		return c, nil
 	}
-	expectOneLine(&c, failed, 1, regexp.MustCompile(`(?i)no space left on device`))
+	expectOneLine(&c, failed, exitDiskFull, want)
 	if c.Problem != "" {
+		return c, nil
+	}
+	if keep && strings.Contains(failed.Stderr, "no space left") {
+		c.Problem = "the disk ran out despite collection.min_free: " + failed.Stderr
 		return c, nil
 	}
 	if p := afterFault(ctx, r, ""); p != "" {
@@ -540,5 +555,8 @@ loop:
 		return c, nil
 	}
 	c.Note = "then on 256 MB: seeder check passes, the crawl goes on"
+	if keep {
+		c.Note = failedStage + " stopped at collection.min_free; " + c.Note
+	}
 	return c, nil
 }

@@ -58,7 +58,7 @@ func resolverDown(ctx context.Context, fresh freshFunc, st states, web *testweb.
 			return c, err
 		}
 	} else {
-		r.Env = append(r.Env, "WIRE_HARVESTER_DNS_CACHE_TIME=50ms", "WIRE_HARVESTER_MAX_IDLE=10ms", "WIRE_HARVESTER_WAIT=300ms", "WIRE_HARVESTER_CONNECTIONS=40")
+		r.Env = append(r.Env, "WIRE_HARVESTER_DNS_MIN_TTL=50ms", "WIRE_HARVESTER_DNS_MAX_TTL=50ms", "WIRE_HARVESTER_MAX_IDLE=10ms", "WIRE_HARVESTER_WAIT=300ms", "WIRE_HARVESTER_CONNECTIONS=40")
 		p, err := r.Start(ctx, "harvester", "run", "--collection", r.Collection)
 		if err != nil {
 			return c, err

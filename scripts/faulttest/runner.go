@@ -31,9 +31,10 @@ import (
 // Exit codes of the stages (pkg/command), repeated here so that this
 // package only runs the binaries.
 const (
-	exitOK      = 0
-	exitNothing = 3
-	exitDamaged = 6 // a damaged collection file (graph.db, a WARC file)
+	exitOK       = 0
+	exitNothing  = 3
+	exitDamaged  = 6 // a damaged collection file (graph.db, a WARC file)
+	exitDiskFull = 7 // less free space than collection.min_free, or none left
 )
 
 // Stages returns the four stages in the order of a crawl cycle.
