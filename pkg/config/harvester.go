@@ -63,7 +63,7 @@ func defaultHarvester() Harvester {
 		ConnectionsPerIP:      8,
 		AddressWait:           Duration(250 * time.Millisecond),
 		ValueClock:            0.5,
-		Ranking:               "crawl-ability",
+		Ranking:               "value",
 		RequestsPerConnection: 50,
 		Wait:                  Duration(15 * time.Second),
 		WaitFactor:            0,

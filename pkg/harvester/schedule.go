@@ -288,8 +288,9 @@ func (QualityRanking) Rank(s *Server) float64 { return s.Quality() }
 func (QualityRanking) ByScore() bool { return true }
 
 // CrawlabilityRanking serves first the server expected to deliver the
-// most quality per second: C = AQ/T (§4.4); URLs by score. It is the
-// default.
+// most quality per second: C = AQ/T (§4.4); URLs by score. It was the
+// default until the value ranking (valuegate.go); it is the right one when
+// a batch will be cut by time (docs/harvester.md).
 type CrawlabilityRanking struct{}
 
 // Name implements Ranking.

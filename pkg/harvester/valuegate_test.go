@@ -49,9 +49,10 @@ func TestValueGateClock(t *testing.T) {
 	if got := time.Duration(g.remaining.Load()); got != 400*time.Millisecond {
 		t.Errorf("remaining %v, want 400ms (b's need)", got)
 	}
-	// A server whose need is half the remaining time or more is not held.
-	if !g.allows(0.01, 200*time.Millisecond) || g.allows(0.01, 199*time.Millisecond) {
-		t.Error("the critical share does not hold at half the remaining time")
+	// A server whose need is criticalShare of the remaining time or more
+	// is not held.
+	if !g.allows(0.01, 360*time.Millisecond) || g.allows(0.01, 359*time.Millisecond) {
+		t.Error("the critical share does not hold at nine tenths of the remaining time")
 	}
 	g.releaseTo(0.2)
 	if !g.allows(0.2, 0) || g.allows(0.1, 0) {
