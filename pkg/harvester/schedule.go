@@ -511,7 +511,7 @@ func (h *harvest) newScheduler(servers []*Server, nextOrder int) *scheduler {
 	}
 	sc.rule = newEndRule(hc, h.started, len(servers), h.batchDuration)
 	if _, ok := h.rank.(ValueRanking); ok {
-		sc.gate = newValueGate(servers, hc.Wait.D(), hc.ConnectionsPerIP, hc.ValueClock, time.Now())
+		sc.gate = newValueGate(servers, hc.Wait.D(), hc.ConnectionsPerIP, hc.ValueClock, hc.TailFraction, time.Now())
 		for _, srv := range servers {
 			srv.gateNeed = sc.need(srv)
 		}
@@ -566,7 +566,7 @@ func (sc *scheduler) loop() {
 			break
 		}
 		sc.promoteWaiting(now)
-		sc.tickGate(now)
+		sc.tickGate(now, endAt)
 		for sc.pending < len(sc.byRank) && sc.resolvedSet[sc.byRank[sc.pending]] {
 			sc.pending++
 		}
@@ -825,14 +825,15 @@ func (sc *scheduler) need(srv *Server) time.Duration {
 	return sc.gate.need(srv, sc.h.hosts.unitCrawlDelay(srv.Host))
 }
 
-// tickGate moves the value clock (valueGate.tick) and gives the held
+// tickGate moves the value clock (valueGate.tick; endAt is when the end
+// rule would end the batch) and gives the held
 // servers it now allows back to the queue. When nothing else is left to
 // run (no connection, no server ready or waiting for its turn), the best
 // held server is released at once: the clock never leaves the harvester
 // idle.
-func (sc *scheduler) tickGate(now time.Time) {
+func (sc *scheduler) tickGate(now, endAt time.Time) {
 	g := sc.gate
-	if g == nil || !g.tick(now, func(yield func(time.Duration, netip.Addr)) {
+	if g == nil || !g.tick(now, endAt, func(yield func(time.Duration, netip.Addr)) {
 		for _, s := range sc.servers {
 			if s.state == stateDone {
 				continue

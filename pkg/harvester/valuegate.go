@@ -1,8 +1,10 @@
 package harvester
 
 import (
+	"cmp"
 	"math"
 	"net/netip"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -49,6 +51,10 @@ type valueGate struct {
 	wait      time.Duration
 	perIP     int
 	share     float64 // harvester.value_clock
+	// tailHosts is how many servers may be left when the tail rule begins
+	// (tail_fraction of the batch's hosts; -1 without the rule).
+	tailHosts int
+	needs     []time.Duration // tick's scratch
 }
 
 // Tuning of the value clock, see valueGate (its pace is
@@ -79,8 +85,11 @@ func (ValueRanking) ByScore() bool { return true }
 // newValueGate sets the clock up for the servers' URLs still to do, with
 // first released at once (at least one URL per server, so that every
 // server can show its speed).
-func newValueGate(servers []*Server, wait time.Duration, perIP int, share float64, now time.Time) *valueGate {
-	g := &valueGate{last: now, wait: wait, perIP: perIP, share: share}
+func newValueGate(servers []*Server, wait time.Duration, perIP int, share, tailFraction float64, now time.Time) *valueGate {
+	g := &valueGate{last: now, wait: wait, perIP: perIP, share: share, tailHosts: -1}
+	if tailFraction > 0 {
+		g.tailHosts = int(tailFraction * float64(len(servers)))
+	}
 	for _, s := range servers {
 		s.upcoming(s.left, func(score float64) { g.scores = append(g.scores, score) })
 	}
@@ -131,9 +140,13 @@ func (g *valueGate) allows(score float64, need time.Duration) bool {
 // tick moves the clock to now: it predicts the batch's remaining time
 // from the servers not done (each calls yield with what it needs and its
 // address, invalid if not known), and releases URLs at the pace that
-// releases the last at the clock's share of it. It reports whether it ran
+// releases the last at the clock's share of it. The batch ends, at the
+// latest, at end (its deadline, or the tail's end; zero: none), and with
+// the tail rule it is predicted to end when the tail begins, when only
+// tailHosts servers are left: the time the server ranked tailHosts+1 by
+// need still needs (the rule cuts the others). It reports whether it ran
 // (at most every valueTick).
-func (g *valueGate) tick(now time.Time, servers func(yield func(need time.Duration, ip netip.Addr))) bool {
+func (g *valueGate) tick(now, end time.Time, servers func(yield func(need time.Duration, ip netip.Addr))) bool {
 	dt := now.Sub(g.last)
 	if dt < valueTick {
 		return false
@@ -141,14 +154,25 @@ func (g *valueGate) tick(now time.Time, servers func(yield func(need time.Durati
 	g.last = now
 	var rem time.Duration
 	perAddr := map[netip.Addr]time.Duration{}
+	g.needs = g.needs[:0]
 	servers(func(need time.Duration, ip netip.Addr) {
 		rem = max(rem, need)
+		if g.tailHosts >= 0 {
+			g.needs = append(g.needs, need)
+		}
 		if g.perIP > 0 && ip.IsValid() {
 			perAddr[ip] += need
 		}
 	})
 	for _, n := range perAddr {
 		rem = max(rem, n/time.Duration(g.perIP))
+	}
+	if g.tailHosts >= 0 && g.tailHosts < len(g.needs) {
+		slices.SortFunc(g.needs, func(a, b time.Duration) int { return cmp.Compare(b, a) })
+		rem = min(rem, g.needs[g.tailHosts])
+	}
+	if !end.IsZero() {
+		rem = max(0, min(rem, end.Sub(now)))
 	}
 	g.remaining.Store(int64(rem))
 	n := float64(len(g.scores))

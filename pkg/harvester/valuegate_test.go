@@ -24,7 +24,7 @@ func TestValueGateClock(t *testing.T) {
 	}
 	a := mk("a.cl", 0.9, 0.5, 0.1)
 	b := mk("b.cl", 0.8, 0.4, 0.3, 0.2)
-	g := newValueGate([]*Server{a, b}, 0, 0, 0.5, t0)
+	g := newValueGate([]*Server{a, b}, 0, 0, 0.5, 0, t0)
 	// Two servers: the two best URLs are released at the start.
 	if got := math.Float64frombits(g.threshold.Load()); got != 0.8 {
 		t.Fatalf("threshold at the start %v, want 0.8", got)
@@ -36,11 +36,11 @@ func TestValueGateClock(t *testing.T) {
 		yield(g.need(a, 0), netip.Addr{}) // 300 ms
 		yield(g.need(b, 0), netip.Addr{}) // 400 ms
 	}
-	if g.tick(t0.Add(valueTick/2), needs) {
+	if g.tick(t0.Add(valueTick/2), time.Time{}, needs) {
 		t.Error("the clock ticked before valueTick")
 	}
 	// 50 ms of 0.5 × 400 ms: a quarter of the 5 URLs left.
-	if !g.tick(t0.Add(valueTick), needs) {
+	if !g.tick(t0.Add(valueTick), time.Time{}, needs) {
 		t.Fatal("the clock did not tick")
 	}
 	if want := 2 + 5*0.25; math.Abs(g.released-want) > 1e-9 {
@@ -58,8 +58,22 @@ func TestValueGateClock(t *testing.T) {
 	if !g.allows(0.2, 0) || g.allows(0.1, 0) {
 		t.Error("releaseTo(0.2) did not release 0.2 only")
 	}
+	// The batch's end caps the predicted time: 100 ms to a deadline
+	// releases what is left within 50 ms / (0.5 × 100 ms), all of it.
+	g2 := newValueGate([]*Server{a, b}, 0, 0, 0.5, 0, t0)
+	if !g2.tick(t0.Add(valueTick), t0.Add(valueTick+100*time.Millisecond), needs) || !g2.allows(0.1, 0) {
+		t.Errorf("a deadline 100 ms away left URLs held (released %v)", g2.released)
+	}
+	// With the tail rule, the batch is predicted to end when the tail
+	// begins: one server of two may be left (tail_fraction 0.5), so the
+	// time is a's 300 ms, not b's 400 ms.
+	g3 := newValueGate([]*Server{a, b}, 0, 0, 0.5, 0.5, t0)
+	g3.tick(t0.Add(valueTick), time.Time{}, needs)
+	if got := time.Duration(g3.remaining.Load()); got != 300*time.Millisecond {
+		t.Errorf("remaining with the tail rule %v, want 300ms", got)
+	}
 	// Nothing left to do: everything is released.
-	if !g.tick(t0.Add(2*valueTick), func(func(time.Duration, netip.Addr)) {}) || !g.allows(math.Inf(-1), 0) {
+	if !g.tick(t0.Add(2*valueTick), time.Time{}, func(func(time.Duration, netip.Addr)) {}) || !g.allows(math.Inf(-1), 0) {
 		t.Error("an empty batch holds URLs back")
 	}
 }
