@@ -39,6 +39,7 @@ type Harvester struct {
 	MaxRobotsBytes        int64    `toml:"max_robots_bytes" doc:"robots.txt files are read up to this many bytes."`
 	AcceptMIME            []string `toml:"accept_mime" doc:"Media types (type/subtype or type/*) whose bodies are downloaded; responses of other types are recorded without their body. Empty accepts every type."`
 	AllowPrivate          bool     `toml:"allow_private" doc:"Allow loopback, private and link-local addresses (only for tests and the demo)."`
+	CAFile                string   `toml:"ca_file" doc:"PEM file of the certificate authorities a server's certificate is checked against; empty uses the system's. The check never stops a fetch (an archival crawl takes what servers send): its verdict is recorded with the response (WARC metadata tlsCertValid, tlsCertProblem)."`
 	DNSServer             string   `toml:"dns_server" doc:"DNS server as host:port; empty uses the system resolver."`
 	DNSTimeout            Duration `toml:"dns_timeout" doc:"Time limit for one DNS lookup."`
 	DNSCacheTime          Duration `toml:"dns_cache_time" doc:"How long a DNS answer, or a failure, is kept in the harvester's cache."`

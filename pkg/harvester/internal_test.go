@@ -197,6 +197,7 @@ func TestRobotsDenial(t *testing.T) {
 		{fetchlog.Robots{Status: 404}, "http://a.cl/p", ""},
 		{fetchlog.Robots{Status: 500}, "http://a.cl/p", "robots: robots.txt unreachable (status 500)"},
 		{fetchlog.Robots{Err: "timeout: no data for 20s"}, "http://a.cl/p", "robots: robots.txt unreachable (timeout: no data for 20s)"},
+		{fetchlog.Robots{Err: "tls: first record does not look like a TLS handshake"}, "https://a.cl/p", "tls: first record does not look like a TLS handshake"},
 		{fetchlog.Robots{Status: 200, Body: "User-agent: *\nAllow: /\n", Err: "reset: connection reset by peer"}, "http://a.cl/p", "robots: robots.txt unreachable (reset: connection reset by peer)"},
 		{fetchlog.Robots{Err: "dns: no such host a.cl"}, "http://a.cl/p", "dns: no such host a.cl"},
 		{fetchlog.Robots{Err: "blocked-address 10.0.0.1"}, "http://a.cl/p", "blocked-address 10.0.0.1"},
