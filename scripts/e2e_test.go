@@ -8,6 +8,7 @@ package scripts_test
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,8 +45,13 @@ const (
 
 // e2eWeb is the test web crawled: the heterogeneous one, which behaves
 // like a real web in time (slow hosts, Crawl-delays, big sites, bare
-// names redirecting to www names), on several addresses.
-var e2eWeb = testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120, Heterogeneous: true, Addresses: e2eAddresses}
+// names redirecting to www names), on several addresses, and mostly
+// HTTPS (plain HTTP redirecting to it, duplicates across schemes,
+// HTTPS-only sites, broken certificates; the harvester trusts its CA).
+var e2eWeb = testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120, Heterogeneous: true, Addresses: e2eAddresses, HTTPSShare: e2eHTTPSShare}
+
+// e2eHTTPSShare is the share of the sites of the e2e web served over TLS.
+const e2eHTTPSShare = 0.85
 
 // buildBinaries compiles the four stages into dir with the go command
 // that runs this test.
@@ -92,9 +98,13 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 	if err := os.WriteFile(seeds, []byte(strings.Join(web.SeedURLs(15), "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, web.CACertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	env := []string{"WIRE_BIN=" + bin}
 	run(t, env, filepath.Join(bin, "seeder"), "init", "--collection", col,
-		"--harvester-allow-private", "--harvester-dns-server", web.DNSAddr(),
+		"--harvester-allow-private", "--harvester-dns-server", web.DNSAddr(), "--harvester-ca-file", ca,
 		"--harvester-wait", e2eWait.String(), "--harvester-connections", "30",
 		"--harvester-connections-per-ip", fmt.Sprint(e2ePerIP), "--harvester-address-wait", e2eAddressWait.String(),
 		"--harvester-total-timeout", "10s",
@@ -122,6 +132,7 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 			rep.Addresses, rep.SharedUnits, rep.SharedAddresses, rep.DelayGaps)
 	}
 	checkTextByURL(t, bin, col, web, fetched)
+	checkTLS(t, bin, col, web, fetched)
 	checkLinkGraph(t, col, web, cfg, fetched)
 	run(t, env, filepath.Join(bin, "seeder"), "check", "--collection", col)
 }
@@ -301,5 +312,40 @@ func checkLinkGraph(t *testing.T, col string, web *testweb.Web, cfg config.Confi
 	}
 	if compared < 50 {
 		t.Errorf("only %d pages' links compared", compared)
+	}
+}
+
+// checkTLS asks `gatherer show` for https pages of a site with a good
+// certificate and of one with a broken one: the TLS facts the harvester
+// recorded are printed, and the verdict is the test web's truth.
+func checkTLS(t *testing.T, bin, col string, web *testweb.Web, fetched []fetchlog.Record) {
+	t.Helper()
+	seen := map[bool]bool{}
+	for _, r := range fetched {
+		if r.Status != 200 || r.MIME != "text/html" || !strings.HasPrefix(r.URL, "https:") {
+			continue
+		}
+		u, err := url.Parse(r.URL)
+		if err != nil {
+			continue
+		}
+		truth, _ := web.TLS(u.Hostname())
+		broken := truth.Trouble == testweb.TroubleExpired || truth.Trouble == testweb.TroubleWrongName || truth.Trouble == testweb.TroubleSelfSigned
+		if seen[broken] {
+			continue
+		}
+		seen[broken] = true
+		out := run(t, nil, filepath.Join(bin, "gatherer"), "show", "--collection", col, r.URL)
+		want := "cert       valid for the name"
+		if broken {
+			want = "cert       NOT valid: " + map[testweb.TLSTrouble]string{testweb.TroubleExpired: "expired",
+				testweb.TroubleWrongName: "wrong-name", testweb.TroubleSelfSigned: "self-signed"}[truth.Trouble]
+		}
+		if !strings.Contains(out, "tls        TLS 1.") || !strings.Contains(out, want) {
+			t.Errorf("gatherer show %s (%s): want %q in\n%s", r.URL, truth.Trouble, want, out)
+		}
+	}
+	if !seen[true] || !seen[false] {
+		t.Errorf("https pages with good and broken certificates fetched: %v", seen)
 	}
 }

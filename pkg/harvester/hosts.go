@@ -56,9 +56,10 @@ type unit struct {
 // address is what the floor of one address needs: the latest request
 // started there, and the first byte of its answer once it came.
 type address struct {
-	start    time.Time // when the latest request was sent
-	seq      uint64    // its number, to match its answer
-	answered time.Time // its answer's first byte, zero until then
+	start    time.Time     // when the latest request was sent
+	lag      time.Duration // how long its connection took to open, if it opened one
+	seq      uint64        // its number, to match its answer
+	answered time.Time     // its answer's first byte, zero until then
 }
 
 // next is the earliest start of the address's next request: address_wait
@@ -68,14 +69,19 @@ type address struct {
 // network): two requests sent 250 ms apart reached the test web as close
 // as 238 ms in a loaded bench run. A first byte comes after the server
 // began the request, so counting from it bounds what the server sees;
-// before it, the margin (a tenth of the wait, at least minFloorMargin)
-// stands for the lag.
+// before it, the margin (a tenth of the wait, at least minFloorMargin,
+// and at least twice the time the request's connection took to open, if
+// it opened one) stands for the lag. A server that was slow to open a
+// connection is slow to start its first request too: a loaded test web
+// that took 200-400 ms to complete a burst of TLS handshakes began their
+// requests up to 85 ms after they were sent, and in the end-to-end crawl
+// of the HTTPS web one began 12 ms later than its handshake's time.
 func (a *address) next(wait time.Duration) time.Time {
 	if a == nil || wait <= 0 {
 		return time.Time{}
 	}
 	if a.answered.IsZero() {
-		return a.start.Add(wait + max(wait/10, minFloorMargin))
+		return a.start.Add(wait + max(wait/10, minFloorMargin, 2*a.lag))
 	}
 	return maxTime(a.start, a.answered).Add(wait)
 }
@@ -239,8 +245,9 @@ func (t *hostTable) turn(u *unit) time.Time {
 // start claims the host's address for a request starting now: it
 // succeeds if the unit's turn and the address's floor have come, and the
 // request becomes the address's latest; it returns the request's number
-// for answered. Otherwise it returns when to try again.
-func (t *hostTable) start(host string, now time.Time) (bool, uint64, time.Time) {
+// for answered. Otherwise it returns when to try again. lag is the time
+// the request's connection took to open (0 for a reused one).
+func (t *hostTable) start(host string, now time.Time, lag time.Duration) (bool, uint64, time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u := t.get(host)
@@ -256,7 +263,7 @@ func (t *hostTable) start(host string, now time.Time) (bool, uint64, time.Time) 
 		t.addrs[u.ip] = a
 	}
 	a.seq++
-	a.start, a.answered = now, time.Time{}
+	a.start, a.answered, a.lag = now, time.Time{}, lag
 	return true, a.seq, time.Time{}
 }
 

@@ -467,24 +467,24 @@ func TestHostTableUnits(t *testing.T) {
 	// 100 ms and the margin (10 ms: a tenth) until its answer comes, while
 	// 127.0.0.2 is free.
 	now := t0.Add(5 * time.Second)
-	ok, seq, _ := tab.start("y.cl", now)
+	ok, seq, _ := tab.start("y.cl", now, 0)
 	if !ok {
 		t.Fatal("y.cl may not start")
 	}
-	if ok, _, at := tab.start("x.cl", now.Add(50*time.Millisecond)); ok || !at.Equal(now.Add(110*time.Millisecond)) {
+	if ok, _, at := tab.start("x.cl", now.Add(50*time.Millisecond), 0); ok || !at.Equal(now.Add(110*time.Millisecond)) {
 		t.Errorf("x.cl 50 ms after y.cl on one address: %v %v, want to wait until the floor and its margin", ok, at.Sub(now))
 	}
-	if ok, _, _ := tab.start("m.x.cl", now.Add(50*time.Millisecond)); !ok {
+	if ok, _, _ := tab.start("m.x.cl", now.Add(50*time.Millisecond), 0); !ok {
 		t.Error("m.x.cl, on another address, held back by 127.0.0.1's floor")
 	}
 	// Once y.cl's answer began (its first byte at 20 ms), the floor
 	// counts from there: the server began the request before it.
 	tab.answered("y.cl", seq, now.Add(20*time.Millisecond))
-	if ok, _, at := tab.start("x.cl", now.Add(110*time.Millisecond)); ok || !at.Equal(now.Add(120*time.Millisecond)) {
+	if ok, _, at := tab.start("x.cl", now.Add(110*time.Millisecond), 0); ok || !at.Equal(now.Add(120*time.Millisecond)) {
 		t.Errorf("x.cl after y.cl's first byte at 20 ms: %v %v, want to wait until 120 ms", ok, at.Sub(now))
 	}
 	// An answer to an earlier request than the latest changes nothing.
-	ok, seq2, _ := tab.start("x.cl", now.Add(120*time.Millisecond))
+	ok, seq2, _ := tab.start("x.cl", now.Add(120*time.Millisecond), 0)
 	if !ok {
 		t.Fatal("x.cl may not start at 120 ms")
 	}

@@ -199,10 +199,10 @@ func (c *conn) waitTurn() error {
 // a connection's set-up from eating into the floor as the server sees
 // it. The wait is short: the floor, or another unit of the address that
 // started first. Only stopping the harvester ends it.
-func (h *harvest) claim(host string, seq *uint64) func() error {
+func (h *harvest) claim(host string, seq *uint64, fh *fetch.Host) func() error {
 	return func() error {
 		for {
-			ok, n, at := h.hosts.start(host, time.Now())
+			ok, n, at := h.hosts.start(host, time.Now(), fh.Opened())
 			if ok {
 				*seq = n
 				return nil
@@ -241,7 +241,7 @@ type attempt struct {
 func (c *conn) do(req fetch.Request, site string) (attempt, error) {
 	srv := c.srv
 	var seq uint64
-	req.BeforeSend = c.h.claim(hostOf(req.URL), &seq)
+	req.BeforeSend = c.h.claim(hostOf(req.URL), &seq, c.client)
 	a := attempt{start: time.Now()}
 	a.resp, a.err = c.client.Do(c.h.fetchCtx, req)
 	a.end = time.Now()
@@ -532,7 +532,7 @@ func (c *conn) robotsHop(target string) (attempt, error) {
 	}
 	fh := h.client.NewHost()
 	var seq uint64
-	req.BeforeSend = h.claim(other, &seq)
+	req.BeforeSend = h.claim(other, &seq, fh)
 	a := attempt{start: time.Now()}
 	a.resp, a.err = fh.Do(h.fetchCtx, req)
 	a.end = time.Now()

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -483,7 +484,7 @@ func (hw *httpsWeb) leaf(names []string, expired, selfSigned bool) (*tls.Certifi
 }
 
 // siteConfig is the TLS configuration site si (or, for -1, an unknown
-// or missing server name) answers with, made on first use.
+// or missing server name) answers with, made by Start.
 func (w *Web) siteConfig(si int) (*tls.Config, error) {
 	hw := w.https
 	if c, ok := hw.configs.Load(si); ok {
@@ -518,9 +519,53 @@ func (w *Web) siteConfig(si int) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	cert.Leaf, err = x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		return nil, fmt.Errorf("testweb: certificate of site %d: %w", si, err)
+	}
 	cfg.Certificates = []tls.Certificate{*cert}
+	cfg.CurvePreferences = curves
 	c, _ := hw.configs.LoadOrStore(si, cfg)
 	return c.(*tls.Config), nil
+}
+
+// curves are the key exchanges the web offers: X25519 and P-256, not
+// the post-quantum hybrid a Go client prefers, which costs the server
+// several times the CPU of a handshake (2 cores serve a whole web in the
+// tests and benchmarks).
+var curves = []tls.CurveID{tls.X25519, tls.CurveP256}
+
+// makeSiteConfigs makes the TLS configuration of every HTTPS site (and
+// the default one) on every core.
+func (w *Web) makeSiteConfigs() error {
+	next := make(chan int)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range max(runtime.GOMAXPROCS(0), 1) {
+		wg.Go(func() {
+			for si := range next {
+				if _, err := w.siteConfig(si); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		})
+	}
+	for si := -1; si < len(w.sites); si++ {
+		if si < 0 || w.https.scheme[si] != schemeHTTP {
+			next <- si
+		}
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
 }
 
 // errNoSNI and errHostileTLS end handshakes the server refuses.
@@ -656,6 +701,12 @@ func (w *Web) listenTLS(extra []net.IP) ([]net.Listener, error) {
 		lns = append(lns, l)
 	}
 	hw.port.Store(int64(port))
+	// Every certificate is made now, not at its site's first handshake:
+	// a burst of first handshakes (a harvest's start) would otherwise
+	// keep the server busy signing while requests wait.
+	if err := w.makeSiteConfigs(); err != nil {
+		return fail(err)
+	}
 	base := &tls.Config{GetConfigForClient: w.configForClient, NextProtos: []string{"http/1.1"}}
 	out := make([]net.Listener, len(lns))
 	for k, l := range lns {
