@@ -69,19 +69,25 @@ type address struct {
 // network): two requests sent 250 ms apart reached the test web as close
 // as 238 ms in a loaded bench run. A first byte comes after the server
 // began the request, so counting from it bounds what the server sees;
-// before it, the margin (a tenth of the wait, at least minFloorMargin,
-// and at least twice the time the request's connection took to open, if
-// it opened one) stands for the lag. A server that was slow to open a
-// connection is slow to start its first request too: a loaded test web
-// that took 200-400 ms to complete a burst of TLS handshakes began their
-// requests up to 85 ms after they were sent, and in the end-to-end crawl
-// of the HTTPS web one began 12 ms later than its handshake's time.
+// before it, the margin (a tenth of the wait, at least minFloorMargin)
+// stands for the lag. A request on a connection it just opened waits
+// for its first byte instead, up to freshHold: a server busy shaking
+// hands starts the request late, by more than any margin (a loaded test
+// web that took 200-400 ms to complete a burst of TLS handshakes began
+// their requests up to 85 ms after they were sent, while requests sent
+// 30 ms later on other connections came at once). The claims waiting for
+// the address look again every claimPoll (hostTable.start's callers), so
+// that the answer, when it comes, frees them.
 func (a *address) next(wait time.Duration) time.Time {
 	if a == nil || wait <= 0 {
 		return time.Time{}
 	}
 	if a.answered.IsZero() {
-		return a.start.Add(wait + max(wait/10, minFloorMargin, 2*a.lag))
+		margin := max(wait/10, minFloorMargin)
+		if a.lag > 0 {
+			margin = max(margin, freshHold)
+		}
+		return a.start.Add(wait + margin)
 	}
 	return maxTime(a.start, a.answered).Add(wait)
 }
@@ -91,6 +97,15 @@ func (a *address) next(wait time.Duration) time.Time {
 // start its request in the fault run (at a 5 ms floor, two starts came
 // 0.1-0.5 ms apart at the server).
 const minFloorMargin = 5 * time.Millisecond
+
+// freshHold bounds how long a request on a newly opened connection holds
+// its address until its first byte (address.next): a slow server's
+// answer does not keep the address's other sites waiting longer.
+const freshHold = 250 * time.Millisecond
+
+// claimPoll is how often a claim waiting for an address's floor looks
+// again: an answer can bring the floor forward.
+const claimPoll = 5 * time.Millisecond
 
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {

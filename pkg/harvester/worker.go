@@ -207,7 +207,7 @@ func (h *harvest) claim(host string, seq *uint64, fh *fetch.Host) func() error {
 				*seq = n
 				return nil
 			}
-			t := time.NewTimer(time.Until(at))
+			t := time.NewTimer(min(time.Until(at), claimPoll))
 			select {
 			case <-t.C:
 			case <-h.startCtx.Done():
