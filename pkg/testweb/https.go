@@ -578,6 +578,9 @@ var (
 // name, and plays the hostile TLS hosts.
 func (w *Web) configForClient(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 	name := canonicalHost(hello.ServerName)
+	if rc, ok := hello.Conn.(*tlsRawConn); ok && name != "" {
+		w.noteServerName(rc.id.Load(), name)
+	}
 	local, _, _ := net.SplitHostPort(hello.Conn.LocalAddr().String())
 	if name == "" && local == tlsOnlyIP.String() {
 		return nil, errNoSNI
@@ -606,6 +609,27 @@ func (w *Web) configForClient(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 	return w.siteConfig(si)
 }
 
+// noteServerName records the server name of connection id's handshake
+// as its Host (the name the hostile TLS hosts are known by: no request
+// ever comes).
+func (w *Web) noteServerName(id uint64, name string) {
+	if id == 0 {
+		return
+	}
+	if h, ok := w.hostileByName[name]; ok {
+		name = h.name // one string per host, however many connections
+	} else if si, alias, ok := w.siteOf(name); ok && alias {
+		name = w.sites[si].alias
+	} else if ok {
+		name = w.sites[si].name
+	}
+	w.mu.Lock()
+	if c := &w.conns[id-1]; c.Host == "" {
+		c.Host = name
+	}
+	w.mu.Unlock()
+}
+
 // stall holds a handshake until the client hangs up, the server's
 // handshake deadline passes or the web closes.
 func (w *Web) stall(c net.Conn) {
@@ -630,6 +654,7 @@ func (w *Web) stall(c net.Conn) {
 // tls-drip handshake writes through it one byte at a time.
 type tlsRawConn struct {
 	net.Conn
+	id   atomic.Uint64 // the Conn's id, once known
 	drip atomic.Bool
 	quit <-chan struct{}
 }

@@ -279,6 +279,21 @@ func TestHTTPSHostile(t *testing.T) {
 			t.Errorf("%s took %v", h, d)
 		}
 	}
+	// The connections are known by their server name, and closed (the
+	// dripping one at its next byte after the client hung up).
+	time.Sleep(3 * TLSDripInterval)
+	conns := map[string]int{}
+	for _, c := range w.Conns() {
+		if kind, ok := w.IsHostile(c.Host); ok && c.TLS {
+			conns[string(kind)]++
+			if c.Closed.IsZero() {
+				t.Errorf("%s: connection %d still open", c.Host, c.ID)
+			}
+		}
+	}
+	if conns[string(HostileTLSStall)] != 1 || conns[string(HostileTLSDrip)] != 1 || conns[string(HostileTLSGarbage)] != 1 {
+		t.Errorf("connections by hostile kind %v", conns)
+	}
 	c := newArchivalClient(t, w)
 	var loop HostileHost
 	for _, hh := range w.HostileHosts() {

@@ -198,6 +198,7 @@ package testweb
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -274,8 +275,11 @@ type Request struct {
 type Conn struct {
 	// ID is the connection id (1, 2, ... in accept order).
 	ID uint64
-	// Host is the host of the first request on the connection ("" if none).
+	// Host is the host of the first request on the connection, or over
+	// TLS the server name (SNI) of its handshake ("" if none).
 	Host string
+	// TLS tells whether the connection came in on the TLS port.
+	TLS bool
 	// Addr is the local IP address the connection came in on.
 	Addr string
 	// Opened and Closed are when the connection was accepted and closed;
@@ -740,6 +744,12 @@ func (w *Web) connContext(ctx context.Context, c net.Conn) context.Context {
 	}
 	id := uint64(len(w.conns) + 1)
 	w.conns = append(w.conns, Conn{ID: id, Addr: local, Opened: time.Now()})
+	if tc, ok := c.(*tls.Conn); ok {
+		w.conns[id-1].TLS = true
+		if rc, ok := tc.NetConn().(*tlsRawConn); ok {
+			rc.id.Store(id)
+		}
+	}
 	w.connIDs[c] = id
 	w.connWG.Add(1)
 	w.mu.Unlock()
