@@ -278,8 +278,10 @@ type Conn struct {
 	// Host is the host of the first request on the connection, or over
 	// TLS the server name (SNI) of its handshake ("" if none).
 	Host string
-	// TLS tells whether the connection came in on the TLS port.
-	TLS bool
+	// TLS tells whether the connection came in on the TLS port, Resumed
+	// whether its handshake resumed an earlier session (known once a
+	// request came).
+	TLS, Resumed bool
 	// Addr is the local IP address the connection came in on.
 	Addr string
 	// Opened and Closed are when the connection was accepted and closed;
@@ -793,6 +795,9 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 		c := &w.conns[connID-1]
 		if c.Host == "" {
 			c.Host = host
+		}
+		if req.TLS != nil && req.TLS.DidResume {
+			c.Resumed = true
 		}
 		local = c.Addr
 	}
