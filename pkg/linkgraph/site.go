@@ -36,6 +36,11 @@ type Site struct {
 	// The seeder clears it when a harvest gets a whole response from the
 	// host again (Streak below max_streaming).
 	Streaming *Streaming `json:"streaming,omitempty"`
+	// Upgrade is, for an http site whose pages redirect permanently (301
+	// or 308) to the same URL on https, that https site's key: the
+	// seeder writes the site's new links on it (docs/seeder.md). A page
+	// of the site answered without such a redirect clears it.
+	Upgrade string `json:"upgrade,omitempty"`
 }
 
 // Streaming is what graph.db keeps of a site flagged as streaming: when it

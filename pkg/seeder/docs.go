@@ -309,6 +309,9 @@ func (r *batchRun) doc(p *preparedDoc) error {
 			d.Visits++
 			d.AddVisit(linkgraph.Visit{Time: pd.Fetched, Status: pd.Status, Changed: changed, LastModified: pd.LastModified})
 		}
+		if err := r.upgrade(siteKey, d.URL, pd); err != nil {
+			return err
+		}
 	case pd.Err == ExcludedRobots && !r.unreachable[siteKey]:
 		r.s.Excluded++
 		d.State, d.Reason = linkgraph.StateExcluded, ExcludedRobots

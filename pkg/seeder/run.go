@@ -83,6 +83,11 @@ type Summary struct {
 	// (a whole response).
 	StreamingSet     int `json:"streamingSet,omitempty"`
 	StreamingCleared int `json:"streamingCleared,omitempty"`
+	// Upgraded and Downgraded count the http sites this batch found
+	// redirecting to https (Site.Upgrade set), and those found serving
+	// pages again (cleared).
+	Upgraded   int `json:"upgraded,omitempty"`
+	Downgraded int `json:"downgraded,omitempty"`
 
 	// Frontier is the number of frontier documents after the batch.
 	Frontier uint64 `json:"frontier"`
@@ -115,6 +120,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  rejected    %s\n", formatCounts(s.Rejected))
 	fmt.Fprintf(w, "  robots.txt  %d sites, %d changed: %d urls excluded, %d restored\n", s.RobotsSites, s.RobotsChanged, s.RobotsExcluded, s.RobotsRestored)
 	fmt.Fprintf(w, "  frontier    %d urls waiting; server estimates for %d sites\n", s.Frontier, s.ServerSites)
+	if s.Upgraded > 0 || s.Downgraded > 0 {
+		fmt.Fprintf(w, "  https       %d http sites found redirecting to https (their new links go there), %d serving pages again\n", s.Upgraded, s.Downgraded)
+	}
 	if s.StreamingSet > 0 || s.StreamingCleared > 0 {
 		fmt.Fprintf(w, "  streaming   %d sites flagged, %d cleared\n", s.StreamingSet, s.StreamingCleared)
 	}
