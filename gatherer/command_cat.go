@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -25,7 +27,7 @@ when no segment has the page.
 
 ` + command.ExitCodes(command.ExitOK),
 		Flags:  command.WithSections([]string{"scope"}, &cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"}),
-		Action: runCat,
+		Action: command.Action(parseCat, runCat),
 	}
 }
 
@@ -35,34 +37,17 @@ type target struct {
 	docID uint64
 }
 
-func parseTarget(c *cli.Context, cfg config.Config) (target, error) {
-	arg := c.Args().First()
+// parseTarget reads the argument of cat and show: digits only are a doc
+// id, anything else a URL, normalised with the scope's rules when it
+// can be.
+func parseTarget(arg string, cfg config.Config) target {
 	if id, err := strconv.ParseUint(arg, 10, 64); err == nil {
-		return target{docID: id}, nil
+		return target{docID: id}
 	}
 	if n, err := cfg.Scope.Normalizer().Normalize(arg); err == nil {
 		arg = n
 	}
-	return target{url: arg}, nil
-}
-
-// openStore opens the text store named by --text-dir, or the collection's.
-// col is nil with --text-dir.
-func openStore(c *cli.Context) (*textstore.Store, *collection.Collection, config.Config, error) {
-	if dir := c.String("text-dir"); dir != "" {
-		cfg, err := command.LoadConfig(c)
-		if err != nil {
-			return nil, nil, cfg, err
-		}
-		s, err := textstore.Open(dir)
-		return s, nil, cfg, err
-	}
-	col, cfg, err := command.Open(c)
-	if err != nil {
-		return nil, nil, cfg, err
-	}
-	s, err := textstore.Open(col.TextPath())
-	return s, col, cfg, err
+	return target{url: arg}
 }
 
 func (t target) lookup(s *textstore.Store) (textstore.Meta, error) {
@@ -72,24 +57,60 @@ func (t target) lookup(s *textstore.Store) (textstore.Meta, error) {
 	return s.LookupDocID(t.docID)
 }
 
-// lookupArg is what cat and show begin with: the store opened, the one
-// argument (URL or doc id) parsed, and its entry looked up (lookupErr).
-// The caller closes the store when err is nil.
-func lookupArg(c *cli.Context, what string) (store *textstore.Store, col *collection.Collection, t target, m textstore.Meta, lookupErr, err error) {
-	store, col, cfg, err := openStore(c)
-	if err != nil {
-		return nil, nil, t, m, nil, err
-	}
-	if t, err = parseTarget(c, cfg); err != nil {
-		store.Close()
-		return nil, nil, t, m, nil, err
-	}
-	m, lookupErr = t.lookup(store)
-	return store, col, t, m, lookupErr, nil
+// lookupOptions is what cat and show look up, and where.
+type lookupOptions struct {
+	TextDir    string                 // the text store: --text-dir, or the collection's
+	Collection *collection.Collection // nil with --text-dir
+	Target     target                 // the argument
 }
 
-func runCat(c *cli.Context) error {
-	store, _, _, m, lookupErr, err := lookupArg(c, "cat")
+// parseLookup reads what cat and show share: the text store named by
+// --text-dir or the collection's, the settings, and the argument (a URL
+// or a doc id).
+func parseLookup(c *cli.Context) (lookupOptions, error) {
+	var (
+		o   lookupOptions
+		cfg config.Config
+		err error
+	)
+	if o.TextDir = c.String("text-dir"); o.TextDir != "" {
+		cfg, err = command.LoadConfig(c)
+	} else if o.Collection, cfg, err = command.Open(c); err == nil {
+		o.TextDir = o.Collection.TextPath()
+	}
+	if err != nil {
+		return lookupOptions{}, err
+	}
+	o.Target = parseTarget(c.Args().First(), cfg)
+	return o, nil
+}
+
+// lookup is what cat and show begin with: the store opened and the
+// target's entry looked up (lookupErr). The caller closes the store when
+// err is nil.
+func (o lookupOptions) lookup() (store *textstore.Store, m textstore.Meta, lookupErr, err error) {
+	if store, err = textstore.Open(o.TextDir); err != nil {
+		return nil, m, nil, err
+	}
+	m, lookupErr = o.Target.lookup(store)
+	return store, m, lookupErr, nil
+}
+
+// catOptions is what `gatherer cat` needs.
+type catOptions struct {
+	lookupOptions
+	Std command.Std
+}
+
+func parseCat(c *cli.Context) (catOptions, error) {
+	o, err := parseLookup(c)
+	return catOptions{lookupOptions: o, Std: command.StdFrom(c)}, err
+}
+
+// runCat prints the page's stored text on out, or on o.Std.Err why there
+// is none.
+func runCat(ctx context.Context, o catOptions, out io.Writer) error {
+	store, m, lookupErr, err := o.lookup()
 	if err != nil {
 		return err
 	}
@@ -102,10 +123,10 @@ func runCat(c *cli.Context) error {
 		return err
 	}
 	if text == "" && m.TextBytes > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "gatherer: %s: %s\n", m.URL, whyNoText(store, m))
+		fmt.Fprintf(o.Std.Err, "gatherer: %s: %s\n", m.URL, whyNoText(store, m))
 		return nil
 	}
-	fmt.Fprintln(c.App.Writer, text)
+	fmt.Fprintln(out, text)
 	return nil
 }
 

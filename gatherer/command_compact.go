@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
@@ -31,28 +33,44 @@ Exits 3 when there is nothing to compact (one segment, nothing to reclaim).
 
 ` + command.ExitCodes(command.ExitLocked),
 		Flags:  command.WithSettings(&cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"}),
-		Action: runCompact,
+		Action: command.Action(parseCompact, runCompact),
 	}
 }
 
-func runCompact(c *cli.Context) error {
-	dir := c.String("text-dir")
+// compactOptions is what `gatherer compact` needs.
+type compactOptions struct {
+	Dir        string                 // the text store
+	Collection *collection.Collection // nil with --text-dir
+	Std        command.Std
+}
+
+func parseCompact(c *cli.Context) (compactOptions, error) {
+	o := compactOptions{Dir: c.String("text-dir")}
+	var err error
+	if o.Dir != "" {
+		_, err = command.LoadConfig(c)
+	} else if o.Collection, _, err = command.Open(c); err == nil {
+		o.Dir = o.Collection.TextPath()
+	}
+	if err != nil {
+		return compactOptions{}, err
+	}
+	o.Std = command.StdFrom(c)
+	return o, nil
+}
+
+// runCompact compacts the text store under the gatherer's lock and
+// prints what it did on out.
+func runCompact(ctx context.Context, o compactOptions, out io.Writer) error {
+	dir := o.Dir
 	var (
 		lock *collection.Lock
 		err  error
 	)
-	if dir != "" {
-		if _, err := command.LoadConfig(c); err != nil {
-			return err
-		}
+	if o.Collection == nil {
 		lock, err = collection.LockPath(filepath.Join(dir, collection.LockFileName(collection.GathererLock)))
 	} else {
-		var col *collection.Collection
-		if col, _, err = command.Open(c); err != nil {
-			return err
-		}
-		dir = col.TextPath()
-		lock, err = col.Lock(collection.GathererLock)
+		lock, err = o.Collection.Lock(collection.GathererLock)
 	}
 	if err != nil {
 		return err
@@ -66,12 +84,11 @@ func runCompact(c *cli.Context) error {
 	if st.Segments == 0 {
 		return fmt.Errorf("text store %s: one segment, nothing to reclaim: %w", dir, collection.ErrNothingToDo)
 	}
-	command.Logger(c).Info("compacted", "dir", dir, "segments", st.Segments, "into", st.Into, "entries", st.Entries, "replaced", st.Replaced)
-	w := c.App.Writer
-	fmt.Fprintf(w, "text store %s compacted in %s\n", dir, time.Since(start).Round(time.Millisecond))
-	fmt.Fprintf(w, "  segments  %d merged into %s (batches %d to %d, data generation %d)\n", st.Segments, textstore.SegmentName(st.Into), st.FirstBatch, st.Into, st.Generation)
-	fmt.Fprintf(w, "  entries   %d kept of %d: %d replaced versions dropped\n", st.Entries, st.EntriesIn, st.Replaced)
-	fmt.Fprintf(w, "  texts     %d stored, %d entries sharing one\n", st.Records, st.Shared)
-	fmt.Fprintf(w, "  disk      %.1f MB in %d files before, %.1f MB in 2 after (%d files removed)\n", float64(st.BytesBefore)/1e6, st.FilesBefore, float64(st.BytesAfter)/1e6, st.Removed)
+	o.Std.Log().Info("compacted", "dir", dir, "segments", st.Segments, "into", st.Into, "entries", st.Entries, "replaced", st.Replaced)
+	fmt.Fprintf(out, "text store %s compacted in %s\n", dir, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(out, "  segments  %d merged into %s (batches %d to %d, data generation %d)\n", st.Segments, textstore.SegmentName(st.Into), st.FirstBatch, st.Into, st.Generation)
+	fmt.Fprintf(out, "  entries   %d kept of %d: %d replaced versions dropped\n", st.Entries, st.EntriesIn, st.Replaced)
+	fmt.Fprintf(out, "  texts     %d stored, %d entries sharing one\n", st.Records, st.Shared)
+	fmt.Fprintf(out, "  disk      %.1f MB in %d files before, %.1f MB in 2 after (%d files removed)\n", float64(st.BytesBefore)/1e6, st.FilesBefore, float64(st.BytesAfter)/1e6, st.Removed)
 	return nil
 }

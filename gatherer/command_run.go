@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -52,83 +54,105 @@ failure counted. The summary lists the unread records.
 			&cli.BoolFlag{Name: "verify-digests", Usage: "read every record the fetch log points at (redirects and error pages too) and check its WARC-Block-Digest; a mismatch is a damaged record (the gzip CRC of each record read is always checked)"},
 			&cli.BoolFlag{Name: "salvage", Usage: "take in a batch with damaged WARC records: the pages whose records cannot be read go back to the frontier, not fetched"},
 		),
-		Action: runRun,
+		Action: command.Action(parseRun, runRun),
 	}
 }
 
-func runRun(c *cli.Context) error {
-	batchN, force := c.Int("batch"), c.Bool("force")
-	batchDir, textDir := c.String("batch-dir"), c.String("text-dir")
-	switch {
-	case batchN < 0:
-		return command.Usage("--batch must be positive, got %d", batchN)
-	case (batchDir == "") != (textDir == ""):
-		return command.Usage("--batch-dir and --text-dir go together")
-	case batchDir != "" && batchN != 0:
-		return command.Usage("--batch and --batch-dir exclude each other")
-	case force && batchN == 0 && batchDir == "":
-		return command.Usage("--force needs --batch N or --batch-dir DIR")
-	}
+// runOptions is what `gatherer run` needs.
+type runOptions struct {
+	Gather     gatherer.Options       // from the settings and flags; run sets the batch, the text directory, the logger and progress
+	Collection *collection.Collection // nil with --batch-dir
+	Batch      int                    // --batch; 0: the oldest harvested, not gathered
+	BatchDir   string                 // --batch-dir
+	TextDir    string                 // --text-dir (with --batch-dir)
+	Force      bool
+	Std        command.Std
+}
 
+func parseRun(c *cli.Context) (runOptions, error) {
+	o := runOptions{Batch: c.Int("batch"), Force: c.Bool("force"), BatchDir: c.String("batch-dir"), TextDir: c.String("text-dir")}
+	switch {
+	case o.Batch < 0:
+		return o, command.Usage("--batch must be positive, got %d", o.Batch)
+	case (o.BatchDir == "") != (o.TextDir == ""):
+		return o, command.Usage("--batch-dir and --text-dir go together")
+	case o.BatchDir != "" && o.Batch != 0:
+		return o, command.Usage("--batch and --batch-dir exclude each other")
+	case o.Force && o.Batch == 0 && o.BatchDir == "":
+		return o, command.Usage("--force needs --batch N or --batch-dir DIR")
+	}
 	var (
-		cfg  config.Config
-		b    *collection.Batch
-		lock *collection.Lock
-		err  error
+		cfg config.Config
+		err error
 	)
-	if batchDir != "" {
-		if cfg, err = command.LoadConfig(c); err != nil {
-			return err
-		}
-		id, err := gatherer.BatchID(batchDir)
+	if o.BatchDir != "" {
+		cfg, err = command.LoadConfig(c)
+	} else {
+		o.Collection, cfg, err = command.Open(c)
+	}
+	if err != nil {
+		return o, err
+	}
+	if o.Gather, err = gatherer.OptionsFromConfig(cfg); err != nil {
+		return o, err
+	}
+	o.Gather.VerifyDigests, o.Gather.Salvage = c.Bool("verify-digests"), c.Bool("salvage")
+	o.Std = command.StdFrom(c)
+	return o, nil
+}
+
+// runRun gathers the batch under the gatherer's lock, with progress on
+// a terminal, and prints the summary on out.
+func runRun(ctx context.Context, o runOptions, out io.Writer) error {
+	var (
+		b       *collection.Batch
+		lock    *collection.Lock
+		err     error
+		textDir = o.TextDir
+	)
+	if o.Collection == nil {
+		id, err := gatherer.BatchID(o.BatchDir)
 		if err != nil {
 			return err
 		}
-		b = &collection.Batch{ID: id, Dir: batchDir}
+		b = &collection.Batch{ID: id, Dir: o.BatchDir}
 		if lock, err = collection.LockPath(filepath.Join(textDir, collection.LockFileName(collection.GathererLock))); err != nil {
 			return err
 		}
 	} else {
-		col, cfg2, err := command.Open(c)
-		if err != nil {
-			return err
-		}
-		cfg, textDir = cfg2, col.TextPath()
+		col := o.Collection
+		textDir = col.TextPath()
 		if lock, err = col.Lock(collection.GathererLock); err != nil {
 			return err
 		}
-		if batchN != 0 {
-			b = col.Batch(batchN)
+		if o.Batch != 0 {
+			b = col.Batch(o.Batch)
 		} else if b, err = col.NextReady(collection.StageGathered); err != nil {
 			lock.Release()
 			return err
 		}
 	}
 	defer lock.Release()
-	if err := b.CheckReady(collection.StageGathered); err != nil && !(force && errors.Is(err, collection.ErrAlreadyDone)) {
+	if err := b.CheckReady(collection.StageGathered); err != nil && !(o.Force && errors.Is(err, collection.ErrAlreadyDone)) {
 		return err
 	}
 
-	opts, err := gatherer.OptionsFromConfig(cfg)
-	if err != nil {
-		return err
-	}
+	opts := o.Gather
 	opts.BatchDir, opts.BatchID, opts.TextDir = b.Dir, b.ID, textDir
-	opts.VerifyDigests, opts.Salvage = c.Bool("verify-digests"), c.Bool("salvage")
-	opts.Logger = command.Logger(c)
+	opts.Logger = o.Std.Log()
 	var progress *command.Progress
 	opts.Progress = func(done, total int) {
 		if progress == nil {
-			progress = command.NewProgress(c, int64(total), fmt.Sprintf("gathering %s", b.Name()))
+			progress = command.NewProgress(o.Std, int64(total), fmt.Sprintf("gathering %s", b.Name()))
 		}
 		progress.Add(1)
 	}
 	defer gatherer.TuneGC()() // GOGC=400 unless GOGC is set (gatherer.GCPercent)
-	s, err := gatherer.Run(c.Context, opts)
+	s, err := gatherer.Run(ctx, opts)
 	progress.Done()
 	if err != nil {
 		return err
 	}
-	s.WriteText(c.App.Writer)
+	s.WriteText(out)
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -36,12 +37,24 @@ neither the text store nor any docs.jsonl has the page.
 			&cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"},
 			&cli.StringFlag{Name: "batch-dir", Usage: "batch directory whose parsed/docs.jsonl to search first"},
 		),
-		Action: runShow,
+		Action: command.Action(parseShow, runShow),
 	}
 }
 
-func runShow(c *cli.Context) error {
-	store, col, t, m, merr, err := lookupArg(c, "show")
+// showOptions is what `gatherer show` needs.
+type showOptions struct {
+	lookupOptions
+	BatchDir string // a batch directory to search first
+}
+
+func parseShow(c *cli.Context) (showOptions, error) {
+	o, err := parseLookup(c)
+	return showOptions{lookupOptions: o, BatchDir: c.String("batch-dir")}, err
+}
+
+// runShow prints the page's text store entry and document record on out.
+func runShow(ctx context.Context, o showOptions, out io.Writer) error {
+	store, m, merr, err := o.lookup()
 	if err != nil {
 		return err
 	}
@@ -49,6 +62,7 @@ func runShow(c *cli.Context) error {
 	if merr != nil && !errors.Is(merr, textstore.ErrNotFound) {
 		return merr
 	}
+	col, t := o.Collection, o.Target
 	var dirs []string
 	seen := map[string]bool{}
 	add := func(dir string) {
@@ -57,7 +71,7 @@ func runShow(c *cli.Context) error {
 			dirs = append(dirs, dir)
 		}
 	}
-	add(c.String("batch-dir"))
+	add(o.BatchDir)
 	if col != nil {
 		if merr == nil {
 			add(col.Batch(m.Batch).Dir)
@@ -80,17 +94,16 @@ func runShow(c *cli.Context) error {
 	if merr != nil && derr != nil {
 		return merr
 	}
-	w := c.App.Writer
 	if merr == nil {
-		writeMeta(w, store, m)
+		writeMeta(out, store, m)
 	} else {
-		fmt.Fprintf(w, "text store: no entry\n")
+		fmt.Fprintf(out, "text store: no entry\n")
 	}
 	if derr == nil {
-		writeDoc(w, doc, path)
-		writeTLS(w, path, doc)
+		writeDoc(out, doc, path)
+		writeTLS(out, path, doc)
 	} else {
-		fmt.Fprintf(w, "record: none found in %d batch directories\n", len(dirs))
+		fmt.Fprintf(out, "record: none found in %d batch directories\n", len(dirs))
 	}
 	return nil
 }

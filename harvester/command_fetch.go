@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"sort"
 
 	"github.com/urfave/cli/v2"
@@ -25,19 +24,31 @@ policy, time limits, body cap and gzip handling, without robots.txt or waits.
 The headers printed are the ones the harvester would store.
 
 ` + command.ExitCodes(command.ExitOK),
-		Flags: command.WithSettings(&cli.BoolFlag{Name: "body", Usage: "print the body too"}),
-		Action: func(c *cli.Context) error {
-			cfg, err := command.LoadConfig(c)
-			if err != nil {
-				return err
-			}
-			return fetchOne(c.Context, cfg, c.Args().First(), c.Bool("body"), command.Logger(c), c.App.Writer)
-		},
+		Flags:  command.WithSettings(&cli.BoolFlag{Name: "body", Usage: "print the body too"}),
+		Action: command.Action(parseFetch, runFetch),
 	}
 }
 
-func fetchOne(ctx context.Context, cfg config.Config, rawURL string, body bool, log *slog.Logger, out io.Writer) error {
-	resp, err := harvester.FetchOne(ctx, cfg, rawURL, log)
+// fetchOptions is what `harvester fetch` needs.
+type fetchOptions struct {
+	Config config.Config
+	URL    string
+	Body   bool // print the body too
+	Std    command.Std
+}
+
+func parseFetch(c *cli.Context) (fetchOptions, error) {
+	cfg, err := command.LoadConfig(c)
+	if err != nil {
+		return fetchOptions{}, err
+	}
+	return fetchOptions{Config: cfg, URL: c.Args().First(), Body: c.Bool("body"), Std: command.StdFrom(c)}, nil
+}
+
+// runFetch fetches o.URL as the harvester would and prints the status
+// line, the headers, the size and (with o.Body) the body on out.
+func runFetch(ctx context.Context, o fetchOptions, out io.Writer) error {
+	resp, err := harvester.FetchOne(ctx, o.Config, o.URL, o.Std.Log())
 	if resp == nil {
 		return err
 	}
@@ -60,7 +71,7 @@ func fetchOne(ctx context.Context, cfg config.Config, rawURL string, body bool, 
 	if loc := resp.Location(); loc != "" {
 		fmt.Fprintf(out, "redirect to %s (not followed)\n", loc)
 	}
-	if body {
+	if o.Body {
 		out.Write(resp.Body)
 		if len(resp.Body) > 0 && resp.Body[len(resp.Body)-1] != '\n' {
 			fmt.Fprintln(out)

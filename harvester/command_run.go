@@ -51,14 +51,7 @@ waiting and done, and errors; otherwise only the summary is printed.
 			&cli.BoolFlag{Name: "force", Usage: "harvest again a batch (or shard) that is already harvested (needs --batch or --batch-dir)"},
 			&cli.StringFlag{Name: "shard", Usage: "fetch only shard `i/N` of the batch (sites hashed by host name)"},
 		),
-		Action: func(c *cli.Context) error {
-			opts, err := runOptionsFrom(c)
-			if err != nil {
-				return err
-			}
-			tuneGC()
-			return run(c.Context, opts, c.App.Writer)
-		},
+		Action: command.Action(parseRun, runRun),
 	}
 }
 
@@ -73,7 +66,9 @@ func tuneGC() {
 	}
 }
 
-// runOptions is what `harvester run` needs, from its flags.
+// runOptions is what `harvester run` needs, from its flags. Its logger
+// and progress are the harvester's own (a status line on a terminal),
+// not command.Std's.
 type runOptions struct {
 	Collection string // collection directory (collection mode)
 	Batch      int    // batch id; 0 = next ready
@@ -85,7 +80,7 @@ type runOptions struct {
 	Progress   harvester.Progress
 }
 
-func runOptionsFrom(c *cli.Context) (runOptions, error) {
+func parseRun(c *cli.Context) (runOptions, error) {
 	o := runOptions{
 		Collection: c.String(command.FlagCollection),
 		Batch:      c.Int("batch"),
@@ -142,9 +137,10 @@ func runOptionsFrom(c *cli.Context) (runOptions, error) {
 	return o, nil
 }
 
-// run harvests one batch (or shard) and prints the summary paragraph on
-// out.
-func run(ctx context.Context, o runOptions, out io.Writer) error {
+// runRun harvests one batch (or shard) and prints the summary paragraph
+// on out.
+func runRun(ctx context.Context, o runOptions, out io.Writer) error {
+	tuneGC()
 	hopts := harvester.Options{Config: o.Config, Logger: o.Logger, Progress: o.Progress, Force: o.Force, Shard: o.Shard}
 	var sum *harvester.Summary
 	var err error

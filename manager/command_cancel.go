@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,18 +25,32 @@ harvest-shard-i-of-N[.partial]/ or harvested-shard-i-of-N.done) unless
 harvester, or a harvester shard, is running (even with --force).
 
 ` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged),
-		Flags: append(command.CommonFlags(), &cli.BoolFlag{Name: "force", Usage: "cancel even if the harvest has started (not if it is done)"}),
-		Action: func(c *cli.Context) error {
-			col, err := collection.Open(c.String(command.FlagCollection))
-			if err != nil {
-				return err
-			}
-			res, err := manager.Cancel(c.Context, col, manager.CancelOptions{Force: c.Bool("force"), Logger: command.Logger(c)})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "cancelled batch %s: %d pages back in the frontier\n", collection.BatchName(res.Batch), res.Restored)
-			return nil
-		},
+		Flags:  append(command.CommonFlags(), &cli.BoolFlag{Name: "force", Usage: "cancel even if the harvest has started (not if it is done)"}),
+		Action: command.Action(parseCancel, runCancel),
 	}
+}
+
+// cancelOptions is what `manager cancel` needs.
+type cancelOptions struct {
+	Collection *collection.Collection
+	Force      bool
+	Std        command.Std
+}
+
+func parseCancel(c *cli.Context) (cancelOptions, error) {
+	col, err := command.OpenCollection(c)
+	if err != nil {
+		return cancelOptions{}, err
+	}
+	return cancelOptions{Collection: col, Force: c.Bool("force"), Std: command.StdFrom(c)}, nil
+}
+
+// runCancel rolls the newest batch back and says so on out.
+func runCancel(ctx context.Context, o cancelOptions, out io.Writer) error {
+	res, err := manager.Cancel(ctx, o.Collection, manager.CancelOptions{Force: o.Force, Logger: o.Std.Log()})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cancelled batch %s: %d pages back in the frontier\n", collection.BatchName(res.Batch), res.Restored)
+	return nil
 }

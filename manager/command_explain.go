@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
+	"io"
+
 	"github.com/urfave/cli/v2"
 
+	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/manager"
 )
 
@@ -24,17 +29,32 @@ failures, max_pages_per_site, max_site_pages, max_fetches_per_script,
 the time budget of batch_duration, or a full batch). The URL is looked up as given, then normalised.
 
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
-		Flags: command.WithSettings(),
-		Action: func(c *cli.Context) error {
-			col, cfg, err := command.Open(c)
-			if err != nil {
-				return err
-			}
-			ex, err := manager.Explain(c.Context, col, c.Args().First(), manager.Options{Config: cfg, Logger: command.Logger(c)})
-			if err != nil {
-				return err
-			}
-			return ex.Print(c.App.Writer)
-		},
+		Flags:  command.WithSettings(),
+		Action: command.Action(parseExplain, runExplain),
 	}
+}
+
+// explainOptions is what `manager explain` needs.
+type explainOptions struct {
+	Collection *collection.Collection
+	Config     config.Config
+	URL        string
+	Std        command.Std
+}
+
+func parseExplain(c *cli.Context) (explainOptions, error) {
+	col, cfg, err := command.Open(c)
+	if err != nil {
+		return explainOptions{}, err
+	}
+	return explainOptions{Collection: col, Config: cfg, URL: c.Args().First(), Std: command.StdFrom(c)}, nil
+}
+
+// runExplain prints every factor of the page's value on out.
+func runExplain(ctx context.Context, o explainOptions, out io.Writer) error {
+	ex, err := manager.Explain(ctx, o.Collection, o.URL, manager.Options{Config: o.Config, Logger: o.Std.Log()})
+	if err != nil {
+		return err
+	}
+	return ex.Print(out)
 }

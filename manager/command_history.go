@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/manager"
 )
 
@@ -30,20 +32,8 @@ in this collection's graph.db by URL and used by the historical strategy
 have are valued). Takes the manager lock.
 
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
-				Flags: command.WithSettings(),
-				Action: func(c *cli.Context) error {
-					col, cfg, err := command.Open(c)
-					if err != nil {
-						return err
-					}
-					res, err := manager.ImportHistory(c.Context, col, c.Args().First(), manager.HistoryOptions{Config: cfg, Logger: command.Logger(c)})
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(c.App.Writer, "imported %d PageRank values from %s (%s), %d of them URLs this collection knows; max %.4g, min %.4g, in %s\n",
-						res.Pages, res.Source, res.Kind, res.Matched, res.Max, res.Min, res.Elapsed.Round(time.Millisecond))
-					return nil
-				},
+				Flags:  command.WithSettings(),
+				Action: command.Action(parseHistory, runHistoryImport),
 			},
 			{
 				Name:      "export",
@@ -55,30 +45,58 @@ header: the history of the next crawl ("manager history import FILE").
 The file is written atomically.
 
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
-				Flags: command.WithSettings(),
-				Action: func(c *cli.Context) error {
-					col, cfg, err := command.Open(c)
-					if err != nil {
-						return err
-					}
-					opts := manager.HistoryOptions{Config: cfg, Logger: command.Logger(c)}
-					var res *manager.HistoryResult
-					write := func(w io.Writer) error {
-						res, err = manager.ExportPageRank(c.Context, col, w, opts)
-						return err
-					}
-					if path := c.Args().First(); path == "-" {
-						err = write(c.App.Writer)
-					} else {
-						err = collection.WriteAtomic(path, write)
-					}
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(c.App.ErrWriter, "exported the PageRank of %d pages (%d iterations) in %s\n", res.Pages, res.Iterations, res.Elapsed.Round(time.Millisecond))
-					return nil
-				},
+				Flags:  command.WithSettings(),
+				Action: command.Action(parseHistory, runHistoryExport),
 			},
 		},
 	}
+}
+
+// historyOptions is what `manager history import` and `export` need.
+type historyOptions struct {
+	Collection *collection.Collection
+	Config     config.Config
+	File       string // import: the source; export: the file to write, "-" for out
+	Std        command.Std
+}
+
+func parseHistory(c *cli.Context) (historyOptions, error) {
+	col, cfg, err := command.Open(c)
+	if err != nil {
+		return historyOptions{}, err
+	}
+	return historyOptions{Collection: col, Config: cfg, File: c.Args().First(), Std: command.StdFrom(c)}, nil
+}
+
+// runHistoryImport stores the PageRank of o.File and says so on out.
+func runHistoryImport(ctx context.Context, o historyOptions, out io.Writer) error {
+	res, err := manager.ImportHistory(ctx, o.Collection, o.File, manager.HistoryOptions{Config: o.Config, Logger: o.Std.Log()})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "imported %d PageRank values from %s (%s), %d of them URLs this collection knows; max %.4g, min %.4g, in %s\n",
+		res.Pages, res.Source, res.Kind, res.Matched, res.Max, res.Min, res.Elapsed.Round(time.Millisecond))
+	return nil
+}
+
+// runHistoryExport writes the PageRank file to o.File (to out for "-")
+// and its summary on o.Std.Err.
+func runHistoryExport(ctx context.Context, o historyOptions, out io.Writer) error {
+	opts := manager.HistoryOptions{Config: o.Config, Logger: o.Std.Log()}
+	var res *manager.HistoryResult
+	var err error
+	write := func(w io.Writer) error {
+		res, err = manager.ExportPageRank(ctx, o.Collection, w, opts)
+		return err
+	}
+	if o.File == "-" {
+		err = write(out)
+	} else {
+		err = collection.WriteAtomic(o.File, write)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Std.Err, "exported the PageRank of %d pages (%d iterations) in %s\n", res.Pages, res.Iterations, res.Elapsed.Round(time.Millisecond))
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,37 +35,62 @@ when no manager or seeder is writing graph.db. See docs/report.md.
 			&cli.BoolFlag{Name: "json", Usage: "write the report's data as JSON instead of HTML"},
 			&cli.IntFlag{Name: "top", Value: report.DefaultTop, Usage: "rows of the top sites and top pages tables"},
 		),
-		Action: func(c *cli.Context) error {
-			col, cfg, err := command.Open(c)
-			if err != nil {
-				return err
-			}
-			data, err := report.Collect(c.Context, col, report.Options{Damping: cfg.Manager.Damping, Top: c.Int("top"), Logger: command.Logger(c)})
-			if err != nil {
-				return err
-			}
-			write := func(w io.Writer) error { return data.Render(w) }
-			name := "report.html"
-			if c.Bool("json") {
-				name = "report.json"
-				write = func(w io.Writer) error {
-					enc := json.NewEncoder(w)
-					enc.SetIndent("", "  ")
-					return enc.Encode(data)
-				}
-			}
-			out := c.String("output")
-			if out == "-" {
-				return write(c.App.Writer)
-			}
-			if out == "" {
-				out = filepath.Join(col.Dir, name)
-			}
-			if err := collection.WriteAtomic(out, write); err != nil {
-				return fmt.Errorf("write report %s: %w", out, err)
-			}
-			fmt.Fprintf(c.App.Writer, "wrote %s: %d pages known, %d fetched, %d batches\n", out, data.Totals.Known, data.Totals.Fetched, data.Totals.Batches)
-			return nil
-		},
+		Action: command.Action(parseReport, runReport),
 	}
+}
+
+// reportOptions is what `manager report` needs.
+type reportOptions struct {
+	Collection *collection.Collection
+	Report     report.Options // all but the logger, which comes from Std
+	Output     string         // the file to write, "-" for out, "" for COLLECTION/report.html (.json)
+	JSON       bool
+	Std        command.Std
+}
+
+func parseReport(c *cli.Context) (reportOptions, error) {
+	col, cfg, err := command.Open(c)
+	if err != nil {
+		return reportOptions{}, err
+	}
+	return reportOptions{
+		Collection: col,
+		Report:     report.Options{Damping: cfg.Manager.Damping, Top: c.Int("top")},
+		Output:     c.String("output"),
+		JSON:       c.Bool("json"),
+		Std:        command.StdFrom(c),
+	}, nil
+}
+
+// runReport writes the report to o.Output (on out for "-"; else it says
+// on out what it wrote).
+func runReport(ctx context.Context, o reportOptions, out io.Writer) error {
+	ropts := o.Report
+	ropts.Logger = o.Std.Log()
+	data, err := report.Collect(ctx, o.Collection, ropts)
+	if err != nil {
+		return err
+	}
+	write := func(w io.Writer) error { return data.Render(w) }
+	name := "report.html"
+	if o.JSON {
+		name = "report.json"
+		write = func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(data)
+		}
+	}
+	file := o.Output
+	if file == "-" {
+		return write(out)
+	}
+	if file == "" {
+		file = filepath.Join(o.Collection.Dir, name)
+	}
+	if err := collection.WriteAtomic(file, write); err != nil {
+		return fmt.Errorf("write report %s: %w", file, err)
+	}
+	fmt.Fprintf(out, "wrote %s: %d pages known, %d fetched, %d batches\n", file, data.Totals.Known, data.Totals.Fetched, data.Totals.Batches)
+	return nil
 }

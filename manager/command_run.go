@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -29,21 +30,37 @@ means the frontier is empty: no page can be scheduled now (or, with
 ` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged),
 		Flags: append(command.WithSettings(),
 			&cli.IntFlag{Name: "min-sites", Usage: "write no batch with fewer sites than this: exit 3 instead (scripts/crawl.sh, while another batch is harvested)"}),
-		Action: func(c *cli.Context) error {
-			col, cfg, err := command.Open(c)
-			if err != nil {
-				return err
-			}
-			if c.Int("min-sites") < 0 {
-				return command.Usage("--min-sites must not be negative, got %d", c.Int("min-sites"))
-			}
-			res, err := manager.Run(c.Context, col, manager.Options{Config: cfg, Logger: command.Logger(c), MinSites: c.Int("min-sites")})
-			if err != nil {
-				return err
-			}
-			return printResult(c.App.Writer, res)
-		},
+		Action: command.Action(parseRun, runRun),
 	}
+}
+
+// runOptions is what `manager run` needs.
+type runOptions struct {
+	Collection *collection.Collection
+	Run        manager.Options // all but the logger, which comes from Std
+	Std        command.Std
+}
+
+func parseRun(c *cli.Context) (runOptions, error) {
+	col, cfg, err := command.Open(c)
+	if err != nil {
+		return runOptions{}, err
+	}
+	if c.Int("min-sites") < 0 {
+		return runOptions{}, command.Usage("--min-sites must not be negative, got %d", c.Int("min-sites"))
+	}
+	return runOptions{Collection: col, Run: manager.Options{Config: cfg, MinSites: c.Int("min-sites")}, Std: command.StdFrom(c)}, nil
+}
+
+// runRun writes the next batch and prints its summary on out.
+func runRun(ctx context.Context, o runOptions, out io.Writer) error {
+	opts := o.Run
+	opts.Logger = o.Std.Log()
+	res, err := manager.Run(ctx, o.Collection, opts)
+	if err != nil {
+		return err
+	}
+	return printResult(out, res)
 }
 
 func printResult(w io.Writer, r *manager.Result) error {

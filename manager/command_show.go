@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -40,34 +42,47 @@ every filter given, tab-separated, in batch order. Flags go before FILE|N.
 			&cli.Float64Flag{Name: "max-score", Usage: "only entries with at most this score"},
 			&cli.IntFlag{Name: "limit", Usage: "print at most this many entries (0: all)"},
 		),
-		Action: func(c *cli.Context) error {
-			if k := c.String("kind"); k != "" && k != batch.KindNew && k != batch.KindRevisit {
-				return command.Usage("show: --kind wants new or revisit, got %q", k)
-			}
-			path, err := batchPath(c.String(command.FlagCollection), c.Args().First())
-			if err != nil {
-				return err
-			}
-			opts := manager.ShowOptions{
-				Top: c.Int("top"),
-				Filter: manager.RowFilter{
-					Site: c.String("site"), Kind: c.String("kind"), Contains: c.String("contains"),
-					MinDepth: c.Int("min-depth"),
-					MinScore: c.Float64("min-score"), MaxScore: c.Float64("max-score"),
-					Limit: c.Int("limit"),
-				},
-			}
-			if c.IsSet("max-depth") {
-				d := c.Int("max-depth")
-				opts.Filter.MaxDepth = &d
-			}
-			opts.Rows = c.Bool("rows")
-			for _, f := range []string{"site", "kind", "contains", "min-depth", "max-depth", "min-score", "max-score", "limit"} {
-				opts.Rows = opts.Rows || c.IsSet(f)
-			}
-			return manager.Show(c.App.Writer, path, opts)
+		Action: command.Action(parseShow, runShow),
+	}
+}
+
+// showOptions is what `manager show` needs.
+type showOptions struct {
+	Path string // the batch file
+	Show manager.ShowOptions
+}
+
+func parseShow(c *cli.Context) (showOptions, error) {
+	if k := c.String("kind"); k != "" && k != batch.KindNew && k != batch.KindRevisit {
+		return showOptions{}, command.Usage("show: --kind wants new or revisit, got %q", k)
+	}
+	path, err := batchPath(c.String(command.FlagCollection), c.Args().First())
+	if err != nil {
+		return showOptions{}, err
+	}
+	opts := manager.ShowOptions{
+		Top: c.Int("top"),
+		Filter: manager.RowFilter{
+			Site: c.String("site"), Kind: c.String("kind"), Contains: c.String("contains"),
+			MinDepth: c.Int("min-depth"),
+			MinScore: c.Float64("min-score"), MaxScore: c.Float64("max-score"),
+			Limit: c.Int("limit"),
 		},
 	}
+	if c.IsSet("max-depth") {
+		d := c.Int("max-depth")
+		opts.Filter.MaxDepth = &d
+	}
+	opts.Rows = c.Bool("rows")
+	for _, f := range []string{"site", "kind", "contains", "min-depth", "max-depth", "min-score", "max-score", "limit"} {
+		opts.Rows = opts.Rows || c.IsSet(f)
+	}
+	return showOptions{Path: path, Show: opts}, nil
+}
+
+// runShow prints the batch's summary (and rows) on out.
+func runShow(ctx context.Context, o showOptions, out io.Writer) error {
+	return manager.Show(out, o.Path, o.Show)
 }
 
 // batchPath resolves the argument of show: a batch number of the

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"io"
 	"strings"
 	"time"
 
@@ -44,10 +46,8 @@ Prints the table; --out DIR also writes curves.csv, table.txt and the
 charts pagerank.svg, time.svg and queue.svg. See docs/simulator.md.
 
 ` + command.ExitCodes(command.ExitOK),
-		Flags: command.WithSettings(simulateFlags()...),
-		Action: func(c *cli.Context) error {
-			return runSimulate(c)
-		},
+		Flags:  command.WithSettings(simulateFlags()...),
+		Action: command.Action(parseSimulate, runSimulate),
 	}
 }
 
@@ -92,12 +92,16 @@ func simulateFlags() []cli.Flag {
 	}
 }
 
-func runSimulate(c *cli.Context) error {
+// simulateOptions is what `manager simulate` needs: the simulator's
+// setup, with the crawler's stages and the generators.
+type simulateOptions = simulate.Setup
+
+func parseSimulate(c *cli.Context) (simulateOptions, error) {
 	cfg, err := command.LoadConfig(c)
 	if err != nil {
-		return err
+		return simulateOptions{}, err
 	}
-	err = simulate.Execute(c.Context, simulate.Setup{
+	return simulate.Setup{
 		Config:     cfg,
 		GraphFile:  c.String("graph"),
 		GraphDB:    c.String("graph-db"),
@@ -132,7 +136,13 @@ func runSimulate(c *cli.Context) error {
 		Out:           c.String("out"),
 		Title:         c.String("title"),
 		Logger:        command.Logger(c),
-	}, c.App.Writer)
+	}, nil
+}
+
+// runSimulate runs the simulation and prints its table on out; the
+// simulator's usage errors (a bad --model, …) are the command's.
+func runSimulate(ctx context.Context, o simulateOptions, out io.Writer) error {
+	err := simulate.Execute(ctx, o, out)
 	if errors.Is(err, simulate.ErrUsage) {
 		return command.Usage("%w", err)
 	}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/manager"
 )
 
@@ -22,22 +26,36 @@ partial PageRank, imported historical PageRank). --json prints the same
 as one JSON object.
 
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
-		Flags: command.WithSections([]string{"manager"}, &cli.BoolFlag{Name: "json", Usage: "print JSON"}),
-		Action: func(c *cli.Context) error {
-			col, cfg, err := command.Open(c)
-			if err != nil {
-				return err
-			}
-			t, err := manager.CollectionTotals(c.Context, col, cfg, 0)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(t)
-			}
-			return t.Print(c.App.Writer)
-		},
+		Flags:  command.WithSections([]string{"manager"}, &cli.BoolFlag{Name: "json", Usage: "print JSON"}),
+		Action: command.Action(parseStats, runStats),
 	}
+}
+
+// statsOptions is what `manager stats` needs.
+type statsOptions struct {
+	Collection *collection.Collection
+	Config     config.Config
+	JSON       bool
+}
+
+func parseStats(c *cli.Context) (statsOptions, error) {
+	col, cfg, err := command.Open(c)
+	if err != nil {
+		return statsOptions{}, err
+	}
+	return statsOptions{Collection: col, Config: cfg, JSON: c.Bool("json")}, nil
+}
+
+// runStats prints the collection's totals on out, as text or JSON.
+func runStats(ctx context.Context, o statsOptions, out io.Writer) error {
+	t, err := manager.CollectionTotals(ctx, o.Collection, o.Config, 0)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(t)
+	}
+	return t.Print(out)
 }

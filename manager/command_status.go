@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -31,21 +33,35 @@ pages). --json prints the same as JSON. See docs/operations.md.
 			&cli.BoolFlag{Name: "no-graph", Usage: "do not read graph.db"},
 			&cli.IntFlag{Name: "errors", Value: status.DefaultErrors, Usage: "show the last `N` error lines of the logs"},
 		),
-		Action: func(c *cli.Context) error {
-			col, err := collection.Open(c.String(command.FlagCollection))
-			if err != nil {
-				return err
-			}
-			st, err := status.Collect(col, status.Options{NoGraph: c.Bool("no-graph"), Errors: c.Int("errors")})
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
-			}
-			return st.WriteText(c.App.Writer)
-		},
+		Action: command.Action(parseStatus, runStatus),
 	}
+}
+
+// statusOptions is what `manager status` needs.
+type statusOptions struct {
+	Collection *collection.Collection
+	Status     status.Options
+	JSON       bool
+}
+
+func parseStatus(c *cli.Context) (statusOptions, error) {
+	col, err := command.OpenCollection(c)
+	if err != nil {
+		return statusOptions{}, err
+	}
+	return statusOptions{Collection: col, Status: status.Options{NoGraph: c.Bool("no-graph"), Errors: c.Int("errors")}, JSON: c.Bool("json")}, nil
+}
+
+// runStatus prints where the collection stands on out, as text or JSON.
+func runStatus(ctx context.Context, o statusOptions, out io.Writer) error {
+	st, err := status.Collect(o.Collection, o.Status)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	return st.WriteText(out)
 }

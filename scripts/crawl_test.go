@@ -108,7 +108,9 @@ func testOverlap(t *testing.T, bin string) {
 	if n := len(e.web.Requests()); n < 200 {
 		t.Errorf("only %d requests served", n)
 	}
-	checkPoliteness(t, e.web, cfg)
+	if rep := checkPoliteness(t, e.web, cfg); !rep.OK() {
+		explainGap(t, col, rep)
+	}
 }
 
 // stageLine is a start or end line of crawl.sh.

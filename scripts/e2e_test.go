@@ -128,6 +128,9 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 	t.Logf("%d pages fetched, %d requests served", len(fetched), len(web.Requests()))
 
 	rep := checkPoliteness(t, web, cfg)
+	if !rep.OK() {
+		explainGap(t, col, rep)
+	}
 	if rep.Addresses < 2 || rep.SharedUnits == 0 || rep.SharedAddresses == 0 || rep.DelayGaps == 0 {
 		t.Errorf("the audit checked too little: %d addresses, %d units of several names, %d addresses of several units, %d gaps under a Crawl-delay",
 			rep.Addresses, rep.SharedUnits, rep.SharedAddresses, rep.DelayGaps)
@@ -213,6 +216,41 @@ func checkPoliteness(t *testing.T, web *testweb.Web, cfg config.Config) politeau
 		t.Error(p)
 	}
 	return rep
+}
+
+// explainGap logs, after a politeness failure, what the harvester's own
+// files of the collection say of the unit of the worst gap: each batch's
+// fetch log lines of its names (when each request was sent and how long
+// it took) and its servers.jsonl lines (the pause carried to the next
+// batch), so that a failure seen only in CI can be read.
+func explainGap(t *testing.T, col string, rep politeaudit.Report) {
+	t.Helper()
+	unit, _, ok := strings.Cut(rep.WorstGap.Where, "@")
+	if !ok || unit == "" {
+		return
+	}
+	ofUnit := func(host string) bool { return host == unit || strings.HasSuffix(host, "."+unit) }
+	dirs, _ := filepath.Glob(filepath.Join(col, "batches", "*", "harvest"))
+	var b strings.Builder
+	for _, d := range dirs {
+		batchID := filepath.Base(filepath.Dir(d))
+		if f, err := os.Open(filepath.Join(d, fetchlog.LogFile)); err == nil {
+			recs, _ := fetchlog.Read(f)
+			f.Close()
+			for _, r := range recs {
+				if u, err := url.Parse(r.URL); err == nil && ofUnit(u.Hostname()) {
+					fmt.Fprintf(&b, "  batch %s fetch log: %s %s status %d %d ms %s\n", batchID, r.Fetched.Format("15:04:05.000"), r.URL, r.Status, r.Millis, r.Err)
+				}
+			}
+		}
+		servers, _ := fetchlog.ReadServers(filepath.Join(d, fetchlog.ServersFile))
+		for _, l := range servers {
+			if ofUnit(l.Host) {
+				fmt.Fprintf(&b, "  batch %s servers: %s ip %s notBefore %s\n", batchID, l.Host, l.IP, l.NotBefore.Format("15:04:05.000"))
+			}
+		}
+	}
+	t.Logf("the harvester's view of unit %s:\n%s", unit, b.String())
 }
 
 // checkTextByURL asks `gatherer cat URL` for fetched HTML pages and checks

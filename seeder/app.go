@@ -7,7 +7,8 @@ import (
 )
 
 // newApp builds the seeder's command line: one command per file
-// (command_<name>.go).
+// (command_<name>.go), each with its options, parser and run
+// (docs/architecture.md, "How a command is built").
 func newApp() *cli.App {
 	return command.NewApp("seeder", "create a collection, add seed URLs, take gathered batches into graph.db",
 		initCommand(),

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/seeder"
 )
 
@@ -25,20 +28,30 @@ Adding the same list twice adds nothing the second time.
 
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags:  command.WithSettings(),
-		Action: runAdd,
+		Action: command.Action(parseAdd, runAdd),
 	}
 }
 
-func runAdd(c *cli.Context) error {
+// addOptions is what `seeder add` needs.
+type addOptions struct {
+	Collection *collection.Collection
+	Config     config.Config
+	File       string // the seed list, "-" for standard input (Std.In)
+	Std        command.Std
+}
+
+func parseAdd(c *cli.Context) (addOptions, error) {
 	col, cfg, err := command.Open(c)
 	if err != nil {
-		return err
+		return addOptions{}, err
 	}
-	name := c.Args().First()
-	var r io.Reader = c.App.Reader
-	if r == nil {
-		r = os.Stdin
-	}
+	return addOptions{Collection: col, Config: cfg, File: c.Args().First(), Std: command.StdFrom(c)}, nil
+}
+
+// runAdd adds the seeds of o.File, reports the lines kept out on
+// o.Std.Err and the summary on out.
+func runAdd(ctx context.Context, o addOptions, out io.Writer) error {
+	name, r := o.File, o.Std.In
 	if name == "-" {
 		name = "stdin"
 	} else {
@@ -49,10 +62,10 @@ func runAdd(c *cli.Context) error {
 		defer f.Close()
 		r = f
 	}
-	s, err := seeder.AddSeeds(seeder.SeedOptions{Collection: col, Config: cfg, Logger: command.Logger(c)}, r, name, c.App.ErrWriter)
+	s, err := seeder.AddSeeds(seeder.SeedOptions{Collection: o.Collection, Config: o.Config, Logger: o.Std.Log()}, r, name, o.Std.Err)
 	if err != nil {
 		return err
 	}
-	s.WriteText(c.App.Writer)
+	s.WriteText(out)
 	return nil
 }

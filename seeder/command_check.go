@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,18 +28,27 @@ first ones named, and "seeder requeue" repairs them (docs/seeder.md,
 
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags:  command.CommonFlags(),
-		Action: runCheck,
+		Action: command.Action(parseCheck, runCheck),
 	}
 }
 
-func runCheck(c *cli.Context) error {
-	col, err := collection.Open(c.String(command.FlagCollection))
-	if err != nil {
-		return err
-	}
+// checkOptions is what `seeder check` needs.
+type checkOptions struct {
+	Collection *collection.Collection
+}
+
+func parseCheck(c *cli.Context) (checkOptions, error) {
+	col, err := command.OpenCollection(c)
+	return checkOptions{Collection: col}, err
+}
+
+// runCheck prints every problem of the collection on out; it fails if
+// there is any.
+func runCheck(ctx context.Context, o checkOptions, out io.Writer) error {
+	col := o.Collection
 	problems, err := seeder.Check(col, 0, 0)
 	for _, p := range problems {
-		fmt.Fprintln(c.App.Writer, p)
+		fmt.Fprintln(out, p)
 	}
 	if err != nil {
 		return err
@@ -45,6 +56,6 @@ func runCheck(c *cli.Context) error {
 	if len(problems) > 0 {
 		return fmt.Errorf("%s: %w: %d", col.Dir, seeder.ErrProblems, len(problems))
 	}
-	fmt.Fprintf(c.App.Writer, "%s: ok\n", col.Dir)
+	fmt.Fprintf(out, "%s: ok\n", col.Dir)
 	return nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -39,37 +41,54 @@ docs/operations.md, "Recrawls", gives every step.
 			&cli.StringFlag{Name: "seeds", Value: seeder.ImportStarts, Usage: "which pages of OLD become seeds: starts or fetched"},
 			&cli.StringFlag{Name: "seeds-out", Usage: "also write the seed list to `FILE`"},
 		),
-		Action: runImport,
+		Action: command.Action(parseImport, runImport),
 	}
 }
 
-func runImport(c *cli.Context) error {
+// importOptions is what `seeder import` needs: the library's options
+// but for the problems' writer and the logger, which come from Std.
+type importOptions struct {
+	Import seeder.ImportOptions
+	Std    command.Std
+}
+
+func parseImport(c *cli.Context) (importOptions, error) {
 	if c.String("from") == "" {
-		return command.Usage("import needs --from OLD, the previous collection")
+		return importOptions{}, command.Usage("import needs --from OLD, the previous collection")
 	}
 	mode := c.String("seeds")
 	if mode != seeder.ImportStarts && mode != seeder.ImportFetched {
-		return command.Usage("--seeds wants %s or %s, got %q", seeder.ImportStarts, seeder.ImportFetched, mode)
+		return importOptions{}, command.Usage("--seeds wants %s or %s, got %q", seeder.ImportStarts, seeder.ImportFetched, mode)
 	}
 	col, cfg, err := command.Open(c)
 	if err != nil {
-		return err
+		return importOptions{}, err
 	}
-	s, err := seeder.Import(c.Context, seeder.ImportOptions{
-		Collection: col,
-		Config:     cfg,
-		From:       c.String("from"),
-		Seeds:      mode,
-		SeedsOut:   c.String("seeds-out"),
-		Problems:   c.App.ErrWriter,
-		Logger:     command.Logger(c),
-	})
+	return importOptions{
+		Import: seeder.ImportOptions{
+			Collection: col,
+			Config:     cfg,
+			From:       c.String("from"),
+			Seeds:      mode,
+			SeedsOut:   c.String("seeds-out"),
+		},
+		Std: command.StdFrom(c),
+	}, nil
+}
+
+// runImport carries OLD's sites and seeds over, reporting the seeds kept
+// out on o.Std.Err and the summary on out. Importing the collection into
+// itself is a usage error.
+func runImport(ctx context.Context, o importOptions, out io.Writer) error {
+	opts := o.Import
+	opts.Problems, opts.Logger = o.Std.Err, o.Std.Log()
+	s, err := seeder.Import(ctx, opts)
 	if errors.Is(err, seeder.ErrImportSelf) {
 		return command.Usage("%w", err)
 	}
 	if err != nil {
 		return err
 	}
-	s.WriteText(c.App.Writer)
+	s.WriteText(out)
 	return nil
 }

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/seeder"
 )
 
@@ -20,23 +23,41 @@ that already holds a collection is refused.
 
 ` + command.ExitCodes(command.ExitLocked),
 		Flags:  command.WithSettings(),
-		Action: runInit,
+		Action: command.Action(parseInit, runInit),
 	}
 }
 
-func runInit(c *cli.Context) error {
+// initOptions is what `seeder init` needs.
+type initOptions struct {
+	Dir          string        // the collection directory to create
+	Config       config.Config // its config
+	SettingFlags bool          // setting flags were given (a kept wire.toml does not get them)
+	Std          command.Std
+}
+
+func parseInit(c *cli.Context) (initOptions, error) {
 	cfg, err := command.LoadConfig(c)
 	if err != nil {
-		return err
+		return initOptions{}, err
 	}
-	dir := c.String(command.FlagCollection)
-	kept, err := seeder.Init(dir, cfg)
+	return initOptions{
+		Dir:          c.String(command.FlagCollection),
+		Config:       cfg,
+		SettingFlags: len(command.Overrides(c)) > 0,
+		Std:          command.StdFrom(c),
+	}, nil
+}
+
+// runInit creates the collection; it warns on o.Std.Err when a wire.toml
+// already there was kept in spite of setting flags.
+func runInit(ctx context.Context, o initOptions, out io.Writer) error {
+	kept, err := seeder.Init(o.Dir, o.Config)
 	if err != nil {
 		return err
 	}
-	if kept && len(command.Overrides(c)) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "seeder: kept the existing %s/wire.toml; the setting flags given were not written to it\n", dir)
+	if kept && o.SettingFlags {
+		fmt.Fprintf(o.Std.Err, "seeder: kept the existing %s/wire.toml; the setting flags given were not written to it\n", o.Dir)
 	}
-	fmt.Fprintf(c.App.Writer, "created collection %s\n", dir)
+	fmt.Fprintf(out, "created collection %s\n", o.Dir)
 	return nil
 }

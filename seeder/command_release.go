@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,20 +29,36 @@ out-links, in one transaction (docs/frontier.md).
 		Flags: command.WithSettings(
 			&cli.BoolFlag{Name: "all", Usage: "release every park file, whatever the frontier size"},
 		),
-		Action: runRelease,
+		Action: command.Action(parseRelease, runRelease),
 	}
 }
 
-func runRelease(c *cli.Context) error {
+// releaseOptions is what `seeder release` needs.
+type releaseOptions struct {
+	Release seeder.ReleaseOptions // all but the logger, which comes from Std
+	Std     command.Std
+}
+
+func parseRelease(c *cli.Context) (releaseOptions, error) {
 	col, cfg, err := command.Open(c)
 	if err != nil {
-		return err
+		return releaseOptions{}, err
 	}
-	s, err := seeder.Release(c.Context, seeder.ReleaseOptions{Collection: col, Config: cfg, All: c.Bool("all"), Logger: command.Logger(c)})
+	return releaseOptions{
+		Release: seeder.ReleaseOptions{Collection: col, Config: cfg, All: c.Bool("all")},
+		Std:     command.StdFrom(c),
+	}, nil
+}
+
+// runRelease releases parked links and prints the summary on out.
+func runRelease(ctx context.Context, o releaseOptions, out io.Writer) error {
+	opts := o.Release
+	opts.Logger = o.Std.Log()
+	s, err := seeder.Release(ctx, opts)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "release of parked links in %s\n", s.Elapsed)
-	s.WriteText(c.App.Writer)
+	fmt.Fprintf(out, "release of parked links in %s\n", s.Elapsed)
+	s.WriteText(out)
 	return nil
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
+	"io"
+
 	"github.com/urfave/cli/v2"
 
-	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
 	"github.com/wirecrawl/wire/pkg/seeder"
 )
@@ -26,22 +28,31 @@ it again finds nothing. --dry-run only lists them (docs/seeder.md,
 		Flags: append(command.CommonFlags(),
 			&cli.BoolFlag{Name: "dry-run", Usage: "list the pages without changing graph.db"},
 		),
-		Action: runRequeue,
+		Action: command.Action(parseRequeue, runRequeue),
 	}
 }
 
-func runRequeue(c *cli.Context) error {
+// requeueOptions is what `seeder requeue` needs: the library's options.
+type requeueOptions = seeder.RequeueOptions
+
+func parseRequeue(c *cli.Context) (requeueOptions, error) {
 	if c.NArg() > 0 {
-		return command.Usage("requeue takes no arguments, got %q", c.Args().First())
+		return requeueOptions{}, command.Usage("requeue takes no arguments, got %q", c.Args().First())
 	}
-	col, err := collection.Open(c.String(command.FlagCollection))
+	col, err := command.OpenCollection(c)
+	if err != nil {
+		return requeueOptions{}, err
+	}
+	return requeueOptions{Collection: col, DryRun: c.Bool("dry-run")}, nil
+}
+
+// runRequeue puts the pages whose text is lost back in the frontier and
+// prints the summary on out.
+func runRequeue(ctx context.Context, o requeueOptions, out io.Writer) error {
+	s, err := seeder.Requeue(ctx, o)
 	if err != nil {
 		return err
 	}
-	s, err := seeder.Requeue(c.Context, seeder.RequeueOptions{Collection: col, DryRun: c.Bool("dry-run")})
-	if err != nil {
-		return err
-	}
-	s.WriteText(c.App.Writer)
+	s.WriteText(out)
 	return nil
 }

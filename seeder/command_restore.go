@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"io"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/wirecrawl/wire/pkg/command"
@@ -23,21 +26,35 @@ graph.db").
 
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags:  command.WithSettings(),
-		Action: runRestore,
+		Action: command.Action(parseRestore, runRestore),
 	}
 }
 
-func runRestore(c *cli.Context) error {
+// restoreOptions is what `seeder restore` needs.
+type restoreOptions struct {
+	Restore seeder.RestoreOptions // all but the logger, which comes from Std
+	Std     command.Std
+}
+
+func parseRestore(c *cli.Context) (restoreOptions, error) {
 	if c.NArg() > 0 {
-		return command.Usage("restore takes no arguments, got %q", c.Args().First())
+		return restoreOptions{}, command.Usage("restore takes no arguments, got %q", c.Args().First())
 	}
 	col, cfg, err := command.Open(c)
 	if err != nil {
-		return err
+		return restoreOptions{}, err
 	}
-	s, err := seeder.Restore(c.Context, seeder.RestoreOptions{Collection: col, Config: cfg, Logger: command.Logger(c)})
+	return restoreOptions{Restore: seeder.RestoreOptions{Collection: col, Config: cfg}, Std: command.StdFrom(c)}, nil
+}
+
+// runRestore brings graph.db back from its backup and prints what it
+// did on out (also when it failed after choosing the backup).
+func runRestore(ctx context.Context, o restoreOptions, out io.Writer) error {
+	opts := o.Restore
+	opts.Logger = o.Std.Log()
+	s, err := seeder.Restore(ctx, opts)
 	if s != nil && s.From != "" {
-		s.WriteText(c.App.Writer)
+		s.WriteText(out)
 	}
 	return err
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"io"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/wirecrawl/wire/pkg/command"
@@ -33,34 +36,44 @@ written. Exit 4 also when graph.db stays in use by the manager for 5 s.
 			command.BatchFlag("batch number to take in (default: the oldest gathered, not seeded)"),
 			&cli.BoolFlag{Name: "force", Usage: "take the batch in again even if already seeded (needs --batch)"},
 		),
-		Action: runRun,
+		Action: command.Action(parseRun, runRun),
 	}
 }
 
-func runRun(c *cli.Context) error {
+// runOptions is what `seeder run` needs.
+type runOptions struct {
+	Run seeder.RunOptions // all but the logger and progress, which come from Std
+	Std command.Std
+}
+
+func parseRun(c *cli.Context) (runOptions, error) {
 	if c.Int("batch") < 0 {
-		return command.Usage("--batch must be positive, got %d", c.Int("batch"))
+		return runOptions{}, command.Usage("--batch must be positive, got %d", c.Int("batch"))
 	}
 	if c.Bool("force") && c.Int("batch") == 0 {
-		return command.Usage("--force needs --batch N")
+		return runOptions{}, command.Usage("--force needs --batch N")
 	}
 	col, cfg, err := command.Open(c)
 	if err != nil {
-		return err
+		return runOptions{}, err
 	}
-	progress := command.NewProgress(c, -1, "seeding")
-	s, err := seeder.Run(c.Context, seeder.RunOptions{
-		Collection: col,
-		Config:     cfg,
-		Batch:      c.Int("batch"),
-		Force:      c.Bool("force"),
-		Logger:     command.Logger(c),
-		Progress:   progress.Add,
-	})
+	return runOptions{
+		Run: seeder.RunOptions{Collection: col, Config: cfg, Batch: c.Int("batch"), Force: c.Bool("force")},
+		Std: command.StdFrom(c),
+	}, nil
+}
+
+// runRun takes the batch into graph.db, with progress on a terminal, and
+// prints the summary on out.
+func runRun(ctx context.Context, o runOptions, out io.Writer) error {
+	progress := command.NewProgress(o.Std, -1, "seeding")
+	opts := o.Run
+	opts.Logger, opts.Progress = o.Std.Log(), progress.Add
+	s, err := seeder.Run(ctx, opts)
 	progress.Done()
 	if err != nil {
 		return err
 	}
-	s.WriteText(c.App.Writer)
+	s.WriteText(out)
 	return nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,24 +25,32 @@ waiting for their first fetch; parked the links waiting on disk
 
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags:  append(command.CommonFlags(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}),
-		Action: runStats,
+		Action: command.Action(parseStats, runStats),
 	}
 }
 
-func runStats(c *cli.Context) error {
-	col, err := collection.Open(c.String(command.FlagCollection))
+// statsOptions is what `seeder stats` needs.
+type statsOptions struct {
+	Collection *collection.Collection
+	JSON       bool
+}
+
+func parseStats(c *cli.Context) (statsOptions, error) {
+	col, err := command.OpenCollection(c)
+	return statsOptions{Collection: col, JSON: c.Bool("json")}, err
+}
+
+// runStats prints the collection's counts on out, as text or JSON.
+func runStats(ctx context.Context, o statsOptions, out io.Writer) error {
+	r, err := seeder.Stats(o.Collection, 0)
 	if err != nil {
 		return err
 	}
-	r, err := seeder.Stats(col, 0)
-	if err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
+	if o.JSON {
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	r.WriteText(c.App.Writer)
+	r.WriteText(out)
 	return nil
 }

@@ -264,12 +264,18 @@ func LoadConfig(c *cli.Context) (config.Config, error) {
 	return config.Load(config.Sources{File: file, FileOptional: optional, Overrides: Overrides(c)})
 }
 
+// OpenCollection opens the collection named by --collection, for a
+// command that reads no settings.
+func OpenCollection(c *cli.Context) (*collection.Collection, error) {
+	return collection.Open(c.String(FlagCollection))
+}
+
 // Open opens the collection named by --collection and loads its config.
 // Unlike LoadConfig, it requires the collection's wire.toml (unless
 // --config names another file): a collection that lost its config must
 // not crawl silently on the defaults.
 func Open(c *cli.Context) (*collection.Collection, config.Config, error) {
-	col, err := collection.Open(c.String(FlagCollection))
+	col, err := OpenCollection(c)
 	if err != nil {
 		return nil, config.Config{}, err
 	}

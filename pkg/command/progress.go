@@ -2,7 +2,6 @@ package command
 
 import (
 	"github.com/schollz/progressbar/v3"
-	"github.com/urfave/cli/v2"
 )
 
 // Progress shows a stage's progress on an interactive terminal and
@@ -12,13 +11,14 @@ type Progress struct {
 }
 
 // NewProgress starts a progress display of total steps (-1 if unknown)
-// described by what (e.g. "fetching").
-func NewProgress(c *cli.Context, total int64, what string) *Progress {
-	if !Interactive(c) {
+// described by what (e.g. "fetching"), on std's standard error when
+// std.Interactive.
+func NewProgress(std Std, total int64, what string) *Progress {
+	if !std.Interactive {
 		return &Progress{}
 	}
 	return &Progress{bar: progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(c.App.ErrWriter),
+		progressbar.OptionSetWriter(std.Err),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),

@@ -12,7 +12,7 @@ import (
 // scheduler (Cao, Jiang and Singh, §4), the names accepted by
 // harvester.ranking.
 func Rankings() []string {
-	return []string{"fifo", "performance", "quality", "crawl-ability"}
+	return []string{"fifo", "performance", "quality", "crawl-ability", "value"}
 }
 
 // Harvester holds the politeness rules and network limits of the harvester.
@@ -20,7 +20,7 @@ type Harvester struct {
 	Connections           int      `toml:"connections" doc:"Simultaneous connections overall; each is held by one host, and a host never has two."`
 	ConnectionsPerIP      int      `toml:"connections_per_ip" doc:"Simultaneous connections to one IP address (virtual hosts often share a server); 0 means no cap."`
 	AddressWait           Duration `toml:"address_wait" doc:"Shortest time between the starts of two requests to one IP address, whatever the host names: a shared server hosting many sites is not asked by all of them at once. 0 turns the floor off."`
-	Ranking               string   `toml:"ranking" doc:"Server ranking of the two-level scheduler: fifo, performance (R = P/T), quality (best URL) or crawl-ability (C = AQ/T)."`
+	Ranking               string   `toml:"ranking" doc:"Server ranking of the two-level scheduler: fifo, performance (R = P/T), quality (best URL), crawl-ability (C = AQ/T) or value (best next URL, with the value clock that releases the batch best first)."`
 	RequestsPerConnection int      `toml:"requests_per_connection" doc:"URLs a host fetches in a row once it holds a connection (the paper's P), until the harvester has learned how many its server serves per connection."`
 	Wait                  Duration `toml:"wait" doc:"Time to wait between two requests to the same host; with wait_factor, the floor of the adaptive wait."`
 	WaitFactor            float64  `toml:"wait_factor" doc:"0 for a fixed wait; otherwise the wait is this multiple of the host's last response time, between wait and max_wait."`

@@ -260,6 +260,10 @@ type Request struct {
 	// runs); an error it returns ends the request with that error, as it
 	// is, and the connection stays open for the next request.
 	BeforeSend func() error
+	// Answered, if not nil, is called once the response's head has been
+	// read, with the time its first byte came (the server had begun the
+	// request by then), before the body is read.
+	Answered func(firstByte time.Time)
 }
 
 // Host is a session with one host: at most one connection open at any
@@ -275,10 +279,9 @@ type Host struct {
 	conn       *conn2 // the open connection (idle between requests), or nil
 	connScheme string // the scheme and host[:port] conn goes to
 	connHost   string
-	closes     []int         // requests served on connections the server closed
-	opened     time.Duration // how long the connection of the request being sent took to open; 0 when reused
-	open       int           // connections open now
-	peak       int           // most connections open at once (tests)
+	closes     []int // requests served on connections the server closed
+	open       int   // connections open now
+	peak       int   // most connections open at once (tests)
 
 	// base is a child of the context Do was last given (baseOf), from
 	// which each request's context is made: a request then registers
@@ -288,11 +291,6 @@ type Host struct {
 	baseOf     context.Context
 	baseCancel context.CancelFunc
 }
-
-// Opened is how long the connection of the request about to be sent
-// took to open (TCP and TLS), or 0 when it was kept alive from an
-// earlier request: what a BeforeSend hook may ask.
-func (h *Host) Opened() time.Duration { return h.opened }
 
 // baseFor returns the host's context under ctx, made anew when ctx is
 // not the one of the last request (or cannot be compared).
@@ -716,10 +714,6 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		}
 	}()
 
-	h.opened = 0
-	if !reused {
-		h.opened = c.connect
-	}
 	if r.BeforeSend != nil {
 		if err := r.BeforeSend(); err != nil {
 			return nil, err
@@ -749,6 +743,9 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		resp.Close = true // what follows is not HTTP
+	}
+	if r.Answered != nil {
+		r.Answered(f.first())
 	}
 	c.reqs++
 	out := &Response{

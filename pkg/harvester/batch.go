@@ -182,7 +182,8 @@ func startHarvest(b *collection.Batch, hdr batch.Header, mine []batch.Entry, par
 	}
 	// What the previous harvest left for these hosts (an earlier run of
 	// this harvest, already in h, wins over it).
-	h.carryOver(previousHarvest(b), mine, time.Now())
+	now := time.Now()
+	h.carryOver(previousHarvests(b, h.carryHorizon(), now), mine, now)
 	if v := hdr.Params[batchDurationParam]; v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {

@@ -15,24 +15,26 @@ import (
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
-// previousHarvest returns the harvest directory of the batch harvested
-// before b: the newest sibling batch directory (NNNNNN, a smaller id) that
-// is marked harvested. With overlapping cycles the seeder may not have
-// taken that batch in yet when b is harvested, so graph.db, and the
-// manager's sidecars of b, do not know what it left; the harvester reads
-// it itself. "" when there is none (the first batch, a bare batch
-// directory without siblings).
-func previousHarvest(b *collection.Batch) string {
+// previousHarvests returns the harvest directories of the batches
+// harvested before b, newest first: the newest sibling batch directory
+// (NNNNNN, a smaller id) marked harvested, and every older one whose servers file was written less than horizon
+// before now. A pause (a Crawl-delay, a Retry-After) can outlast the
+// batch after the one that set it: a host asked at the end of batch 5,
+// not in batch 6 (harvested in half a second), and asked again in batch
+// 7 must still wait, and only batch 5's servers file knows it (the
+// overlapped-crawl test in CI saw a 1 s Crawl-delay kept as 0.62 s that
+// way). The search stops at the first harvest older than horizon, so it
+// costs a few look-ups in a collection of thousands of batches.
+func previousHarvests(b *collection.Batch, horizon time.Duration, now time.Time) []string {
 	if b.ID <= 1 {
-		return ""
+		return nil
 	}
 	parent := filepath.Dir(b.Dir)
 	entries, err := os.ReadDir(parent)
 	if err != nil {
-		return ""
+		return nil
 	}
-	// Newest first: the search stops at the first batch harvested, so a
-	// collection of thousands of batches costs one marker look-up or two.
+	var out []string
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
 		id, err := strconv.Atoi(e.Name())
@@ -40,15 +42,31 @@ func previousHarvest(b *collection.Batch) string {
 			continue
 		}
 		prev := &collection.Batch{ID: id, Dir: filepath.Join(parent, e.Name())}
-		if prev.Done(collection.StageHarvested) {
-			return filepath.Join(prev.Dir, collection.HarvestDir)
+		if !prev.Done(collection.StageHarvested) {
+			continue
 		}
+		dir := filepath.Join(prev.Dir, collection.HarvestDir)
+		if len(out) > 0 {
+			fi, err := os.Stat(filepath.Join(dir, fetchlog.ServersFile))
+			if err != nil || fi.ModTime().Before(now.Add(-horizon)) {
+				break
+			}
+		}
+		out = append(out, dir)
 	}
-	return ""
+	return out
 }
 
-// carryOver takes from the previous harvest (its harvest/ directory) what
-// the next one must respect or may reuse (docs/harvester.md, "From one
+// carryHorizon is how long a pause a harvest left can last: the longest
+// wait, Crawl-delay or Retry-After the settings allow.
+func (h *harvest) carryHorizon() time.Duration {
+	hc := h.cfg.Harvester
+	return max(hc.Wait.D(), hc.MaxWait.D(), hc.MaxCrawlDelay.D(), hc.MaxRetryAfter.D(), hc.AddressWait.D())
+}
+
+// carryOver takes from the previous harvests (their harvest/
+// directories, newest first: previousHarvests) what the next one must
+// respect or may reuse (docs/harvester.md, "From one
 // batch to the next"):
 //
 //   - each host's earliest next request (servers.jsonl, notBefore: the end
@@ -68,8 +86,8 @@ func previousHarvest(b *collection.Batch) string {
 // next request of the units they belong to: a host of the previous
 // batch whose registrable domain is in this batch and that may not be
 // asked yet holds back its unit (its domain on its address).
-func (h *harvest) carryOver(dir string, entries []batch.Entry, now time.Time) {
-	if dir == "" {
+func (h *harvest) carryOver(dirs []string, entries []batch.Entry, now time.Time) {
+	if len(dirs) == 0 {
 		return
 	}
 	sites, hosts, domains := map[string]bool{}, map[string]bool{}, map[string]bool{}
@@ -83,11 +101,26 @@ func (h *harvest) carryOver(dir string, entries []batch.Entry, now time.Time) {
 			}
 		}
 	}
+	later, reused := 0, 0
+	for _, dir := range dirs {
+		l, r := h.carryFrom(dir, sites, hosts, domains, now)
+		later += l
+		reused += r
+	}
+	h.log.Info("carried over from the previous harvests", "dirs", len(dirs), "newest", dirs[0], "hosts_not_yet", later, "robots", reused)
+}
+
+// carryFrom carries over what one previous harvest (dir) left for the
+// sites, hosts and registrable domains of this batch (see carryOver). It
+// returns how many hosts may not be asked yet and how many robots.txt
+// answers it reused. Called newest harvest first: a robots.txt answer
+// already known is kept, the newest estimates win, and pauses take the
+// latest.
+func (h *harvest) carryFrom(dir string, sites, hosts, domains map[string]bool, now time.Time) (later, reused int) {
 	servers, err := fetchlog.ReadServers(filepath.Join(dir, fetchlog.ServersFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		h.log.Warn("previous harvest's servers.jsonl read up to a bad line", "dir", dir, "err", err, "kept", len(servers))
 	}
-	later := 0
 	for _, l := range servers {
 		host := strings.ToLower(l.Host)
 		if !hosts[host] {
@@ -112,7 +145,6 @@ func (h *harvest) carryOver(dir string, entries []batch.Entry, now time.Time) {
 		}
 	}
 	maxAge := h.cfg.Manager.RobotsMaxAge.D()
-	reused := 0
 	if maxAge > 0 {
 		lines, err := fetchlog.ReadRobots(filepath.Join(dir, fetchlog.RobotsFile))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -127,5 +159,5 @@ func (h *harvest) carryOver(dir string, entries []batch.Entry, now time.Time) {
 			reused++
 		}
 	}
-	h.log.Info("carried over from the previous harvest", "dir", dir, "hosts_not_yet", later, "robots", reused)
+	return later, reused
 }

@@ -3,9 +3,12 @@ package harvester
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
 )
 
 // TestPreviousHarvest: the previous harvest of batch N is the newest
@@ -49,11 +52,47 @@ func TestPreviousHarvest(t *testing.T) {
 		if c.want != "" {
 			want = filepath.Join(dir, c.want, collection.HarvestDir)
 		}
-		if got := previousHarvest(b); got != want {
+		got := ""
+		if dirs := previousHarvests(b, 0, time.Now()); len(dirs) > 0 {
+			got = dirs[0]
+			if len(dirs) > 1 {
+				t.Errorf("batch %d: %d harvests at horizon 0 (no servers files), want 1", c.id, len(dirs))
+			}
+		}
+		if got != want {
 			t.Errorf("batch %d: previous harvest %q, want %q", c.id, got, want)
 		}
 	}
-	if got := previousHarvest(&collection.Batch{ID: 3, Dir: filepath.Join(t.TempDir(), "missing", "000003")}); got != "" {
+	if got := previousHarvests(&collection.Batch{ID: 3, Dir: filepath.Join(t.TempDir(), "missing", "000003")}, time.Hour, time.Now()); got != nil {
 		t.Errorf("no siblings: %q", got)
+	}
+	// Within the horizon, older harvests count too, newest first, up to the
+	// first whose servers file is older than the horizon.
+	now := time.Now()
+	for name, age := range map[string]time.Duration{"000001": time.Hour, "000002": 5 * time.Minute, "000006": time.Second} {
+		p := filepath.Join(dir, name, collection.HarvestDir, fetchlog.ServersFile)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &collection.Batch{ID: 7, Dir: filepath.Join(dir, "000007")}
+	h := func(name string) string { return filepath.Join(dir, name, collection.HarvestDir) }
+	for _, c := range []struct {
+		horizon time.Duration
+		want    []string
+	}{
+		{0, []string{h("000006")}},
+		{10 * time.Minute, []string{h("000006"), h("000002")}},
+		{2 * time.Hour, []string{h("000006"), h("000002"), h("000001")}},
+	} {
+		if got := previousHarvests(b, c.horizon, now); !slices.Equal(got, c.want) {
+			t.Errorf("horizon %v: %q, want %q", c.horizon, got, c.want)
+		}
 	}
 }

@@ -224,6 +224,33 @@ func TestCarryOverPoliteness(t *testing.T) {
 	}
 }
 
+// TestCarryOverPolitenessAcrossABatch: the host is asked in batch 1, not
+// in batch 2 (harvested in a moment), and again in batch 3. Its
+// Crawl-delay still holds: batch 3 reads batch 1's servers.jsonl too, not
+// only the newest harvest's (the overlapped-crawl test in CI saw a 1 s
+// Crawl-delay kept as 0.62 s that way).
+func TestCarryOverPolitenessAcrossABatch(t *testing.T) {
+	host := pagesHost("cd.test", 4, 0)
+	host.Robots = &ht.Page{Body: []byte("User-agent: *\nCrawl-delay: 1\n")}
+	web := ht.Start(t, host, pagesHost("other.test", 1, 0))
+	cfg := web.Config(10 * time.Millisecond)
+	col := ht.NewCollection(t, t.TempDir(), cfg)
+	for id, u := range []string{web.URL("cd.test", "/p0"), web.URL("other.test", "/p0"), web.URL("cd.test", "/p1")} {
+		b := col.Batch(id + 1)
+		ht.WriteBatch(t, b.Dir, b.ID, ht.Entries(u))
+		if _, err := harvester.RunCollection(context.Background(), col, 0, harvester.Options{Config: cfg}); err != nil {
+			t.Fatalf("batch %d: %v", b.ID, err)
+		}
+	}
+	rs := web.RequestsTo("cd.test")
+	if len(rs) != 3 {
+		t.Fatalf("%d requests to cd.test, want robots.txt once (batch 3 reuses batch 1's) and two pages", len(rs))
+	}
+	if gap := rs[2].Start.Sub(rs[1].End); gap < time.Second {
+		t.Errorf("cd.test asked again %v after batch 1's request, want its Crawl-delay of 1 s", gap)
+	}
+}
+
 // writeBatchHeader writes dir/batch.tsv with header h.
 func writeBatchHeader(t *testing.T, dir string, h batch.Header, entries []batch.Entry) {
 	t.Helper()

@@ -57,10 +57,28 @@ type unit struct {
 // started there, and the first byte of its answer once it came.
 type address struct {
 	start    time.Time     // when the latest request was sent
-	lag      time.Duration // how long its connection took to open, if it opened one
 	seq      uint64        // its number, to match its answer
-	answered time.Time     // its answer's first byte, zero until then
+	answered time.Time     // its answer's first byte (or its end, if it ended without one), zero until then
+	heard    chan struct{} // closed once answered is set
 }
+
+// unheard tells whether the address's latest request has neither been
+// answered nor ended, and a next request must still be held for it
+// (see hostTable.start): until unansweredHold past the floor.
+func (a *address) unheard(wait time.Duration, now time.Time) bool {
+	return a.seq != 0 && a.answered.IsZero() && now.Before(a.start.Add(wait+unansweredHold))
+}
+
+// unansweredHold is how long past the floor a request to an address
+// waits, at most, for the answer of the address's latest request to
+// begin. The server sees a request start some time after it was sent,
+// and on a loaded machine that time exceeds any fixed margin: CI saw
+// two requests sent 30 ms apart (floor 25 ms and margin 5 ms) start 56
+// µs apart at the server. The answer's first byte comes after the server
+// began the request, so counting from it bounds what the server sees;
+// the hold only ends without it for a server slower than this to answer
+// (then the requests are a whole second and the floor apart).
+const unansweredHold = time.Second
 
 // next is the earliest start of the address's next request: address_wait
 // after the latest request's first byte, or, until that has come, after
@@ -70,24 +88,13 @@ type address struct {
 // as 238 ms in a loaded bench run. A first byte comes after the server
 // began the request, so counting from it bounds what the server sees;
 // before it, the margin (a tenth of the wait, at least minFloorMargin)
-// stands for the lag. A request on a connection it just opened waits
-// for its first byte instead, up to freshHold: a server busy shaking
-// hands starts the request late, by more than any margin (a loaded test
-// web that took 200-400 ms to complete a burst of TLS handshakes began
-// their requests up to 85 ms after they were sent, while requests sent
-// 30 ms later on other connections came at once). The claims waiting for
-// the address look again every claimPoll (hostTable.start's callers), so
-// that the answer, when it comes, frees them.
+// stands for the lag.
 func (a *address) next(wait time.Duration) time.Time {
 	if a == nil || wait <= 0 {
 		return time.Time{}
 	}
 	if a.answered.IsZero() {
-		margin := max(wait/10, minFloorMargin)
-		if a.lag > 0 {
-			margin = max(margin, freshHold)
-		}
-		return a.start.Add(wait + margin)
+		return a.start.Add(wait + max(wait/10, minFloorMargin))
 	}
 	return maxTime(a.start, a.answered).Add(wait)
 }
@@ -97,15 +104,6 @@ func (a *address) next(wait time.Duration) time.Time {
 // start its request in the fault run (at a 5 ms floor, two starts came
 // 0.1-0.5 ms apart at the server).
 const minFloorMargin = 5 * time.Millisecond
-
-// freshHold bounds how long a request on a newly opened connection holds
-// its address until its first byte (address.next): a slow server's
-// answer does not keep the address's other sites waiting longer.
-const freshHold = 250 * time.Millisecond
-
-// claimPoll is how often a claim waiting for an address's floor looks
-// again: an answer can bring the floor forward.
-const claimPoll = 5 * time.Millisecond
 
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
@@ -237,6 +235,13 @@ func (t *hostTable) crawlDelay(host string, d time.Duration) {
 	u.crawlDelay = max(u.crawlDelay, d)
 }
 
+// unitCrawlDelay is the longest Crawl-delay the host's unit asked for.
+func (t *hostTable) unitCrawlDelay(host string) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.get(host).crawlDelay
+}
+
 // notBefore is the earliest time of the next request to the host: its
 // unit's turn, and its address's floor.
 func (t *hostTable) notBefore(host string) time.Time {
@@ -258,33 +263,41 @@ func (t *hostTable) turn(u *unit) time.Time {
 }
 
 // start claims the host's address for a request starting now: it
-// succeeds if the unit's turn and the address's floor have come, and the
-// request becomes the address's latest; it returns the request's number
-// for answered. Otherwise it returns when to try again. lag is the time
-// the request's connection took to open (0 for a reused one).
-func (t *hostTable) start(host string, now time.Time, lag time.Duration) (bool, uint64, time.Time) {
+// succeeds if the unit's turn and the address's floor have come and the
+// address's latest request has been answered (or has ended, or was sent
+// longer than the floor and unansweredHold ago), and the request becomes
+// the address's latest; it returns the request's number for answered.
+// Otherwise it returns when to try again, and a channel closed when the
+// latest request's answer comes (nil if start does not wait for it).
+func (t *hostTable) start(host string, now time.Time) (bool, uint64, time.Time, <-chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u := t.get(host)
 	if at := t.turn(u); at.After(now) {
-		return false, 0, at
+		return false, 0, at, nil
 	}
 	if !u.ip.IsValid() || t.addrWait <= 0 {
-		return true, 0, time.Time{}
+		return true, 0, time.Time{}, nil
 	}
 	a := t.addrs[u.ip]
 	if a == nil {
 		a = &address{}
 		t.addrs[u.ip] = a
 	}
+	if a.unheard(t.addrWait, now) {
+		return false, 0, a.start.Add(t.addrWait + unansweredHold), a.heard
+	}
 	a.seq++
-	a.start, a.answered, a.lag = now, time.Time{}, lag
-	return true, a.seq, time.Time{}
+	a.start, a.answered = now, time.Time{}
+	a.heard = make(chan struct{})
+	return true, a.seq, time.Time{}, nil
 }
 
 // answered records the first byte (at) of the answer to request seq of
-// host's address (start's number): if it is still the address's latest,
-// the floor counts from there on (see address.next).
+// host's address (start's number), or the request's end if it ended
+// without an answer: if it is still the address's latest, and nothing
+// was recorded for it yet, the floor counts from there on (see
+// address.next) and the requests held for it (start) may go.
 func (t *hostTable) answered(host string, seq uint64, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -292,8 +305,9 @@ func (t *hostTable) answered(host string, seq uint64, at time.Time) {
 	if !u.ip.IsValid() {
 		return
 	}
-	if a := t.addrs[u.ip]; a != nil && a.seq == seq && seq != 0 {
+	if a := t.addrs[u.ip]; a != nil && a.seq == seq && seq != 0 && a.answered.IsZero() {
 		a.answered = at
+		close(a.heard)
 	}
 }
 

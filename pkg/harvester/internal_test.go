@@ -197,7 +197,6 @@ func TestRobotsDenial(t *testing.T) {
 		{fetchlog.Robots{Status: 404}, "http://a.cl/p", ""},
 		{fetchlog.Robots{Status: 500}, "http://a.cl/p", "robots: robots.txt unreachable (status 500)"},
 		{fetchlog.Robots{Err: "timeout: no data for 20s"}, "http://a.cl/p", "robots: robots.txt unreachable (timeout: no data for 20s)"},
-		{fetchlog.Robots{Err: "tls: first record does not look like a TLS handshake"}, "https://a.cl/p", "tls: first record does not look like a TLS handshake"},
 		{fetchlog.Robots{Status: 200, Body: "User-agent: *\nAllow: /\n", Err: "reset: connection reset by peer"}, "http://a.cl/p", "robots: robots.txt unreachable (reset: connection reset by peer)"},
 		{fetchlog.Robots{Err: "dns: no such host a.cl"}, "http://a.cl/p", "dns: no such host a.cl"},
 		{fetchlog.Robots{Err: "blocked-address 10.0.0.1"}, "http://a.cl/p", "blocked-address 10.0.0.1"},
@@ -467,24 +466,24 @@ func TestHostTableUnits(t *testing.T) {
 	// 100 ms and the margin (10 ms: a tenth) until its answer comes, while
 	// 127.0.0.2 is free.
 	now := t0.Add(5 * time.Second)
-	ok, seq, _ := tab.start("y.cl", now, 0)
+	ok, seq, _, _ := tab.start("y.cl", now)
 	if !ok {
 		t.Fatal("y.cl may not start")
 	}
-	if ok, _, at := tab.start("x.cl", now.Add(50*time.Millisecond), 0); ok || !at.Equal(now.Add(110*time.Millisecond)) {
+	if ok, _, at, _ := tab.start("x.cl", now.Add(50*time.Millisecond)); ok || !at.Equal(now.Add(110*time.Millisecond)) {
 		t.Errorf("x.cl 50 ms after y.cl on one address: %v %v, want to wait until the floor and its margin", ok, at.Sub(now))
 	}
-	if ok, _, _ := tab.start("m.x.cl", now.Add(50*time.Millisecond), 0); !ok {
+	if ok, _, _, _ := tab.start("m.x.cl", now.Add(50*time.Millisecond)); !ok {
 		t.Error("m.x.cl, on another address, held back by 127.0.0.1's floor")
 	}
 	// Once y.cl's answer began (its first byte at 20 ms), the floor
 	// counts from there: the server began the request before it.
 	tab.answered("y.cl", seq, now.Add(20*time.Millisecond))
-	if ok, _, at := tab.start("x.cl", now.Add(110*time.Millisecond), 0); ok || !at.Equal(now.Add(120*time.Millisecond)) {
+	if ok, _, at, _ := tab.start("x.cl", now.Add(110*time.Millisecond)); ok || !at.Equal(now.Add(120*time.Millisecond)) {
 		t.Errorf("x.cl after y.cl's first byte at 20 ms: %v %v, want to wait until 120 ms", ok, at.Sub(now))
 	}
 	// An answer to an earlier request than the latest changes nothing.
-	ok, seq2, _ := tab.start("x.cl", now.Add(120*time.Millisecond), 0)
+	ok, seq2, _, _ := tab.start("x.cl", now.Add(120*time.Millisecond))
 	if !ok {
 		t.Fatal("x.cl may not start at 120 ms")
 	}
@@ -496,6 +495,40 @@ func TestHostTableUnits(t *testing.T) {
 	if got := tab.notBefore("x.cl"); !got.Equal(now.Add(225 * time.Millisecond)) {
 		t.Errorf("after x.cl's answer at 125 ms, next at %v, want 225 ms", got.Sub(now))
 	}
+	// A request with no answer yet holds the address past the floor and
+	// its margin (the server may have begun it late), until its answer
+	// begins, its end, or unansweredHold past the floor.
+	ok, seq3, _, _ := tab.start("y.cl", now.Add(300*time.Millisecond))
+	if !ok {
+		t.Fatal("y.cl may not start at 300 ms")
+	}
+	ok, _, at, heard := tab.start("x.cl", now.Add(450*time.Millisecond))
+	if ok || heard == nil || !at.Equal(now.Add(400*time.Millisecond+unansweredHold)) {
+		t.Errorf("x.cl at 450 ms, y.cl's request of 300 ms unanswered: %v %v %v, want held for its answer", ok, heard != nil, at.Sub(now))
+	}
+	if ok, _, _, _ := tab.start("x.cl", now.Add(400*time.Millisecond+unansweredHold)); !ok {
+		t.Error("x.cl held past unansweredHold")
+	}
+	ok, seq4, _, _ := tab.start("y.cl", now.Add(3*time.Second))
+	if !ok {
+		t.Fatal("y.cl may not start at 3 s")
+	}
+	ok, _, _, heard = tab.start("x.cl", now.Add(3200*time.Millisecond))
+	if ok || heard == nil {
+		t.Fatal("x.cl not held for y.cl's request of 3 s")
+	}
+	// Ended without an answer at 3.3 s: the floor counts from the end.
+	tab.answered("y.cl", seq4, now.Add(3300*time.Millisecond))
+	select {
+	case <-heard:
+	default:
+		t.Error("the end of y.cl's request did not release the requests held for it")
+	}
+	tab.answered("y.cl", seq4, now.Add(3350*time.Millisecond)) // a second report changes nothing
+	if ok, _, at, _ := tab.start("x.cl", now.Add(3350*time.Millisecond)); ok || !at.Equal(now.Add(3400*time.Millisecond)) {
+		t.Errorf("x.cl after y.cl's end at 3.3 s: %v %v, want to wait until 3.4 s", ok, at.Sub(now))
+	}
+	_ = seq3
 	// A name of the previous batch, not in this one, holds back its
 	// unit: docs.z.cl joins it.
 	tab.laterUnit(ip2, "www.z.cl", t0.Add(9*time.Second))

@@ -42,10 +42,13 @@ type harvest struct {
 	// hosts guard their own state (output.mu, hostTable.mu); out is
 	// used by every goroutine, hosts by the connections and the
 	// scheduler.
-	cfg    config.Config
-	log    *slog.Logger
-	out    *output
-	rank   Ranking
+	cfg  config.Config
+	log  *slog.Logger
+	out  *output
+	rank Ranking
+	// gate is the value ranking's clock (nil for the other rankings),
+	// set before the first connection starts.
+	gate   *valueGate
 	prog   Progress
 	every  time.Duration
 	accept func(string) bool

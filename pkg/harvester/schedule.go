@@ -40,14 +40,15 @@ type Server struct {
 	// servers.jsonl, or the defaults).
 	Est Estimates
 
-	ip        netip.Addr // the address dialled first, once resolved
-	unit      string     // its politeness unit (hostTable), once resolved
-	site, pos int        // cursor: Sites[site].Entries[pos] is the next URL
-	left      int        // URLs not logged yet
-	order     int        // FIFO position in the server queue
-	heapIdx   int        // index in the ready heap, -1 if not in it
-	rank      float64    // priority when it entered the ready heap
-	notBefore time.Time  // earliest next request to the host
+	ip        netip.Addr    // the address dialled first, once resolved
+	unit      string        // its politeness unit (hostTable), once resolved
+	site, pos int           // cursor: Sites[site].Entries[pos] is the next URL
+	left      int           // URLs not logged yet
+	order     int           // FIFO position in the server queue
+	heapIdx   int           // index in the ready heap, -1 if not in it
+	rank      float64       // priority when it entered the ready heap
+	gateNeed  time.Duration // the value ranking's estimate of the time its URLs need (the scheduler's copy)
+	notBefore time.Time     // earliest next request to the host
 	state     serverState
 	// lookupStart is when its DNS lookup started (unix ns, 0 before).
 	lookupStart atomic.Int64
@@ -302,12 +303,12 @@ func (CrawlabilityRanking) ByScore() bool { return true }
 
 // RankingByName returns the ranking called name (harvester.ranking).
 func RankingByName(name string) (Ranking, error) {
-	for _, r := range []Ranking{FIFORanking{}, PerformanceRanking{}, QualityRanking{}, CrawlabilityRanking{}} {
+	for _, r := range []Ranking{FIFORanking{}, PerformanceRanking{}, QualityRanking{}, CrawlabilityRanking{}, ValueRanking{}} {
 		if r.Name() == name {
 			return r, nil
 		}
 	}
-	return nil, fmt.Errorf("unknown server ranking %q (want fifo, performance, quality or crawl-ability)", name)
+	return nil, fmt.Errorf("unknown server ranking %q (want fifo, performance, quality, crawl-ability or value)", name)
 }
 
 // hostOf returns the host name of a site ("http://a.cl:8080" → "a.cl").
@@ -475,6 +476,8 @@ type scheduler struct {
 	active     int                      // servers holding a connection
 	nextOrder  int                      // the order of the next server sent back to the queue
 	timer      *time.Timer              // wakes the loop (a turn, a hold, the batch's end)
+	gate       *valueGate               // the value ranking's clock, or nil
+	gated      []*Server                // servers the value clock holds back
 	stopping   bool                     // the run is stopped: no server starts any more
 	ending     bool                     // the batch ends early: no server starts any more
 }
@@ -506,6 +509,13 @@ func (h *harvest) newScheduler(servers []*Server, nextOrder int) *scheduler {
 		srv.rank = h.rank.Rank(srv)
 	}
 	sc.rule = newEndRule(hc, h.started, len(servers), h.batchDuration)
+	if _, ok := h.rank.(ValueRanking); ok {
+		sc.gate = newValueGate(servers, hc.Wait.D(), hc.ConnectionsPerIP, time.Now())
+		for _, srv := range servers {
+			srv.gateNeed = sc.need(srv)
+		}
+	}
+	h.gate = sc.gate
 	sc.byRank = append([]*Server(nil), servers...)
 	sort.SliceStable(sc.byRank, func(i, j int) bool { return serverHeap(sc.byRank).Less(i, j) })
 	return sc
@@ -555,10 +565,16 @@ func (sc *scheduler) loop() {
 			break
 		}
 		sc.promoteWaiting(now)
+		sc.tickGate(now)
 		for sc.pending < len(sc.byRank) && sc.resolvedSet[sc.byRank[sc.pending]] {
 			sc.pending++
 		}
 		holdUntil := sc.startServers(now)
+		if sc.gate != nil && len(sc.gated) > 0 && !sc.stopping && !sc.ending {
+			if t := sc.gate.last.Add(valueTick); holdUntil.IsZero() || t.Before(holdUntil) {
+				holdUntil = t
+			}
+		}
 		wake := sc.wakeAt(holdUntil, endAt)
 		var stop <-chan struct{}
 		if !sc.stopping {
@@ -615,6 +631,10 @@ func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
 			return until
 		}
 		srv := heap.Pop(sc.ready).(*Server)
+		if sc.gate != nil && !sc.gate.allows(srv.Quality(), srv.gateNeed) {
+			sc.gated = append(sc.gated, srv) // its next URL waits for the value clock
+			continue
+		}
 		// One connection per politeness unit (another name of its
 		// site holds it), at most connections_per_ip per address:
 		// the server waits on its address until one is given back.
@@ -702,6 +722,9 @@ func (sc *scheduler) wakeAt(holdUntil, endAt time.Time) <-chan time.Time {
 // the batch is ending.
 func (sc *scheduler) onResolved(srv *Server) {
 	sc.resolvedSet[srv] = true
+	if sc.gate != nil {
+		srv.gateNeed = sc.need(srv)
+	}
 	switch {
 	case srv.left == 0:
 		sc.done(srv)
@@ -727,6 +750,9 @@ func (sc *scheduler) onFinished(srv *Server) {
 	}
 	delete(sc.ipParked, srv.ip)
 	srv.notBefore = h.hosts.release(srv.Host)
+	if sc.gate != nil {
+		srv.gateNeed = sc.need(srv)
+	}
 	switch {
 	case srv.left == 0:
 		sc.done(srv)
@@ -791,3 +817,49 @@ func (sc *scheduler) deferUnstarted() {
 // dnsHold is how long a free connection waits for a better-ranked server
 // whose DNS lookup is under way before going to a lesser one.
 const dnsHold = 100 * time.Millisecond
+
+// need is the value ranking's estimate of the time srv's remaining URLs
+// need (valueGate.need), with its unit's Crawl-delay.
+func (sc *scheduler) need(srv *Server) time.Duration {
+	return sc.gate.need(srv, sc.h.hosts.unitCrawlDelay(srv.Host))
+}
+
+// tickGate moves the value clock (valueGate.tick) and gives the held
+// servers it now allows back to the queue. When nothing else is left to
+// run (no connection, no server ready or waiting for its turn), the best
+// held server is released at once: the clock never leaves the harvester
+// idle.
+func (sc *scheduler) tickGate(now time.Time) {
+	g := sc.gate
+	if g == nil || !g.tick(now, func(yield func(time.Duration, netip.Addr)) {
+		for _, s := range sc.servers {
+			if s.state == stateDone {
+				continue
+			}
+			var ip netip.Addr
+			if sc.resolvedSet[s] {
+				ip = s.ip
+			}
+			yield(s.gateNeed, ip)
+		}
+	}) {
+		return
+	}
+	if len(sc.gated) > 0 && sc.active == 0 && sc.ready.Len() == 0 && sc.waiting.Len() == 0 {
+		best := sc.gated[0].Quality()
+		for _, s := range sc.gated[1:] {
+			best = max(best, s.Quality())
+		}
+		g.releaseTo(best)
+	}
+	kept := sc.gated[:0]
+	for _, s := range sc.gated {
+		if g.allows(s.Quality(), s.gateNeed) {
+			sc.enqueue(s, now)
+		} else {
+			kept = append(kept, s)
+		}
+	}
+	clear(sc.gated[len(kept):])
+	sc.gated = kept
+}

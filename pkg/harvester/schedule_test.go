@@ -73,6 +73,7 @@ func TestRankingOrder(t *testing.T) {
 		{"performance", "a.test b.test c.test"},   // R = P/T
 		{"quality", "c.test b.test a.test"},       // best URL
 		{"crawl-ability", "a.test b.test c.test"}, // AQ/T: 0.4/0.012, 1/0.24, 0.95/4.1
+		{"value", "c.test b.test a.test"},         // best next URL
 	} {
 		t.Run(tt.ranking, func(t *testing.T) {
 			web.Reset()
@@ -106,6 +107,75 @@ func TestRankingOrder(t *testing.T) {
 	}
 	if rs := web.RequestsTo("a.test"); len(rs) != 3 || rs[1].Path != "/p1" {
 		t.Errorf("quality ranking: requests %v, want /p1 (score 0.7) first", rs)
+	}
+}
+
+// TestValueRanking: a slow server with the batch's best pages and a fast
+// one with its worst, connections to spare. The crawl-ability ranking
+// fetches every page of the fast server before the slow one's second
+// page; the value ranking's clock holds the fast server's pages back so
+// that most come after the slow server's best, and every page is still
+// fetched. Checked from the server side.
+func TestValueRanking(t *testing.T) {
+	web := ht.Start(t, pagesHost("slow.test", 6, 250*time.Millisecond), pagesHost("fast.test", 30, 0))
+	u := web.URL
+	var entries []batch.Entry
+	for i := 0; i < 6; i++ {
+		entries = append(entries, batch.Entry{DocID: uint64(i + 1), Site: web.Site("slow.test"), Score: 0.9 - 0.1*float64(i), Kind: batch.KindNew, URL: u("slow.test", fmt.Sprintf("/p%d", i))})
+	}
+	for i := 0; i < 30; i++ {
+		entries = append(entries, batch.Entry{DocID: uint64(i + 100), Site: web.Site("fast.test"), Score: 0.3 - 0.01*float64(i), Kind: batch.KindNew, URL: u("fast.test", fmt.Sprintf("/p%d", i))})
+	}
+	servers := []fetchlog.Server{
+		{Host: "slow.test", ConnectMs: 1, ResponseMs: 250, RequestsPerConn: 50},
+		{Host: "fast.test", ConnectMs: 1, ResponseMs: 2, RequestsPerConn: 50},
+	}
+	// fastBefore counts the fast server's pages requested before the slow
+	// server's third page.
+	fastBefore := func() (n, pages int) {
+		for _, r := range web.Requests() {
+			if r.Path == "/robots.txt" {
+				continue
+			}
+			pages++
+			if r.Host == "slow.test" && r.Path == "/p2" {
+				return n, -1
+			}
+			if r.Host == "fast.test" {
+				n++
+			}
+		}
+		return n, pages
+	}
+	for _, tt := range []struct {
+		ranking string
+		max     int // fast pages before slow's third, at most
+		min     int // and at least
+	}{
+		{"crawl-ability", 30, 24}, // all, but for a loaded machine
+		{"value", 20, 0},
+	} {
+		t.Run(tt.ranking, func(t *testing.T) {
+			web.Reset()
+			cfg := web.Config(0)
+			cfg.Harvester.Connections = 8
+			cfg.Harvester.Ranking = tt.ranking
+			dir := filepath.Join(t.TempDir(), "000001")
+			ht.WriteBatch(t, dir, 1, entries)
+			writeServers(t, filepath.Join(dir, collection.BatchServersFile), servers)
+			sum, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Fetched != len(entries) {
+				t.Errorf("%d pages fetched, want %d", sum.Fetched, len(entries))
+			}
+			n, _ := fastBefore()
+			if n > tt.max || n < tt.min {
+				t.Errorf("%d pages of the fast server before the slow server's third, want %d to %d", n, tt.min, tt.max)
+			}
+			t.Logf("%s: %d fast pages before the slow server's third, %.2f s", tt.ranking, n, sum.ElapsedSeconds)
+		})
 	}
 }
 

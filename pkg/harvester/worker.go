@@ -72,6 +72,7 @@ func (h *harvest) serve(srv *Server) error {
 	c := &conn{h: h, srv: srv, client: h.client.NewHost()}
 	defer c.close()
 	p := srv.P()
+	served := 0 // URLs requested on this connection
 	for done := 0; ; {
 		if done >= p {
 			// The turn is over. It goes on while no other server waits
@@ -124,12 +125,16 @@ func (h *harvest) serve(srv *Server) error {
 				}
 				break
 			}
+			if g := h.gate; g != nil && served > 0 && !g.allows(e.Score, g.need(srv, h.hosts.unitCrawlDelay(srv.Host))) {
+				return nil // the value clock holds the next URL back (valuegate.go)
+			}
 			if err := c.waitTurn(); err != nil {
 				if errors.Is(err, errIdle) || errors.Is(err, errEnded) {
 					return nil
 				}
 				return err
 			}
+			served++
 			if err := c.page(e); err != nil {
 				if errors.Is(err, errHeld) {
 					return nil // tried again later (outage.go)
@@ -199,17 +204,19 @@ func (c *conn) waitTurn() error {
 // a connection's set-up from eating into the floor as the server sees
 // it. The wait is short: the floor, or another unit of the address that
 // started first. Only stopping the harvester ends it.
-func (h *harvest) claim(host string, seq *uint64, fh *fetch.Host) func() error {
+func (h *harvest) claim(host string, seq *uint64) func() error {
 	return func() error {
 		for {
-			ok, n, at := h.hosts.start(host, time.Now(), fh.Opened())
+			ok, n, at, heard := h.hosts.start(host, time.Now())
 			if ok {
 				*seq = n
 				return nil
 			}
-			t := time.NewTimer(min(time.Until(at), claimPoll))
+			t := time.NewTimer(time.Until(at))
 			select {
 			case <-t.C:
+			case <-heard:
+				t.Stop()
 			case <-h.startCtx.Done():
 				t.Stop()
 				return errStopped
@@ -218,12 +225,23 @@ func (h *harvest) claim(host string, seq *uint64, fh *fetch.Host) func() error {
 	}
 }
 
-// answered tells the politeness table when the answer to a request to
-// host began (its first byte), if it did.
-func (h *harvest) answered(host string, seq uint64, resp *fetch.Response) {
-	if resp != nil && resp.FirstByte > 0 {
-		h.hosts.answered(host, seq, resp.Started.Add(resp.FirstByte))
+// politely sets the hooks of a request to host that keep the address
+// floor: BeforeSend claims the address (claim), Answered tells the
+// politeness table when the answer began. The caller calls ended once
+// the request is over.
+func (h *harvest) politely(req *fetch.Request, host string, seq *uint64) {
+	req.BeforeSend = h.claim(host, seq)
+	req.Answered = func(at time.Time) {
+		if !at.IsZero() {
+			h.hosts.answered(host, *seq, at)
+		}
 	}
+}
+
+// ended tells the politeness table that a request to host ended at end:
+// if no answer began, the address's floor counts from there.
+func (h *harvest) ended(host string, seq uint64, end time.Time) {
+	h.hosts.answered(host, seq, end)
 }
 
 // attempt is the outcome of one request: a response, an error, or both
@@ -241,16 +259,16 @@ type attempt struct {
 func (c *conn) do(req fetch.Request, site string) (attempt, error) {
 	srv := c.srv
 	var seq uint64
-	req.BeforeSend = c.h.claim(hostOf(req.URL), &seq, c.client)
+	c.h.politely(&req, hostOf(req.URL), &seq)
 	a := attempt{start: time.Now()}
 	a.resp, a.err = c.client.Do(c.h.fetchCtx, req)
 	a.end = time.Now()
+	c.h.ended(hostOf(req.URL), seq, a.end)
 	if c.h.fetchCtx.Err() != nil || errors.Is(a.err, errStopped) {
 		return attempt{}, errStopped
 	}
 	srv.requests++
 	c.h.stats.requests.Add(1)
-	c.h.answered(hostOf(req.URL), seq, a.resp)
 	if a.resp != nil {
 		c.reqs = a.resp.ConnRequests
 		if a.resp.Connect > 0 {
@@ -532,12 +550,12 @@ func (c *conn) robotsHop(target string) (attempt, error) {
 	}
 	fh := h.client.NewHost()
 	var seq uint64
-	req.BeforeSend = h.claim(other, &seq, fh)
+	h.politely(&req, other, &seq)
 	a := attempt{start: time.Now()}
 	a.resp, a.err = fh.Do(h.fetchCtx, req)
 	a.end = time.Now()
 	fh.Close()
-	h.answered(other, seq, a.resp)
+	h.ended(other, seq, a.end)
 	h.hosts.giveBack(other, a.end, h.cfg.Harvester.Wait.D())
 	if h.fetchCtx.Err() != nil || errors.Is(a.err, errStopped) {
 		return attempt{}, errStopped

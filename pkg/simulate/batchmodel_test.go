@@ -1,4 +1,4 @@
-package simulate
+package simulate_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/manager/simstages"
+	"github.com/wirecrawl/wire/pkg/simulate"
 	"github.com/wirecrawl/wire/pkg/webgraph"
 )
 
@@ -13,12 +15,12 @@ import (
 // of two pages on the example graph (each page its own site): {S}, then
 // the pages found in batch 1 by doc id {A, B}, then {C, D}, then {E, F}.
 func TestBatchModelBreadthFirst(t *testing.T) {
-	g := build(t, example)
-	pr, _ := PageRank(context.Background(), g, 0.85)
+	g := simulate.Build(t, simulate.Example)
+	pr, _ := simulate.PageRank(context.Background(), g, 0.85)
 	cfg := config.Defaults()
 	cfg.Manager.BatchSize = 2
-	r, err := RunBatch(context.Background(), Input{Graph: g, PageRank: pr, Points: 7}, BreadthFirst,
-		BatchOptions{Config: cfg, Stages: crawlerStages(), Dir: t.TempDir()})
+	r, err := simulate.RunBatch(context.Background(), simulate.Input{Graph: g, PageRank: pr, Points: 7}, simulate.BreadthFirst,
+		simulate.BatchOptions{Config: cfg, Stages: simstages.Crawler(), Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,18 +54,18 @@ func TestBatchModelAllStrategies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, _ := PageRank(ctx, g, 0.85)
-	hist, _, _ := History(ctx, before, g, 0.85, pr)
+	pr, _ := simulate.PageRank(ctx, g, 0.85)
+	hist, _, _ := simulate.History(ctx, before, g, 0.85, pr)
 	cfg := config.Defaults()
 	cfg.Manager.BatchSize = 300
 	cfg.Manager.PageRankInterval = 600
-	in := Input{Graph: g, PageRank: pr, History: hist, Seed: 1}
-	res, err := Run(ctx, in, BatchStrategies(), Options{Model: ModelBatch,
-		Batch: BatchOptions{Config: cfg, Stages: crawlerStages(), Dir: t.TempDir(), Robots: 10, Wait: 15}})
+	in := simulate.Input{Graph: g, PageRank: pr, History: hist, Seed: 1}
+	res, err := simulate.Run(ctx, in, simulate.BatchStrategies(), simulate.Options{Model: simulate.ModelBatch,
+		Batch: simulate.BatchOptions{Config: cfg, Stages: simstages.Crawler(), Dir: t.TempDir(), Robots: 10, Wait: 15}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]*Result{}
+	byName := map[string]*simulate.Result{}
 	for _, r := range res {
 		byName[r.Strategy] = r
 		if r.Fetched < g.N()*9/10 || r.Batches < 10 {
@@ -76,22 +78,22 @@ func TestBatchModelAllStrategies(t *testing.T) {
 			}
 		}
 	}
-	if o, r := byName[Omniscient], byName[Random]; o.AvgPageRank <= r.AvgPageRank {
+	if o, r := byName[simulate.Omniscient], byName[simulate.Random]; o.AvgPageRank <= r.AvgPageRank {
 		t.Errorf("omniscient %.4f not above random %.4f", o.AvgPageRank, r.AvgPageRank)
 	}
 }
 
 func TestBatchModelErrors(t *testing.T) {
-	g := build(t, example)
-	pr, _ := PageRank(context.Background(), g, 0.85)
-	in := Input{Graph: g, PageRank: pr}
-	if _, err := RunBatch(context.Background(), in, "historical-omniscient", BatchOptions{}); err == nil {
+	g := simulate.Build(t, simulate.Example)
+	pr, _ := simulate.PageRank(context.Background(), g, 0.85)
+	in := simulate.Input{Graph: g, PageRank: pr}
+	if _, err := simulate.RunBatch(context.Background(), in, "historical-omniscient", simulate.BatchOptions{}); err == nil {
 		t.Error("a strategy the manager lacks was accepted")
 	}
-	if _, err := RunBatch(context.Background(), in, BreadthFirst, BatchOptions{Config: config.Defaults()}); err == nil {
+	if _, err := simulate.RunBatch(context.Background(), in, simulate.BreadthFirst, simulate.BatchOptions{Config: config.Defaults()}); err == nil {
 		t.Error("ran without the stages")
 	}
-	if _, err := RunBatch(context.Background(), in, "historical-zero", BatchOptions{Config: config.Defaults(), Stages: crawlerStages(), Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "previous crawl") {
+	if _, err := simulate.RunBatch(context.Background(), in, "historical-zero", simulate.BatchOptions{Config: config.Defaults(), Stages: simstages.Crawler(), Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "previous crawl") {
 		t.Errorf("historical without history: %v", err)
 	}
 }

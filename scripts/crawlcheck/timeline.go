@@ -201,6 +201,11 @@ type Timeline struct {
 	// PageRank is the crawl order's sum of cumulative PageRank over the
 	// sorted-PageRank bound's (1: the best order possible).
 	PageRank float64 `json:"pagerank_ratio"`
+	// PageRankByTime is the same by time: ∫ cumPR_crawl(t) dt over ∫
+	// cumPR_sorted(n(t)) dt from the start to the last page fetched, n(t)
+	// being the pages fetched by t (the sorted order at the crawl's own
+	// pace).
+	PageRankByTime float64 `json:"pagerank_ratio_by_time"`
 	// Slowest is the host with the longest polite time of its own.
 	Slowest SlowestHost `json:"slowest"`
 }
@@ -333,11 +338,15 @@ func computeTimeline(ctx context.Context, t *webTruth, log []requestLine, o time
 		tl.Coverage = append(tl.Coverage, c)
 	}
 
-	ratio, err := pageRankRatio(ctx, t, order, o.damping)
+	at := make([]time.Duration, len(order))
+	for k, p := range order {
+		at[k] = fetchedAt[p]
+	}
+	ratio, byTime, err := pageRankRatio(ctx, t, order, at, o.damping)
 	if err != nil {
 		return tl, err
 	}
-	tl.PageRank = ratio
+	tl.PageRank, tl.PageRankByTime = ratio, byTime
 	return tl, nil
 }
 
@@ -376,25 +385,28 @@ func median(d []time.Duration) time.Duration {
 // over the N reachable pages: cumPR_crawl(k) is the PageRank of the first
 // k pages of the crawl order (pages never fetched adding nothing),
 // cumPR_sorted(k) that of the k pages of highest PageRank. PageRank is
-// computed on the link graph of the reachable pages.
-func pageRankRatio(ctx context.Context, t *webTruth, order []int, damping float64) (float64, error) {
+// computed on the link graph of the reachable pages. The second result
+// weighs each k by the time the crawl held k pages (at[k] is when the
+// k-th page of order was fetched, ascending): the ratio by time, from
+// time zero to the last page fetched.
+func pageRankRatio(ctx context.Context, t *webTruth, order []int, at []time.Duration, damping float64) (float64, float64, error) {
 	n := len(t.pages)
 	if n == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	b := pagerank.NewBuilder(n)
 	for i, l := range t.links {
 		if err := b.Add(i, l); err != nil {
-			return 0, fmt.Errorf("link graph: %w", err)
+			return 0, 0, fmt.Errorf("link graph: %w", err)
 		}
 	}
 	res, err := pagerank.Compute(ctx, b.Graph(), pagerank.Options{Damping: damping})
 	if err != nil {
-		return 0, fmt.Errorf("pagerank of the reachable pages: %w", err)
+		return 0, 0, fmt.Errorf("pagerank of the reachable pages: %w", err)
 	}
 	sorted := append([]float64(nil), res.Rank...)
 	sort.Sort(sort.Reverse(sort.Float64Slice(sorted)))
-	var cumCrawl, cumSorted, sumCrawl, sumSorted float64
+	var cumCrawl, cumSorted, sumCrawl, sumSorted, timeCrawl, timeSorted float64
 	for k := 0; k < n; k++ {
 		if k < len(order) {
 			cumCrawl += res.Rank[order[k]]
@@ -402,11 +414,21 @@ func pageRankRatio(ctx context.Context, t *webTruth, order []int, damping float6
 		cumSorted += sorted[k]
 		sumCrawl += cumCrawl
 		sumSorted += cumSorted
+		if k+1 < len(order) {
+			// k+1 pages held from at[k] to at[k+1].
+			dt := (at[k+1] - at[k]).Seconds()
+			timeCrawl += cumCrawl * dt
+			timeSorted += cumSorted * dt
+		}
 	}
-	if sumSorted == 0 {
-		return 0, nil
+	var byOrder, byTime float64
+	if sumSorted > 0 {
+		byOrder = sumCrawl / sumSorted
 	}
-	return sumCrawl / sumSorted, nil
+	if timeSorted > 0 {
+		byTime = timeCrawl / timeSorted
+	}
+	return byOrder, byTime, nil
 }
 
 // Print writes the timeline as text.
@@ -434,7 +456,7 @@ func (tl Timeline) Print(w io.Writer) {
 		fmt.Fprintf(w, "  at %6.0f s: %d pages fetched (%.1f%%), polite bound %d (%.1f%%): coverage/bound %.3f%s\n",
 			c.At, c.Fetched, 100*c.Coverage, c.Bound, 100*c.BoundCoverage, c.Ratio, note)
 	}
-	fmt.Fprintf(w, "  cumulative PageRank of the crawl order / of the sorted-PageRank order: %.3f\n", tl.PageRank)
+	fmt.Fprintf(w, "  cumulative PageRank of the crawl order / of the sorted-PageRank order: %.3f by page order, %.3f by time\n", tl.PageRank, tl.PageRankByTime)
 	fmt.Fprintf(w, "  slowest host alone: %s, %d pages x %.3f s = %.1f s (interval max(wait %s, Crawl-delay, median response time))\n",
 		tl.Slowest.Host, tl.Slowest.Pages, tl.Slowest.Interval, tl.Slowest.Seconds, time.Duration(tl.Wait*float64(time.Second)))
 }

@@ -182,12 +182,34 @@ func TestPageRankRatio(t *testing.T) {
 		{"half", []int{2, 3}, func(r float64) bool { return r < 0.9 && r > 0.3 }},
 		{"none", nil, func(r float64) bool { return r == 0 }},
 	} {
-		r, err := pageRankRatio(ctx, tr, tc.order, 0.85)
+		at := make([]time.Duration, len(tc.order))
+		for k := range at {
+			at[k] = time.Duration(k) * time.Second
+		}
+		r, byTime, err := pageRankRatio(ctx, tr, tc.order, at, 0.85)
 		if err != nil || !tc.check(r) {
 			t.Errorf("%s: ratio %v, error %v", tc.name, r, err)
 		}
+		// By time the crawl is measured at its own pace, up to its
+		// last page: "half" fetched the best two in the best order.
+		if tc.name != "half" && len(tc.order) > 1 && !tc.check(byTime) {
+			t.Errorf("%s: ratio by time %v", tc.name, byTime)
+		}
 	}
-	if r, err := pageRankRatio(ctx, newTruth(nil, config.Defaults().Scope.Normalizer(), 0), nil, 0.85); r != 0 || err != nil {
+	// By time: the best order scores 1 whatever the pace; the worst scores
+	// less the longer it holds its worst pages alone.
+	best, worst := []int{2, 3, 1, 0}, []int{0, 1, 3, 2}
+	slowStart := []time.Duration{0, 10 * time.Second, 11 * time.Second, 12 * time.Second}
+	fastStart := []time.Duration{0, time.Second, 11 * time.Second, 12 * time.Second}
+	if _, b, _ := pageRankRatio(ctx, tr, best, slowStart, 0.85); math.Abs(b-1) > 1e-12 {
+		t.Errorf("best order by time: %v, want 1", b)
+	}
+	_, ws, _ := pageRankRatio(ctx, tr, worst, slowStart, 0.85)
+	_, wf, _ := pageRankRatio(ctx, tr, worst, fastStart, 0.85)
+	if !(ws < wf) {
+		t.Errorf("worst order by time: %v holding its worst page 10 s, %v holding it 1 s: want the first lower", ws, wf)
+	}
+	if r, _, err := pageRankRatio(ctx, newTruth(nil, config.Defaults().Scope.Normalizer(), 0), nil, nil, 0.85); r != 0 || err != nil {
 		t.Errorf("empty web: %v %v", r, err)
 	}
 }
