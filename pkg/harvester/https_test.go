@@ -64,6 +64,7 @@ func TestHTTPSWeb(t *testing.T) {
 	cfg.Harvester.Connections = 16
 	cfg.Harvester.ConnectTimeout = config.Duration(500 * time.Millisecond)
 	cfg.Harvester.CAFile = ca
+	cfg.Harvester.MaxCrawlDelay = 0 // the small sites' Crawl-delay: 1 would set the test's time
 	dir := filepath.Join(t.TempDir(), "000001")
 	ht.WriteBatch(t, dir, 1, ht.Entries(append(append([]string(nil), urls...), hostile...)...))
 	start := time.Now()
