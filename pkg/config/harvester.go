@@ -21,6 +21,7 @@ type Harvester struct {
 	ConnectionsPerIP      int      `toml:"connections_per_ip" doc:"Simultaneous connections to one IP address (virtual hosts often share a server); 0 means no cap."`
 	AddressWait           Duration `toml:"address_wait" doc:"Shortest time between the starts of two requests to one IP address, whatever the host names: a shared server hosting many sites is not asked by all of them at once. 0 turns the floor off."`
 	Ranking               string   `toml:"ranking" doc:"Server ranking of the two-level scheduler: fifo, performance (R = P/T), quality (best URL), crawl-ability (C = AQ/T) or value (best next URL, with the value clock that releases the batch best first)."`
+	ValueClock            float64  `toml:"value_clock" doc:"Value ranking: the share of the batch's predicted remaining time by which its value clock releases the last URL, between 0 (exclusive) and 1; lower releases sooner (less waiting, less order), higher keeps the manager's order longer."`
 	RequestsPerConnection int      `toml:"requests_per_connection" doc:"URLs a host fetches in a row once it holds a connection (the paper's P), until the harvester has learned how many its server serves per connection."`
 	Wait                  Duration `toml:"wait" doc:"Time to wait between two requests to the same host; with wait_factor, the floor of the adaptive wait."`
 	WaitFactor            float64  `toml:"wait_factor" doc:"0 for a fixed wait; otherwise the wait is this multiple of the host's last response time, between wait and max_wait."`
@@ -58,6 +59,7 @@ func defaultHarvester() Harvester {
 		Connections:           500,
 		ConnectionsPerIP:      8,
 		AddressWait:           Duration(250 * time.Millisecond),
+		ValueClock:            0.5,
 		Ranking:               "crawl-ability",
 		RequestsPerConnection: 50,
 		Wait:                  Duration(15 * time.Second),
@@ -104,6 +106,9 @@ func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	}
 	if !contains(Rankings(), c.Ranking) {
 		bad("harvester.ranking", "must be one of %s, got %s", strings.Join(Rankings(), ", "), excerpt.Quote(c.Ranking))
+	}
+	if !(c.ValueClock > 0 && c.ValueClock <= 1) {
+		bad("harvester.value_clock", "must be above 0 and at most 1, got %g", c.ValueClock)
 	}
 	if c.RequestsPerConnection < 1 {
 		bad("harvester.requests_per_connection", "must be at least 1, got %d", c.RequestsPerConnection)

@@ -510,7 +510,7 @@ func (h *harvest) newScheduler(servers []*Server, nextOrder int) *scheduler {
 	}
 	sc.rule = newEndRule(hc, h.started, len(servers), h.batchDuration)
 	if _, ok := h.rank.(ValueRanking); ok {
-		sc.gate = newValueGate(servers, hc.Wait.D(), hc.ConnectionsPerIP, time.Now())
+		sc.gate = newValueGate(servers, hc.Wait.D(), hc.ConnectionsPerIP, hc.ValueClock, time.Now())
 		for _, srv := range servers {
 			srv.gateNeed = sc.need(srv)
 		}

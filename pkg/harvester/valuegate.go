@@ -22,7 +22,7 @@ import (
 // last page released). The clock runs so that, at the pace the servers'
 // estimates predict, the last page is released well before the batch's
 // predicted end: its speed is the pages left to release over half the
-// predicted remaining time (valueClockShare), re-predicted every tick,
+// predicted remaining time (harvester.value_clock, default 0.5), re-predicted every tick,
 // so it follows the servers' real speed. A server that cannot wait, one
 // whose remaining URLs need at least half the predicted remaining time
 // of the batch (criticalShare), is never held: holding it would make the
@@ -44,13 +44,12 @@ type valueGate struct {
 	remaining atomic.Int64
 	wait      time.Duration
 	perIP     int
+	share     float64 // harvester.value_clock
 }
 
-// Tuning of the value clock, see valueGate.
+// Tuning of the value clock, see valueGate (its pace is
+// harvester.value_clock).
 const (
-	// valueClockShare: the clock releases the last page at this share of
-	// the predicted remaining time.
-	valueClockShare = 0.5
 	// criticalShare: a server whose remaining URLs need at least this
 	// share of the predicted remaining time is never held.
 	criticalShare = 0.5
@@ -76,8 +75,8 @@ func (ValueRanking) ByScore() bool { return true }
 // newValueGate sets the clock up for the servers' URLs still to do, with
 // first released at once (at least one URL per server, so that every
 // server can show its speed).
-func newValueGate(servers []*Server, wait time.Duration, perIP int, now time.Time) *valueGate {
-	g := &valueGate{last: now, wait: wait, perIP: perIP}
+func newValueGate(servers []*Server, wait time.Duration, perIP int, share float64, now time.Time) *valueGate {
+	g := &valueGate{last: now, wait: wait, perIP: perIP, share: share}
 	for _, s := range servers {
 		s.upcoming(s.left, func(score float64) { g.scores = append(g.scores, score) })
 	}
@@ -128,7 +127,7 @@ func (g *valueGate) allows(score float64, need time.Duration) bool {
 // tick moves the clock to now: it predicts the batch's remaining time
 // from the servers not done (each calls yield with what it needs and its
 // address, invalid if not known), and releases URLs at the pace that
-// releases the last at valueClockShare of it. It reports whether it ran
+// releases the last at the clock's share of it. It reports whether it ran
 // (at most every valueTick).
 func (g *valueGate) tick(now time.Time, servers func(yield func(need time.Duration, ip netip.Addr))) bool {
 	dt := now.Sub(g.last)
@@ -152,7 +151,7 @@ func (g *valueGate) tick(now time.Time, servers func(yield func(need time.Durati
 	if rem <= 0 {
 		g.released = n
 	} else {
-		g.released = min(n, g.released+(n-g.released)*min(1, float64(dt)/(valueClockShare*float64(rem))))
+		g.released = min(n, g.released+(n-g.released)*min(1, float64(dt)/(g.share*float64(rem))))
 	}
 	g.setThreshold()
 	return true

@@ -10,8 +10,8 @@ import (
 )
 
 // TestValueGateClock: the clock releases the best URLs first, at the pace
-// that releases the last at valueClockShare of the predicted remaining
-// time; a server that cannot wait is never held; releaseTo frees a held
+// that releases the last at its share (here 0.5) of the predicted
+// remaining time; a server that cannot wait is never held; releaseTo frees a held
 // server at once.
 func TestValueGateClock(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
@@ -24,7 +24,7 @@ func TestValueGateClock(t *testing.T) {
 	}
 	a := mk("a.cl", 0.9, 0.5, 0.1)
 	b := mk("b.cl", 0.8, 0.4, 0.3, 0.2)
-	g := newValueGate([]*Server{a, b}, 0, 0, t0)
+	g := newValueGate([]*Server{a, b}, 0, 0, 0.5, t0)
 	// Two servers: the two best URLs are released at the start.
 	if got := math.Float64frombits(g.threshold.Load()); got != 0.8 {
 		t.Fatalf("threshold at the start %v, want 0.8", got)
