@@ -15,6 +15,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"net"
 	"runtime"
@@ -133,7 +134,7 @@ type httpsWeb struct {
 
 // httpsDefaults validates the HTTPS fields of c.
 func (c Config) httpsDefaults() (Config, error) {
-	if math64NaN(c.HTTPSShare) || c.HTTPSShare < 0 || c.HTTPSShare > 1 {
+	if math.IsNaN(c.HTTPSShare) || c.HTTPSShare < 0 || c.HTTPSShare > 1 {
 		return c, fmt.Errorf("testweb: HTTPSShare must be between 0 and 1, got %v", c.HTTPSShare)
 	}
 	if c.HTTPSShare == 0 {
@@ -149,7 +150,7 @@ func (c Config) httpsDefaults() (Config, error) {
 		return c, fmt.Errorf("testweb: HTTPS address: %w", err)
 	}
 	switch {
-	case math64NaN(c.TroubleFraction) || c.TroubleFraction > 1:
+	case math.IsNaN(c.TroubleFraction) || c.TroubleFraction > 1:
 		return c, fmt.Errorf("testweb: TroubleFraction must be at most 1 (negative: none), got %v", c.TroubleFraction)
 	case c.TroubleFraction == 0:
 		c.TroubleFraction = DefaultTroubleFraction
@@ -158,9 +159,6 @@ func (c Config) httpsDefaults() (Config, error) {
 	}
 	return c, nil
 }
-
-// math64NaN reports whether v is NaN.
-func math64NaN(v float64) bool { return v != v }
 
 // buildHTTPS draws each site's scheme and TLS trouble. Call it once the
 // aliases exist: a site with an alias, or the first seed, always
