@@ -76,7 +76,9 @@ const (
 )
 
 // troubleKinds is the rotation of troubles.
-var troubleKinds = [...]TLSTrouble{TroubleExpired, TroubleWrongName, TroubleSelfSigned, TroubleSNI, TroubleTLS12, TroubleTLS13}
+func troubleKinds() []TLSTrouble {
+	return []TLSTrouble{TroubleExpired, TroubleWrongName, TroubleSelfSigned, TroubleSNI, TroubleTLS12, TroubleTLS13}
+}
 
 // The hostile TLS hosts (Config.Hostile with Config.HTTPSShare).
 const (
@@ -105,7 +107,7 @@ func tlsHostileKinds() []HostileKind {
 
 // tlsOnlyIP is the address of the HTTPS-only sites: it listens on the
 // TLS port only (port 80 closed) and fails handshakes without SNI.
-var tlsOnlyIP = net.IPv4(127, 78, 0, 1)
+func tlsOnlyIP() net.IP { return net.IPv4(127, 78, 0, 1) }
 
 // siteScheme is how a site answers on the two schemes.
 type siteScheme uint8
@@ -161,9 +163,10 @@ func (c Config) httpsDefaults() (Config, error) {
 }
 
 // buildHTTPS draws each site's scheme and TLS trouble. Call it once the
-// aliases exist: a site with an alias, or the first seed, always
-// upgrades (its plain-HTTP side answers 301), so that the links to its
-// bare name and the seed list work on both schemes.
+// aliases exist: an HTTPS site with an alias, the first seed's site and
+// the out-of-scope sites, when HTTPS, upgrade (their plain-HTTP side
+// answers 301) and have no TLS trouble, so that the links to a bare name
+// (plain HTTP) and the first seed work as ever.
 func (w *Web) buildHTTPS() {
 	if w.cfg.HTTPSShare <= 0 {
 		return
@@ -180,6 +183,7 @@ func (w *Web) buildHTTPS() {
 		first = w.bySize[0]
 	}
 	troubled, eligible := 0, 0
+	kinds := troubleKinds()
 	for si := range w.sites {
 		r := newRNG(uint64(w.cfg.Seed), tagHTTPS, uint64(si))
 		if !r.chance(w.cfg.HTTPSShare) {
@@ -190,7 +194,7 @@ func (w *Web) buildHTTPS() {
 		switch {
 		case plain:
 		case r.chance(w.cfg.TroubleFraction):
-			t := troubleKinds[troubled%len(troubleKinds)]
+			t := kinds[troubled%len(kinds)]
 			troubled++
 			hw.trouble[si] = t
 			if t == TroubleSNI {
@@ -406,7 +410,7 @@ func (w *Web) CACertPEM() []byte {
 
 // TLSOnlyAddress is the address of the HTTPS-only sites (127.78.0.1):
 // only the TLS port listens there.
-func TLSOnlyAddress() net.IP { return tlsOnlyIP }
+func TLSOnlyAddress() net.IP { return tlsOnlyIP() }
 
 // makeCA creates the web's certificate authority and the key of its
 // leaf certificates (ECDSA P-256).
@@ -522,7 +526,7 @@ func (w *Web) siteConfig(si int) (*tls.Config, error) {
 		return nil, fmt.Errorf("testweb: certificate of site %d: %w", si, err)
 	}
 	cfg.Certificates = []tls.Certificate{*cert}
-	cfg.CurvePreferences = curves
+	cfg.CurvePreferences = curves()
 	c, _ := hw.configs.LoadOrStore(si, cfg)
 	return c.(*tls.Config), nil
 }
@@ -531,7 +535,7 @@ func (w *Web) siteConfig(si int) (*tls.Config, error) {
 // the post-quantum hybrid a Go client prefers, which costs the server
 // several times the CPU of a handshake (2 cores serve a whole web in the
 // tests and benchmarks).
-var curves = []tls.CurveID{tls.X25519, tls.CurveP256}
+func curves() []tls.CurveID { return []tls.CurveID{tls.X25519, tls.CurveP256} }
 
 // makeSiteConfigs makes the TLS configuration of every HTTPS site (and
 // the default one) on every core.
@@ -580,7 +584,7 @@ func (w *Web) configForClient(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 		w.noteServerName(rc.id.Load(), name)
 	}
 	local, _, _ := net.SplitHostPort(hello.Conn.LocalAddr().String())
-	if name == "" && local == tlsOnlyIP.String() {
+	if name == "" && local == tlsOnlyIP().String() {
 		return nil, errNoSNI
 	}
 	if h, ok := w.hostileByName[name]; ok && tlsHostile(h.kind) {
@@ -716,7 +720,7 @@ func (w *Web) listenTLS(extra []net.IP) ([]net.Listener, error) {
 		}
 		return nil, err
 	}
-	for _, ip := range append(append([]net.IP(nil), extra...), tlsOnlyIP) {
+	for _, ip := range append(append([]net.IP(nil), extra...), tlsOnlyIP()) {
 		l, err := net.Listen("tcp4", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
 		if err != nil {
 			return fail(fmt.Errorf("testweb: listening for HTTPS on %s: %w", ip, err))

@@ -77,7 +77,7 @@ func TestHTTPSMixDeterministic(t *testing.T) {
 			t.Errorf("no site %s", k)
 		}
 	}
-	for _, k := range troubleKinds {
+	for _, k := range troubleKinds() {
 		if counts[string(k)] == 0 {
 			t.Errorf("no site with trouble %s", k)
 		}

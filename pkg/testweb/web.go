@@ -513,7 +513,7 @@ func (w *Web) addressName(host string) string {
 func (w *Web) addressOfLocked(name string) net.IP {
 	if w.https != nil {
 		if si, ok := w.byName[name]; ok && w.https.scheme[si] == schemeHTTPSOnly {
-			return tlsOnlyIP
+			return tlsOnlyIP()
 		}
 	}
 	n := 1 + len(w.extraIPs)
