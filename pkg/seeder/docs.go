@@ -29,6 +29,10 @@ type batchRun struct {
 	// the transaction rewrote before their parsed record came (robots.txt
 	// rechecks): their prepared snapshot copy is out of date.
 	rewritten *roaring.Bitmap
+	// upgrades are the http sites whose Upgrade the batch changed, to
+	// the https site key ("" when cleared): foldUpgrades moves their
+	// pending URLs once every record is in.
+	upgrades map[string]string
 
 	// Reused for each page's links.
 	targets []linkgraph.Target

@@ -88,6 +88,9 @@ type Summary struct {
 	// pages again (cleared).
 	Upgraded   int `json:"upgraded,omitempty"`
 	Downgraded int `json:"downgraded,omitempty"`
+	// Folded counts the pending documents of upgraded sites excluded in
+	// favour of their https twins.
+	Folded int `json:"folded,omitempty"`
 
 	// Frontier is the number of frontier documents after the batch.
 	Frontier uint64 `json:"frontier"`
@@ -121,7 +124,7 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  robots.txt  %d sites, %d changed: %d urls excluded, %d restored\n", s.RobotsSites, s.RobotsChanged, s.RobotsExcluded, s.RobotsRestored)
 	fmt.Fprintf(w, "  frontier    %d urls waiting; server estimates for %d sites\n", s.Frontier, s.ServerSites)
 	if s.Upgraded > 0 || s.Downgraded > 0 {
-		fmt.Fprintf(w, "  https       %d http sites found redirecting to https (their new links go there), %d serving pages again\n", s.Upgraded, s.Downgraded)
+		fmt.Fprintf(w, "  https       %d http sites found redirecting to https (their new links go there, %d pending URLs moved to https), %d serving pages again\n", s.Upgraded, s.Folded, s.Downgraded)
 	}
 	if s.StreamingSet > 0 || s.StreamingCleared > 0 {
 		fmt.Fprintf(w, "  streaming   %d sites flagged, %d cleared\n", s.StreamingSet, s.StreamingCleared)
@@ -322,6 +325,9 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 			}
 		}
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := run.foldUpgrades(); err != nil {
 			return err
 		}
 		// No URL is created and no out-link changes from here on: the

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/parsed"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestUpgradeToHTTPS(t *testing.T) {
 	cfg := testConfig()
 	col := newCollection(t, cfg)
-	addSeeds(t, col, cfg, "http://a.cl/p", "http://b.cl/", "http://c.cl/x")
+	addSeeds(t, col, cfg, "http://a.cl/p", "http://b.cl/", "http://c.cl/x", "http://a.cl/z")
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	writeBatch(t, col, 1, testBatch{
 		urls: []string{"http://a.cl/p", "http://b.cl/", "http://c.cl/x"},
@@ -26,8 +27,8 @@ func TestUpgradeToHTTPS(t *testing.T) {
 		},
 	})
 	s := runBatch(t, col, cfg, 1, false)
-	if s.Upgraded != 1 {
-		t.Errorf("summary: %d sites upgraded, want 1", s.Upgraded)
+	if s.Upgraded != 1 || s.Folded != 2 {
+		t.Errorf("summary: %d sites upgraded, %d pending URLs moved, want 1 and 2 (a.cl/z, a.cl/q)", s.Upgraded, s.Folded)
 	}
 	g := readGraph(t, col)
 	if a := g.sites["http://a.cl"]; a.Upgrade != "https://a.cl" {
@@ -36,9 +37,15 @@ func TestUpgradeToHTTPS(t *testing.T) {
 	if c := g.sites["http://c.cl"]; c.Upgrade != "" {
 		t.Errorf("http://c.cl upgrade %q", c.Upgrade)
 	}
-	// Batch 1's own links were prepared before it learned the upgrade.
-	if _, ok := g.docs["http://a.cl/q"]; !ok {
-		t.Error("http://a.cl/q, linked in the batch that learned the upgrade, not taken")
+	// The site's pending URLs move to https, those of batch 1's own
+	// links too (prepared before it learned the upgrade).
+	for _, u := range []string{"http://a.cl/z", "http://a.cl/q"} {
+		if d := g.doc(t, u); d.State != linkgraph.StateExcluded || d.Reason != ExcludedHTTPS {
+			t.Errorf("%s: %s %q, want excluded %q", u, d.State, d.Reason, ExcludedHTTPS)
+		}
+		if d := g.doc(t, "https"+u[4:]); d.State != linkgraph.StatePending {
+			t.Errorf("https twin of %s: %s", u, d.State)
+		}
 	}
 
 	t1 := t0.Add(time.Hour)
@@ -66,15 +73,21 @@ func TestUpgradeToHTTPS(t *testing.T) {
 		t.Errorf("b.cl/ out-links %v", g.out["http://b.cl/"])
 	}
 
-	// The http site serves a page again: the mark goes.
+	// The http site serves a page again: the mark goes, and the URLs
+	// it moved come back.
+	addSeeds(t, col, cfg, "http://a.cl/new")
 	writeBatch(t, col, 3, testBatch{
-		urls: []string{"http://a.cl/q"},
-		docs: []*parsed.Doc{{URL: "http://a.cl/q", Status: 200, Fetched: t1.Add(time.Hour), Hash: "q"}},
+		urls: []string{"http://a.cl/new"},
+		docs: []*parsed.Doc{{URL: "http://a.cl/new", Status: 200, Fetched: t1.Add(time.Hour), Hash: "q"}},
 	})
 	if s := runBatch(t, col, cfg, 3, false); s.Downgraded != 1 {
 		t.Errorf("summary: %d downgraded, want 1", s.Downgraded)
 	}
-	if a := readGraph(t, col).sites["http://a.cl"]; a.Upgrade != "" {
+	g = readGraph(t, col)
+	if a := g.sites["http://a.cl"]; a.Upgrade != "" {
 		t.Errorf("http://a.cl upgrade %q after a page", a.Upgrade)
+	}
+	if d := g.doc(t, "http://a.cl/z"); d.State != linkgraph.StatePending {
+		t.Errorf("http://a.cl/z %s %q after the site served a page", d.State, d.Reason)
 	}
 }
