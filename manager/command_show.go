@@ -34,7 +34,7 @@ every filter given, tab-separated, in batch order. Flags go before FILE|N.
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "list this many sites"},
 			&cli.BoolFlag{Name: "rows", Usage: "print the entries (those the filters select)"},
 			&cli.StringFlag{Name: "site", Usage: "only entries of this site (scheme://host[:port])"},
-			&cli.StringFlag{Name: "kind", Usage: "only entries of this kind: new or revisit"},
+			&cli.StringFlag{Name: "kind", Usage: "only entries of this kind: new, revisit or sitemap"},
 			&cli.StringFlag{Name: "contains", Usage: "only entries whose URL contains this text"},
 			&cli.IntFlag{Name: "min-depth", Usage: "only entries at least this deep"},
 			&cli.IntFlag{Name: "max-depth", Usage: "only entries at most this deep"},
@@ -53,8 +53,8 @@ type showOptions struct {
 }
 
 func parseShow(c *cli.Context) (showOptions, error) {
-	if k := c.String("kind"); k != "" && k != batch.KindNew && k != batch.KindRevisit {
-		return showOptions{}, command.Usage("show: --kind wants new or revisit, got %q", k)
+	if k := c.String("kind"); k != "" && k != batch.KindNew && k != batch.KindRevisit && k != batch.KindSitemap {
+		return showOptions{}, command.Usage("show: --kind wants new, revisit or sitemap, got %q", k)
 	}
 	path, err := batchPath(c.String(command.FlagCollection), c.Args().First())
 	if err != nil {

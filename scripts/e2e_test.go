@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -46,10 +47,11 @@ const (
 
 // e2eWeb is the test web crawled: the heterogeneous one, which behaves
 // like a real web in time (slow hosts, Crawl-delays, big sites, bare
-// names redirecting to www names), on several addresses, and mostly
-// HTTPS (plain HTTP redirecting to it, duplicates across schemes,
-// HTTPS-only sites, broken certificates; the harvester trusts its CA).
-var e2eWeb = testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120, Heterogeneous: true, Addresses: e2eAddresses, HTTPSShare: e2eHTTPSShare}
+// names redirecting to www names), on several addresses, with sitemaps,
+// and mostly HTTPS (plain HTTP redirecting to it, duplicates across
+// schemes, HTTPS-only sites, broken certificates; the harvester trusts
+// its CA).
+var e2eWeb = testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120, Heterogeneous: true, Addresses: e2eAddresses, Sitemaps: true, HTTPSShare: e2eHTTPSShare}
 
 // e2eHTTPSShare is the share of the sites of the e2e web served over TLS.
 const e2eHTTPSShare = 0.85
@@ -139,7 +141,63 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 	checkTLS(t, bin, col, web, fetched)
 	checkSchemes(t, col, fetched)
 	checkLinkGraph(t, col, web, cfg, fetched)
+	checkSitemaps(t, col, web)
 	run(t, env, filepath.Join(bin, "seeder"), "check", "--collection", col)
+	if out := run(t, env, filepath.Join(bin, "seeder"), "stats", "--collection", col); !strings.Contains(out, "sitemaps ") {
+		t.Errorf("seeder stats says nothing of sitemaps:\n%s", out)
+	}
+}
+
+// checkSitemaps: every page reachable only through a sitemap (the test
+// web's hidden pages) of a site whose text sitemap was fetched in a batch
+// before the last was fetched in a later batch, and the crawl got that far
+// for a few sites: robots.txt in the first batch, the sitemaps it names in
+// the second, their pages in the third.
+func checkSitemaps(t *testing.T, col string, web *testweb.Web) {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(col, collection.BatchesDir, "*", collection.HarvestDir, fetchlog.LogFile))
+	sort.Strings(logs)
+	extraIn := map[string]int{} // host → batch (index) its text sitemap was fetched in
+	fetchedIn := map[string]int{}
+	for i, p := range logs {
+		recs, err := fetchlog.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if !r.OK() {
+				continue
+			}
+			fetchedIn[r.URL] = i
+			if strings.HasSuffix(r.URL, "/sitemap-extra.txt") && r.Status == 200 {
+				extraIn[hostOf(r.URL)] = i
+			}
+		}
+	}
+	checked := 0
+	for _, u := range web.SitemapOnlyURLs() {
+		b, ok := extraIn[hostOf(u)]
+		if !ok || b >= len(logs)-1 {
+			continue
+		}
+		checked++
+		if at, ok := fetchedIn[u]; !ok || at <= b {
+			t.Errorf("sitemap-only page %s not fetched after its sitemap (batch %d)", u, b+1)
+		}
+	}
+	if checked < 3 {
+		t.Errorf("only %d sitemap-only pages checked (text sitemaps fetched: %v)", checked, extraIn)
+	}
+	t.Logf("%d sitemap-only pages of %d sites crawled through their sitemaps", checked, len(extraIn))
+}
+
+// hostOf is the host of a URL, without port.
+func hostOf(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return p.Hostname()
 }
 
 // fetchedPages returns the fetch log records with a response, from every

@@ -17,8 +17,8 @@ import (
 func addCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "add",
-		Usage:     "add seed URLs from FILE (- for standard input)",
-		ArgsUsage: "FILE|-",
+		Usage:     "add seed URLs from FILE (- for standard input), or a sitemap (--sitemap URL|FILE)",
+		ArgsUsage: "FILE|-|URL",
 		Description: `Reads one URL per line; blank lines and lines starting with # are
 ignored. Each URL is normalised and checked against the scope; new ones are
 added at depth 0, pending. Lines kept out are reported on standard error as
@@ -26,8 +26,13 @@ FILE:LINE: reason: "url" (the line quoted, cut to 80 bytes), and the others are 
 even then. It is nonzero when FILE cannot be read (nothing is added).
 Adding the same list twice adds nothing the second time.
 
+With --sitemap, the argument is a sitemap (docs/sitemaps.md): an http(s) URL
+is added as a sitemap for the next batches to fetch; a local file (sitemap,
+index, gzip or not, text, RSS or Atom) is read at once, its pages added as
+seeds found in that sitemap, the sitemaps it lists added to be fetched.
+
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
-		Flags:  command.WithSettings(),
+		Flags:  command.WithSettings(&cli.BoolFlag{Name: "sitemap", Usage: "the argument is a sitemap URL or file"}),
 		Action: command.Action(parseAdd, runAdd),
 	}
 }
@@ -37,6 +42,7 @@ type addOptions struct {
 	Collection *collection.Collection
 	Config     config.Config
 	File       string // the seed list, "-" for standard input (Std.In)
+	Sitemap    bool   // File is a sitemap URL or file (--sitemap)
 	Std        command.Std
 }
 
@@ -45,12 +51,20 @@ func parseAdd(c *cli.Context) (addOptions, error) {
 	if err != nil {
 		return addOptions{}, err
 	}
-	return addOptions{Collection: col, Config: cfg, File: c.Args().First(), Std: command.StdFrom(c)}, nil
+	return addOptions{Collection: col, Config: cfg, File: c.Args().First(), Sitemap: c.Bool("sitemap"), Std: command.StdFrom(c)}, nil
 }
 
 // runAdd adds the seeds of o.File, reports the lines kept out on
 // o.Std.Err and the summary on out.
 func runAdd(ctx context.Context, o addOptions, out io.Writer) error {
+	if o.Sitemap {
+		s, err := seeder.AddSitemap(seeder.SeedOptions{Collection: o.Collection, Config: o.Config, Logger: o.Std.Log()}, o.File, o.Std.Err)
+		if err != nil {
+			return err
+		}
+		s.WriteText(out)
+		return nil
+	}
 	name, r := o.File, o.Std.In
 	if name == "-" {
 		name = "stdin"

@@ -103,6 +103,12 @@ func TestCommands(t *testing.T) {
 	if code, out, _ := seederRun(t, "", "stats", c); code != 0 || !strings.Contains(out, "docs     5") {
 		t.Errorf("stats: exit %d\n%s", code, out)
 	}
+	if code, out, errOut := seederRun(t, "", "add", c, "--sitemap", "http://www.uchile.cl/sitemap.xml"); code != 0 || !strings.Contains(out, "1 sitemaps to fetch") {
+		t.Errorf("add --sitemap URL: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	if code, out, _ := seederRun(t, "", "stats", c); code != 0 || !strings.Contains(out, "sitemaps 1 (0 read") {
+		t.Errorf("stats after add --sitemap: exit %d\n%s", code, out)
+	}
 
 	if code, out, _ := seederRun(t, "", "check", c); code != 0 || !strings.HasSuffix(out, "ok\n") {
 		t.Errorf("check: exit %d\n%s", code, out)

@@ -32,9 +32,15 @@ import (
 	"github.com/wirecrawl/wire/pkg/excerpt"
 )
 
-// Version is the batch file format version this code writes. Versions 1
-// and 2 are read.
-const Version = 2
+// Version is the batch file format version this code writes when a batch
+// has sitemap entries; versions 1 and 2 are read, and a batch without
+// sitemap entries is written as version 2 (VersionNoSitemaps), which
+// older readers read.
+const Version = 3
+
+// VersionNoSitemaps is the version written for a batch without entries of
+// kind sitemap: version 3 differs from 2 only by that kind.
+const VersionNoSitemaps = 2
 
 // Magic is the first line of every batch file, without the version.
 const Magic = "# wire-batch"
@@ -49,6 +55,7 @@ var columnsV1 = Columns[:6]
 const (
 	KindNew     = "new"     // never fetched
 	KindRevisit = "revisit" // fetched before; the harvester may use a conditional GET
+	KindSitemap = "sitemap" // a sitemap (version 3): fetched like a page, read by the gatherer as a sitemap (docs/sitemaps.md)
 )
 
 // ErrFormat marks a batch file that cannot be read.
@@ -74,7 +81,7 @@ type Entry struct {
 	Site  string  // scheme://host[:port] of the URL
 	Score float64 // profit that put it in the batch; higher first
 	Depth int     // links from the site's entry page
-	Kind  string  // KindNew or KindRevisit
+	Kind  string  // KindNew, KindRevisit or KindSitemap
 	URL   string  // normalised URL
 	// LastModified and ETag are the validators of the last visit, for a
 	// conditional GET on a revisit; empty when unknown (written "-").
@@ -85,7 +92,14 @@ type Entry struct {
 // Write writes a batch file.
 func Write(w io.Writer, h Header, entries []Entry) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%s %d\n", Magic, Version)
+	version := VersionNoSitemaps
+	for _, e := range entries {
+		if e.Kind == KindSitemap {
+			version = Version
+			break
+		}
+	}
+	fmt.Fprintf(bw, "%s %d\n", Magic, version)
 	fmt.Fprintf(bw, "# batch: %06d\n", h.Batch)
 	fmt.Fprintf(bw, "# created: %s\n", h.Created.UTC().Format(time.RFC3339))
 	fmt.Fprintf(bw, "# strategy: %s\n", h.Strategy)
@@ -154,6 +168,7 @@ func Read(r io.Reader) (Header, []Entry, error) {
 	line := 0
 	sawColumns := false
 	columns := Columns
+	sitemaps := false
 	for sc.Scan() {
 		line++
 		if entries == nil && h.Counts["urls"] > 0 {
@@ -177,6 +192,7 @@ func Read(r io.Reader) (Header, []Entry, error) {
 			if n == 1 {
 				columns = columnsV1
 			}
+			sitemaps = n >= 3
 			continue
 		}
 		if strings.HasPrefix(text, "#") {
@@ -199,7 +215,7 @@ func Read(r io.Reader) (Header, []Entry, error) {
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
-		e, err := parseEntry(text, len(columns))
+		e, err := parseEntry(text, len(columns), sitemaps)
 		if err != nil {
 			return h, nil, fmt.Errorf("%w: line %d: %w", ErrFormat, line, err)
 		}
@@ -257,7 +273,7 @@ func (h *Header) set(key, val string) error {
 	return nil
 }
 
-func parseEntry(text string, ncol int) (Entry, error) {
+func parseEntry(text string, ncol int, sitemaps bool) (Entry, error) {
 	if strings.ContainsRune(text, '\r') { // Write never writes one; a CRLF line end is already gone
 		return Entry{}, fmt.Errorf("carriage return inside the line %s", excerpt.Quote(text))
 	}
@@ -279,7 +295,10 @@ func parseEntry(text string, ncol int) (Entry, error) {
 		return e, fmt.Errorf("depth %s is not a non-negative number", excerpt.Quote(f[3]))
 	}
 	e.Kind = f[4]
-	if e.Kind != KindNew && e.Kind != KindRevisit {
+	if e.Kind != KindNew && e.Kind != KindRevisit && (!sitemaps || e.Kind != KindSitemap) {
+		if sitemaps {
+			return e, fmt.Errorf("kind %s is not %s, %s or %s", excerpt.Quote(e.Kind), KindNew, KindRevisit, KindSitemap)
+		}
 		return e, fmt.Errorf("kind %s is neither %s nor %s", excerpt.Quote(e.Kind), KindNew, KindRevisit)
 	}
 	e.URL = f[5]

@@ -47,6 +47,39 @@ func TestReadV2Fixture(t *testing.T) {
 	}
 }
 
+// testdata/v3.tsv is a frozen version 3 file: an entry of kind sitemap.
+// The same entry in a version 2 file is damage; a batch without sitemap
+// entries is still written as version 2.
+func TestReadV3Fixture(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "v3.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, entries, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 6 || entries[2].Kind != KindSitemap || entries[2].URL != "https://c.cl/sitemap.xml" || h.Counts["sitemaps"] != 1 {
+		t.Errorf("entries %+v", entries)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, h, entries); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), data) {
+		t.Errorf("written back:\n%s", b.Bytes())
+	}
+	v2 := bytes.Replace(data, []byte(Magic+" 3"), []byte(Magic+" 2"), 1)
+	if _, _, err := Read(bytes.NewReader(v2)); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "kind") {
+		t.Errorf("kind sitemap in version 2: %v", err)
+	}
+	b.Reset()
+	entries[2].Kind = KindNew
+	if err := Write(&b, h, entries); err != nil || !strings.HasPrefix(b.String(), Magic+" 2\n") {
+		t.Errorf("no sitemap entries: %v\n%.20s", err, b.String())
+	}
+}
+
 // FuzzBatchRead checks that Read never panics, reports every failure as
 // ErrFormat, and that what it accepts writes back to a file it reads the
 // same way.
@@ -165,9 +198,9 @@ func TestCountMismatch(t *testing.T) {
 // A newer version is ErrVersion, not damage; a version that is no number
 // is damage.
 func TestVersionError(t *testing.T) {
-	_, _, err := Read(strings.NewReader(Magic + " 3\n"))
-	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 3") {
-		t.Errorf("version 3: %v, want ErrVersion", err)
+	_, _, err := Read(strings.NewReader(Magic + " 4\n"))
+	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 4") {
+		t.Errorf("version 4: %v, want ErrVersion", err)
 	}
 	_, _, err = Read(strings.NewReader(Magic + " x\n"))
 	if !errors.Is(err, ErrFormat) {

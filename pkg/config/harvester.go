@@ -38,6 +38,7 @@ type Harvester struct {
 	MinTransferRate       int64    `toml:"min_transfer_rate" doc:"Bytes per second below which a response is cut, measured over 5 s windows after its first byte; 0 turns the check off."`
 	MaxBodyBytes          int64    `toml:"max_body_bytes" doc:"Bodies are cut after this many (decoded) bytes and marked truncated."`
 	MaxRobotsBytes        int64    `toml:"max_robots_bytes" doc:"robots.txt files are read up to this many bytes."`
+	MaxSitemapBytes       int64    `toml:"max_sitemap_bytes" doc:"Sitemaps (batch entries of kind sitemap, docs/sitemaps.md) are read up to this many bytes, of any media type; the protocol's limit is 50,000,000 uncompressed. Each connection may hold one such body in memory."`
 	AcceptMIME            []string `toml:"accept_mime" doc:"Media types (type/subtype or type/*) whose bodies are downloaded; responses of other types are recorded without their body. Empty accepts every type."`
 	AllowPrivate          bool     `toml:"allow_private" doc:"Allow loopback, private and link-local addresses (only for tests and the demo)."`
 	CAFile                string   `toml:"ca_file" doc:"PEM file of the certificate authorities a server's certificate is checked against; empty uses the system's. The check never stops a fetch (an archival crawl takes what servers send): its verdict is recorded with the response (WARC metadata tlsCertValid, tlsCertProblem)."`
@@ -77,6 +78,7 @@ func defaultHarvester() Harvester {
 		MinTransferRate:       512,
 		MaxBodyBytes:          2 << 20,
 		MaxRobotsBytes:        500 << 10,
+		MaxSitemapBytes:       50_000_000,
 		AcceptMIME:            []string{"text/html", "application/xhtml+xml", "text/plain", "text/xml", "application/xml", "application/pdf"},
 		AllowPrivate:          false,
 		DNSServer:             "",
@@ -147,6 +149,9 @@ func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.MaxBodyBytes < 1024 {
 		bad("harvester.max_body_bytes", "must be at least 1024, got %d", c.MaxBodyBytes)
+	}
+	if c.MaxSitemapBytes < 1024 {
+		bad("harvester.max_sitemap_bytes", "must be at least 1024, got %d", c.MaxSitemapBytes)
 	}
 	if c.MaxRobotsBytes < 1024 {
 		bad("harvester.max_robots_bytes", "must be at least 1024, got %d", c.MaxRobotsBytes)

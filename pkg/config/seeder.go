@@ -17,11 +17,13 @@ type Seeder struct {
 	FrontierBudget   int    `toml:"frontier_budget" doc:"Fixed-budget mode: new URLs are taken into the frontier only while it holds fewer than this many URLs; 0 turns it off."`
 	FrontierOverflow string `toml:"frontier_overflow" doc:"What happens to new URLs over frontier_budget: park (kept on disk and released later, nothing is lost) or drop (forgotten until a page links to them again, as in the paper)."`
 	FrontierLowWater int    `toml:"frontier_low_water" doc:"Parked URLs are released (by seeder run after each batch, or seeder release) while the frontier holds fewer than this many URLs; keep it above manager.batch_size."`
+	Sitemaps         bool   `toml:"sitemaps" doc:"Take the sitemaps that robots.txt files name (Sitemap: lines) into the crawl (docs/sitemaps.md); false ignores them (sitemaps given with seeder add --sitemap are still fetched)."`
+	SitemapProbe     bool   `toml:"sitemap_probe" doc:"Also try /sitemap.xml of every site whose robots.txt names no sitemap (docs/sitemaps.md); off by default: most sites have none, and each try costs a request."`
 	BackupEvery      int    `toml:"backup_every" doc:"seeder run writes a consistent copy of graph.db (and links to its park files) to COLLECTION/backup/ after every this many batches, keeping the previous copy too; seeder restore brings it back and takes in again the batches seeded since (docs/operations.md); 0 turns it off."`
 }
 
 func defaultSeeder() Seeder {
-	return Seeder{NewLinksPerPage: 0, FrontierBudget: 0, FrontierOverflow: OverflowPark, FrontierLowWater: 200000, BackupEvery: 5}
+	return Seeder{NewLinksPerPage: 0, FrontierBudget: 0, FrontierOverflow: OverflowPark, FrontierLowWater: 200000, BackupEvery: 5, Sitemaps: true}
 }
 
 // validate reports the settings of the section that are out of range.

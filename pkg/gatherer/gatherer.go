@@ -20,6 +20,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/extract"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/parsed"
+	"github.com/wirecrawl/wire/pkg/sitemap"
 	"github.com/wirecrawl/wire/pkg/textstore"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
@@ -46,6 +47,13 @@ type Options struct {
 	// of a Content-Encoding the gatherer decodes itself); 0 means
 	// config.Defaults().Harvester.MaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxSitemapBytes caps the body of a sitemap read from a WARC record
+	// (harvester.max_sitemap_bytes); 0 means MaxBodyBytes.
+	MaxSitemapBytes int64
+	// SitemapLimits bound each sitemap read; zero fields are the
+	// protocol's limits (50,000 entries, 50 MB uncompressed). Tests lower
+	// them.
+	SitemapLimits sitemap.Limits
 	// MaxURLLength is the URL normaliser's limit; 0 means the default.
 	MaxURLLength int
 	// SessionParams are the session-id parameters links lose
@@ -97,6 +105,7 @@ func OptionsFromConfig(cfg config.Config) (Options, error) {
 		TextMode:        mode,
 		SummaryWords:    cfg.Gatherer.SummaryWords,
 		MaxBodyBytes:    cfg.Harvester.MaxBodyBytes,
+		MaxSitemapBytes: cfg.Harvester.MaxSitemapBytes,
 		MaxURLLength:    cfg.Scope.MaxURLLength,
 		SessionParams:   cfg.Scope.SessionParams,
 		Agent:           cfg.Crawl.ProductToken,
@@ -134,6 +143,14 @@ type Summary struct {
 	Started      time.Time      `json:"started"`
 	Seconds      float64        `json:"seconds"`
 	MBPerSecond  float64        `json:"mbPerSecond"` // BytesIn per wall-clock second
+	// Sitemaps (docs/sitemaps.md): 2xx responses of entries of kind
+	// sitemap, the entries they gave, those of them read with a problem
+	// (bad XML, a limit), their bytes and the time spent reading them.
+	Sitemaps       int     `json:"sitemaps,omitempty"`
+	SitemapEntries int     `json:"sitemapEntries,omitempty"`
+	SitemapErrors  int     `json:"sitemapErrors,omitempty"`
+	SitemapBytes   int64   `json:"sitemapBytes,omitempty"`
+	SitemapSeconds float64 `json:"sitemapSeconds,omitempty"`
 }
 
 // BatchID works out the id of a batch directory: its name if it is six
@@ -201,6 +218,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	defer waitCleared()
 	ins, err := readHarvest(b)
 	if err != nil {
+		return fail(err)
+	}
+	if err := markSitemaps(o.BatchDir, ins); err != nil {
 		return fail(err)
 	}
 	// A gatherer killed while writing its segment leaves its temporary

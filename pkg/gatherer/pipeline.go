@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wirecrawl/wire/pkg/extract"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
@@ -26,8 +27,9 @@ import (
 // input is one fetch log line and the harvest directory its WARC file is
 // in (a batch harvested in shards has one directory per shard).
 type input struct {
-	rec *fetchlog.Record
-	dir string
+	rec     *fetchlog.Record
+	dir     string
+	sitemap bool // a batch entry of kind sitemap (docs/sitemaps.md)
 }
 
 // pipeline fans the records out to workers and writes their results back
@@ -66,6 +68,8 @@ type result struct {
 	readErr bool    // the response was read but its body could not be decoded
 	unread  *damage // the response could not be read back from its WARC record
 	dropped map[string]int
+	// sitemapTime is the time spent reading a sitemap.
+	sitemapTime time.Duration
 }
 
 // budget bounds the bytes of responses in flight: a reader takes a
@@ -271,6 +275,14 @@ func (p *pipeline) write(r *result) error {
 		s.ReadErrors++
 	case d.Err != "":
 		s.FetchErrors++
+	case d.Sitemap != nil:
+		s.Sitemaps++
+		s.SitemapEntries += len(d.Links)
+		s.SitemapBytes += r.bytesIn
+		s.SitemapSeconds += r.sitemapTime.Seconds()
+		if d.Sitemap.Reason != "" {
+			s.SitemapErrors++
+		}
 	case r.html:
 		s.HTML++
 		s.TextBytes += int64(d.TextBytes)
@@ -382,6 +394,10 @@ func (p *pipeline) parse(r *result, resp *warcio.Response) error {
 	if d.Bytes == 0 {
 		d.Bytes = int64(len(body))
 	}
+	if p.ins[r.i].sitemap {
+		p.parseSitemap(r, body, resp.Truncated)
+		return nil
+	}
 	x := p.ex.Extract(body, resp.Header.Get("Content-Type"), rec.URL)
 	if d.MIME == "" {
 		d.MIME = x.MIME
@@ -441,7 +457,11 @@ func (p *pipeline) parse(r *result, resp *warcio.Response) error {
 
 func (p *pipeline) read(rd *warcio.Reader, in input) (*warcio.Response, error) {
 	rec := in.rec
-	return rd.ReadResponse(filepath.Join(in.dir, rec.WARC), rec.Offset, rec.Length, p.o.MaxBodyBytes)
+	limit := p.o.MaxBodyBytes
+	if in.sitemap {
+		limit = max(limit, p.o.MaxSitemapBytes)
+	}
+	return rd.ReadResponse(filepath.Join(in.dir, rec.WARC), rec.Offset, rec.Length, limit)
 }
 
 // resolve resolves a redirect target against the page URL; a target that

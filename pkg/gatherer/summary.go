@@ -19,6 +19,9 @@ func (s *Summary) WriteText(w io.Writer) {
 		mb(s.BytesIn), mb(s.TextBytes), mb(s.StoredBytes), mb(s.SegmentBytes), s.Duplicates, s.Older)
 	fmt.Fprintf(w, "  links     %d written, dropped %s; %d pages nofollow, %d noindex\n", s.Links, counts(s.LinksDropped), s.NoFollow, s.NoIndex)
 	fmt.Fprintf(w, "  charsets  %s\n", counts(s.Charsets))
+	if s.Sitemaps > 0 {
+		fmt.Fprintf(w, "  sitemaps  %d read (%d with a problem): %d entries, %s in %.3fs\n", s.Sitemaps, s.SitemapErrors, s.SitemapEntries, mb(s.SitemapBytes), s.SitemapSeconds)
+	}
 	fmt.Fprintf(w, "  speed     %.1f MB/s\n", s.MBPerSecond)
 	if s.Unread > 0 {
 		fmt.Fprintf(w, "  salvaged  %d records could not be read back from their WARC files: the pages go back to the frontier, not fetched\n", s.Unread)

@@ -627,6 +627,11 @@ func robotsDenial(rec fetchlog.Robots, rules *robots.Rules, rawURL string) strin
 func (c *conn) page(e batch.Entry) error {
 	h := c.h
 	req := fetch.Request{URL: e.URL, MaxBody: h.cfg.Harvester.MaxBodyBytes, Accept: h.accept}
+	if e.Kind == batch.KindSitemap {
+		// A sitemap is read whatever its media type (XML, text, gzip) up
+		// to its own cap (docs/sitemaps.md).
+		req.MaxBody, req.Accept = h.cfg.Harvester.MaxSitemapBytes, nil
+	}
 	if e.Kind == batch.KindRevisit {
 		req.IfModifiedSince, req.IfNoneMatch = e.LastModified, e.ETag
 	}

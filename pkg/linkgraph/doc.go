@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 	"unsafe"
@@ -57,6 +58,30 @@ type Doc struct {
 	// History is the visit history, oldest first, at most MaxHistory
 	// visits (the freshness estimator's input).
 	History []Visit `json:"history,omitempty"`
+
+	// Sitemap marks a sitemap (or sitemap index, or feed): the manager
+	// schedules it as a batch entry of kind sitemap and the gatherer reads
+	// its URLs (docs/sitemaps.md).
+	Sitemap bool `json:"sitemap,omitempty"`
+	// Source names where a URL first came from when it was not a page's
+	// link: "sitemap URL" (listed by that sitemap), "robots URL" (a
+	// robots.txt Sitemap: line), "probe" (/sitemap.xml tried by
+	// seeder.sitemap_probe); empty for seeds and links.
+	Source string `json:"source,omitempty"`
+	// SitemapLastMod is the newest <lastmod> a trusted sitemap gave for
+	// the URL; newer than Fetched, the stored copy is stale.
+	SitemapLastMod time.Time `json:"sitemapLastmod,omitzero"`
+	// ChangeFreq is the URL's <changefreq> in its sitemap (a weak hint).
+	ChangeFreq string `json:"changefreq,omitempty"`
+	// Priority is the URL's <priority> in its sitemap plus one (0: none),
+	// so the zero value means absent.
+	Priority float64 `json:"priority,omitempty"`
+}
+
+// SitemapPriority returns the URL's sitemap <priority> and whether its
+// sitemap gave one.
+func (d *Doc) SitemapPriority() (float64, bool) {
+	return math.Round((d.Priority-1)*1000) / 1000, d.Priority > 0
 }
 
 // MaxHistory is the number of visits a document's History keeps.
@@ -141,6 +166,19 @@ func appendDoc(b []byte, d *Doc) []byte {
 		}
 		b = append(b, c)
 		b = appendString(b, v.LastModified)
+	}
+	// Fields appended later (sitemaps, issue 19): written only when one is
+	// set, so the records of other documents keep their bytes.
+	if d.Sitemap || d.Source != "" || !d.SitemapLastMod.IsZero() || d.ChangeFreq != "" || d.Priority != 0 {
+		var f byte
+		if d.Sitemap {
+			f |= 1
+		}
+		b = append(b, f)
+		b = appendString(b, d.Source)
+		b = appendTime(b, d.SitemapLastMod)
+		b = appendString(b, d.ChangeFreq)
+		b = binary.AppendUvarint(b, uint64(math.Round(d.Priority*1000)))
 	}
 	return b
 }
@@ -317,6 +355,16 @@ func decodeRecord(id uint64, v []byte, d *Doc, view bool) error {
 	}
 	// Fields appended to the format later go here, each read only while
 	// bytes remain (older records end before them and read as zero).
+	if len(dec.b) > 0 {
+		d.Sitemap = dec.byte("sitemap flags")&1 != 0
+		d.Source = dec.string("source")
+		d.SitemapLastMod = dec.time("sitemap lastmod")
+		d.ChangeFreq = dec.string("changefreq")
+		d.Priority = float64(dec.uvarint("priority")) / 1000
+		if dec.err != nil {
+			return fmt.Errorf("doc %d: %w", id, dec.err)
+		}
+	}
 	return nil
 }
 

@@ -22,6 +22,7 @@ func fullDoc() *Doc {
 		Redirect: "http://a.cl/r", Anchors: []string{"uno", "dos"}, NoIndex: true, Canonical: "http://a.cl/c",
 		FirstFetched: t0.Add(-time.Hour), Failures: 0, LastModified: "Sun, 22 Nov 2026 00:00:00 GMT", ETag: `"e1"`,
 		History: []Visit{{Time: t0.Add(-time.Hour), Status: 200}, {Time: t0, Status: 304, Changed: true, LastModified: "x"}},
+		Sitemap: true, Source: "sitemap http://a.cl/sitemap.xml", SitemapLastMod: t0.Add(time.Minute), ChangeFreq: "daily", Priority: 1.8,
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -141,6 +142,8 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 		ex.FWhy = "fetched, but the time of the fetch is unknown"
 	case !fetchedCopy(d):
 		ex.FWhy = "never fetched: no stored copy can be stale"
+	case sitemapStale(d):
+		ex.FWhy = fmt.Sprintf("stale: its sitemap's lastmod %s is after the fetch %s", d.SitemapLastMod.UTC().Format(time.RFC3339), d.Fetched.UTC().Format(time.RFC3339))
 	default:
 		ex.FWhy = fmt.Sprintf("exp(−λ·age), λ = %s changes/day, age %s", g4(ex.Change.Lambda), now.Sub(d.Fetched).Round(time.Minute))
 	}
@@ -150,6 +153,10 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 	ex.Profit = ex.VAfter - ex.VNow
 	if d.State == linkgraph.StateFailed {
 		ex.Profit *= FailedFactor
+	}
+	ex.Profit *= priorityFactor(d)
+	if d.Sitemap {
+		ex.Profit = 1 // a sitemap goes ahead of pages
 	}
 	ex.Candidate = w.cand >= 0
 	switch {
@@ -226,6 +233,27 @@ func (ex *Explanation) Print(w io.Writer) error {
 		fmt.Fprintf(tw, "script\t%s\n", ex.Script)
 	}
 	fmt.Fprintf(tw, "found\tbatch %d\n", d.Found)
+	if sm := sitemapSource(d); sm != "" {
+		fmt.Fprintf(tw, "source\tfound in sitemap %s\n", sm)
+	} else if d.Source != "" {
+		fmt.Fprintf(tw, "source\t%s\n", d.Source)
+	}
+	if d.Sitemap {
+		fmt.Fprintf(tw, "sitemap\tthis URL is a sitemap: scheduled ahead of pages, read by the gatherer\n")
+	}
+	if !d.SitemapLastMod.IsZero() || d.ChangeFreq != "" || d.Priority != 0 {
+		hints := []string{}
+		if !d.SitemapLastMod.IsZero() {
+			hints = append(hints, "lastmod "+d.SitemapLastMod.UTC().Format(time.RFC3339))
+		}
+		if d.ChangeFreq != "" {
+			hints = append(hints, "changefreq "+d.ChangeFreq)
+		}
+		if p, ok := d.SitemapPriority(); ok {
+			hints = append(hints, fmt.Sprintf("priority %g (profit ×%g)", p, priorityFactor(d)))
+		}
+		fmt.Fprintf(tw, "sitemap says\t%s\n", strings.Join(hints, ", "))
+	}
 	if ex.Streaming != "" {
 		fmt.Fprintf(tw, "streaming\t%s\n", ex.Streaming)
 	}

@@ -76,6 +76,13 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 		log.Warn("pagerank did not converge; using the last iteration", "iterations", v.stats.Iterations)
 	}
 	score(v, est, m.Alpha)
+	for i := range v.cands {
+		if v.cands[i].sitemap {
+			// A sitemap goes ahead of pages: its profit is 1, above
+			// any page's (docs/sitemaps.md).
+			v.cands[i].logProfit = 0
+		}
+	}
 	if w := v.watch; w != nil && w.pos >= 0 {
 		w.iq = est.iq(w.pos)
 		w.rawName = est.describe(w.pos)
@@ -139,7 +146,10 @@ func (p *plan) fill(tx *linkgraph.Tx, chosen []int32, m *config.Manager, token s
 			Kind:  batch.KindNew,
 			URL:   d.URL,
 		}
-		if c.revisit {
+		switch {
+		case d.Sitemap:
+			e.Kind = batch.KindSitemap
+		case c.revisit:
 			e.Kind, e.LastModified, e.ETag = batch.KindRevisit, d.LastModified, d.ETag
 		}
 		p.entries[i] = e
@@ -221,12 +231,16 @@ func header(id int, created time.Time, m *config.Manager, p *plan) batch.Header 
 	}
 	c := count(p.entries)
 	h.Counts["urls"], h.Counts["sites"], h.Counts["new"], h.Counts["revisits"] = len(p.entries), c.sites, c.new, c.revisits
+	if c.sitemaps > 0 {
+		h.Counts["sitemaps"] = c.sitemaps
+	}
 	h.Counts["robots"], h.Counts["servers"] = len(p.robots), len(p.servers)
 	return h
 }
 
 type counts struct {
 	sites, new, revisits int
+	sitemaps             int
 	scoreMin, scoreMax   float64
 }
 
@@ -235,9 +249,12 @@ func count(entries []batch.Entry) counts {
 	sites := map[string]bool{}
 	for i, e := range entries {
 		sites[e.Site] = true
-		if e.Kind == batch.KindRevisit {
+		switch e.Kind {
+		case batch.KindRevisit:
 			c.revisits++
-		} else {
+		case batch.KindSitemap:
+			c.sitemaps++
+		default:
 			c.new++
 		}
 		if i == 0 || e.Score < c.scoreMin {

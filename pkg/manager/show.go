@@ -28,6 +28,7 @@ type Summary struct {
 	Sites     int
 	New       int
 	Revisits  int
+	Sitemaps  int // entries of kind sitemap (docs/sitemaps.md)
 	ScoreMin  float64
 	ScoreMed  float64
 	ScoreMax  float64
@@ -69,7 +70,7 @@ func Summarize(h batch.Header, entries []batch.Entry) Summary {
 func summarize(h batch.Header, entries []batch.Entry, top int) Summary {
 	s := Summary{Header: h, URLs: len(entries), Robots: -1, Servers: -1}
 	c := count(entries)
-	s.Sites, s.New, s.Revisits, s.ScoreMin, s.ScoreMax = c.sites, c.new, c.revisits, c.scoreMin, c.scoreMax
+	s.Sites, s.New, s.Revisits, s.Sitemaps, s.ScoreMin, s.ScoreMax = c.sites, c.new, c.revisits, c.sitemaps, c.scoreMin, c.scoreMax
 	if len(entries) == 0 {
 		return s
 	}
@@ -137,8 +138,11 @@ func (s Summary) Print(w io.Writer) error {
 	fmt.Fprintf(tw, "sites\t%d\n", s.Sites)
 	fmt.Fprintf(tw, "new\t%d\n", s.New)
 	fmt.Fprintf(tw, "revisits\t%d\n", s.Revisits)
-	for _, k := range []string{"sites", "new", "revisits"} {
-		got := map[string]int{"sites": s.Sites, "new": s.New, "revisits": s.Revisits}[k]
+	if s.Sitemaps > 0 {
+		fmt.Fprintf(tw, "sitemaps\t%d\n", s.Sitemaps)
+	}
+	for _, k := range []string{"sites", "new", "revisits", "sitemaps"} {
+		got := map[string]int{"sites": s.Sites, "new": s.New, "revisits": s.Revisits, "sitemaps": s.Sitemaps}[k]
 		if n, ok := h.Counts[k]; ok && n != got {
 			fmt.Fprintf(tw, "warning\tthe header says %s=%d, the entries have %d\n", k, n, got)
 		}

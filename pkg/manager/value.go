@@ -245,6 +245,12 @@ func freshness(d *linkgraph.Doc, now time.Time, minRevisit time.Duration) (float
 		return 1, History{}
 	}
 	h := EstimateHistory(d, minRevisit)
+	if sitemapStale(d) {
+		// A sitemap's lastmod after the fetch: the copy is out of date
+		// now (min_revisit still applies).
+		return 0, h
+	}
+	h.Lambda = hintedRate(d, h)
 	age := max(now.Sub(d.Fetched), 0)
 	return math.Exp(-h.Lambda * days(age)), h
 }
@@ -329,6 +335,6 @@ func assess(d *linkgraph.Doc, m *config.Manager, rules *limits, now time.Time) a
 		a.skip = skipNoGain
 		return a
 	}
-	a.logGain += math.Log1p(-now1)
+	a.logGain += math.Log1p(-now1) + math.Log(priorityFactor(d))
 	return a
 }

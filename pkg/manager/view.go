@@ -45,6 +45,7 @@ type cand struct {
 	script    int32 // script index (slots) of a new query URL subject to max_fetches_per_script, else −1
 	revisit   bool
 	holds     bool
+	sitemap   bool // a sitemap: scheduled ahead of pages (profit 1)
 }
 
 // script returns the index of the script of query URL u, adding it.
@@ -135,7 +136,7 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 		c := -1
 		if a.skip == candidate {
 			c = len(v.cands)
-			k := cand{pos: p, site: site, logProfit: a.logGain, script: -1, revisit: a.revisit, holds: a.holds}
+			k := cand{pos: p, site: site, logProfit: a.logGain, script: -1, revisit: a.revisit, holds: a.holds, sitemap: d.Sitemap}
 			if !a.holds {
 				k.script = v.script(d.URL)
 			}

@@ -7,6 +7,7 @@ package parsed
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -59,13 +60,35 @@ type Doc struct {
 	NoFollow     bool      `json:"nofollow,omitempty"`     // meta robots / X-Robots-Tag nofollow (links are then omitted)
 	Unchanged    bool      `json:"unchanged,omitempty"`    // same text hash as the previous visit
 	Links        []Link    `json:"links,omitempty"`        // out-links in document order
+	// Sitemap is set on the record of a batch entry of kind sitemap: what
+	// reading it gave. Its Links are then the sitemap's entries.
+	Sitemap *Sitemap `json:"sitemap,omitempty"`
 }
 
-// Link is one out-link of a page.
+// Link is one out-link of a page, or one entry of a sitemap.
 type Link struct {
 	URL      string `json:"url"`                // absolute URL (resolved against <base> and the page URL)
 	Anchor   string `json:"anchor,omitempty"`   // anchor text (or alt text of an image inside the anchor)
 	NoFollow bool   `json:"nofollow,omitempty"` // rel=nofollow
+
+	// Sitemap entries only (docs/sitemaps.md).
+	Sitemap    bool     `json:"sitemap,omitempty"`    // an index's entry: another sitemap
+	Cross      bool     `json:"cross,omitempty"`      // outside the sitemap's host and directory: taken only if the listed site's robots.txt names the sitemap
+	LastMod    string   `json:"lastmod,omitempty"`    // <lastmod> in UTC, RFC 3339 (left out when the sitemap's dates are not trusted)
+	ChangeFreq string   `json:"changefreq,omitempty"` // <changefreq>, lower case
+	Priority   *float64 `json:"priority,omitempty"`   // <priority>, 0 to 1
+}
+
+// Sitemap is what the gatherer found in a sitemap.
+type Sitemap struct {
+	Kind       string `json:"kind"`                 // urlset, index, text, rss, atom or unknown (pkg/sitemap.Kind)
+	Entries    int    `json:"entries"`              // entries kept (the links)
+	Invalid    int    `json:"invalid,omitempty"`    // entries skipped: no or bad URL
+	OutOfScope int    `json:"outOfScope,omitempty"` // entries outside the scope rule (the gatherer keeps them all, marked cross, for the seeder)
+	Dropped    int    `json:"dropped,omitempty"`    // entries past the limits, or that did not normalise
+	Gzip       bool   `json:"gzip,omitempty"`       // the file was gzip-compressed
+	Reason     string `json:"reason,omitempty"`     // why it was not read to its end: bad XML, a limit
+	Untrusted  string `json:"untrusted,omitempty"`  // why its lastmod dates were left out
 }
 
 // Writer writes document records as JSON lines.
@@ -83,7 +106,15 @@ func NewWriter(w io.Writer) *Writer {
 // HTML escaping), one line.
 func (w *Writer) Write(d *Doc) error {
 	d.V = Version
-	b, err := appendDoc(w.buf[:0], d)
+	var b []byte
+	var err error
+	if d.Sitemap != nil {
+		// Sitemap records are few (one per sitemap): encoding/json
+		// writes them, fields the fast encoder does not know included.
+		b, err = marshalLine(w.buf[:0], d)
+	} else {
+		b, err = appendDoc(w.buf[:0], d)
+	}
 	if err != nil {
 		return fmt.Errorf("write doc %d: %w", d.DocID, err)
 	}
@@ -94,6 +125,16 @@ func (w *Writer) Write(d *Doc) error {
 		return fmt.Errorf("write doc %d: %w", d.DocID, err)
 	}
 	return nil
+}
+
+// marshalLine appends what encoding/json's Encoder (without HTML
+// escaping) writes for d.
+func marshalLine(b []byte, d *Doc) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(d)
+	return buf.Bytes(), err
 }
 
 // maxKeptRecord is the largest record buffer a Writer keeps for the next.

@@ -64,6 +64,9 @@ type Data struct {
 	Collection string    `json:"collection"`
 	Generated  time.Time `json:"generated"`
 	Totals     Totals    `json:"totals"`
+	// Sitemaps counts the sitemaps, the sites that publish one and the
+	// URLs found in them, only there included (docs/sitemaps.md).
+	Sitemaps linkgraph.SitemapStats `json:"sitemaps"`
 	// SiteSizes are "N sites have P pages" points, for known and for
 	// fetched pages.
 	SiteSizesKnown   []XY `json:"siteSizesKnown"`
@@ -230,7 +233,10 @@ func Collect(ctx context.Context, col *collection.Collection, opts Options) (*Da
 		if sites, err = readSites(tx); err != nil {
 			return err
 		}
-		pr, links, err = readLinks(tx, docs)
+		if pr, links, err = readLinks(tx, docs); err != nil {
+			return err
+		}
+		d.Sitemaps, err = tx.SitemapStats()
 		return err
 	})
 	if err != nil {

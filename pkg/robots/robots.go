@@ -435,3 +435,9 @@ func parseDelay(v string) (time.Duration, bool) {
 	}
 	return time.Duration(s * float64(time.Second)), true
 }
+
+// Sitemaps returns the values of a robots.txt's Sitemap: lines, in file
+// order, as written (sitemaps.org: absolute URLs, outside any group).
+func Sitemaps(body string) []string {
+	return grobotstxt.Sitemaps(body)
+}

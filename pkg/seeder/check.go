@@ -117,7 +117,8 @@ func check(col *collection.Collection, timeout time.Duration, limit int, complet
 // StatsReport counts what a collection holds.
 type StatsReport struct {
 	linkgraph.Stats
-	Batches BatchCounts `json:"batches"`
+	Batches  BatchCounts            `json:"batches"`
+	Sitemaps linkgraph.SitemapStats `json:"sitemaps"`
 }
 
 // BatchCounts counts batch directories by the last stage they went
@@ -146,6 +147,9 @@ func Stats(col *collection.Collection, timeout time.Duration) (*StatsReport, err
 	r := &StatsReport{}
 	err = g.View(func(tx *linkgraph.Tx) error {
 		if r.Stats, err = tx.Stats(); err != nil {
+			return err
+		}
+		if r.Sitemaps, err = tx.SitemapStats(); err != nil {
 			return err
 		}
 		for _, id := range ids {
@@ -182,6 +186,9 @@ func (r *StatsReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "sites    %d (%d linked pairs)\n", r.Sites, r.SiteLinks)
 	fmt.Fprintf(w, "links    %d\n", r.Links)
 	fmt.Fprintf(w, "frontier %d urls waiting; %d links parked in %d files\n", r.Frontier, r.Parked.Links, r.Parked.Files)
+	sm := r.Sitemaps
+	fmt.Fprintf(w, "sitemaps %d (%d read, %d sites publish one); %d urls found in sitemaps, %d only there (%d of them fetched); %d with a lastmod, %d stale by it\n",
+		sm.Sitemaps, sm.Read, sm.Sites, sm.Found, sm.Only, sm.OnlyFetched, sm.WithLastMod, sm.StaleLastMod)
 	fmt.Fprintf(w, "batches  %d: %d seeded, %d gathered, %d harvested, %d managed (graph.db records %d seeded)\n",
 		r.Batches.Total, r.Batches.Seeded, r.Batches.Gathered, r.Batches.Harvested, r.Batches.Managed, r.Batches.Recorded)
 }

@@ -34,6 +34,14 @@ type batchRun struct {
 	// pending URLs once every record is in.
 	upgrades map[string]string
 
+	// Sitemaps (sitemaps.go): hints for known documents, applied at the
+	// end; each site's robots.txt Sitemap: lines, normalised; whether to
+	// try /sitemap.xml of sites whose robots.txt names none.
+	hints      map[uint64]sitemapHint
+	robotsMaps map[string][]string
+	probe      bool
+	sitemaps   bool // seeder.sitemaps: take robots.txt Sitemap: lines
+
 	// Reused for each page's links.
 	targets []linkgraph.Target
 	newURLs []candidate
@@ -77,19 +85,25 @@ func (r *batchRun) robots(recs []fetchlog.Robots) error {
 			r.unreachable[key] = true
 			continue
 		}
-		if newBody == oldBody {
-			continue
+		if newBody != oldBody {
+			oldRules := r.in.rules(site)
+			site.rec.RobotsBody = newBody
+			site.rules = nil
+			if newBody != "" {
+				site.rules = obeyed
+			}
+			newRules := r.in.rules(site)
+			r.s.RobotsChanged++
+			if err := r.recheck(site, oldRules, newRules); err != nil {
+				return err
+			}
 		}
-		oldRules := r.in.rules(site)
-		site.rec.RobotsBody = newBody
-		site.rules = nil
-		if newBody != "" {
-			site.rules = obeyed
-		}
-		newRules := r.in.rules(site)
-		r.s.RobotsChanged++
-		if err := r.recheck(site, oldRules, newRules); err != nil {
-			return err
+		// After the rules: a sitemap the new robots.txt forbids is taken
+		// in excluded.
+		if r.sitemaps {
+			if err := r.robotsSitemaps(key, rec, obeyed.Mode() == robots.ModeRules); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -337,6 +351,9 @@ func (r *batchRun) doc(p *preparedDoc) error {
 	}
 	if !hasLinks(pd) {
 		return nil // the stored out-links stay as they were
+	}
+	if d.Sitemap || pd.Sitemap != nil {
+		return r.sitemapLinks(d, p)
 	}
 	return r.links(d, p.links)
 }

@@ -69,6 +69,10 @@ type intake struct {
 	// CreatedURL): create then skips its own lookup.
 	known bool
 
+	// decorate, if set, completes each new URL's record before it is
+	// added (sitemaps: the source, the sitemap flag).
+	decorate func(u string, d *linkgraph.Doc)
+
 	// Reused by create for each new URL's record.
 	doc    linkgraph.Doc
 	anchor [1]string
@@ -272,6 +276,9 @@ func (in *intake) create(u string, depth int, anchor string) (id, site uint64, r
 	excluded := !in.allowed(s, u)
 	if excluded {
 		d.State, d.Reason = linkgraph.StateExcluded, ExcludedRobots
+	}
+	if in.decorate != nil {
+		in.decorate(u, d)
 	}
 	add := in.tx.AddURLDoc
 	if in.known {

@@ -92,6 +92,17 @@ type Summary struct {
 	// favour of their https twins.
 	Folded int `json:"folded,omitempty"`
 
+	// Sitemaps (docs/sitemaps.md): sites whose robots.txt names one,
+	// sitemap URLs new to graph.db, sitemap records read (and of them with
+	// a problem: bad XML, a limit), their entries, and known documents
+	// whose sitemap hints (flag, lastmod, changefreq, priority) changed.
+	SitemapSites   int `json:"sitemapSites,omitempty"`
+	SitemapsFound  int `json:"sitemapsFound,omitempty"`
+	SitemapsRead   int `json:"sitemapsRead,omitempty"`
+	SitemapErrors  int `json:"sitemapErrors,omitempty"`
+	SitemapEntries int `json:"sitemapEntries,omitempty"`
+	SitemapHinted  int `json:"sitemapHinted,omitempty"`
+
 	// Frontier is the number of frontier documents after the batch.
 	Frontier uint64 `json:"frontier"`
 	// Release is what the release of parked links after the batch did,
@@ -125,6 +136,10 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  frontier    %d urls waiting; server estimates for %d sites\n", s.Frontier, s.ServerSites)
 	if s.Upgraded > 0 || s.Downgraded > 0 {
 		fmt.Fprintf(w, "  https       %d http sites found redirecting to https (their new links go there, %d pending URLs moved to https), %d serving pages again\n", s.Upgraded, s.Folded, s.Downgraded)
+	}
+	if s.SitemapSites > 0 || s.SitemapsFound > 0 || s.SitemapsRead > 0 {
+		fmt.Fprintf(w, "  sitemaps    %d sites name one, %d new sitemaps, %d read (%d with a problem): %d entries, %d urls given their hints\n",
+			s.SitemapSites, s.SitemapsFound, s.SitemapsRead, s.SitemapErrors, s.SitemapEntries, s.SitemapHinted)
 	}
 	if s.StreamingSet > 0 || s.StreamingCleared > 0 {
 		fmt.Fprintf(w, "  streaming   %d sites flagged, %d cleared\n", s.StreamingSet, s.StreamingCleared)
@@ -301,7 +316,7 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 	err = g.Update(func(tx *linkgraph.Tx) error {
 		in := newIntake(tx, opts.Config, b.ID, res, filepath.Join(col.Dir, FrontierDir))
 		defer in.abortPark()
-		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, maxStreaming: opts.Config.Harvester.MaxStreaming, snapshot: true, cands: map[string]int{}}
+		run := &batchRun{in: in, s: s, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, maxStreaming: opts.Config.Harvester.MaxStreaming, snapshot: true, cands: map[string]int{}, probe: opts.Config.Seeder.SitemapProbe, sitemaps: opts.Config.Seeder.Sitemaps}
 		if err := run.robots(robotsRecs); err != nil {
 			return err
 		}
@@ -338,6 +353,9 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 			return err
 		}
 		if s.Updated, err = run.updates.apply(tx); err != nil {
+			return err
+		}
+		if s.SitemapHinted, err = run.applyHints(); err != nil {
 			return err
 		}
 		if err := in.flushSites(); err != nil {

@@ -106,6 +106,10 @@ type Config struct {
 	// Off (the default) the web has none and serves exactly what it
 	// served before the field existed.
 	Hostile bool
+	// Sitemaps makes about a third of the in-scope sites with robots.txt
+	// rules publish sitemaps, including pages no page links to (see
+	// SitemapSites, SitemapOnlyURLs; with Hostile, HostileSitemaps).
+	Sitemaps bool
 	// EndlessLinks makes the endless host's pages link to more of its
 	// own: each endless page starts with links to /sin-fin/1 ...
 	// /sin-fin/EndlessLinks, which stream without end too, as a real host

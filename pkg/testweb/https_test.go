@@ -20,7 +20,7 @@ import (
 // httpsConfig is a small mostly-HTTPS web with every kind of trouble.
 func httpsConfig() Config {
 	return Config{Seed: 5, Hosts: 50, MaxPages: 60, OutOfScope: 4, HTTPSShare: 0.8, TroubleFraction: 0.3,
-		Heterogeneous: true, ResponseMedian: time.Microsecond, SlowFraction: -1, CrawlDelayFraction: -1, Hostile: true}
+		Heterogeneous: true, ResponseMedian: time.Microsecond, SlowFraction: -1, CrawlDelayFraction: -1, Hostile: true, Sitemaps: true}
 }
 
 // newArchivalClient is newClient speaking TLS without verifying

@@ -45,6 +45,9 @@ func (w *Web) respondAt(si int, origin, uri string, truth bool) (resp response, 
 		resp = w.robotsResponse(si)
 		return resp, PageInfo{URL: origin + uri, Status: resp.status, MIME: resp.ctype}, false
 	}
+	if resp, info, ok := w.sitemapRespond(si, uri); ok {
+		return resp, info, true
+	}
 	if s.hasLogo && uri == logoPath {
 		resp = response{status: 200, ctype: mimePNG, body: w.logo}
 		return resp, PageInfo{URL: origin + uri, Status: 200, MIME: mimePNG}, true
@@ -135,7 +138,7 @@ func (w *Web) robotsResponse(si int) response {
 	s := &w.sites[si]
 	switch s.robots {
 	case robotsRules:
-		return response{status: 200, ctype: mimeText, body: []byte(s.rules.text)}
+		return response{status: 200, ctype: mimeText, body: []byte(s.rules.text + w.sitemapLines(si))}
 	case robotsError:
 		r, _ := errorResponse(500)
 		return r

@@ -304,7 +304,8 @@ type Web struct {
 	aliasOf   map[string]int // Config.Heterogeneous: bare name -> site index
 	aliasFrom map[int][]int  // Config.Heterogeneous: site -> aliases its home page links
 
-	https *httpsWeb // Config.HTTPSShare only
+	https *httpsWeb     // Config.HTTPSShare only
+	sm    *sitemapState // Config.Sitemaps (sitemaps.go)
 
 	hostiles      []*hostile          // Config.Hostile only
 	hostileByName map[string]*hostile // by host name
@@ -372,6 +373,7 @@ func New(cfg Config) (*Web, error) {
 	}
 	w.buildSites()
 	w.buildHostile()
+	w.buildSitemaps()
 	w.pickAliases()
 	w.buildHTTPS()
 	w.logo, err = makeLogo(c.Seed)
@@ -814,9 +816,15 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 		w.pause(req, d)
 	}
 	var status int
-	if hostile {
+	streamed := false
+	if known && !alias {
+		status, streamed = w.serveSitemapStream(rw, req, si, uri)
+	}
+	switch {
+	case streamed:
+	case hostile:
 		status = w.serveHostile(rw, req, h, uri)
-	} else {
+	default:
 		var resp response
 		switch {
 		case req.Method != http.MethodGet && req.Method != http.MethodHead:

@@ -29,6 +29,7 @@ type Page struct {
 	Err      string      // fetch error: no WARC record is written
 	Location string      // fetch log location column (3xx)
 	Damage   bool        // point the fetch log a few bytes into the record
+	Kind     string      // batch entry kind; "" is batch.KindNew
 }
 
 // Fetched is the fetch time every page gets.
@@ -93,7 +94,11 @@ func Batch(t testing.TB, col *collection.Collection, id int, pages []Page) *coll
 	}
 	entries := make([]batch.Entry, len(pages))
 	for i, p := range pages {
-		entries[i] = batch.Entry{DocID: p.DocID, Site: urlnorm.SiteKey(p.URL), Score: 1, Depth: 0, Kind: batch.KindNew, URL: p.URL}
+		kind := p.Kind
+		if kind == "" {
+			kind = batch.KindNew
+		}
+		entries[i] = batch.Entry{DocID: p.DocID, Site: urlnorm.SiteKey(p.URL), Score: 1, Depth: 0, Kind: kind, URL: p.URL}
 	}
 	f, err := os.Create(b.File())
 	if err != nil {
