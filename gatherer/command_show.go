@@ -24,7 +24,9 @@ func showCommand() *cli.Command {
 		ArgsUsage: "URL|DOCID",
 		Description: `Prints the page's entry in the text store (title, charset, language, status,
 text hash, text length, the segment it is in) and its document record with
-its out-links. The record comes from the newest parsed/docs.jsonl that has
+its out-links, and for an https page the TLS facts the harvester recorded
+(protocol, cipher, whether the certificate was valid for the name and why
+not). The record comes from the newest parsed/docs.jsonl that has
 the page: first the batch named by the text store entry, then every batch
 of the collection from the newest down (with --batch-dir, that directory
 first). A URL is normalised first; digits only are a doc id. Exits 1 when
@@ -99,6 +101,7 @@ func runShow(ctx context.Context, o showOptions, out io.Writer) error {
 	}
 	if derr == nil {
 		writeDoc(out, doc, path)
+		writeTLS(out, path, doc)
 	} else {
 		fmt.Fprintf(out, "record: none found in %d batch directories\n", len(dirs))
 	}

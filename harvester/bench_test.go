@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -13,7 +14,6 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -70,7 +70,7 @@ func TestBenchHarvester(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), fmt.Sprintf("%06d", round))
 		ht.WriteBatch(t, dir, round, ht.Entries(urls...))
 		t0 := time.Now()
-		took, harvCPU, harvAllocs, pages := harvest(t, web, dir, conns, 0)
+		took, harvCPU, harvAllocs, pages := harvest(t, web, dir, conns, 0, "")
 		reqs := web.Requests()[start:]
 		harvConns := len(web.Conns()) - conns0
 		span := reqs[len(reqs)-1].End.Sub(reqs[0].Start)
@@ -100,7 +100,7 @@ func TestBenchHarvester(t *testing.T) {
 
 		a0, cpu0, conns0 := allocated(), cpuTime(), len(web.Conns())
 		start = len(web.Requests())
-		took = plainClient(t, web.DNSAddr(), requested, conns, true)
+		took = plainClient(t, web.DNSAddr(), requested, conns, true, nil)
 		plainCPU, plainAllocs := cpuTime()-cpu0, allocated().since(a0)
 		preqs := web.Requests()[start:]
 		host, hspan = busiestSpan(preqs)
@@ -109,7 +109,7 @@ func TestBenchHarvester(t *testing.T) {
 		plainRate = max(plainRate, float64(len(requested))/took.Seconds())
 		fmt.Printf("bench: round %d: plain client, one connection per host: %d requests in %v: %.0f requests/s (CPU %v, %.0f µs/request, %s)\n",
 			round, len(requested), took.Round(time.Millisecond), float64(len(requested))/took.Seconds(), plainCPU.Round(time.Millisecond), float64(plainCPU.Microseconds())/float64(len(requested)), plainAllocs.per(len(requested)))
-		took = plainClient(t, web.DNSAddr(), requested, conns, false)
+		took = plainClient(t, web.DNSAddr(), requested, conns, false, nil)
 		freeRate = max(freeRate, float64(len(requested))/took.Seconds())
 		fmt.Printf("bench: round %d: plain client, no per-host limit: %d requests in %v: %.0f requests/s\n", round, len(requested), took.Round(time.Millisecond), float64(len(requested))/took.Seconds())
 	}
@@ -133,7 +133,7 @@ func TestBenchHarvester(t *testing.T) {
 	urls = inScopeURLs(web)
 	dir := filepath.Join(t.TempDir(), "000100")
 	ht.WriteBatch(t, dir, 100, ht.Entries(urls...))
-	took, _, _, pages := harvest(t, web, dir, max(whosts, 1)*2, wait)
+	took, _, _, pages := harvest(t, web, dir, max(whosts, 1)*2, wait, "")
 	perHost := map[string]int{}
 	for _, r := range web.Requests() {
 		if r.Path != "/robots.txt" {
@@ -210,8 +210,9 @@ func inScopeURLs(web *testweb.Web) []string {
 
 // harvest runs `harvester run --batch-dir` on dir and returns its wall
 // time, the CPU time and allocations of the process meanwhile (the test
-// web's included) and the pages it stored.
-func harvest(t *testing.T, web *testweb.Web, dir string, conns int, wait time.Duration) (time.Duration, time.Duration, allocs, int) {
+// web's included) and the pages it stored; ca, if not empty, is
+// harvester.ca_file.
+func harvest(t *testing.T, web *testweb.Web, dir string, conns int, wait time.Duration, ca string) (time.Duration, time.Duration, allocs, int) {
 	cfg := config.Defaults()
 	cfg.Harvester.Connections = conns
 	cfg.Harvester.ConnectionsPerIP = 0 // the whole test web is 127.0.0.1
@@ -227,6 +228,7 @@ func harvest(t *testing.T, web *testweb.Web, dir string, conns int, wait time.Du
 	}
 	cfg.Harvester.AllowPrivate = true
 	cfg.Harvester.DNSServer = web.DNSAddr()
+	cfg.Harvester.CAFile = ca
 	cfgFile := filepath.Join(filepath.Dir(dir), "wire.toml")
 	if err := os.WriteFile(cfgFile, config.Render(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -262,7 +264,8 @@ func harvest(t *testing.T, web *testweb.Web, dir string, conns int, wait time.Du
 // server at dnsAddr, bodies read and dropped) and returns the wall time. perHost keeps one connection per
 // host: each goroutine takes a whole host (biggest first) and fetches its
 // URLs in a row; otherwise the goroutines share one queue of URLs.
-func plainClient(t *testing.T, dnsAddr string, urls []string, conc int, perHost bool) time.Duration {
+// tlsCfg, if not nil, is the transport's TLS configuration.
+func plainClient(t *testing.T, dnsAddr string, urls []string, conc int, perHost bool, tlsCfg *tls.Config) time.Duration {
 	d := net.Dialer{Timeout: 5 * time.Second}
 	// Host names are looked up like any client must (Go's resolver, asking
 	// the test web's DNS server, as the harvester does), once per
@@ -279,6 +282,7 @@ func plainClient(t *testing.T, dnsAddr string, urls []string, conc int, perHost 
 		MaxIdleConns:        4 * conc,
 		MaxIdleConnsPerHost: conc,
 		IdleConnTimeout:     time.Minute,
+		TLSClientConfig:     tlsCfg,
 	}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -286,8 +290,11 @@ func plainClient(t *testing.T, dnsAddr string, urls []string, conc int, perHost 
 	if perHost {
 		byHost := map[string][]string{}
 		for _, u := range urls {
-			h := strings.SplitN(strings.TrimPrefix(u, "http://"), "/", 2)[0]
-			byHost[h] = append(byHost[h], u)
+			p, err := url.Parse(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byHost[p.Hostname()] = append(byHost[p.Hostname()], u)
 		}
 		for _, g := range byHost {
 			groups = append(groups, g)

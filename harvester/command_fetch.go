@@ -46,7 +46,8 @@ func parseFetch(c *cli.Context) (fetchOptions, error) {
 }
 
 // runFetch fetches o.URL as the harvester would and prints the status
-// line, the headers, the size and (with o.Body) the body on out.
+// line, the headers, the size, over TLS the protocol, cipher and the
+// certificate's verdict, and (with o.Body) the body on out.
 func runFetch(ctx context.Context, o fetchOptions, out io.Writer) error {
 	resp, err := harvester.FetchOne(ctx, o.Config, o.URL, o.Std.Log())
 	if resp == nil {
@@ -68,6 +69,17 @@ func runFetch(ctx context.Context, o fetchOptions, out io.Writer) error {
 		fmt.Fprintf(out, " (truncated: %s)", resp.Truncated)
 	}
 	fmt.Fprintln(out)
+	if ti := resp.TLS; ti != nil {
+		cert := "certificate valid for the name"
+		if !ti.Valid {
+			cert = "certificate NOT valid: " + ti.Problem
+		}
+		resumed := ""
+		if ti.Resumed {
+			resumed = ", session resumed"
+		}
+		fmt.Fprintf(out, "%s %s%s; %s\n", ti.Version, ti.Cipher, resumed, cert)
+	}
 	if loc := resp.Location(); loc != "" {
 		fmt.Fprintf(out, "redirect to %s (not followed)\n", loc)
 	}

@@ -33,7 +33,10 @@
 # Crawl-delays of 1 s (BENCH_WEB_FLAGS, default "--crawl-delay-min 1s
 # --crawl-delay-max 1s", so that the slowest site does not hold the
 # crawl for many minutes), BENCH_SEEDS seeds (20), BENCH_SEED (1),
-# BENCH_ADDRESSES addresses. manager.max_site_pages BENCH_MAX_SITE_PAGES
+# BENCH_ADDRESSES addresses, mostly HTTPS: BENCH_HTTPS (0.85) of the
+# sites over TLS (testweb --https-share; the hostile TLS hosts join the
+# hostile ones; the harvester trusts the web's CA through
+# WIRE_HARVESTER_CA_FILE; 0 for plain HTTP only). manager.max_site_pages BENCH_MAX_SITE_PAGES
 # (default twice the largest site) stops the hostile link farm
 # (many-links, 20,000 pages) and the calendar trap there, so that the
 # frontier empties in minutes. The audit also checks that no hostile host
@@ -78,6 +81,7 @@ slack=${BENCH_SLACK:-3ms}
 old_rev=${WIRE_OLD_REV:-a9cc4c6}
 runs=" ${BENCH_RUNS:-new old} "
 read -r -a web_flags <<<"${BENCH_WEB_FLAGS---crawl-delay-min 1s --crawl-delay-max 1s}"
+https_share=${BENCH_HTTPS:-0.85}
 export WIRE_MANAGER_BATCH_DURATION=${BENCH_BATCH_DURATION:-10s}
 # Newer settings through the environment only (see above).
 export WIRE_HARVESTER_ADDRESS_WAIT=$addrwait WIRE_MANAGER_MAX_SITE_PAGES=$sitecap
@@ -149,15 +153,25 @@ crawl() {
 	local r=$1 b=$2 t0 secs
 	out ""
 	out "== $r: $b"
+	local tls=() caenv=()
+	case $https_share in
+	0 | 0.0 | "") ;;
+	*)
+		tls=(--https-share "$https_share" --ca-out "$dir/$r/ca.pem")
+		# Through the environment: an old build ignores it (and fetches
+		# without checking certificates, as it always did).
+		caenv=(WIRE_HARVESTER_CA_FILE="$dir/$r/ca.pem")
+		;;
+	esac
 	wire_start_web "$dir/$r" "$tools/testweb" --hosts "$hosts" --max-pages "$maxpages" --heterogeneous --hostile \
-		"${web_flags[@]}" --addresses "$addresses" --seed "$seed" --seeds "$nseeds" || exit 1
+		"${web_flags[@]}" "${tls[@]}" --addresses "$addresses" --seed "$seed" --seeds "$nseeds" || exit 1
 	"$b/seeder" init --collection "$dir/$r/col" \
 		--harvester-allow-private --harvester-dns-server "$web_dns" --harvester-wait "$wait_" \
 		--harvester-connections "$conns" --harvester-connections-per-ip "$perip" --harvester-total-timeout "$timeout" \
 		--manager-max-fetches-per-script 0 --scope-domains cl >/dev/null || exit 1
 	"$b/seeder" add --collection "$dir/$r/col" "$dir/$r/seeds.txt" >/dev/null || exit 1
 	t0=$(wire_secs)
-	wire_bounded "$limit" "$dir/$r/crawl.log" env WIRE_BIN="$b" "$WIRE_ROOT/scripts/crawl.sh" "$dir/$r/col" 1000000
+	wire_bounded "$limit" "$dir/$r/crawl.log" env WIRE_BIN="$b" "${caenv[@]}" "$WIRE_ROOT/scripts/crawl.sh" "$dir/$r/col" 1000000
 	secs=$(wire_since "$t0")
 	wire_stop_web "$dir/$r" || exit 1
 	if [ "$run_stopped" = 0 ] && [ "$run_rc" != 0 ]; then

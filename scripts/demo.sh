@@ -13,7 +13,12 @@
 # response), Crawl-delays of 2-5 s on 3% of the sites, a handful of big
 # sites, bare names redirecting to www names (see pkg/testweb), served
 # on several loopback addresses (about one per 8 hosts; a bare name on
-# its site's address) as virtual hosts share servers. The harvester gets
+# its site's address) as virtual hosts share servers, and mostly HTTPS
+# (testweb --https-share 0.85: plain HTTP answering 301 to HTTPS, a few
+# sites on both schemes or HTTPS-only, expired, wrong-name and
+# self-signed certificates, TLS 1.2- or 1.3-only servers; the harvester
+# trusts the test web's CA, copied into the collection as
+# testweb-ca.pem, and records each certificate's verdict). The harvester gets
 # at most 4 requests in flight per address and starts two requests to
 # one address at least 25 ms apart. After the crawl the test web's
 # request log is audited by server (crawlcheck politeness, see
@@ -24,7 +29,8 @@
 # 200ms), DEMO_BATCH (batch size, default 3000), DEMO_ADDRESSES (loopback
 # addresses of the test web, default DEMO_HOSTS/8), DEMO_PER_IP (4),
 # DEMO_ADDRESS_WAIT (25ms), DEMO_WEB_FLAGS (further testweb flags,
-# default --heterogeneous; empty for the uniform web).
+# default --heterogeneous; empty for the uniform web), DEMO_HTTPS (share of
+# the sites served over TLS, default 0.85; 0 for plain HTTP only).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -38,6 +44,7 @@ webflags=${DEMO_WEB_FLAGS---heterogeneous}
 addresses=${DEMO_ADDRESSES:-$((hosts / 8 > 1 ? hosts / 8 : 1))}
 perip=${DEMO_PER_IP:-4}
 addrwait=${DEMO_ADDRESS_WAIT:-25ms}
+https_share=${DEMO_HTTPS:-0.85}
 if [ -e "$dir/FORMAT" ]; then
 	echo "demo.sh: $dir already holds a collection; give a new directory" >&2
 	exit 2
@@ -46,6 +53,12 @@ fi
 wire_log "building binaries into $WIRE_BIN"
 wire_build
 work=$(mktemp -d)
+
+tlsflags=()
+case $https_share in
+0 | 0.0 | 0.00 | "") ;;
+*) tlsflags=(--https-share "$https_share" --ca-out "$work/ca.pem") ;;
+esac
 
 web_pid=
 cleanup() {
@@ -61,7 +74,7 @@ trap cleanup EXIT
 wire_log "starting the test web ($hosts hosts on $addresses addresses) on loopback"
 # shellcheck disable=SC2086 # DEMO_WEB_FLAGS is a list of flags
 "$WIRE_BIN/testweb" --hosts "$hosts" --seed 1 --seeds 20 --seeds-out "$work/seeds.txt" $webflags \
-	--addresses "$addresses" --config-out "$work/web.json" --log "$work/requests.tsv" \
+	--addresses "$addresses" --config-out "$work/web.json" --log "$work/requests.tsv" "${tlsflags[@]}" \
 	--ready-file "$work/ready" >"$work/testweb.out" 2>&1 &
 web_pid=$!
 for _ in $(seq 1 300); do
@@ -72,10 +85,17 @@ done
 [ -f "$work/ready" ] || { echo "demo.sh: the test web did not become ready in 30 s" >&2; exit 1; }
 dns=$(sed -n 's/^dns=//p' "$work/ready")
 http=$(sed -n 's/^http=//p' "$work/ready")
-wire_log "test web: http=$http dns=$dns"
+https=$(sed -n 's/^https=//p' "$work/ready")
+wire_log "test web: http=$http${https:+ https=$https} dns=$dns"
 
 mkdir -p "$(dirname "$dir")"
-"$WIRE_BIN/seeder" init --collection "$dir" \
+caflags=()
+if [ -f "$work/ca.pem" ]; then
+	mkdir -p "$dir"
+	cp "$work/ca.pem" "$dir/testweb-ca.pem"
+	caflags=(--harvester-ca-file "$dir/testweb-ca.pem")
+fi
+"$WIRE_BIN/seeder" init --collection "$dir" "${caflags[@]}" \
 	--config "$WIRE_ROOT/collection/wire.toml" \
 	--harvester-allow-private --harvester-dns-server "$dns" \
 	--harvester-wait "$wait" --harvester-connections 100 --harvester-connections-per-ip "$perip" \

@@ -7,6 +7,7 @@ package scripts_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -46,8 +47,14 @@ const (
 
 // e2eWeb is the test web crawled: the heterogeneous one, which behaves
 // like a real web in time (slow hosts, Crawl-delays, big sites, bare
-// names redirecting to www names), on several addresses.
-var e2eWeb = testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120, Heterogeneous: true, Addresses: e2eAddresses, Sitemaps: true}
+// names redirecting to www names), on several addresses, with sitemaps,
+// and mostly HTTPS (plain HTTP redirecting to it, duplicates across
+// schemes, HTTPS-only sites, broken certificates; the harvester trusts
+// its CA).
+var e2eWeb = testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120, Heterogeneous: true, Addresses: e2eAddresses, Sitemaps: true, HTTPSShare: e2eHTTPSShare}
+
+// e2eHTTPSShare is the share of the sites of the e2e web served over TLS.
+const e2eHTTPSShare = 0.85
 
 // buildBinaries compiles the four stages into dir with the go command
 // that runs this test.
@@ -94,9 +101,13 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 	if err := os.WriteFile(seeds, []byte(strings.Join(web.SeedURLs(15), "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, web.CACertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	env := []string{"WIRE_BIN=" + bin}
 	run(t, env, filepath.Join(bin, "seeder"), "init", "--collection", col,
-		"--harvester-allow-private", "--harvester-dns-server", web.DNSAddr(),
+		"--harvester-allow-private", "--harvester-dns-server", web.DNSAddr(), "--harvester-ca-file", ca,
 		"--harvester-wait", e2eWait.String(), "--harvester-connections", "30",
 		"--harvester-connections-per-ip", fmt.Sprint(e2ePerIP), "--harvester-address-wait", e2eAddressWait.String(),
 		"--harvester-total-timeout", "10s",
@@ -127,6 +138,8 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 			rep.Addresses, rep.SharedUnits, rep.SharedAddresses, rep.DelayGaps)
 	}
 	checkTextByURL(t, bin, col, web, fetched)
+	checkTLS(t, bin, col, web, fetched)
+	checkSchemes(t, col, fetched)
 	checkLinkGraph(t, col, web, cfg, fetched)
 	checkSitemaps(t, col, web)
 	run(t, env, filepath.Join(bin, "seeder"), "check", "--collection", col)
@@ -353,13 +366,29 @@ func checkLinkGraph(t *testing.T, col string, web *testweb.Web, cfg config.Confi
 				continue
 			}
 			want := map[uint64]string{}
+			twin := map[uint64]uint64{} // an http link's id -> its https twin's, for an upgraded site
 			for _, l := range truth {
 				n, err := norm.Normalize(l)
 				if err != nil || sc.Check(n) != nil {
 					continue
 				}
+				// A link to an http site the seeder found redirecting to
+				// https is taken on https once it knew (Site.Upgrade).
+				upID, upOK := uint64(0), false
+				if key := urlnorm.SiteKey(n); strings.HasPrefix(key, "http://") {
+					if sid, ok := tx.SiteID(key); ok {
+						if site, err := tx.Site(sid); err == nil && site.Upgrade != "" {
+							upID, upOK = tx.LookupURL(site.Upgrade + n[len(key):])
+						}
+					}
+				}
 				id, ok := tx.LookupURL(n)
-				if !ok {
+				switch {
+				case ok && upOK:
+					twin[id] = upID
+				case upOK:
+					id = upID
+				case !ok:
 					// Only the per-site cap may keep an in-scope link out.
 					return fmt.Errorf("page %s links to %s, which has no id", r.URL, n)
 				}
@@ -375,6 +404,11 @@ func checkLinkGraph(t *testing.T, col string, web *testweb.Web, cfg config.Confi
 			}
 			var missing, extra []string
 			for wid, u := range want {
+				if tw, ok := twin[wid]; ok && !got.Contains(uint32(wid)) && got.Contains(uint32(tw)) {
+					// Taken on https: the http id is not linked.
+					want[tw] = u
+					continue
+				}
 				if !got.Contains(uint32(wid)) {
 					missing = append(missing, u)
 				}
@@ -398,4 +432,123 @@ func checkLinkGraph(t *testing.T, col string, web *testweb.Web, cfg config.Confi
 	if compared < 50 {
 		t.Errorf("only %d pages' links compared", compared)
 	}
+}
+
+// checkTLS asks `gatherer show` for https pages of a site with a good
+// certificate and of one with a broken one: the TLS facts the harvester
+// recorded are printed, and the verdict is the test web's truth.
+func checkTLS(t *testing.T, bin, col string, web *testweb.Web, fetched []fetchlog.Record) {
+	t.Helper()
+	seen := map[bool]bool{}
+	for _, r := range fetched {
+		if r.Status != 200 || r.MIME != "text/html" || !strings.HasPrefix(r.URL, "https:") {
+			continue
+		}
+		u, err := url.Parse(r.URL)
+		if err != nil {
+			continue
+		}
+		truth, _ := web.TLS(u.Hostname())
+		broken := truth.Trouble == testweb.TroubleExpired || truth.Trouble == testweb.TroubleWrongName || truth.Trouble == testweb.TroubleSelfSigned
+		if seen[broken] {
+			continue
+		}
+		seen[broken] = true
+		out := run(t, nil, filepath.Join(bin, "gatherer"), "show", "--collection", col, r.URL)
+		want := "cert       valid for the name"
+		if broken {
+			want = "cert       NOT valid: " + map[testweb.TLSTrouble]string{testweb.TroubleExpired: "expired",
+				testweb.TroubleWrongName: "wrong-name", testweb.TroubleSelfSigned: "self-signed"}[truth.Trouble]
+		}
+		if !strings.Contains(out, "tls        TLS 1.") || !strings.Contains(out, want) {
+			t.Errorf("gatherer show %s (%s): want %q in\n%s", r.URL, truth.Trouble, want, out)
+		}
+	}
+	if !seen[true] || !seen[false] {
+		t.Errorf("https pages with good and broken certificates fetched: %v", seen)
+	}
+}
+
+// checkSchemes reads graph.db and the gathered records: the seeder marked
+// http sites that redirect to https (Site.Upgrade), and of every page
+// fetched on both schemes (a site serving the same pages on both) one
+// copy is a duplicate of the other: its text is stored once.
+func checkSchemes(t *testing.T, col string, fetched []fetchlog.Record) {
+	t.Helper()
+	g, err := linkgraph.Open(filepath.Join(col, collection.GraphFile), true, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upgraded := 0
+	err = g.View(func(tx *linkgraph.Tx) error {
+		return tx.ForEachSite(func(s *linkgraph.Site) error {
+			if s.Upgrade == "" {
+				return nil
+			}
+			upgraded++
+			from, err1 := url.Parse(s.Key)
+			to, err2 := url.Parse(s.Upgrade)
+			if err1 != nil || err2 != nil || from.Scheme != "http" || to.Scheme != "https" || from.Hostname() != to.Hostname() {
+				t.Errorf("site %s upgraded to %s", s.Key, s.Upgrade)
+			}
+			return nil
+		})
+	})
+	g.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if upgraded == 0 {
+		t.Error("no http site found redirecting to https")
+	}
+	// Pages fetched with a body on both schemes, by host and path.
+	key := func(raw string) (string, string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return "", ""
+		}
+		return u.Scheme, u.Hostname() + u.RequestURI()
+	}
+	schemes := map[string]map[string]bool{}
+	for _, r := range fetched {
+		if r.Status != 200 || r.MIME != "text/html" {
+			continue
+		}
+		sc, k := key(r.URL)
+		if schemes[k] == nil {
+			schemes[k] = map[string]bool{}
+		}
+		schemes[k][sc] = true
+	}
+	dup := map[string]bool{}
+	docs, _ := filepath.Glob(filepath.Join(col, collection.BatchesDir, "*", "parsed", "docs.jsonl"))
+	for _, p := range docs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			var d struct {
+				URL         string `json:"url"`
+				DuplicateOf string `json:"duplicateOf"`
+			}
+			if line == "" || json.Unmarshal([]byte(line), &d) != nil || d.DuplicateOf == "" {
+				continue
+			}
+			_, k := key(d.URL)
+			if _, ko := key(d.DuplicateOf); k == ko {
+				dup[k] = true
+			}
+		}
+	}
+	pairs := 0
+	for k, sc := range schemes {
+		if sc["http"] && sc["https"] {
+			pairs++
+			if !dup[k] {
+				t.Errorf("%s fetched on both schemes, neither copy a duplicate of the other", k)
+			}
+		}
+	}
+	t.Logf("%d http sites found redirecting to https; %d pages fetched on both schemes, stored once", upgraded, pairs)
 }

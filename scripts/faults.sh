@@ -27,7 +27,10 @@
 # (20ms), FAULT_ADDRESSES (30: loopback addresses the web's hosts share,
 # so that the audit by server sees shared addresses), FAULT_ADDRESS_WAIT
 # (5ms, harvester.address_wait), FAULT_DIR (scratch directory, default a new one, removed on
-# success), FAULT_HOSTILE (1; 0 leaves the hostile hosts out), FAULT_ENV
+# success), FAULT_HOSTILE (1; 0 leaves the hostile hosts out), FAULT_HTTPS
+# (0.85: the share of the sites served over TLS, with the hostile TLS
+# hosts among the hostile ones, checked to end as tls errors within the
+# connect time limit; 0 for plain HTTP only), FAULT_ENV
 # (1; 0 skips the environment faults), WIRE_BIN and WIRE_BUILD as for
 # crawl.sh. Exit codes: 0 all checks passed, 1 a check failed, 2 usage.
 set -uo pipefail
@@ -48,6 +51,7 @@ args=(--bin "$WIRE_BIN" --dir "$dir" --seed "$seed"
 	--batch "${FAULT_BATCH:-400}" --wait "${FAULT_WAIT:-20ms}"
 	--addresses "${FAULT_ADDRESSES:-30}" --address-wait "${FAULT_ADDRESS_WAIT:-5ms}")
 [ "${FAULT_HOSTILE:-1}" = 1 ] && args+=(--hostile)
+args+=(--https-share "${FAULT_HTTPS:-0.85}")
 [ "${FAULT_ENV:-1}" = 1 ] || args+=(--skip-env)
 
 wire_log "faults.sh: seed $seed, scratch directory $dir"

@@ -41,6 +41,7 @@ type Harvester struct {
 	MaxSitemapBytes       int64    `toml:"max_sitemap_bytes" doc:"Sitemaps (batch entries of kind sitemap, docs/sitemaps.md) are read up to this many bytes, of any media type; the protocol's limit is 50,000,000 uncompressed. Each connection may hold one such body in memory."`
 	AcceptMIME            []string `toml:"accept_mime" doc:"Media types (type/subtype or type/*) whose bodies are downloaded; responses of other types are recorded without their body. Empty accepts every type."`
 	AllowPrivate          bool     `toml:"allow_private" doc:"Allow loopback, private and link-local addresses (only for tests and the demo)."`
+	CAFile                string   `toml:"ca_file" doc:"PEM file of the certificate authorities a server's certificate is checked against; empty uses the system's. The check never stops a fetch (an archival crawl takes what servers send): its verdict is recorded with the response (WARC metadata tlsCertValid, tlsCertProblem)."`
 	DNSServer             string   `toml:"dns_server" doc:"DNS server as host:port; empty uses the system resolver."`
 	DNSTimeout            Duration `toml:"dns_timeout" doc:"Time limit for one DNS lookup."`
 	DNSCacheTime          Duration `toml:"dns_cache_time" doc:"How long an answer of the system resolver (dns_server empty), which gives no TTL, is kept in the harvester's cache."`

@@ -19,6 +19,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -87,6 +88,10 @@ type Config struct {
 	DNSTTL TTLBounds
 	// MaxHeaderBytes caps the response header; 0 means 64 KiB.
 	MaxHeaderBytes int64
+	// RootCAs are the certificate authorities a server's certificate is
+	// checked against (Response.TLS); nil means the system's. The check
+	// never stops a fetch.
+	RootCAs *x509.CertPool
 	// Dial, if set, opens the TCP connections in place of a
 	// net.Dialer with ConnectTimeout (tests use it to play a network
 	// without routes).
@@ -100,6 +105,7 @@ type Client struct {
 	resolver *Resolver
 	policy   Policy
 	log      *slog.Logger
+	sessions tls.ClientSessionCache // TLS sessions by server name, for resumption
 }
 
 // New returns a client. log may be nil.
@@ -121,6 +127,7 @@ func New(cfg Config, log *slog.Logger) *Client {
 		resolver: NewTTLResolver(cfg.DNSServer, cfg.DNSTimeout, cfg.DNSCacheTime, cfg.DNSTTL),
 		policy:   Policy{AllowPrivate: cfg.AllowPrivate},
 		log:      log,
+		sessions: tls.NewLRUClientSessionCache(sessionCacheSize),
 	}
 }
 
@@ -184,6 +191,10 @@ type Response struct {
 	// FirstByte is the time from the start of the request to the first
 	// byte of the response.
 	FirstByte time.Duration
+	// TLS describes the TLS connection of an https response (nil over
+	// plain HTTP): version, cipher, and whether the certificate is valid
+	// for the name (the fetch goes on either way).
+	TLS *TLSInfo
 	// Reused tells whether the request went over a connection kept alive
 	// from an earlier request; ConnRequests counts the requests that
 	// connection has carried, this one included.
@@ -504,9 +515,13 @@ func (h *Host) dial(ctx context.Context, addr string) (net.Conn, error) {
 }
 
 // connect opens the session's connection to addr (host:port), with a TLS
-// handshake for https. Certificates are not verified: the crawler
+// handshake for https. Certificates do not stop a fetch: the crawler
 // archives what servers send and authenticates nobody (a national web
-// has many broken certificates).
+// has many broken certificates); they are checked after the handshake
+// against Config.RootCAs, and the verdict goes with every response of
+// the connection (Response.TLS). Sessions are resumed across the
+// connections to one server name (the Client's session cache). A
+// handshake that does not end within ConnectTimeout is a KindTLS error.
 func (h *Host) connect(ctx context.Context, scheme, addr string) (*conn2, error) {
 	start := time.Now()
 	raw, err := h.dial(ctx, addr)
@@ -520,6 +535,7 @@ func (h *Host) connect(ctx context.Context, scheme, addr string) (*conn2, error)
 			ServerName:         host,
 			InsecureSkipVerify: true, //nolint:gosec // archival crawler, see above
 			NextProtos:         []string{"http/1.1"},
+			ClientSessionCache: h.c.sessions,
 		}
 		if ip := net.ParseIP(host); ip != nil {
 			cfg.ServerName = ""
@@ -530,11 +546,12 @@ func (h *Host) connect(ctx context.Context, scheme, addr string) (*conn2, error)
 		if err := tc.HandshakeContext(hctx); err != nil {
 			raw.Close()
 			if hctx.Err() != nil && ctx.Err() == nil {
-				return nil, &Error{Kind: KindTimeout, Detail: "TLS handshake with " + host, Err: err}
+				return nil, &Error{Kind: KindTLS, Detail: fmt.Sprintf("handshake with %s not done after %s (timeout)", host, h.c.cfg.ConnectTimeout), Err: err}
 			}
-			return nil, &Error{Kind: KindTLS, Detail: err.Error(), Err: err}
+			return nil, &Error{Kind: KindTLS, Detail: strings.TrimPrefix(err.Error(), "tls: "), Err: err}
 		}
 		c.Conn = tc
+		c.tls = tlsInfo(tc.ConnectionState(), cfg.ServerName, h.c.cfg.RootCAs)
 	}
 	c.connect = time.Since(start)
 	c.br = bufio.NewReaderSize(c, readBufferSize)
@@ -569,6 +586,7 @@ type conn2 struct {
 	raw      net.Conn // the TCP connection under it
 	br       *bufio.Reader
 	connect  time.Duration
+	tls      *TLSInfo  // the TLS facts, for https
 	f        *inflight // the request in flight, or nil
 	left     int64     // bytes the response head may still take (noLimit: not reading one)
 	reqs     int       // requests carried
@@ -743,6 +761,7 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		Request:      request,
 		Reused:       reused,
 		ConnRequests: c.reqs,
+		TLS:          c.tls,
 	}
 	if a, ok := c.raw.RemoteAddr().(*net.TCPAddr); ok {
 		out.IP = a.IP.String()

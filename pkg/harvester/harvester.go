@@ -90,9 +90,14 @@ type Options struct {
 	KeepShards bool
 }
 
-// ClientConfig returns the HTTP client settings of a configuration.
-func ClientConfig(cfg config.Config) fetch.Config {
+// ClientConfig returns the HTTP client settings of a configuration; it
+// reads harvester.ca_file.
+func ClientConfig(cfg config.Config) (fetch.Config, error) {
 	h := cfg.Harvester
+	roots, err := fetch.LoadRoots(h.CAFile)
+	if err != nil {
+		return fetch.Config{}, fmt.Errorf("harvester.ca_file: %w", err)
+	}
 	return fetch.Config{
 		UserAgent:        cfg.Crawl.UserAgent,
 		ConnectTimeout:   h.ConnectTimeout.D(),
@@ -105,7 +110,8 @@ func ClientConfig(cfg config.Config) fetch.Config {
 		DNSTimeout:       h.DNSTimeout.D(),
 		DNSCacheTime:     h.DNSCacheTime.D(),
 		DNSTTL:           fetch.TTLBounds{Min: h.DNSMinTTL.D(), Max: h.DNSMaxTTL.D(), Negative: h.DNSNegativeTime.D()},
-	}
+		RootCAs:          roots,
+	}, nil
 }
 
 // Accept returns the media type filter of harvester.accept_mime: exact
@@ -140,7 +146,11 @@ func Accept(patterns []string) func(mediaType string) bool {
 // (address policy and accepted media types included), without robots.txt
 // or politeness: a debugging aid.
 func FetchOne(ctx context.Context, cfg config.Config, rawURL string, log *slog.Logger) (*fetch.Response, error) {
-	h := fetch.New(ClientConfig(cfg), log).NewHost()
+	fc, err := ClientConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	h := fetch.New(fc, log).NewHost()
 	defer h.Close()
 	return h.Do(ctx, fetch.Request{URL: rawURL, MaxBody: cfg.Harvester.MaxBodyBytes, Accept: Accept(cfg.Harvester.AcceptMIME)})
 }

@@ -459,6 +459,10 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 // run serves the servers with up to harvester.connections connections.
 func (h *harvest) run(parent context.Context, b *collection.Batch, entries []batch.Entry, todo []bool, pending int, resuming bool) error {
 	hc := h.cfg.Harvester
+	fc, err := ClientConfig(h.cfg)
+	if err != nil {
+		return err
+	}
 	servers := plan(entries, todo, h.rank, h.estimates)
 	for _, srv := range servers {
 		srv.streak = h.est[srv.Host].Streak // the count goes on across batches
@@ -504,7 +508,7 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 		case <-runDone:
 		}
 	}()
-	h.client = fetch.New(ClientConfig(h.cfg), h.log)
+	h.client = fetch.New(fc, h.log)
 	h.followMoves(startCtx) // moved.go
 
 	// No host is asked before a full wait from now: a killed run may have

@@ -612,9 +612,9 @@ func robotsDenial(rec fetchlog.Robots, rules *robots.Rules, rawURL string) strin
 	}
 	if rec.Err != "" {
 		switch fetch.Kind(fetch.KindOf(rec.Err)) {
-		case fetch.KindDNS, fetch.KindBlocked, fetch.KindBadURL:
-			// The site cannot be reached at all: say why, as a page
-			// fetch would have.
+		case fetch.KindDNS, fetch.KindBlocked, fetch.KindBadURL, fetch.KindTLS:
+			// The site cannot be reached at all (no TLS session either):
+			// say why, as a page fetch would have.
 			return rec.Err
 		}
 		return fmt.Sprintf("%s: robots.txt unreachable (%s)", ErrRobots, rec.Err)
@@ -657,6 +657,7 @@ func (c *conn) page(e batch.Entry) error {
 		if resp.Connect > 0 {
 			meta = append(meta, warcio.Field{Name: "connectMs", Value: strconv.FormatInt(resp.Connect.Milliseconds(), 10)})
 		}
+		meta = append(meta, tlsFields(resp.TLS)...)
 		if resp.Skipped != "" {
 			rec.Err = ErrMIME + ": " + resp.Skipped
 			meta = append(meta, warcio.Field{Name: "wire-not-stored", Value: resp.Skipped})

@@ -42,6 +42,11 @@ type Site struct {
 	// "Near-duplicates"); 0 for none. The manager lowers the value of a
 	// mirror's pages, fetched or not.
 	MirrorOf uint64 `json:"mirrorOf,omitempty"`
+	// Upgrade is, for an http site whose pages redirect permanently (301
+	// or 308) to the same URL on https, that https site's key: the
+	// seeder writes the site's new links on it (docs/seeder.md). A page
+	// of the site answered without such a redirect clears it.
+	Upgrade string `json:"upgrade,omitempty"`
 }
 
 // Streaming is what graph.db keeps of a site flagged as streaming: when it

@@ -28,6 +28,8 @@ import (
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/pagerank"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
+	"github.com/wirecrawl/wire/pkg/warcio"
 )
 
 // Defaults of Options.
@@ -83,6 +85,8 @@ type Data struct {
 	// has none; MIMEs count the 2xx responses by media type.
 	Statuses []Count `json:"statuses"`
 	MIMEs    []Count `json:"mimes"`
+	// TLS counts the https sites by their certificate's verdict.
+	TLS TLSSites `json:"tls"`
 	// Batches are the harvested batches, in order.
 	Batches []BatchRow `json:"batches"`
 	// Unharvested counts batches not harvested yet (not in Batches).
@@ -99,6 +103,18 @@ type Data struct {
 	// Web is the national web's sections: languages, duplicates,
 	// mirrors, charsets, sizes, ages, links by top-level domain.
 	Web Web `json:"web"`
+}
+
+// TLSSites counts the https sites with a page stored by what the
+// harvester recorded of their certificate (the WARC metadata record of
+// one of their pages in their latest harvest: tlsCertValid,
+// tlsCertProblem).
+type TLSSites struct {
+	Sites  int `json:"sites"`
+	Broken int `json:"broken"` // not valid for the name
+	// Problems counts the broken ones by the problem's first word
+	// (expired, wrong-name, self-signed ...).
+	Problems []Count `json:"problems,omitempty"`
 }
 
 // Totals are the headline numbers.
@@ -501,6 +517,7 @@ func (d *Data) readBatches(col *collection.Collection) error {
 	}
 	d.Totals.Batches = len(ids)
 	statuses, mimes := map[string]int{}, map[string]int{}
+	certs := map[string]string{} // https site -> "" (valid) or its problem's first word, from its latest harvest
 	for _, id := range ids {
 		b := col.Batch(id)
 		if !b.Done(collection.StageHarvested) {
@@ -521,12 +538,21 @@ func (d *Data) readBatches(col *collection.Collection) error {
 		if err != nil {
 			return fmt.Errorf("report on %s: batch %s: %w", col.Dir, b.Name(), err)
 		}
+		sampled := map[string]bool{} // https sites whose verdict this batch gave
 		for _, path := range logs {
 			recs, err := fetchlog.ReadFile(path)
 			if err != nil {
 				return fmt.Errorf("report on %s: %w", col.Dir, err)
 			}
 			for _, r := range recs {
+				if r.OK() && r.WARC != "" && strings.HasPrefix(r.URL, "https://") {
+					if site := urlnorm.SiteKey(r.URL); !sampled[site] {
+						if v, ok := certVerdict(filepath.Join(filepath.Dir(path), r.WARC), r.Offset+r.Length); ok {
+							sampled[site] = true
+							certs[site] = v
+						}
+					}
+				}
 				row.URLs++
 				statuses[statusLabel(r)]++
 				if r.OK() {
@@ -549,7 +575,47 @@ func (d *Data) readBatches(col *collection.Collection) error {
 	}
 	d.Statuses = topCounts(statuses, 12)
 	d.MIMEs = topCounts(mimes, 10)
+	problems := map[string]int{}
+	for _, v := range certs {
+		d.TLS.Sites++
+		if v != "" {
+			d.TLS.Broken++
+			problems[v]++
+		}
+	}
+	d.TLS.Problems = topCounts(problems, 10)
 	return nil
+}
+
+// certVerdict reads the TLS facts of a page's metadata record (at offset
+// in the WARC file path): "" for a certificate valid for the name, the
+// first word of the problem otherwise; ok is false when the record has
+// none (a harvest before issue 23, a page without metadata).
+func certVerdict(path string, offset int64) (verdict string, ok bool) {
+	fields, err := warcio.ReadMetadata(path, offset)
+	if err != nil {
+		return "", false
+	}
+	valid, problem := "", ""
+	for _, f := range fields {
+		switch f.Name {
+		case warcio.MetaTLSCertValid:
+			valid = f.Value
+		case warcio.MetaTLSCertProblem:
+			problem = f.Value
+		}
+	}
+	switch valid {
+	case "true":
+		return "", true
+	case "false":
+		word, _, _ := strings.Cut(problem, ":")
+		if word == "" {
+			word = "unknown"
+		}
+		return word, true
+	}
+	return "", false
 }
 
 // FetchLogs lists the fetch logs of a harvested batch directory: the

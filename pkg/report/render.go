@@ -190,7 +190,8 @@ td.url { max-width: 520px; overflow-wrap: anywhere; }
 <div><b>{{.D.Totals.Sites}}</b>sites</div>
 <div><b>{{.D.Totals.Links}}</b>links</div>
 <div><b>{{mb .D.Totals.Bytes}}</b>of bodies</div>
-<div><b>{{fixed .D.Totals.Seconds}} s</b>harvesting</div>
+<div><b>{{fixed .D.Totals.Seconds}} s</b>harvesting</div>{{if .D.TLS.Sites}}
+<div><b>{{.D.TLS.Broken}}</b>of {{.D.TLS.Sites}} https sites with a broken certificate{{range .D.TLS.Problems}} · {{.Label}} {{.N}}{{end}}</div>{{end}}
 {{if .D.Sitemaps.Sitemaps}}<div id="sitemaps"><b>{{.D.Sitemaps.Sites}}</b>sites publish sitemaps ({{.D.Sitemaps.Read}} of {{.D.Sitemaps.Sitemaps}} sitemaps read)</div>
 <div><b>{{.D.Sitemaps.Only}}</b>URLs only in sitemaps ({{.D.Sitemaps.OnlyFetched}} fetched; {{.D.Sitemaps.Found}} found in sitemaps)</div>
 {{end}}</div>

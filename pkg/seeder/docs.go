@@ -30,6 +30,10 @@ type batchRun struct {
 	// the transaction rewrote before their parsed record came (robots.txt
 	// rechecks): their prepared snapshot copy is out of date.
 	rewritten *roaring.Bitmap
+	// upgrades are the http sites whose Upgrade the batch changed, to
+	// the https site key ("" when cleared): foldUpgrades moves their
+	// pending URLs once every record is in.
+	upgrades map[string]string
 
 	// Sitemaps (sitemaps.go): hints for known documents, applied at the
 	// end; each site's robots.txt Sitemap: lines, normalised; whether to
@@ -328,6 +332,9 @@ func (r *batchRun) doc(p *preparedDoc) error {
 		if count {
 			d.Visits++
 			d.AddVisit(linkgraph.Visit{Time: pd.Fetched, Status: pd.Status, Changed: changed, LastModified: pd.LastModified})
+		}
+		if err := r.upgrade(siteKey, d.URL, pd); err != nil {
+			return err
 		}
 	case pd.Err == ExcludedRobots && !r.unreachable[siteKey]:
 		r.s.Excluded++

@@ -76,6 +76,13 @@ func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites *siteSet) []pre
 		if err == nil {
 			key = urlnorm.SiteKey(u)
 			st = sites.site(tx, key, r.scope)
+			if st.upgrade != "" && st.scopeErr == nil {
+				// The site sends everything to https (Site.Upgrade):
+				// the link is taken on https directly.
+				u = st.upgrade + u[len(key):]
+				key = st.upgrade
+				st = sites.site(tx, key, r.scope)
+			}
 			err = r.scope.CheckInSite(u, len(key), st.scopeErr)
 		}
 		if err != nil {

@@ -94,6 +94,14 @@ type Summary struct {
 	// (a whole response).
 	StreamingSet     int `json:"streamingSet,omitempty"`
 	StreamingCleared int `json:"streamingCleared,omitempty"`
+	// Upgraded and Downgraded count the http sites this batch found
+	// redirecting to https (Site.Upgrade set), and those found serving
+	// pages again (cleared).
+	Upgraded   int `json:"upgraded,omitempty"`
+	Downgraded int `json:"downgraded,omitempty"`
+	// Folded counts the pending documents of upgraded sites excluded in
+	// favour of their https twins.
+	Folded int `json:"folded,omitempty"`
 
 	// Sitemaps (docs/sitemaps.md): sites whose robots.txt names one,
 	// sitemap URLs new to graph.db, sitemap records read (and of them with
@@ -141,6 +149,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  rejected    %s\n", formatCounts(s.Rejected))
 	fmt.Fprintf(w, "  robots.txt  %d sites, %d changed: %d urls excluded, %d restored\n", s.RobotsSites, s.RobotsChanged, s.RobotsExcluded, s.RobotsRestored)
 	fmt.Fprintf(w, "  frontier    %d urls waiting; server estimates for %d sites\n", s.Frontier, s.ServerSites)
+	if s.Upgraded > 0 || s.Downgraded > 0 {
+		fmt.Fprintf(w, "  https       %d http sites found redirecting to https (their new links go there, %d pending URLs moved to https), %d serving pages again\n", s.Upgraded, s.Folded, s.Downgraded)
+	}
 	if s.SitemapSites > 0 || s.SitemapsFound > 0 || s.SitemapsRead > 0 {
 		fmt.Fprintf(w, "  sitemaps    %d sites name one, %d new sitemaps, %d read (%d with a problem): %d entries, %d urls given their hints\n",
 			s.SitemapSites, s.SitemapsFound, s.SitemapsRead, s.SitemapErrors, s.SitemapEntries, s.SitemapHinted)
@@ -348,6 +359,9 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 			}
 		}
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := run.foldUpgrades(); err != nil {
 			return err
 		}
 		// Mirrors, from the batch's near-duplicates: site records are read

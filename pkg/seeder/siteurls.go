@@ -2,6 +2,7 @@ package seeder
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/scope"
@@ -30,6 +31,7 @@ const maxSiteURLs = 1 << 19
 type siteURLs struct {
 	scopeErr error  // scope.CheckSite's verdict; if not nil, the rest is unset
 	id       uint64 // 0: graph.db does not know the site, so none of its URLs
+	upgrade  string // the https site key the site redirects to (linkgraph.Site.Upgrade), or ""
 	// urls maps the path (and query) of each of the site's URLs to its
 	// id, once read (nil before).
 	urls     map[string]uint64
@@ -59,6 +61,11 @@ func (s *siteSet) site(tx *linkgraph.Tx, key string, sc *scope.Scope) *siteURLs 
 		st = &siteURLs{loadNext: siteLoadAfter, scopeErr: sc.CheckSite(key)}
 		if st.scopeErr == nil && tx != nil {
 			st.id, _ = tx.SiteID(key)
+			if st.id != 0 && strings.HasPrefix(key, "http://") {
+				if rec, err := tx.Site(st.id); err == nil {
+					st.upgrade = rec.Upgrade
+				}
+			}
 		}
 		s.sites[string([]byte(key))] = st // key may share a record's line
 	}

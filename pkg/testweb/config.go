@@ -163,6 +163,23 @@ type Config struct {
 	// Every alias is linked from another site's home page, and some
 	// cross-host links to its home page use the bare name.
 	AliasFraction float64
+
+	// HTTPSShare is the fraction of the sites served over TLS (see "The
+	// HTTPS web" in the package documentation), drawn per site from the
+	// seed: their pages are https URLs on the HTTPS port, with
+	// certificates of a CA the web makes at Start (CACertPEM); most
+	// answer 301 to HTTPS on plain HTTP, a few serve the same pages there
+	// too, a few are HTTPS-only. Zero (the default) serves plain HTTP
+	// only, exactly what the web served before the field existed.
+	HTTPSShare float64
+	// HTTPSAddr is the TLS listen address, an IPv4 loopback address
+	// (default "127.0.0.1:0"; only with HTTPSShare).
+	HTTPSAddr string
+	// TroubleFraction is the fraction of the in-scope HTTPS sites whose
+	// TLS is in trouble (expired, wrong-name or self-signed certificate,
+	// SNI required, TLS 1.2 or 1.3 only; default 0.12, negative: none;
+	// only with HTTPSShare).
+	TroubleFraction float64
 }
 
 // withDefaults fills zero fields and validates the configuration.
@@ -221,6 +238,10 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err := CheckLoopback(c.DNSAddr); err != nil {
 		return c, fmt.Errorf("testweb: DNS address: %w", err)
+	}
+	c, err := c.httpsDefaults()
+	if err != nil {
+		return c, err
 	}
 	return c.heterogeneousDefaults()
 }

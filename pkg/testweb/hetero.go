@@ -218,6 +218,15 @@ func (p *pageWriter) aliasHref(t int, href string) string {
 	if !p.aliasR.chance(aliasLinkChance) {
 		return href
 	}
+	if p.w.isHTTPS(t) {
+		// The bare name answers on plain HTTP (a 301 to the site's
+		// https home page): the link says http://, whatever the page.
+		frag := ""
+		if k := strings.IndexByte(href, '#'); k >= 0 {
+			frag = href[k:]
+		}
+		return p.w.aliasOrigin(t) + "/" + frag
+	}
 	return strings.Replace(href, "//"+s.name, "//"+s.alias, 1)
 }
 

@@ -125,7 +125,11 @@ func (w *Web) buildHostile() {
 	}
 	w.hostileByName = make(map[string]*hostile)
 	w.hostileFrom = make(map[int][]*hostile)
-	for j, k := range hostileKinds() {
+	kinds := hostileKinds()
+	if w.cfg.HTTPSShare > 0 {
+		kinds = append(kinds, tlsHostileKinds()...)
+	}
+	for j, k := range kinds {
 		h := &hostile{name: string(k) + ".hostil." + w.cfg.Suffix, kind: k, entries: []string{"/"}}
 		switch k {
 		case HostileRedirectLoop:
@@ -149,6 +153,9 @@ func (w *Web) buildHostile() {
 
 // hostileOrigin returns "http://name:port" of a hostile host.
 func (w *Web) hostileOrigin(h *hostile) string {
+	if tlsHostile(h.kind) {
+		return originWith("https", h.name, w.httpsPort())
+	}
 	p := w.port.Load()
 	if p == 0 {
 		return "http://" + h.name
@@ -190,6 +197,14 @@ func (w *Web) HostileHosts() []HostileHost {
 			hh.Note = "DNS answers SERVFAIL"
 		case HostileReset:
 			hh.Pages, hh.Note = 2, "TCP reset before the response (/) and in the body (/partial.html)"
+		case HostileTLSStall:
+			hh.Pages, hh.Note = 1, "TLS: reads the ClientHello and never answers"
+		case HostileTLSDrip:
+			hh.Pages, hh.Note = 1, fmt.Sprintf("TLS: the handshake one byte every %v", TLSDripInterval)
+		case HostileTLSGarbage:
+			hh.Pages, hh.Note = 1, "TLS: random bytes instead of a ServerHello"
+		case HostileSchemeLoop:
+			hh.Pages, hh.Note = 2, "http://…/ -> https://…/ -> http://…/ without end"
 		}
 		out = append(out, hh)
 	}
@@ -497,6 +512,10 @@ func (w *Web) serveHostile(rw http.ResponseWriter, req *http.Request, h *hostile
 			w.writeResponse(rw, req, resp)
 			return status
 		}
+	case HostileSchemeLoop:
+		resp, _ := w.schemeLoopResponse(h, uri, req.TLS != nil)
+		w.writeResponse(rw, req, resp)
+		return resp.status
 	case HostileDrip:
 		if uri == "/" {
 			w.serveDrip(rw, req)

@@ -317,8 +317,12 @@ func (w *Web) fitRobotsSize(s *site) {
 	}
 }
 
-// origin returns "http://name:port" (without the port before Start).
+// origin returns "http://name:port" (without the port before Start), or
+// "https://name:port" (the HTTPS port) for a site served over TLS.
 func (w *Web) origin(si int) string {
+	if w.isHTTPS(si) {
+		return originWith("https", w.sites[si].name, w.httpsPort())
+	}
 	p := w.port.Load()
 	if p == 0 {
 		return "http://" + w.sites[si].name

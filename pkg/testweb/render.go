@@ -33,8 +33,14 @@ const (
 // model (unknown paths, /robots.txt). Without truth the links and anchors
 // of info are left out, which saves resolving every link when serving.
 func (w *Web) respond(si int, uri string, truth bool) (resp response, info PageInfo, inModel bool) {
+	return w.respondAt(si, w.origin(si), uri, truth)
+}
+
+// respondAt is respond on the side of site si whose origin is origin:
+// its own, or the plain-HTTP side of a site that serves its pages on
+// both schemes (relative links and Locations resolve there).
+func (w *Web) respondAt(si int, origin, uri string, truth bool) (resp response, info PageInfo, inModel bool) {
 	s := &w.sites[si]
-	origin := w.origin(si)
 	if uri == "/robots.txt" {
 		resp = w.robotsResponse(si)
 		return resp, PageInfo{URL: origin + uri, Status: resp.status, MIME: resp.ctype}, false
@@ -56,7 +62,7 @@ func (w *Web) respond(si int, uri string, truth bool) (resp response, info PageI
 	pageURL := origin + m.path
 	switch m.kind {
 	case kindHome, kindHTML, kindPrivate, kindFrames:
-		body, info := w.renderHTML(si, i, m, truth)
+		body, info := w.renderHTML(si, i, m, truth, origin)
 		info.URL = pageURL
 		info.Status = 200
 		info.MIME = s.charset.contentType()
@@ -82,6 +88,9 @@ func (w *Web) respond(si int, uri string, truth bool) (resp response, info PageI
 		resp.location = abs
 		if m.relLocation {
 			resp.location = target
+		}
+		if m.relLocation && m.targetSite == si {
+			abs = origin + target
 		}
 		info.URL, info.Location = pageURL, abs
 		return resp, info, true
@@ -194,7 +203,8 @@ type pageWriter struct {
 	upper    bool // old-style upper-case tags
 	links    []string
 	anchors  []string
-	aliasR   rng // Config.Heterogeneous: draws which links use a bare name
+	aliasR   rng  // Config.Heterogeneous: draws which links use a bare name
+	httpsR   *rng // Config.HTTPSShare: draws which links use http://, made on first use
 }
 
 // tagName returns name in the case this page uses.
@@ -364,7 +374,7 @@ func (p *pageWriter) hrefTo(tsi int, path string) string {
 	if tsi != p.si {
 		o := p.w.origin(tsi)
 		if p.r.chance(0.1) {
-			href = strings.TrimPrefix(o, "http:") + path
+			href = p.schemeRelative(o) + path
 		} else {
 			href = o + path
 		}
@@ -375,9 +385,9 @@ func (p *pageWriter) hrefTo(tsi int, path string) string {
 		case x < 0.65:
 			href = relRef(p.basePath, path)
 		case x < 0.85:
-			href = p.w.origin(tsi) + path
+			href = p.ownOrigin() + path
 		case x < 0.90:
-			href = strings.TrimPrefix(p.w.origin(tsi), "http:") + path
+			href = p.schemeRelative(p.ownOrigin()) + path
 		default:
 			href = path
 		}
@@ -456,7 +466,7 @@ func (p *pageWriter) inlineLink() {
 		ts := &w.sites[t]
 		href := p.hrefTo(t, w.pathOf(ts, j, ts.kindOf(j)))
 		if j == 0 {
-			href = p.aliasHref(t, href)
+			href = p.httpHomeHref(t, p.aliasHref(t, href), false)
 		}
 		p.a(href, p.anchorFor(t, j))
 	case x < 0.85 && nOOS > 0:
@@ -509,9 +519,8 @@ func (s *site) charsetMeta() string {
 // renderHTML renders an HTML page (home, ordinary, private or frameset)
 // and returns its UTF-8 text with the Title (and, with truth, the Links
 // and Anchors) of the truth filled in.
-func (w *Web) renderHTML(si, i int, m pageMeta, truth bool) ([]byte, PageInfo) {
+func (w *Web) renderHTML(si, i int, m pageMeta, truth bool, origin string) ([]byte, PageInfo) {
 	s := &w.sites[si]
-	origin := w.origin(si)
 	base, err := url.Parse(origin + m.path)
 	if err != nil {
 		// Cannot happen: host names and paths are generated ASCII.
@@ -543,7 +552,7 @@ func (w *Web) renderHTML(si, i int, m pageMeta, truth bool) ([]byte, PageInfo) {
 		nb, err := url.Parse(origin + bp)
 		if err == nil {
 			p.base, p.basePath = nb, nb.Path
-			b.WriteString(`<base href="` + html.EscapeString(origin+bp) + "\">\n")
+			b.WriteString(`<base href="` + html.EscapeString(p.ownOrigin()+bp) + "\">\n")
 		}
 	}
 	if p.r.chance(0.3) {
@@ -644,7 +653,10 @@ func (w *Web) homeExtras(p *pageWriter) {
 	}
 	if s.inScope {
 		if w.nIn > 1 {
-			link((p.si + 1) % w.nIn)
+			next := (p.si + 1) % w.nIn
+			b.WriteString("<li>")
+			p.a(p.httpHomeHref(next, p.hrefTo(next, "/"), true), p.anchorFor(next, 0))
+			b.WriteString("</li>\n")
 			for k := p.r.intn(4); k > 0; k-- {
 				link(w.otherHost(&p.r, p.si))
 			}

@@ -65,6 +65,7 @@ func (w *Web) PageCount() int {
 		if w.sites[si].alias != "" {
 			n++
 		}
+		n += w.plainSideCount(si)
 	}
 	return n
 }
@@ -150,6 +151,9 @@ func (w *Web) sitePages(si int) []PageInfo {
 		_, info := w.aliasResponse(si, "/")
 		out = append(out, info)
 	}
+	if w.https != nil {
+		out = append(out, w.plainSidePages(si)...)
+	}
 	return out
 }
 
@@ -224,7 +228,7 @@ func (w *Web) Reachable(seeds []string, productToken string) []string {
 // rendering it; ok is false for anything that is not such a page.
 func (w *Web) modelURL(rawURL string) (string, bool) {
 	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme != "http" {
+	if err != nil || u.Scheme != "http" && (w.https == nil || u.Scheme != "https") {
 		return "", false
 	}
 	si, alias, ok := w.siteOf(canonicalHost(u.Hostname()))
@@ -233,6 +237,16 @@ func (w *Web) modelURL(rawURL string) (string, bool) {
 	}
 	s := &w.sites[si]
 	uri := u.RequestURI()
+	if w.https != nil {
+		if alias && u.Scheme == "https" {
+			return "", false
+		}
+		if !alias {
+			if m, ok, done := w.modelOnScheme(si, uri, u.Scheme == "https"); done {
+				return m, ok
+			}
+		}
+	}
 	if alias {
 		// The alias's home page is a redirect of the model, as the
 		// site's redirects are; what else it answers is not linked.

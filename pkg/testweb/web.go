@@ -155,11 +155,50 @@
 // and the demo, the end-to-end test and scripts/bench-crawl.sh crawl it.
 // Without Config.Heterogeneous the web serves byte for byte what it
 // served before the field existed.
+//
+// # The HTTPS web
+//
+// With Config.HTTPSShare a fraction of the sites (drawn per site from the
+// seed) answer over TLS on a second port (Config.HTTPSAddr, on the same
+// addresses), with certificates (ECDSA P-256) of a certificate authority
+// the web makes at Start (CACertPEM), chosen by the name the client
+// sends (SNI). Their pages are https URLs (SeedURLs, URLs, Page and
+// links say so). On plain HTTP:
+//
+//   - most HTTPS sites answer every request, robots.txt included, with a
+//     301 to the same URI on https; the http:// home page of each in-scope
+//     one is a page of the model, linked from the previous site's home
+//     page, and a quarter of the cross-host links to such home pages use
+//     http:// too;
+//   - one in 16 of the in-scope HTTPS sites serves its pages on plain HTTP
+//     too, the same bytes (their links to their own site are relative), so
+//     that its pages are duplicates across schemes, all in the model;
+//   - one in 16 is HTTPS-only: DNS gives it the address 127.78.0.1
+//     (TLSOnlyAddress), where only the TLS port listens: port 80 is
+//     closed. No link to it uses http://.
+//
+// Sites with an alias (whose bare name answers on plain HTTP with a 301
+// to https://www.X), the first seed and the out-of-scope sites always
+// redirect. A fraction Config.TroubleFraction (0.12) of the other in-scope
+// HTTPS sites are in TLS trouble, in rotation: an expired certificate, a
+// certificate for another name, a self-signed certificate, SNI required
+// (such a site is HTTPS-only, and the TLS-only address fails every
+// handshake without a name), TLS 1.2 only, TLS 1.3 only. A client without
+// SNI elsewhere gets a certificate for default.testweb.invalid. TLS gives
+// the truth about a host. With Config.Hostile the HTTPS web adds four
+// hostile hosts: tls-stall (reads the ClientHello, never answers),
+// tls-drip (the handshake one byte every 100 ms), tls-garbage (random
+// bytes instead of a ServerHello) and scheme-loop (http -> https -> http
+// ... for ever). Links to pages of a site on the other scheme are
+// absolute (a scheme-relative link would keep the wrong port). Without
+// Config.HTTPSShare the web serves byte for byte what it served before
+// the field existed.
 package testweb
 
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -236,8 +275,13 @@ type Request struct {
 type Conn struct {
 	// ID is the connection id (1, 2, ... in accept order).
 	ID uint64
-	// Host is the host of the first request on the connection ("" if none).
+	// Host is the host of the first request on the connection, or over
+	// TLS the server name (SNI) of its handshake ("" if none).
 	Host string
+	// TLS tells whether the connection came in on the TLS port, Resumed
+	// whether its handshake resumed an earlier session (known once a
+	// request came).
+	TLS, Resumed bool
 	// Addr is the local IP address the connection came in on.
 	Addr string
 	// Opened and Closed are when the connection was accepted and closed;
@@ -260,7 +304,8 @@ type Web struct {
 	aliasOf   map[string]int // Config.Heterogeneous: bare name -> site index
 	aliasFrom map[int][]int  // Config.Heterogeneous: site -> aliases its home page links
 
-	sm *sitemapState // Config.Sitemaps (sitemaps.go)
+	https *httpsWeb     // Config.HTTPSShare only
+	sm    *sitemapState // Config.Sitemaps (sitemaps.go)
 
 	hostiles      []*hostile          // Config.Hostile only
 	hostileByName map[string]*hostile // by host name
@@ -331,6 +376,7 @@ func New(cfg Config) (*Web, error) {
 	w.buildHostile()
 	w.buildSitemaps()
 	w.pickAliases()
+	w.buildHTTPS()
 	w.logo, err = makeLogo(c.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("testweb: drawing logo: %w", err)
@@ -394,6 +440,12 @@ func (w *Web) Start() error {
 		lns = append(lns, l)
 		extra = append(extra, ip)
 	}
+	tlsLns, err := w.listenTLS(extra)
+	if err != nil {
+		closeAll()
+		return err
+	}
+	lns = append(lns, tlsLns...)
 	w.mu.Lock()
 	w.httpAddr = ta.String()
 	w.answerIP = ta.IP.To4()
@@ -462,6 +514,11 @@ func (w *Web) addressName(host string) string {
 
 // addressOfLocked is AddressOf for a canonical name; w.mu is held.
 func (w *Web) addressOfLocked(name string) net.IP {
+	if w.https != nil {
+		if si, ok := w.byName[name]; ok && w.https.scheme[si] == schemeHTTPSOnly {
+			return tlsOnlyIP()
+		}
+	}
 	n := 1 + len(w.extraIPs)
 	if n == 1 {
 		return w.answerIP
@@ -574,11 +631,16 @@ func (w *Web) OutOfScopeHostNames() []string {
 // after Start so that the URLs in the answer carry the port.
 func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
 	u, err := url.Parse(rawURL)
-	if err != nil || !strings.EqualFold(u.Scheme, "http") {
+	if err != nil || !strings.EqualFold(u.Scheme, "http") && !(w.https != nil && strings.EqualFold(u.Scheme, "https")) {
 		return PageInfo{URL: rawURL}, false
 	}
+	overTLS := strings.EqualFold(u.Scheme, "https")
 	host := canonicalHost(u.Hostname())
 	if h, hostile := w.hostileByName[host]; hostile {
+		if h.kind == HostileSchemeLoop {
+			_, info := w.schemeLoopResponse(h, u.RequestURI(), overTLS)
+			return info, u.RequestURI() == "/"
+		}
 		return w.hostilePage(h, u.RequestURI())
 	}
 	si, alias, known := w.siteOf(host)
@@ -586,6 +648,11 @@ func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
 		_, info = errorResponse(http.StatusMisdirectedRequest)
 		info.URL = rawURL
 		return info, false
+	}
+	if w.https != nil && !alias {
+		if info, ok, done := w.pageOnScheme(si, u.RequestURI(), overTLS); done {
+			return info, ok
+		}
 	}
 	if alias {
 		// Every answer is a redirect; only the home page, which pages
@@ -617,6 +684,7 @@ func (w *Web) URLs() []string {
 		if s.alias != "" {
 			out = append(out, w.aliasOrigin(si)+"/")
 		}
+		out = append(out, w.plainSideURLs(si)...)
 	}
 	sort.Strings(out)
 	return out
@@ -681,6 +749,12 @@ func (w *Web) connContext(ctx context.Context, c net.Conn) context.Context {
 	}
 	id := uint64(len(w.conns) + 1)
 	w.conns = append(w.conns, Conn{ID: id, Addr: local, Opened: time.Now()})
+	if tc, ok := c.(*tls.Conn); ok {
+		w.conns[id-1].TLS = true
+		if rc, ok := tc.NetConn().(*tlsRawConn); ok {
+			rc.id.Store(id)
+		}
+	}
 	w.connIDs[c] = id
 	w.connWG.Add(1)
 	w.mu.Unlock()
@@ -725,6 +799,9 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 		if c.Host == "" {
 			c.Host = host
 		}
+		if req.TLS != nil && req.TLS.DidResume {
+			c.Resumed = true
+		}
 		local = c.Addr
 	}
 	w.mu.Unlock()
@@ -757,6 +834,8 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 			resp, _ = errorResponse(http.StatusMisdirectedRequest)
 		case alias:
 			resp, _ = w.aliasResponse(si, uri)
+		case w.https != nil:
+			resp = w.respondOnScheme(si, uri, req.TLS != nil)
 		default:
 			resp, _, _ = w.respond(si, uri, false)
 		}

@@ -77,6 +77,7 @@ func faultsCommand() *cli.Command {
 			&cli.IntFlag{Name: "hosts", Value: 300, Usage: "test web hosts"},
 			&cli.IntFlag{Name: "max-pages", Value: 400, Usage: "pages of the largest site"},
 			&cli.BoolFlag{Name: "hostile", Usage: "include the hostile hosts"},
+			&cli.Float64Flag{Name: "https-share", Value: 0.85, Usage: "share of the test web's sites served over TLS (0: plain HTTP only); the harvester trusts its CA"},
 			&cli.IntFlag{Name: "addresses", Value: 30, Usage: "loopback addresses the test web's hosts are spread over (a site's names share one)"},
 			&cli.DurationFlag{Name: "address-wait", Value: 5 * time.Millisecond, Usage: "harvester address_wait (the audit checks it)"},
 			&cli.IntFlag{Name: "cycles", Value: 12, Usage: "serial crawl cycles (at least; exactly when --overlap-cycles is set)"},
@@ -98,7 +99,7 @@ func faultsCommand() *cli.Command {
 			return runFaults(c.Context, c.App.Writer, faultsOptions{
 				bin: c.String("bin"), dir: c.String("dir"), seed: seed,
 				web: testweb.Config{Seed: int64(seed % 1000), Hosts: c.Int("hosts"), MaxPages: c.Int("max-pages"), Hostile: c.Bool("hostile"),
-					Addresses: c.Int("addresses")},
+					Addresses: c.Int("addresses"), HTTPSShare: c.Float64("https-share")},
 				settings: faulttest.Settings{Wait: c.Duration("wait"), TotalTimeout: c.Duration("total-timeout"), AddressWait: c.Duration("address-wait"),
 					BatchSize: c.Int("batch"), Seeds: 10},
 				kill: faulttest.KillOptions{Seed: seed, Cycles: c.Int("cycles"), OverlapCycles: c.Int("overlap-cycles"),
@@ -128,8 +129,8 @@ func runFaults(ctx context.Context, out io.Writer, o faultsOptions) error {
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", o.dir, err)
 	}
-	fmt.Fprintf(out, "fault injection: seed %d (rerun with --seed %d), web %d hosts (max %d pages, hostile %v), batch %d, wait %v\n",
-		o.seed, o.seed, o.web.Hosts, o.web.MaxPages, o.web.Hostile, o.settings.BatchSize, o.settings.Wait)
+	fmt.Fprintf(out, "fault injection: seed %d (rerun with --seed %d), web %d hosts (max %d pages, hostile %v, HTTPS share %v), batch %d, wait %v\n",
+		o.seed, o.seed, o.web.Hosts, o.web.MaxPages, o.web.Hostile, o.web.HTTPSShare, o.settings.BatchSize, o.settings.Wait)
 	web, err := testweb.New(o.web)
 	if err != nil {
 		return err
@@ -140,6 +141,11 @@ func runFaults(ctx context.Context, out io.Writer, o faultsOptions) error {
 	defer web.Close()
 
 	r := &faulttest.Runner{Bin: o.bin, Collection: filepath.Join(o.dir, "col")}
+	ca, err := faulttest.CAFlags(web, o.dir)
+	if err != nil {
+		return err
+	}
+	o.settings.Extra = append(o.settings.Extra, ca...)
 	if err := faulttest.InitCollection(ctx, r, web, o.settings); err != nil {
 		return err
 	}
@@ -173,6 +179,14 @@ func runFaults(ctx context.Context, out io.Writer, o faultsOptions) error {
 		pol.Refetched, pol.Audit.Violations())
 	for _, p := range pol.Problems {
 		problems = append(problems, "politeness: "+p)
+	}
+	if o.web.Hostile && o.web.HTTPSShare > 0 {
+		got, tlsProblems := faulttest.CheckHostileTLS(r.Collection, web, cfg.Harvester)
+		fmt.Fprintf(out, "hostile TLS hosts: %d fetch log lines %v, %d connections, the longest %v: %d problems\n",
+			got.Lines, got.Kinds, got.Conns, got.LongestConn.Round(time.Millisecond), len(tlsProblems))
+		for _, p := range tlsProblems {
+			problems = append(problems, "hostile TLS: "+p)
+		}
 	}
 	if !o.skipEnv {
 		small := testweb.Config{Seed: o.web.Seed + 1, Hosts: 40, MaxPages: 150}

@@ -83,12 +83,16 @@ func TestCrawlSurvivesKills(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	bin := binaries(t)
-	web := startWeb(t, testweb.Config{Seed: 11, Hosts: 100, MaxPages: 150, Addresses: 10})
-	s := Settings{Wait: 20 * time.Millisecond, TotalTimeout: 10 * time.Second, AddressWait: 5 * time.Millisecond, BatchSize: 80, Seeds: 5}
+	web := startWeb(t, testweb.Config{Seed: 11, Hosts: 100, MaxPages: 150, Addresses: 10, HTTPSShare: 0.85})
 	dir := t.TempDir()
 	if keep := os.Getenv("WIRE_FAULT_KEEP"); keep != "" {
 		dir = keep // keep the collection for a post-mortem
 	}
+	ca, err := CAFlags(web, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Settings{Wait: 20 * time.Millisecond, TotalTimeout: 10 * time.Second, AddressWait: 5 * time.Millisecond, BatchSize: 80, Seeds: 5, Extra: ca}
 	r := &Runner{Bin: bin, Collection: filepath.Join(dir, "col"), Log: testLog{t}}
 	if err := InitCollection(ctx, r, web, s); err != nil {
 		t.Fatal(err)

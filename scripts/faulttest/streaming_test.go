@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/testweb"
 )
 
@@ -13,13 +14,16 @@ import (
 // default).
 const maxStreaming = 3
 
-// TestEndlessHostGivenUp crawls a web with the hostile hosts, whose
+// TestEndlessHostGivenUp crawls a mostly-HTTPS web with the hostile
+// hosts (the hostile TLS hosts among them), whose
 // endless host links every one of its pages to 50 more endless pages, for
 // five serial cycles through the binaries: the endless host is asked at
 // most max_streaming + 1 times (robots.txt requests aside, counted from
 // the web's own records): its "/" and the pages after it until the
 // harvester gives it up as streaming (max_streaming in a row, the count
-// going on across batches), then one probe in the batch after.
+// going on across batches), then one probe in the batch after. The
+// hostile TLS hosts end as tls errors within the connect time limit
+// (CheckHostileTLS).
 func TestEndlessHostGivenUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawl skipped in -short mode")
@@ -27,10 +31,15 @@ func TestEndlessHostGivenUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	bin := binaries(t)
-	web := startWeb(t, testweb.Config{Seed: 11, Hosts: 30, MaxPages: 40, Hostile: true, EndlessLinks: 50})
+	web := startWeb(t, testweb.Config{Seed: 11, Hosts: 30, MaxPages: 40, Hostile: true, EndlessLinks: 50, HTTPSShare: 0.85})
+	dir := t.TempDir()
+	ca, err := CAFlags(web, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := Settings{Wait: 10 * time.Millisecond, TotalTimeout: 6 * time.Second, BatchSize: 300, Seeds: 3,
-		Extra: []string{"--harvester-max-body-bytes", "65536"}}
-	r := &Runner{Bin: bin, Collection: filepath.Join(t.TempDir(), "col"), Log: testLog{t}}
+		Extra: append([]string{"--harvester-max-body-bytes", "65536"}, ca...)}
+	r := &Runner{Bin: bin, Collection: filepath.Join(dir, "col"), Log: testLog{t}}
 	if err := InitCollection(ctx, r, web, s); err != nil {
 		t.Fatal(err)
 	}
@@ -49,5 +58,15 @@ func TestEndlessHostGivenUp(t *testing.T) {
 				t.Errorf("the endless host was asked %d times, more than max_streaming + 1 = %d: %v", h.Pages, maxStreaming+1, sortedPaths(web, h.Host))
 			}
 		}
+	}
+	hc := config.Defaults().Harvester
+	hc.ConnectTimeout = config.Duration(5 * time.Second) // InitCollection's
+	got, problems := CheckHostileTLS(r.Collection, web, hc)
+	t.Logf("hostile TLS: %d fetch log lines %v, %d connections, the longest %v", got.Lines, got.Kinds, got.Conns, got.LongestConn.Round(time.Millisecond))
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if got.Kinds["tls"] < 3 || got.Conns < 3 {
+		t.Error("the hostile TLS hosts were not all crawled: the test shows nothing")
 	}
 }

@@ -21,6 +21,16 @@
 // --big-sites (5; negative: none) and --alias-fraction (1/3; negative:
 // none). The demo, the end-to-end test and scripts/bench-crawl.sh use it.
 //
+// --https-share F serves a fraction F of the sites over TLS (the HTTPS web
+// of pkg/testweb: most answer 301 to HTTPS on plain HTTP, a few serve
+// both schemes, a few are HTTPS-only; --trouble-fraction of the in-scope
+// ones have expired, wrong-name or self-signed certificates, need SNI, or
+// speak only TLS 1.2 or 1.3), on the TLS address --https (default
+// 127.0.0.1:0); --ca-out writes the certificate of the CA that signs
+// them, for a client's trust store. The ready file then has a third
+// line, "https=127.0.0.1:PORT". With --hostile the HTTPS web adds the
+// hostile TLS hosts (tls-stall, tls-drip, tls-garbage, scheme-loop).
+//
 // Once listening it writes the seed URLs (one per line) to --seeds-out,
 // the effective configuration as JSON (testweb.Config, with the actual
 // listen addresses, so that testweb.New rebuilds the same web with the
@@ -67,6 +77,7 @@ type options struct {
 	readyFile string
 	logFile   string
 	configOut string
+	caOut     string
 }
 
 // newApp builds the command; it serves until the context of RunContext is
@@ -99,6 +110,10 @@ func newApp(stdout io.Writer) *cli.App {
 			&cli.DurationFlag{Name: "crawl-delay-max", Usage: "with --heterogeneous: greatest Crawl-delay, whole seconds (0: 5s)"},
 			&cli.IntFlag{Name: "big-sites", Usage: "with --heterogeneous: sites of max-pages/4 to max-pages pages (0: 5; negative: none)"},
 			&cli.Float64Flag{Name: "alias-fraction", Usage: "with --heterogeneous: fraction of www.X sites also answering (301) on X (0: 1/3; negative: none)"},
+			&cli.Float64Flag{Name: "https-share", Usage: "fraction of the sites served over TLS, with a CA made at start (0: plain HTTP only)"},
+			&cli.StringFlag{Name: "https", Usage: "with --https-share: TLS listen address (127.0.0.0/8 only; default 127.0.0.1:0)"},
+			&cli.Float64Flag{Name: "trouble-fraction", Usage: "with --https-share: fraction of in-scope HTTPS sites with TLS trouble (0: 0.12; negative: none)"},
+			&cli.StringFlag{Name: "ca-out", Usage: "with --https-share: write the CA certificate (PEM) here once listening"},
 			&cli.StringFlag{Name: "config-out", Usage: "write the effective configuration (JSON, actual addresses) here once listening"},
 			&cli.StringFlag{Name: "seeds-out", Usage: "write seed URLs (one per line) to this file"},
 			&cli.IntFlag{Name: "seeds", Value: 20, Usage: "number of seed URLs (biggest sites first)"},
@@ -134,7 +149,12 @@ func newApp(stdout io.Writer) *cli.App {
 					CrawlDelayMax:      c.Duration("crawl-delay-max"),
 					BigSites:           c.Int("big-sites"),
 					AliasFraction:      c.Float64("alias-fraction"),
+
+					HTTPSShare:      c.Float64("https-share"),
+					HTTPSAddr:       c.String("https"),
+					TroubleFraction: c.Float64("trouble-fraction"),
 				},
+				caOut:     c.String("ca-out"),
 				configOut: c.String("config-out"),
 				seedsOut:  c.String("seeds-out"),
 				seeds:     c.Int("seeds"),
@@ -187,7 +207,7 @@ func run(ctx context.Context, opts options, stdout io.Writer) (err error) {
 	}
 	if opts.configOut != "" {
 		cfg := opts.cfg
-		cfg.HTTPAddr, cfg.DNSAddr = w.HTTPAddr(), w.DNSAddr()
+		cfg.HTTPAddr, cfg.DNSAddr, cfg.HTTPSAddr = w.HTTPAddr(), w.DNSAddr(), w.HTTPSAddr()
 		data, err := json.MarshalIndent(cfg, "", "  ")
 		if err != nil {
 			return fmt.Errorf("encoding configuration: %w", err)
@@ -196,7 +216,18 @@ func run(ctx context.Context, opts options, stdout io.Writer) (err error) {
 			return fmt.Errorf("writing configuration: %w", err)
 		}
 	}
+	if opts.caOut != "" {
+		if w.CACertPEM() == nil {
+			return fmt.Errorf("--ca-out needs --https-share")
+		}
+		if err := writeAtomic(opts.caOut, w.CACertPEM()); err != nil {
+			return fmt.Errorf("writing CA certificate: %w", err)
+		}
+	}
 	ready := "http=" + w.HTTPAddr() + "\ndns=" + w.DNSAddr() + "\n"
+	if a := w.HTTPSAddr(); a != "" {
+		ready += "https=" + a + "\n"
+	}
 	if opts.readyFile != "" {
 		if err := writeAtomic(opts.readyFile, []byte(ready)); err != nil {
 			return fmt.Errorf("writing ready file: %w", err)
