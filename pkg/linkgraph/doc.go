@@ -85,6 +85,19 @@ type Doc struct {
 	NearDup uint64 `json:"nearDup,omitempty"`
 }
 
+// HasFetchedCopy tells whether the collection holds a fetched copy of
+// the page: it is fetched, or it failed (or is scheduled again) after
+// having been fetched.
+func (d *Doc) HasFetchedCopy() bool {
+	switch d.State {
+	case StateFetched:
+		return true
+	case StateFailed, StateScheduled:
+		return d.Visits > 0 && !d.Fetched.IsZero()
+	}
+	return false
+}
+
 // SitemapPriority returns the URL's sitemap <priority> and whether its
 // sitemap gave one.
 func (d *Doc) SitemapPriority() (float64, bool) {

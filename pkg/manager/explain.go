@@ -157,7 +157,7 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 	}
 	ex.RQ = RepresentationalQuality(d, m)
 	switch {
-	case fetchedCopy(d):
+	case d.HasFetchedCopy():
 		ex.RQWhy = "fetched: the full text is stored"
 	case len(d.Anchors) > 0:
 		ex.RQWhy = fmt.Sprintf("not fetched, anchor text known (%q…): rq_anchors", d.Anchors[0])
@@ -166,9 +166,9 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 	}
 	ex.F, ex.Change = freshness(d, now, m.MinRevisit.D())
 	switch {
-	case !fetchedCopy(d) && d.State == linkgraph.StateFetched:
+	case !d.HasFetchedCopy() && d.State == linkgraph.StateFetched:
 		ex.FWhy = "fetched, but the time of the fetch is unknown"
-	case !fetchedCopy(d):
+	case !d.HasFetchedCopy():
 		ex.FWhy = "never fetched: no stored copy can be stale"
 	case sitemapStale(d):
 		ex.FWhy = fmt.Sprintf("stale: its sitemap's lastmod %s is after the fetch %s", d.SitemapLastMod.UTC().Format(time.RFC3339), d.Fetched.UTC().Format(time.RFC3339))

@@ -52,24 +52,12 @@ const (
 // known, rq_url when only its URL is.
 func RepresentationalQuality(d *linkgraph.Doc, m *config.Manager) float64 {
 	switch {
-	case fetchedCopy(d):
+	case d.HasFetchedCopy():
 		return RQFull
 	case len(d.Anchors) > 0:
 		return m.RQAnchors
 	}
 	return m.RQURL
-}
-
-// fetchedCopy tells whether the index holds a fetched copy of d: it is
-// fetched, or it failed after having been fetched.
-func fetchedCopy(d *linkgraph.Doc) bool {
-	switch d.State {
-	case linkgraph.StateFetched:
-		return true
-	case linkgraph.StateFailed, linkgraph.StateScheduled:
-		return d.Visits > 0 && !d.Fetched.IsZero()
-	}
-	return false
 }
 
 // History is what the change-rate estimator reads of a page's visits.
@@ -238,7 +226,7 @@ func Freshness(d *linkgraph.Doc, now time.Time, minRevisit time.Duration) float6
 }
 
 func freshness(d *linkgraph.Doc, now time.Time, minRevisit time.Duration) (float64, History) {
-	if !fetchedCopy(d) {
+	if !d.HasFetchedCopy() {
 		if d.State == linkgraph.StateFetched {
 			return 0, History{}
 		}

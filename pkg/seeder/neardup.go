@@ -155,7 +155,7 @@ func (n *nearDups) check(tx *linkgraph.Tx, d *linkgraph.Doc, pd *parsed.Doc, s *
 			if err != nil {
 				return err
 			}
-			if fetchedCopy(c) {
+			if c.HasFetchedCopy() {
 				d.NearDup = id
 				s.Canonical++
 			}
@@ -254,18 +254,6 @@ func (n *nearDups) save() error {
 	}
 	n.dirty = false
 	return nil
-}
-
-// fetchedCopy tells whether the collection holds a fetched copy of d
-// (as the manager's fetchedCopy).
-func fetchedCopy(d *linkgraph.Doc) bool {
-	switch d.State {
-	case linkgraph.StateFetched:
-		return true
-	case linkgraph.StateFailed, linkgraph.StateScheduled:
-		return d.Visits > 0 && !d.Fetched.IsZero()
-	}
-	return false
 }
 
 // siteByID returns the intake's entry of site id, reading it from

@@ -41,6 +41,41 @@ func (s *SeedSummary) WriteText(w io.Writer) {
 		s.Lines, s.Added, s.Excluded, s.Known, s.NewSites, formatCounts(s.Rejected))
 }
 
+// updateWithIntake runs fn in one graph.db update under the seeder's
+// lock, with an intake of batch 0 (URLs given by hand: seeds, sitemaps):
+// what `seeder add` does around its URLs. Then, if added() says fn added
+// documents, it brings the backup up to date (new documents take ids a
+// restore would not give again); a failed backup is only logged, naming
+// what stays added.
+func updateWithIntake(opts SeedOptions, what string, fn func(tx *linkgraph.Tx, in *intake) error, added func() bool) error {
+	lock, err := opts.Collection.Lock(LockName)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	g, err := openGraph(opts.Collection, false, opts.GraphTimeout)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	res, err := newResolver(opts.Config)
+	if err != nil {
+		return err
+	}
+	err = g.Update(func(tx *linkgraph.Tx) error {
+		return fn(tx, newIntake(tx, opts.Config, 0, res, filepath.Join(opts.Collection.Dir, FrontierDir)))
+	})
+	if err != nil {
+		return err
+	}
+	if added() && opts.Config.Seeder.BackupEvery > 0 {
+		if err := Backup(g, opts.Collection); err != nil {
+			logger(opts.Logger).Warn("backup of graph.db failed; the "+what+" added", "err", err)
+		}
+	}
+	return nil
+}
+
 // AddSeeds reads a seed list from r (one URL per line; blank lines and
 // lines starting with '#' are ignored; spaces around a URL are trimmed)
 // and adds every new in-scope URL to graph.db at depth 0, pending, with
@@ -54,26 +89,9 @@ func AddSeeds(opts SeedOptions, r io.Reader, name string, problems io.Writer) (*
 	if err != nil {
 		return nil, err
 	}
-
-	lock, err := opts.Collection.Lock(LockName)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Release()
-	g, err := openGraph(opts.Collection, false, opts.GraphTimeout)
-	if err != nil {
-		return nil, err
-	}
-	defer g.Close()
-
-	res, err := newResolver(opts.Config)
-	if err != nil {
-		return nil, err
-	}
 	var s *SeedSummary
-	err = g.Update(func(tx *linkgraph.Tx) error {
+	err = updateWithIntake(opts, "seeds are", func(tx *linkgraph.Tx, in *intake) error {
 		s = &SeedSummary{Lines: len(lines), Rejected: map[string]int{}}
-		in := newIntake(tx, opts.Config, 0, res, filepath.Join(opts.Collection.Dir, FrontierDir))
 		for _, l := range lines {
 			u, rej := in.resolve(l.url)
 			if rej == nil {
@@ -100,18 +118,11 @@ func AddSeeds(opts SeedOptions, r io.Reader, name string, problems io.Writer) (*
 		}
 		s.Excluded, s.NewSites = in.counts.newExcluded, in.counts.newSites
 		return in.flushSites()
-	})
+	}, func() bool { return s.Added > 0 })
 	if err != nil {
 		return nil, fmt.Errorf("add seeds %s: %w", name, err)
 	}
 	logger(opts.Logger).Debug("seeds added", "file", name, "added", s.Added, "known", s.Known)
-	// New seeds take ids that a restore would not give again: the backup
-	// is brought up to date at once.
-	if s.Added > 0 && opts.Config.Seeder.BackupEvery > 0 {
-		if err := Backup(g, opts.Collection); err != nil {
-			logger(opts.Logger).Warn("backup of graph.db failed; the seeds are added", "err", err)
-		}
-	}
 	return s, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -72,22 +71,7 @@ func AddSitemap(opts SeedOptions, arg string, problems io.Writer) (*SitemapSeedS
 			return nil, fmt.Errorf("read sitemap %s: not a sitemap: %s", arg, res.Reason)
 		}
 	}
-	lock, err := opts.Collection.Lock(LockName)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Release()
-	g, err := openGraph(opts.Collection, false, opts.GraphTimeout)
-	if err != nil {
-		return nil, err
-	}
-	defer g.Close()
-	res, err := newResolver(opts.Config)
-	if err != nil {
-		return nil, err
-	}
-	err = g.Update(func(tx *linkgraph.Tx) error {
-		in := newIntake(tx, opts.Config, 0, res, filepath.Join(opts.Collection.Dir, FrontierDir))
+	err := updateWithIntake(opts, "sitemap is", func(tx *linkgraph.Tx, in *intake) error {
 		r := &batchRun{in: in, s: &Summary{}, rewritten: roaring.New()}
 		reject := func(what string, rej *rejection) {
 			s.Rejected[rej.reason]++
@@ -110,9 +94,8 @@ func AddSitemap(opts SeedOptions, arg string, problems io.Writer) (*SitemapSeedS
 			s.Entries++
 			u, rej := in.resolve(e.Loc)
 			if rej == nil {
-				var id uint64
-				var created bool
-				id, created, rej, err = in.take(u, 0, true)
+				id, created, rej2, err := in.take(u, 0, true)
+				rej = rej2
 				if err != nil {
 					return err
 				}
@@ -139,14 +122,9 @@ func AddSitemap(opts SeedOptions, arg string, problems io.Writer) (*SitemapSeedS
 			s.Rejected[k] += n
 		}
 		return in.flushSites()
-	})
+	}, func() bool { return s.Added > 0 || s.Sitemaps > 0 })
 	if err != nil {
 		return nil, fmt.Errorf("add sitemap %s: %w", arg, err)
-	}
-	if (s.Added > 0 || s.Sitemaps > 0) && opts.Config.Seeder.BackupEvery > 0 {
-		if err := Backup(g, opts.Collection); err != nil {
-			logger(opts.Logger).Warn("backup of graph.db failed; the sitemap is added", "err", err)
-		}
 	}
 	return s, nil
 }
