@@ -141,6 +141,22 @@ func (o *outage) lookup(host string, err error, stopping bool) bool {
 	return false
 }
 
+// suspected tells whether failures that may be the network's are being
+// held (a run of them has begun and not been broken): then the value
+// ranking's clock holds no server back, so that the run reaches
+// outage_hosts host names, or is broken, before its first hosts run out
+// of holdTries (with servers held by the clock, too few hosts tried to
+// connect during a resolver outage, and the first ones' failures were
+// logged as their own).
+func (o *outage) suspected() bool {
+	if o == nil {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.need > 0 && o.down == nil && (len(o.run) > 0 || len(o.dns) > 0)
+}
+
 // isLiteral tells whether host is an IP address.
 func isLiteral(host string) bool {
 	_, err := netip.ParseAddr(strings.Trim(host, "[]"))

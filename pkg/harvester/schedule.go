@@ -847,6 +847,7 @@ func (sc *scheduler) tickGate(now, endAt time.Time) {
 	}) {
 		return
 	}
+	g.open.Store(sc.h.outage.suspected())
 	if len(sc.gated) > 0 && sc.active == 0 && sc.ready.Len() == 0 && sc.waiting.Len() == 0 {
 		best := sc.gated[0].Quality()
 		for _, s := range sc.gated[1:] {

@@ -48,9 +48,12 @@ type valueGate struct {
 	// the connections' (allows).
 	threshold atomic.Uint64
 	remaining atomic.Int64
-	wait      time.Duration
-	perIP     int
-	share     float64 // harvester.value_clock
+	// open, while the network may be down (outage.suspected), lets every
+	// server go; the clock itself goes on.
+	open  atomic.Bool
+	wait  time.Duration
+	perIP int
+	share float64 // harvester.value_clock
 	// tailHosts is how many servers may be left when the tail rule begins
 	// (tail_fraction of the batch's hosts; -1 without the rule).
 	tailHosts int
@@ -130,7 +133,7 @@ func (g *valueGate) need(s *Server, crawlDelay time.Duration) time.Duration {
 // allows tells whether s may start its next URL, of score: released by
 // the clock, or s cannot wait (criticalShare). need is s's own need.
 func (g *valueGate) allows(score float64, need time.Duration) bool {
-	if score >= math.Float64frombits(g.threshold.Load()) {
+	if g.open.Load() || score >= math.Float64frombits(g.threshold.Load()) {
 		return true
 	}
 	rem := g.remaining.Load()
