@@ -21,6 +21,9 @@ type requestLine struct {
 	// addr is the local IP address that answered ("" in logs written
 	// before the field existed).
 	addr string
+	// tls tells whether the request came over TLS (false in logs written
+	// before the field existed).
+	tls bool
 	// status is the HTTP status answered; 0 when the connection was reset
 	// before any response.
 	status     int
@@ -83,14 +86,15 @@ func intern(m map[string]string, s string) string {
 }
 
 // parseRequestLine parses one line: connection id, host, path, status,
-// start and end (RFC 3339 with nanoseconds) and the IP address that
-// answered, tab-separated. Lines of logs written before the address was
-// recorded have the first six fields only; their address is "". The end
-// must not be before the start.
+// start and end (RFC 3339 with nanoseconds), the IP address that
+// answered and "tls" or "tcp", tab-separated. Lines of logs written
+// before the address was recorded have the first six fields only (their
+// address is ""), before the scheme the first seven (tcp). The end must
+// not be before the start.
 func parseRequestLine(text string) (requestLine, error) {
 	f := strings.Split(text, "\t")
-	if len(f) != 6 && len(f) != 7 {
-		return requestLine{}, fmt.Errorf("%d tab-separated fields, want 7 (6 in old logs)", len(f))
+	if len(f) < 6 || len(f) > 8 {
+		return requestLine{}, fmt.Errorf("%d tab-separated fields, want 8 (6 or 7 in old logs)", len(f))
 	}
 	var l requestLine
 	var err error
@@ -110,7 +114,16 @@ func parseRequestLine(text string) (requestLine, error) {
 	if l.end.Before(l.start) {
 		return requestLine{}, errors.New("end before start")
 	}
-	if len(f) == 7 {
+	if len(f) == 8 {
+		switch f[7] {
+		case "tls":
+			l.tls = true
+		case "tcp":
+		default:
+			return requestLine{}, fmt.Errorf("transport %q: want tls or tcp", f[7])
+		}
+	}
+	if len(f) >= 7 {
 		a, err := netip.ParseAddr(f[6])
 		if err != nil {
 			return requestLine{}, fmt.Errorf("address: %w", err)

@@ -37,6 +37,8 @@ type webTruth struct {
 	// port is the web's HTTP port, which the log's host names lack (0:
 	// none in the URLs).
 	port int
+	// httpsPort is the web's TLS port (0: none, or not known).
+	httpsPort int
 	norm *urlnorm.Normalizer
 }
 
@@ -66,6 +68,7 @@ func reachablePages(web *testweb.Web, cfg config.Config, seeds []string) []strin
 // it).
 func buildTruth(web *testweb.Web, cfg config.Config, seeds []string) (*webTruth, error) {
 	t := newTruth(reachablePages(web, cfg, seeds), cfg.Scope.Normalizer(), web.Port())
+	t.httpsPort = web.HTTPSPort()
 	for _, h := range t.host {
 		if _, done := t.crawlDelay[h]; done {
 			continue
@@ -139,8 +142,16 @@ func (t *webTruth) page(raw string) (int, bool) {
 }
 
 // logPage returns the page a request of the log asked for: the log has
-// the host without the port and the request URI; the web serves http.
+// the host without the port and the request URI; over TLS the page is
+// the https one.
 func (t *webTruth) logPage(l requestLine) (int, bool) {
+	if l.tls {
+		origin := "https://" + l.host
+		if t.httpsPort > 0 {
+			origin += ":" + strconv.Itoa(t.httpsPort)
+		}
+		return t.page(origin + l.path)
+	}
 	origin := "http://" + l.host
 	if t.port > 0 {
 		origin += ":" + strconv.Itoa(t.port)

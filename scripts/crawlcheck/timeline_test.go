@@ -37,7 +37,8 @@ func TestParseRequestLine(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, line, want string }{
 		{"fields", "1\ta.cl\t/\t200\t" + t0.Format(time.RFC3339Nano), "5 tab-separated fields"},
-		{"eight fields", good + "\t127.0.0.1\tx", "8 tab-separated fields"},
+		{"nine fields", good + "\t127.0.0.1\ttcp\tx", "9 tab-separated fields"},
+		{"transport", good + "\t127.0.0.1\tx", "transport"},
 		{"address", good + "\tlocalhost", "address"},
 		{"conn", strings.Replace(good, "3", "x", 1), "connection id"},
 		{"status", strings.Replace(good, "\t200\t", "\t2000\t", 1), "status"},
@@ -87,6 +88,24 @@ func TestReadRequestLogGolden(t *testing.T) {
 		if l := lines[1]; l.host != "a.cl" || l.path != "/?x=1&y=%C3%B1" || l.status != 301 || l.duration() != time.Nanosecond {
 			t.Errorf("%s line 2: %+v", tc.file, l)
 		}
+		// Only the golden file's line 2 came over TLS.
+		for i, l := range lines {
+			if want := tc.addrs[0] != "" && i == 1; l.tls != want {
+				t.Errorf("%s line %d: tls %v, want %v", tc.file, i+1, l.tls, want)
+			}
+		}
+	}
+	if _, err := parseRequestLine("1\ta.cl\t/\t200\t2024-05-01T16:00:00Z\t2024-05-01T16:00:00Z\t127.0.0.1\tquic"); err == nil {
+		t.Error("an unknown transport was accepted")
+	}
+	// Over TLS a request names the https page.
+	tr := newTruth([]string{"http://a.cl:8080/", "https://a.cl:8443/"}, config.Defaults().Scope.Normalizer(), 8080)
+	tr.httpsPort = 8443
+	if p, ok := tr.logPage(requestLine{host: "a.cl", path: "/", tls: true}); !ok || p != 1 {
+		t.Errorf("TLS request: page %d, %v, want the https page", p, ok)
+	}
+	if p, ok := tr.logPage(requestLine{host: "a.cl", path: "/"}); !ok || p != 0 {
+		t.Errorf("plain request: page %d, %v, want the http page", p, ok)
 	}
 }
 

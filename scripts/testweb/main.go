@@ -118,7 +118,7 @@ func newApp(stdout io.Writer) *cli.App {
 			&cli.StringFlag{Name: "seeds-out", Usage: "write seed URLs (one per line) to this file"},
 			&cli.IntFlag{Name: "seeds", Value: 20, Usage: "number of seed URLs (biggest sites first)"},
 			&cli.StringFlag{Name: "ready-file", Usage: "write http=ADDR and dns=ADDR lines here once listening"},
-			&cli.StringFlag{Name: "log", Usage: "on exit, write the request log as TSV: conn, host, path, status, start, end, address"},
+			&cli.StringFlag{Name: "log", Usage: "on exit, write the request log as TSV: conn, host, path, status, start, end, address, tls or tcp"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -243,7 +243,7 @@ func run(ctx context.Context, opts options, stdout io.Writer) (err error) {
 		return err
 	}
 	if opts.logFile != "" {
-		if err := writeAtomic(opts.logFile, requestLog(w.Requests())); err != nil {
+		if err := writeAtomic(opts.logFile, requestLog(w.Requests(), w.Conns())); err != nil {
 			return fmt.Errorf("writing request log: %w", err)
 		}
 	}
@@ -253,7 +253,13 @@ func run(ctx context.Context, opts options, stdout io.Writer) (err error) {
 // requestLog renders requests as TSV lines: conn, host, path, status,
 // start, end (times in RFC 3339 with nanoseconds, UTC), address that
 // answered (left out when unknown).
-func requestLog(reqs []testweb.Request) []byte {
+func requestLog(reqs []testweb.Request, conns []testweb.Conn) []byte {
+	tls := map[uint64]bool{}
+	for _, c := range conns {
+		if c.TLS {
+			tls[c.ID] = true
+		}
+	}
 	var b strings.Builder
 	for _, r := range reqs {
 		b.WriteString(strconv.FormatUint(r.ConnID, 10) + "\t" + r.Host + "\t" + r.Path + "\t" +
@@ -261,6 +267,11 @@ func requestLog(reqs []testweb.Request) []byte {
 			r.End.UTC().Format(time.RFC3339Nano))
 		if r.Addr != "" {
 			b.WriteString("\t" + r.Addr)
+			if tls[r.ConnID] {
+				b.WriteString("\ttls")
+			} else {
+				b.WriteString("\ttcp")
+			}
 		}
 		b.WriteString("\n")
 	}

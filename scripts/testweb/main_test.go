@@ -92,7 +92,7 @@ func TestServeUntilCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	fields := strings.Split(strings.TrimSuffix(string(logText), "\n"), "\t")
-	if len(fields) != 7 || fields[0] != "1" || fields[2] != "/" || fields[3] != "200" || fields[6] != "127.0.0.1" {
+	if len(fields) != 8 || fields[0] != "1" || fields[2] != "/" || fields[3] != "200" || fields[6] != "127.0.0.1" || fields[7] != "tcp" {
 		t.Fatalf("log %q", logText)
 	}
 	for _, f := range fields[4:6] {
@@ -225,7 +225,8 @@ func TestRequestLogGolden(t *testing.T) {
 		{ConnID: 3, Host: "reset.hostil.cl", Path: "/", Status: 0, Start: t0.Add(2 * time.Second), End: t0.Add(2 * time.Second), Addr: "127.77.0.3"},
 		{ConnID: 4, Host: "b.cl", Path: "/", Status: 404, Start: t0.Add(3 * time.Second), End: t0.Add(4 * time.Second)}, // address unknown
 	}
-	got := requestLog(reqs)
+	// Connection 2 came over TLS.
+	got := requestLog(reqs, []testweb.Conn{{ID: 1}, {ID: 2, TLS: true}, {ID: 3}})
 	golden := filepath.Join("testdata", "requests.tsv.golden")
 	if *update {
 		if err := os.WriteFile(golden, got, 0o644); err != nil {
