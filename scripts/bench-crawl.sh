@@ -33,7 +33,9 @@
 # (manager.batch_duration, default 30s), BENCH_MAX_PAGES (largest
 # site, default max(400, PAGES/50)), BENCH_WEB_FLAGS (further testweb
 # flags, default --heterogeneous; empty for the uniform web of the runs
-# in docs/scale.md before 2026-11-27), BENCH_SEED (1), BENCH_KEEP=1 (keep
+# in docs/scale.md before 2026-11-27), BENCH_HTTPS (share of the sites
+# over TLS, testweb --https-share, default 0.85; 0 for the plain-HTTP web
+# of the runs recorded before 2026-11-27), BENCH_SEED (1), BENCH_KEEP=1 (keep
 # BENCH_DIR), WIRE_BIN and WIRE_BUILD as for crawl.sh. Needs GNU time
 # (/usr/bin/time; Debian: apt-get install time). Exit codes: 0 done, 1 a
 # stage failed, 2 usage.
@@ -62,6 +64,10 @@ batchdur=${BENCH_BATCH_DURATION:-30s}
 maxpages=${BENCH_MAX_PAGES:-$((pages / 50 > 400 ? pages / 50 : 400))}
 seed=${BENCH_SEED:-1}
 webflags=${BENCH_WEB_FLAGS---heterogeneous}
+case ${BENCH_HTTPS:-0.85} in
+0 | 0.0 | "") ;;
+*) webflags="$webflags --https-share ${BENCH_HTTPS:-0.85}" ;;
+esac
 TIME=/usr/bin/time
 if ! "$TIME" -f %e true >/dev/null 2>&1; then
 	echo "bench-crawl.sh: GNU time is needed at $TIME (Debian/Ubuntu: apt-get install time)" >&2

@@ -40,7 +40,10 @@
 # Environment: BENCH_RUNS (which runs, default "crawl harvester polite":
 # (i), (ii), (iii); the targets are printed when all three ran),
 # BENCH_WEB_FLAGS (more testweb flags), BENCH_SEED (1), BENCH_HETERO (1: pass --heterogeneous),
-# BENCH_HOSTILE (0; 1 adds the hostile hosts), BENCH_SEEDS (50 seed URLs),
+# BENCH_HOSTILE (0; 1 adds the hostile hosts), BENCH_HTTPS (share of the
+# sites over TLS, testweb --https-share, default 0.85: the mostly-HTTPS
+# web of issue 23; 0 for the plain-HTTP web of the runs recorded before
+# 2026-11-27), BENCH_SEEDS (50 seed URLs),
 # BENCH_ADDRESSES (loopback addresses of the web, default HOSTS/10),
 # BENCH_PER_IP, BENCH_CONNECTIONS, BENCH_MAX_PAGES (largest site, default
 # max(400, PAGES/50)), BENCH_LIMIT (time limit of each run, 600 s),
@@ -82,6 +85,11 @@ if [ -n "${BENCH_BATCH_DURATION-10s}" ]; then
 fi
 web_flags=()
 [ "$hetero" = 1 ] && web_flags+=(--heterogeneous)
+https_share=${BENCH_HTTPS:-0.85}
+case $https_share in
+0 | 0.0 | "") ;;
+*) web_flags+=(--https-share "$https_share") ;;
+esac
 [ "$hostile" = 1 ] && web_flags+=(--hostile)
 # BENCH_WEB_FLAGS: more testweb flags (e.g. --crawl-delay-fraction 0.01).
 read -r -a extra_web_flags <<<"${BENCH_WEB_FLAGS:-}"
