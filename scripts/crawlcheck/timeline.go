@@ -39,7 +39,7 @@ type webTruth struct {
 	port int
 	// httpsPort is the web's TLS port (0: none, or not known).
 	httpsPort int
-	norm *urlnorm.Normalizer
+	norm      *urlnorm.Normalizer
 }
 
 // reachablePages returns the reachable allowed pages of the web from
