@@ -12,10 +12,7 @@ func recordMetrics(m *command.StageMetrics, s *gatherer.Summary) {
 	if m == nil || s == nil {
 		return
 	}
-	m.Set("stage_batch", "Batch the stage's last run worked on.", float64(s.Batch))
-	m.Set("batch_duration_seconds", "Seconds the stage's last run spent on its batch.", s.Seconds)
-	m.Set("batch_urls", "URLs (records) of the batch the stage's last run worked on.", float64(s.Docs))
-	m.Set("batch_bytes", "Bytes of the batch the stage's last run worked on: the harvester's page bodies, the gatherer's bodies read, the manager's batch file.", float64(s.BytesIn))
+	m.SetBatch(s.Batch, s.Docs, s.Seconds, s.BytesIn)
 	m.SetCount("gatherer_docs_total", "Documents the gatherer's last run wrote to docs.jsonl.", float64(s.Docs))
 	m.SetCount("gatherer_html_total", "Pages the gatherer's last run parsed as HTML.", float64(s.HTML))
 	m.SetCount("gatherer_links_total", "Out-links the gatherer's last run wrote.", float64(s.Links))

@@ -73,10 +73,7 @@ func recordMetrics(m *command.StageMetrics, s *harvester.Summary, harvestDir str
 	if m == nil || s == nil {
 		return
 	}
-	m.Set("stage_batch", "Batch the stage's last run worked on.", float64(s.Batch))
-	m.Set("batch_duration_seconds", "Seconds the stage's last run spent on its batch.", s.ElapsedSeconds)
-	m.Set("batch_urls", "URLs (records) of the batch the stage's last run worked on.", float64(s.URLs))
-	m.Set("batch_bytes", "Bytes of the batch the stage's last run worked on: the harvester's page bodies, the gatherer's bodies read, the manager's batch file.", float64(s.Bytes))
+	m.SetBatch(s.Batch, s.URLs, s.ElapsedSeconds, s.Bytes)
 	m.Set("harvest_pages", "Pages of the last harvested batch fetched without error (every run of the batch).", float64(s.Fetched))
 	m.Set("harvest_robots_excluded", "URLs of the last harvested batch excluded by robots.txt.", float64(s.RobotsExcluded))
 	m.Set("harvest_deferred", "URLs of the last harvested batch deferred to the next batch (deadline, tail).", float64(s.Deferred))

@@ -15,9 +15,7 @@ func recordMetrics(m *command.StageMetrics, r *manager.Result) {
 	if m == nil || r == nil {
 		return
 	}
-	m.Set("stage_batch", "Batch the stage's last run worked on.", float64(r.Batch))
-	m.Set("batch_duration_seconds", "Seconds the stage's last run spent on its batch.", r.Elapsed.Seconds())
-	m.Set("batch_urls", "URLs (records) of the batch the stage's last run worked on.", float64(r.URLs))
+	m.SetBatch(r.Batch, r.URLs, r.Elapsed.Seconds(), -1)
 	m.Set("batch_sites", "Sites of the batch the manager's last run wrote.", float64(r.Sites))
 	m.Set("manager_candidates", "Frontier pages the manager's last run could schedule (the frontier as the manager sees it).", float64(r.Stats.Candidates))
 	m.SetBy("manager_urls", "URLs of the manager's last batch, new or revisits.", "kind", map[string]int{"new": r.New, "revisit": r.Revisits})

@@ -13,11 +13,11 @@ func recordMetrics(m *command.StageMetrics, s *seeder.Summary) {
 	if m == nil || s == nil {
 		return
 	}
-	m.Set("stage_batch", "Batch the stage's last run worked on.", float64(s.Batch))
+	secs := -1.0
 	if d, err := time.ParseDuration(s.Elapsed); err == nil {
-		m.Set("batch_duration_seconds", "Seconds the stage's last run spent on its batch.", d.Seconds())
+		secs = d.Seconds()
 	}
-	m.Set("batch_urls", "URLs (records) of the batch the stage's last run worked on.", float64(s.Scheduled))
+	m.SetBatch(s.Batch, s.Scheduled, secs, -1)
 	m.Set("frontier_urls", "URLs in the frontier (pending, not scheduled) after the seeder's last run.", float64(s.Frontier))
 	m.SetCount("seeder_docs_total", "Records the seeder's last run took in.", float64(s.Docs))
 	m.SetCount("seeder_new_urls_total", "URLs the seeder's last run added.", float64(s.NewURLs))

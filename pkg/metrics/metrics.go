@@ -108,6 +108,20 @@ func (r *Run) Counter(name, help string, labels ...string) *prometheus.CounterVe
 }
 
 // Set sets the gauge NAME without labels. A nil Run does nothing, so
+// SetBatch sets the gauges every stage writes of the batch its run worked
+// on: its id, its URLs (records), the seconds the run spent on it
+// (negative: unknown, left out) and its bytes (negative: left out).
+func (r *Run) SetBatch(id, urls int, seconds float64, bytes int64) {
+	r.Set("stage_batch", "Batch the stage's last run worked on.", float64(id))
+	r.Set("batch_urls", "URLs (records) of the batch the stage's last run worked on.", float64(urls))
+	if seconds >= 0 {
+		r.Set("batch_duration_seconds", "Seconds the stage's last run spent on its batch.", seconds)
+	}
+	if bytes >= 0 {
+		r.Set("batch_bytes", "Bytes of the batch the stage's last run worked on: the harvester's page bodies, the gatherer's bodies read, the manager's batch file.", float64(bytes))
+	}
+}
+
 // that a stage without metrics needs no checks.
 func (r *Run) Set(name, help string, v float64) {
 	if r != nil {
