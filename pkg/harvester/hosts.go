@@ -41,6 +41,8 @@ type hostTable struct {
 	// kick is signalled when a borrowed unit is given back, so the
 	// scheduler looks again at a server it had to put off.
 	kick chan struct{}
+	// waiters counts the waiters registered, for their order.
+	waiters uint64
 }
 
 // unit is the politeness state of one unit.
@@ -54,12 +56,76 @@ type unit struct {
 }
 
 // address is what the floor of one address needs: the latest request
-// started there, and the first byte of its answer once it came.
+// started there, and the first byte of its answer once it came; and the
+// requests waiting for the floor, so that the best of them goes first.
 type address struct {
 	start    time.Time     // when the latest request was sent
 	seq      uint64        // its number, to match its answer
 	answered time.Time     // its answer's first byte (or its end, if it ended without one), zero until then
 	heard    chan struct{} // closed once answered is set
+	waiters  []*waiter     // requests waiting for the floor (want), in no order
+	changed  chan struct{} // closed (and replaced) when a request starts or a waiter leaves
+}
+
+// waiter is a request that waits for its address's floor, with the
+// batch score of its URL. When the floor opens, the best-scored waiter
+// that is there (or due there within arriveGrace) goes first: where
+// address_wait is what limits a shared server, the order of its requests
+// is the order of the batch's value across all its sites (the value
+// ranking, valuegate.go), not the order in which connections happen to
+// wake.
+type waiter struct {
+	score   float64
+	order   uint64    // registration order: the earlier of two equal scores goes first
+	addr    *address  // the address it waits for
+	host    string    // its host name, whose unit's turn it waits for
+	due     time.Time // when its connection is expected at the floor (its turn when it registered)
+	arrived bool      // its request waits in start (claim), ready to be written
+}
+
+// arriveGrace is how long a better waiter that is due but not there yet
+// (its connection being opened, its goroutine not yet run) holds the
+// floor for itself: past it, worse requests that are there go first, so
+// a server slow to accept a connection does not stall its address.
+const arriveGrace = 20 * time.Millisecond
+
+// ahead tells whether w goes before v (a better score, or an equal one
+// registered earlier).
+func (w *waiter) ahead(v *waiter) bool {
+	if w.score != v.score {
+		return w.score > v.score
+	}
+	return w.order < v.order
+}
+
+// blocker returns the waiter of a that goes before w and may go now: its
+// unit's turn has come (ready), and it is there or was due less than
+// arriveGrace ago; nil if none.
+func (a *address) blocker(w *waiter, now time.Time, ready func(host string) bool) *waiter {
+	var best *waiter
+	for _, v := range a.waiters {
+		if v == w || !v.ahead(w) {
+			continue
+		}
+		if !v.arrived && (now.Before(v.due) || !now.Before(v.due.Add(arriveGrace))) {
+			continue
+		}
+		if !ready(v.host) {
+			continue
+		}
+		if best == nil || v.ahead(best) {
+			best = v
+		}
+	}
+	return best
+}
+
+// change wakes the requests that wait for the waiters of a to change.
+func (a *address) change() {
+	if a.changed != nil {
+		close(a.changed)
+	}
+	a.changed = make(chan struct{})
 }
 
 // unheard tells whether the address's latest request has neither been
@@ -263,34 +329,97 @@ func (t *hostTable) turn(u *unit) time.Time {
 }
 
 // start claims the host's address for a request starting now: it
-// succeeds if the unit's turn and the address's floor have come and the
+// succeeds if the unit's turn and the address's floor have come, the
 // address's latest request has been answered (or has ended, or was sent
-// longer than the floor and unansweredHold ago), and the request becomes
-// the address's latest; it returns the request's number for answered.
-// Otherwise it returns when to try again, and a channel closed when the
-// latest request's answer comes (nil if start does not wait for it).
-func (t *hostTable) start(host string, now time.Time) (bool, uint64, time.Time, <-chan struct{}) {
+// longer than the floor and unansweredHold ago), and no better request
+// waits for the address (w, the request's waiter from want, or nil: see
+// waiter); the request becomes the address's latest, and start returns
+// its number for answered. Otherwise it returns when to try again, and a
+// channel closed when the address's latest answer comes or its waiters
+// change (nil if start does not wait for either).
+func (t *hostTable) start(host string, now time.Time, w *waiter) (bool, uint64, time.Time, <-chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u := t.get(host)
+	if w != nil {
+		w.arrived = true
+	}
 	if at := t.turn(u); at.After(now) {
 		return false, 0, at, nil
 	}
 	if !u.ip.IsValid() || t.addrWait <= 0 {
 		return true, 0, time.Time{}, nil
 	}
-	a := t.addrs[u.ip]
-	if a == nil {
-		a = &address{}
-		t.addrs[u.ip] = a
-	}
+	a := t.address(u.ip)
 	if a.unheard(t.addrWait, now) {
 		return false, 0, a.start.Add(t.addrWait + unansweredHold), a.heard
+	}
+	if w != nil && w.addr == a {
+		ready := func(host string) bool { return !t.get(host).notBefore.After(now) }
+		if b := a.blocker(w, now, ready); b != nil {
+			at := now.Add(unansweredHold)
+			if !b.arrived {
+				at = b.due.Add(arriveGrace)
+			}
+			return false, 0, at, a.changed
+		}
 	}
 	a.seq++
 	a.start, a.answered = now, time.Time{}
 	a.heard = make(chan struct{})
+	a.change()
 	return true, a.seq, time.Time{}, nil
+}
+
+// address returns the floor's record of ip, made on first use; called
+// with mu held.
+func (t *hostTable) address(ip netip.Addr) *address {
+	a := t.addrs[ip]
+	if a == nil {
+		a = &address{changed: make(chan struct{})}
+		t.addrs[ip] = a
+	}
+	return a
+}
+
+// want registers a request to host, for a URL of score, that will wait
+// for its address's floor once its turn has come (see waiter); nil when
+// there is no floor to wait for (no address_wait, or the host is not
+// resolved). It is due at its turn, or now if that has come. The caller
+// passes it to start and calls leave once the request is sent or given
+// up.
+func (t *hostTable) want(host string, score float64, now time.Time) *waiter {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.get(host)
+	if !u.ip.IsValid() || t.addrWait <= 0 {
+		return nil
+	}
+	a := t.address(u.ip)
+	t.waiters++
+	w := &waiter{score: score, order: t.waiters, addr: a, host: host, due: maxTime(t.turn(u), now)}
+	a.waiters = append(a.waiters, w)
+	return w
+}
+
+// leave removes w (nil: nothing) from its address's waiters.
+func (t *hostTable) leave(w *waiter) {
+	if w == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	a := w.addr
+	for i, v := range a.waiters {
+		if v == w {
+			last := len(a.waiters) - 1
+			a.waiters[i] = a.waiters[last]
+			a.waiters[last] = nil
+			a.waiters = a.waiters[:last]
+			a.change()
+			return
+		}
+	}
 }
 
 // answered records the first byte (at) of the answer to request seq of

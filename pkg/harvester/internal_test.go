@@ -466,24 +466,24 @@ func TestHostTableUnits(t *testing.T) {
 	// 100 ms and the margin (10 ms: a tenth) until its answer comes, while
 	// 127.0.0.2 is free.
 	now := t0.Add(5 * time.Second)
-	ok, seq, _, _ := tab.start("y.cl", now)
+	ok, seq, _, _ := tab.start("y.cl", now, nil)
 	if !ok {
 		t.Fatal("y.cl may not start")
 	}
-	if ok, _, at, _ := tab.start("x.cl", now.Add(50*time.Millisecond)); ok || !at.Equal(now.Add(110*time.Millisecond)) {
+	if ok, _, at, _ := tab.start("x.cl", now.Add(50*time.Millisecond), nil); ok || !at.Equal(now.Add(110*time.Millisecond)) {
 		t.Errorf("x.cl 50 ms after y.cl on one address: %v %v, want to wait until the floor and its margin", ok, at.Sub(now))
 	}
-	if ok, _, _, _ := tab.start("m.x.cl", now.Add(50*time.Millisecond)); !ok {
+	if ok, _, _, _ := tab.start("m.x.cl", now.Add(50*time.Millisecond), nil); !ok {
 		t.Error("m.x.cl, on another address, held back by 127.0.0.1's floor")
 	}
 	// Once y.cl's answer began (its first byte at 20 ms), the floor
 	// counts from there: the server began the request before it.
 	tab.answered("y.cl", seq, now.Add(20*time.Millisecond))
-	if ok, _, at, _ := tab.start("x.cl", now.Add(110*time.Millisecond)); ok || !at.Equal(now.Add(120*time.Millisecond)) {
+	if ok, _, at, _ := tab.start("x.cl", now.Add(110*time.Millisecond), nil); ok || !at.Equal(now.Add(120*time.Millisecond)) {
 		t.Errorf("x.cl after y.cl's first byte at 20 ms: %v %v, want to wait until 120 ms", ok, at.Sub(now))
 	}
 	// An answer to an earlier request than the latest changes nothing.
-	ok, seq2, _, _ := tab.start("x.cl", now.Add(120*time.Millisecond))
+	ok, seq2, _, _ := tab.start("x.cl", now.Add(120*time.Millisecond), nil)
 	if !ok {
 		t.Fatal("x.cl may not start at 120 ms")
 	}
@@ -498,22 +498,22 @@ func TestHostTableUnits(t *testing.T) {
 	// A request with no answer yet holds the address past the floor and
 	// its margin (the server may have begun it late), until its answer
 	// begins, its end, or unansweredHold past the floor.
-	ok, seq3, _, _ := tab.start("y.cl", now.Add(300*time.Millisecond))
+	ok, seq3, _, _ := tab.start("y.cl", now.Add(300*time.Millisecond), nil)
 	if !ok {
 		t.Fatal("y.cl may not start at 300 ms")
 	}
-	ok, _, at, heard := tab.start("x.cl", now.Add(450*time.Millisecond))
+	ok, _, at, heard := tab.start("x.cl", now.Add(450*time.Millisecond), nil)
 	if ok || heard == nil || !at.Equal(now.Add(400*time.Millisecond+unansweredHold)) {
 		t.Errorf("x.cl at 450 ms, y.cl's request of 300 ms unanswered: %v %v %v, want held for its answer", ok, heard != nil, at.Sub(now))
 	}
-	if ok, _, _, _ := tab.start("x.cl", now.Add(400*time.Millisecond+unansweredHold)); !ok {
+	if ok, _, _, _ := tab.start("x.cl", now.Add(400*time.Millisecond+unansweredHold), nil); !ok {
 		t.Error("x.cl held past unansweredHold")
 	}
-	ok, seq4, _, _ := tab.start("y.cl", now.Add(3*time.Second))
+	ok, seq4, _, _ := tab.start("y.cl", now.Add(3*time.Second), nil)
 	if !ok {
 		t.Fatal("y.cl may not start at 3 s")
 	}
-	ok, _, _, heard = tab.start("x.cl", now.Add(3200*time.Millisecond))
+	ok, _, _, heard = tab.start("x.cl", now.Add(3200*time.Millisecond), nil)
 	if ok || heard == nil {
 		t.Fatal("x.cl not held for y.cl's request of 3 s")
 	}
@@ -525,7 +525,7 @@ func TestHostTableUnits(t *testing.T) {
 		t.Error("the end of y.cl's request did not release the requests held for it")
 	}
 	tab.answered("y.cl", seq4, now.Add(3350*time.Millisecond)) // a second report changes nothing
-	if ok, _, at, _ := tab.start("x.cl", now.Add(3350*time.Millisecond)); ok || !at.Equal(now.Add(3400*time.Millisecond)) {
+	if ok, _, at, _ := tab.start("x.cl", now.Add(3350*time.Millisecond), nil); ok || !at.Equal(now.Add(3400*time.Millisecond)) {
 		t.Errorf("x.cl after y.cl's end at 3.3 s: %v %v, want to wait until 3.4 s", ok, at.Sub(now))
 	}
 	_ = seq3
@@ -549,4 +549,105 @@ func (t *hostTable) unitTurn(host string) time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.get(host).notBefore
+}
+
+// TestAddressFloorByScore: when an address's floor opens, the request for
+// the best URL among those waiting for it goes first, whichever
+// connection calls first; a better request that is due but not there
+// holds the floor for arriveGrace at most, and one that leaves frees it.
+func TestAddressFloorByScore(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ip := netip.MustParseAddr("127.0.0.1")
+	tab := newHostTable(100 * time.Millisecond)
+	for _, h := range []string{"a.cl", "b.cl", "c.cl", "d.cl"} {
+		tab.join(h, ip)
+	}
+	ok, seq, _, _ := tab.start("d.cl", t0, nil)
+	if !ok {
+		t.Fatal("d.cl may not start on a free address")
+	}
+	tab.answered("d.cl", seq, t0.Add(10*time.Millisecond)) // the floor opens at 110 ms
+	low := tab.want("a.cl", 0.1, t0.Add(20*time.Millisecond))
+	high := tab.want("b.cl", 0.9, t0.Add(30*time.Millisecond))
+	mid := tab.want("c.cl", 0.5, t0.Add(40*time.Millisecond))
+	if !high.due.Equal(t0.Add(110 * time.Millisecond)) {
+		t.Errorf("b.cl due at %v, want the floor (110 ms)", high.due.Sub(t0))
+	}
+	open := t0.Add(110 * time.Millisecond)
+	for _, c := range []struct {
+		name string
+		host string
+		w    *waiter
+		at   time.Duration
+		ok   bool
+		next time.Duration // the retry time when refused
+	}{
+		{"the floor is not open yet", "b.cl", high, 100 * time.Millisecond, false, 110 * time.Millisecond},
+		// b.cl is there (it waits in start for the floor): the others
+		// wait for the waiters to change, polling after unansweredHold.
+		{"the worst waiter asks first at the floor", "a.cl", low, 110 * time.Millisecond, false, 110*time.Millisecond + unansweredHold},
+		{"so does the middle one", "c.cl", mid, 111 * time.Millisecond, false, 111*time.Millisecond + unansweredHold},
+	} {
+		ok, _, at, _ := tab.start(c.host, t0.Add(c.at), c.w)
+		if ok != c.ok || !ok && !at.Equal(t0.Add(c.next)) {
+			t.Errorf("%s: start(%s) at %v = %v, retry at %v; want %v, %v", c.name, c.host, c.at, ok, at.Sub(t0), c.ok, c.next)
+		}
+	}
+	// The best arrives and goes; the middle one is next once the floor
+	// opens again, though the worst asks first.
+	ok, seq, _, _ = tab.start("b.cl", open.Add(2*time.Millisecond), high)
+	if !ok {
+		t.Fatal("the best waiter may not start")
+	}
+	tab.leave(high)
+	tab.answered("b.cl", seq, open.Add(5*time.Millisecond))
+	next := open.Add(105 * time.Millisecond)
+	ok, _, _, changed := tab.start("a.cl", next, low)
+	if ok {
+		t.Error("a.cl (0.1) went before c.cl (0.5), which is there")
+	}
+	ok, seq, _, _ = tab.start("c.cl", next.Add(time.Millisecond), mid)
+	if !ok {
+		t.Fatal("c.cl may not start")
+	}
+	select {
+	case <-changed:
+	default:
+		t.Error("c.cl's start did not wake a.cl")
+	}
+	tab.leave(mid)
+	tab.answered("c.cl", seq, next.Add(2*time.Millisecond))
+	// A better request registered but not there past arriveGrace (its
+	// connection slow to open) does not stall the address.
+	late := tab.want("b.cl", 0.9, next.Add(3*time.Millisecond))
+	third := next.Add(102 * time.Millisecond)
+	if ok, _, at, _ := tab.start("a.cl", third, low); ok || !at.Equal(third.Add(arriveGrace)) {
+		t.Errorf("a.cl while b.cl was due: %v, retry at %v; want refused until arriveGrace past b.cl's due time", ok, at.Sub(third))
+	}
+	ok, seq, _, _ = tab.start("a.cl", third.Add(arriveGrace), low)
+	if !ok {
+		t.Error("a.cl held by a better request that never came")
+	}
+	tab.answered("a.cl", seq, third.Add(arriveGrace+time.Millisecond))
+	tab.leave(late)
+	// A better request whose unit's turn is far off (a Crawl-delay) does
+	// not hold the address meanwhile, registered or there.
+	fourth := third.Add(arriveGrace + 150*time.Millisecond)
+	tab.later("b.cl", fourth.Add(4*time.Second))
+	slow := tab.want("b.cl", 0.9, fourth)
+	ok, seq, _, _ = tab.start("a.cl", fourth, low)
+	if !ok {
+		t.Error("a.cl held by a better request due 4 s later")
+	}
+	tab.answered("a.cl", seq, fourth.Add(time.Millisecond))
+	tab.later("b.cl", fourth.Add(4*time.Second))
+	tab.start("b.cl", fourth.Add(time.Millisecond), slow) // there, refused: its turn is in 4 s
+	if ok, _, _, _ := tab.start("a.cl", fourth.Add(200*time.Millisecond), low); !ok {
+		t.Error("a.cl held by a better request that is there but whose turn is 4 s off")
+	}
+	tab.leave(slow)
+	tab.leave(low)
+	if n := len(tab.addrs[ip].waiters); n != 0 {
+		t.Errorf("%d waiters left after every one left", n)
+	}
 }

@@ -59,6 +59,9 @@ type conn struct {
 	srv    *Server
 	client *fetch.Host
 	reqs   int // requests on the last connection used
+	// w is the page request's place among the requests waiting for the
+	// address's floor (hostTable.want), nil when none.
+	w *waiter
 }
 
 // serve gives srv its turn on a connection: robots.txt where needed, then
@@ -128,14 +131,18 @@ func (h *harvest) serve(srv *Server) error {
 			if g := h.gate; g != nil && served > 0 && !g.allows(e.Score, g.need(srv, h.hosts.unitCrawlDelay(srv.Host))) {
 				return nil // the value clock holds the next URL back (valuegate.go)
 			}
+			c.w = h.hosts.want(srv.Host, e.Score, time.Now())
 			if err := c.waitTurn(); err != nil {
+				c.leave()
 				if errors.Is(err, errIdle) || errors.Is(err, errEnded) {
 					return nil
 				}
 				return err
 			}
 			served++
-			if err := c.page(e); err != nil {
+			err := c.page(e)
+			c.leave()
+			if err != nil {
 				if errors.Is(err, errHeld) {
 					return nil // tried again later (outage.go)
 				}
@@ -158,6 +165,12 @@ func (c *conn) close() {
 	if c.reqs > 0 && float64(c.reqs) > c.srv.Est.RequestsPerConn {
 		c.srv.Est.observeRPC(c.reqs, now)
 	}
+}
+
+// leave takes the connection's page request off its address's waiters.
+func (c *conn) leave() {
+	c.h.hosts.leave(c.w)
+	c.w = nil
 }
 
 // errIdle: the host's next turn is further away than harvester.max_idle.
@@ -204,10 +217,10 @@ func (c *conn) waitTurn() error {
 // a connection's set-up from eating into the floor as the server sees
 // it. The wait is short: the floor, or another unit of the address that
 // started first. Only stopping the harvester ends it.
-func (h *harvest) claim(host string, seq *uint64) func() error {
+func (h *harvest) claim(host string, seq *uint64, w *waiter) func() error {
 	return func() error {
 		for {
-			ok, n, at, heard := h.hosts.start(host, time.Now())
+			ok, n, at, heard := h.hosts.start(host, time.Now(), w)
 			if ok {
 				*seq = n
 				return nil
@@ -226,11 +239,12 @@ func (h *harvest) claim(host string, seq *uint64) func() error {
 }
 
 // politely sets the hooks of a request to host that keep the address
-// floor: BeforeSend claims the address (claim), Answered tells the
-// politeness table when the answer began. The caller calls ended once
-// the request is over.
-func (h *harvest) politely(req *fetch.Request, host string, seq *uint64) {
-	req.BeforeSend = h.claim(host, seq)
+// floor: BeforeSend claims the address (claim, in w's place among the
+// requests waiting for it; nil: none), Answered tells the politeness
+// table when the answer began. The caller calls ended once the request
+// is over.
+func (h *harvest) politely(req *fetch.Request, host string, seq *uint64, w *waiter) {
+	req.BeforeSend = h.claim(host, seq, w)
 	req.Answered = func(at time.Time) {
 		if !at.IsZero() {
 			h.hosts.answered(host, *seq, at)
@@ -259,7 +273,14 @@ type attempt struct {
 func (c *conn) do(req fetch.Request, site string) (attempt, error) {
 	srv := c.srv
 	var seq uint64
-	c.h.politely(&req, hostOf(req.URL), &seq)
+	w := c.w
+	if w == nil {
+		// A request of the server's own (robots.txt) waits in the
+		// place of the server's best URL, which it comes before.
+		w = c.h.hosts.want(hostOf(req.URL), srv.Quality(), time.Now())
+		defer c.h.hosts.leave(w)
+	}
+	c.h.politely(&req, hostOf(req.URL), &seq, w)
 	a := attempt{start: time.Now()}
 	a.resp, a.err = c.client.Do(c.h.fetchCtx, req)
 	a.end = time.Now()
@@ -550,7 +571,7 @@ func (c *conn) robotsHop(target string) (attempt, error) {
 	}
 	fh := h.client.NewHost()
 	var seq uint64
-	h.politely(&req, other, &seq)
+	h.politely(&req, other, &seq, nil)
 	a := attempt{start: time.Now()}
 	a.resp, a.err = fh.Do(h.fetchCtx, req)
 	a.end = time.Now()
