@@ -54,11 +54,23 @@ func (p pace) urlCost(resp, crawlDelay time.Duration) time.Duration {
 	return resp + max(p.waitAfter(resp), min(crawlDelay, p.maxCrawlDelay))
 }
 
-// siteTime is what the budget knows of one site (16 bytes).
+// siteTime is what the budget knows of one site (24 bytes).
 type siteTime struct {
 	cost        time.Duration // time one URL of the site occupies its host
 	host        int32         // index in budget.hosts; −1 for a site without candidates
+	addr        int32         // index in budget.addrs; −1 while its address is not known
 	robotsFetch bool          // its robots.txt is not in robots.jsonl: the harvester fetches it first
+}
+
+// addrTime is the time taken so far in the batch on one address (a
+// server that may host many politeness units): the starts of two
+// requests there are at least harvester.address_wait apart, and at most
+// connections_per_ip of its units are served at once.
+type addrTime struct {
+	ip    string
+	floor time.Duration // address_wait per request taken so far
+	conns time.Duration // the time of its URLs taken so far over connections_per_ip
+	urls  int32
 }
 
 // hostTime is the time taken so far in the batch on one politeness unit
@@ -80,7 +92,12 @@ type budget struct {
 	pace   pace
 	sites  []siteTime               // site id → its cost and host
 	hosts  []hostTime               //
+	addrs  []addrTime               //
 	delays map[uint32]time.Duration // site id → robots.txt Crawl-delay (uncapped), for the few sites that have one
+	// addrWait and perIP are harvester.address_wait and
+	// connections_per_ip (0: no floor, no cap).
+	addrWait time.Duration
+	perIP    int
 }
 
 // newBudget reads the record of every site that has candidates (in site
@@ -93,7 +110,8 @@ func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time
 	if limit <= 0 {
 		return nil, nil
 	}
-	b := &budget{limit: limit, pace: paceOf(&cfg.Harvester), sites: make([]siteTime, len(v.held)), delays: map[uint32]time.Duration{}}
+	b := &budget{limit: limit, pace: paceOf(&cfg.Harvester), sites: make([]siteTime, len(v.held)), delays: map[uint32]time.Duration{},
+		addrWait: cfg.Harvester.AddressWait.D(), perIP: cfg.Harvester.ConnectionsPerIP}
 	const unread, wanted = -1, -2
 	for i := range b.sites {
 		b.sites[i].host = unread
@@ -102,6 +120,7 @@ func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time
 		b.sites[v.cands[i].site].host = wanted
 	}
 	hostIndex := map[string]int32{}
+	addrIndex := map[string]int32{}
 	for id := range b.sites {
 		st := &b.sites[id]
 		if st.host != wanted {
@@ -119,6 +138,16 @@ func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time
 			b.hosts = append(b.hosts, hostTime{name: name, response: defaultResponseTime})
 		}
 		st.host = h
+		st.addr = -1
+		if s.IP != "" && (b.addrWait > 0 || b.perIP > 0) {
+			a, ok := addrIndex[s.IP]
+			if !ok {
+				a = int32(len(b.addrs))
+				addrIndex[s.IP] = a
+				b.addrs = append(b.addrs, addrTime{ip: s.IP})
+			}
+			st.addr = a
+		}
 		if r, ok := measuredResponse(s); ok {
 			ht := &b.hosts[h]
 			if !ht.measured || r > ht.response {
@@ -214,21 +243,68 @@ func (b *budget) need(site uint32, first bool) time.Duration {
 // log of the test web with the earlier rule, URLs ending within the
 // budget: a 4 s Crawl-delay host got 2 URLs per 10 s batch, 8 s of work
 // in batches of 9.6 s harvested back to back.)
+//
+// The site's address has its own time (addrTime): a URL fits while the
+// address's floor time (address_wait per request) and its connection time
+// (its URLs' time over connections_per_ip) are both below the limit. A
+// shared server hosting many sites serves them all within the batch's
+// duration, so a batch is no larger than its servers can serve politely
+// in that time: a recrawl, whose frontier holds every page of the last
+// crawl, is cut into batches of the best pages each server can serve in
+// batch_duration rather than one batch of everything (docs/manager.md,
+// "Candidates and limits").
 func (b *budget) fits(site uint32, first bool) bool {
-	return b.hosts[b.sites[site].host].used < b.limit
+	st := &b.sites[site]
+	if b.hosts[st.host].used >= b.limit {
+		return false
+	}
+	if st.addr < 0 {
+		return true
+	}
+	a := &b.addrs[st.addr]
+	return a.floor < b.limit && a.conns < b.limit
 }
 
-// take charges the next URL of site to its host.
+// requests is how many requests the next URL of site costs: two for the
+// site's first URL in the batch when the harvester must fetch its
+// robots.txt first.
+func (b *budget) requests(site uint32, first bool) time.Duration {
+	if first && b.sites[site].robotsFetch {
+		return 2
+	}
+	return 1
+}
+
+// take charges the next URL of site to its host and its address.
 func (b *budget) take(site uint32, first bool) {
-	h := &b.hosts[b.sites[site].host]
-	h.used += b.need(site, first)
+	st := &b.sites[site]
+	h := &b.hosts[st.host]
+	need := b.need(site, first)
+	h.used += need
 	h.urls++
+	if st.addr >= 0 {
+		a := &b.addrs[st.addr]
+		a.floor += b.requests(site, first) * b.addrWait
+		if b.perIP > 0 {
+			a.conns += need / time.Duration(b.perIP)
+		}
+		a.urls++
+	}
 }
 
 // heldBack says why a URL of site does not fit (explain).
 func (b *budget) heldBack(site uint32, first bool) string {
 	st := &b.sites[site]
 	h := &b.hosts[st.host]
+	if h.used < b.limit && st.addr >= 0 {
+		a := &b.addrs[st.addr]
+		if a.floor >= b.limit {
+			return fmt.Sprintf("held back by the batch's time budget: its address %s already has %d URLs in this batch, which its floor (address_wait %s between two requests) spreads over %s of batch_duration %s; it waits for the next batch",
+				a.ip, a.urls, b.addrWait, secs(a.floor), b.limit)
+		}
+		return fmt.Sprintf("held back by the batch's time budget: its address %s already has %d URLs in this batch, taking %s of batch_duration %s on its connections_per_ip %d connections; it waits for the next batch",
+			a.ip, a.urls, secs(a.conns), b.limit, b.perIP)
+	}
 	resp := "response " + secs(h.response)
 	if !h.measured {
 		resp += " (not measured: the harvester's default)"

@@ -381,3 +381,61 @@ func TestUnitCrawlDelay(t *testing.T) {
 		t.Errorf("www.u.cl, not in the batch, has a servers line")
 	}
 }
+
+// A shared server's address has a time of its own: at most
+// batch_duration / address_wait requests of all its sites in one batch
+// (and their time over connections_per_ip), the best first; a site on
+// another address is not held back by it. explain says why.
+func TestBudgetAddresses(t *testing.T) {
+	tests := []struct {
+		name      string
+		addrWait  time.Duration
+		perIP     int
+		wantOnIP  int    // URLs of the three sites on 10.0.0.1
+		wantWhy   string // explain of a page left out
+		wantOther int    // URLs of w.cl, alone on 10.0.0.2
+	}{
+		{"floor 1 s: 10 requests in 10 s", time.Second, 0, 10, "its address 10.0.0.1 already has 10 URLs in this batch, which its floor (address_wait 1s", 10},
+		{"floor 2 s: 5 requests", 2 * time.Second, 0, 5, "address_wait 2s", 5},
+		{"no floor, 2 connections: 20 URLs of 1 s over 2 connections", 0, 2, 20, "taking 10 s of batch_duration 10s on its connections_per_ip 2 connections", 10},
+		{"neither: each site its own 10", 0, 0, 30, "its server", 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.cfg.Harvester.Wait = config.Duration(time.Second)
+			f.cfg.Harvester.AddressWait = config.Duration(tt.addrWait)
+			f.cfg.Harvester.ConnectionsPerIP = tt.perIP
+			f.cfg.Manager.BatchDuration = config.Duration(10 * time.Second)
+			var pages []page
+			sites := map[string]string{"http://a.cl": "10.0.0.1", "http://b.cl": "10.0.0.1", "http://c.cl": "10.0.0.1", "http://w.cl": "10.0.0.2"}
+			for _, site := range []string{"http://a.cl", "http://b.cl", "http://c.cl", "http://w.cl"} {
+				for i := range 20 {
+					pages = append(pages, page{url: fmt.Sprintf("%s/p%02d", site, i)})
+				}
+			}
+			f.add(pages...)
+			for site, ip := range sites {
+				f.site(site, func(s *linkgraph.Site) {
+					s.ConnectMs, s.ResponseMs, s.EstimatesAt, s.IP = 20, 0.001, testNow.Add(-time.Hour), ip
+					s.RobotsStatus, s.RobotsFetched = 404, testNow.Add(-time.Hour)
+				})
+			}
+			if ex := f.explain("http://c.cl/p19"); !strings.Contains(ex.Verdict, tt.wantWhy) {
+				t.Errorf("explain c.cl/p19: %q, want it to say %q", ex.Verdict, tt.wantWhy)
+			}
+			f.mustRun()
+			_, entries := readBatch(t, f.col, 1)
+			per := map[string]int{}
+			for _, e := range entries {
+				per[hostOf(e.Site)]++
+			}
+			if got := per["a.cl"] + per["b.cl"] + per["c.cl"]; got != tt.wantOnIP {
+				t.Errorf("sites on 10.0.0.1: %d URLs in the batch (%v), want %d", got, per, tt.wantOnIP)
+			}
+			if per["w.cl"] != tt.wantOther {
+				t.Errorf("w.cl, alone on its address: %d URLs, want %d", per["w.cl"], tt.wantOther)
+			}
+		})
+	}
+}
