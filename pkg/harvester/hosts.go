@@ -367,8 +367,25 @@ func (t *hostTable) start(host string, now time.Time, w *waiter) (bool, uint64, 
 	a.seq++
 	a.start, a.answered = now, time.Time{}
 	a.heard = make(chan struct{})
+	if w != nil {
+		a.remove(w) // it no longer waits (leave will find nothing)
+	}
 	a.change()
 	return true, a.seq, time.Time{}, nil
+}
+
+// remove takes w off the waiters of a, reporting whether it was there.
+func (a *address) remove(w *waiter) bool {
+	for i, v := range a.waiters {
+		if v == w {
+			last := len(a.waiters) - 1
+			a.waiters[i] = a.waiters[last]
+			a.waiters[last] = nil
+			a.waiters = a.waiters[:last]
+			return true
+		}
+	}
+	return false
 }
 
 // address returns the floor's record of ip, made on first use; called
@@ -383,7 +400,8 @@ func (t *hostTable) address(ip netip.Addr) *address {
 }
 
 // want registers a request to host, for a URL of score, that will wait
-// for its address's floor once its turn has come (see waiter); nil when
+// for its address's floor once its turn has come (see waiter), until it
+// starts (start) or leaves; nil when
 // there is no floor to wait for (no address_wait, or the host is not
 // resolved). It is due at its turn, or now if that has come. The caller
 // passes it to start and calls leave once the request is sent or given
@@ -409,16 +427,8 @@ func (t *hostTable) leave(w *waiter) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	a := w.addr
-	for i, v := range a.waiters {
-		if v == w {
-			last := len(a.waiters) - 1
-			a.waiters[i] = a.waiters[last]
-			a.waiters[last] = nil
-			a.waiters = a.waiters[:last]
-			a.change()
-			return
-		}
+	if w.addr.remove(w) {
+		w.addr.change()
 	}
 }
 

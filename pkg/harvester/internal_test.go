@@ -599,6 +599,9 @@ func TestAddressFloorByScore(t *testing.T) {
 	if !ok {
 		t.Fatal("the best waiter may not start")
 	}
+	if n := len(tab.addrs[ip].waiters); n != 2 {
+		t.Errorf("%d waiters after the best started, want 2: a request in flight holds no place", n)
+	}
 	tab.leave(high)
 	tab.answered("b.cl", seq, open.Add(5*time.Millisecond))
 	next := open.Add(105 * time.Millisecond)
