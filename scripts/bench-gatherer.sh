@@ -17,6 +17,7 @@
 #   BenchmarkHtmltokOnly                                (pkg/extract)
 #   BenchmarkExtract, BenchmarkExtractParallel          (pkg/extract)
 #   BenchmarkGather, BenchmarkGatherLarge               (pkg/gatherer)
+#   BenchmarkGatherNoLanguage                            (pkg/gatherer)
 #
 # The reference stays x/net/html's tokenizer reading from an io.Reader,
 # as the issue states it. The extractor runs its own copy of that
@@ -28,8 +29,11 @@
 # corpus ten times under different host names (11 MB);
 # BenchmarkGatherLarge over the corpus forty times (44 MB), where the
 # costs of a run that do not grow with the batch weigh a quarter as much.
-# Both run with the garbage collector set as the gatherer command sets it
-# (GOGC=400 unless GOGC is set: gatherer.TuneGC).
+# BenchmarkGatherNoLanguage is BenchmarkGather with language detection
+# off (what detection costs is the difference; scripts/bench-language.sh
+# measures it alone, in more rounds). They run with the garbage collector
+# set as the gatherer command sets it (GOGC=400 unless GOGC is set:
+# gatherer.TuneGC).
 #
 # The machine may be shared: each round runs every benchmark once, one
 # after the other, so that the tokenizer and the gatherer see the same
@@ -54,6 +58,7 @@ for i in $(seq "$COUNT"); do
 		-test.bench 'Benchmark(TokenizerOnly|TokenizerParallel|HtmltokOnly|Extract|ExtractParallel)$') >> "$tmp/out.txt"
 	(cd pkg/gatherer && "$tmp/gatherer.test" -test.run XXX -test.bench 'BenchmarkGather$' -test.benchtime "$GATHERTIME") >> "$tmp/out.txt"
 	(cd pkg/gatherer && "$tmp/gatherer.test" -test.run XXX -test.bench 'BenchmarkGatherLarge$' -test.benchtime "$LARGETIME") >> "$tmp/out.txt"
+	(cd pkg/gatherer && "$tmp/gatherer.test" -test.run XXX -test.bench 'BenchmarkGatherNoLanguage$' -test.benchtime "$GATHERTIME") >> "$tmp/out.txt"
 done
 
 corpus=$(cat pkg/extract/testdata/pages/*.html | wc -c)
@@ -102,5 +107,6 @@ END {
 	row("extraction, every core", "ExtractParallel", "TokenizerParallel")
 	row("gatherer: the whole stage, every core, 11 MB", "Gather", "TokenizerParallel")
 	row("gatherer: the whole stage, every core, 44 MB", "GatherLarge", "TokenizerParallel")
+	row("gatherer, language detection off, 11 MB", "GatherNoLanguage", "TokenizerParallel")
 	printf "\ntarget: the gatherer at 50 %% or more of the tokenizer alone\n"
 }' "$tmp/out.txt"

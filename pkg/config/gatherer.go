@@ -18,7 +18,7 @@ type Gatherer struct {
 	FallbackCharset string   `toml:"fallback_charset" doc:"Encoding of a page that declares none, is not UTF-8 and whose encoding detection is unsure (a WHATWG label: windows-1252, windows-1253 for Greek, shift_jis, ...)."`
 	InflightBytes   int64    `toml:"inflight_bytes" doc:"Response bytes the parsing pipeline holds at once (read, being parsed or waiting to be written); a larger page still goes through, alone."`
 	LanguageSample  int      `toml:"language_sample" doc:"Bytes of running text a page's language is told from (docs/gatherer.md, Language); 0 turns language detection off."`
-	Languages       []string `toml:"languages" doc:"Languages the detector chooses among, as ISO 639-1 or 639-3 codes; empty means every language the detector knows (84). The default is the languages a national web of the Americas or Europe sees most."`
+	Languages       []string `toml:"languages" doc:"Languages the detector chooses among, as ISO 639-1 codes; empty means every language of the detector's model (28, docs/gatherer.md, Language). The default is the languages a national web of the Americas or Europe sees most."`
 }
 
 func defaultGatherer() Gatherer {

@@ -1,21 +1,43 @@
-// Package langid tells the language of a page from its text, with
-// github.com/abadojack/whatlanggo (trigram profiles of 84 languages; the
-// choice and its measurements are in docs/dependencies.md). The gatherer
-// records the result beside the language the page declares.
+// Package langid tells the language of a page from its text, with the
+// n-gram models of github.com/pemistahl/lingua-go (the choice and its
+// measurements are in docs/dependencies.md). The gatherer records the
+// result beside the language the page declares.
 //
-// A detector looks at a sample of the text, not all of it: the lines of
-// at least MinLineWords words (running text rather than menus, buttons
-// and headings), in order, up to the sample size. The library's cost is
-// mostly per call and grows with the sample, and a few hundred bytes of
-// running text tell a language as well as the whole page.
+// A detector looks at a sample of the text, not all of it: lines of
+// running text (LongLineWords words or more, then MinLineWords or more;
+// not menus, buttons and headings), in document order, at most LineBytes
+// of each so that the sample spreads over several paragraphs, up to the
+// sample size (DefaultSampleBytes), found in the first ScanBytes of the
+// text. A thousand bytes of running text tell a language as well as the
+// whole page, at a cost that does not grow with the page.
+//
+// It tells the language in two steps. First the script of the sample's
+// letters: a script only one of the detector's languages is written in
+// (Greek, Hebrew, Hangul, Japanese kana, Han, Devanagari for the default
+// languages) answers alone, as lingua's rules do. Otherwise the languages
+// written in that script (Latin, Cyrillic ...) are scored as lingua scores
+// them in its low-accuracy mode, the one it uses for any text of 120
+// characters or more: the sum of the logarithms of the probabilities of
+// the sample's distinct letter trigrams, a trigram a language's model
+// lacks standing for its bigram prefix, else its first letter. The models
+// are lingua's, unchanged but for rounding (scripts/langeval/langmodel
+// writes them to model.bin, read in place: model.go); the scoring is done
+// here, on one table for all languages, because lingua's own costs
+// several hundred microseconds a call even on a short sample (regular
+// expressions, a goroutine per n-gram size and arbitrary-precision
+// arithmetic on every call), and its models, parsed into maps, hold
+// tens of megabytes of heap. Scoring stops once a language leads the
+// others by StopMargin. docs/dependencies.md has the measurements.
 package langid
 
 import (
+	"math"
+	"math/bits"
+	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/abadojack/whatlanggo"
 )
 
 // Unknown is the language recorded when the text is too short or too
@@ -25,7 +47,23 @@ const Unknown = "unknown"
 // Defaults.
 const (
 	// DefaultSampleBytes is how much running text a detector looks at.
-	DefaultSampleBytes = 512
+	DefaultSampleBytes = 1024
+	// LineBytes is the most bytes of one line that go into a sample, so
+	// that a sample holds several paragraphs: a page partly left
+	// untranslated (commonly its first paragraph, in English) is told by
+	// the rest.
+	LineBytes = 128
+	// StopMargin is the lead, in nats (natural logarithm of the ratio of
+	// two languages' probabilities), after which scoring stops: the rest
+	// of the sample could not change the answer but for a text of mixed
+	// languages. It is checked every 16 trigrams, taken in an order
+	// unrelated to the text's.
+	StopMargin = 20
+	// ScanBytes is how far into a text a detector looks for lines for its
+	// sample: the running text of a page is seldom further, and a long
+	// page of short lines (a table, code, an index) costs no more than
+	// its beginning.
+	ScanBytes = 16 << 10
 	// MinWords is the fewest words of sample under which the language is
 	// Unknown.
 	MinWords = 10
@@ -42,44 +80,45 @@ const (
 	MinConfidence = 20
 )
 
-// Detector detects languages. It holds no per-call state and is safe for
-// concurrent use.
+// Detector detects languages. It is safe for concurrent use.
 type Detector struct {
-	sample int
-	opts   whatlanggo.Options
-	codes  []string // by whatlanggo.Lang: ISO 639-1, else 639-3
+	scratch sync.Pool // of *scratch, memory reused from call to call
+	sample  int
+	allowed uint64 // bit i: the model's language i is a candidate
+}
+
+// Languages returns the languages a detector can tell (ISO 639-1 codes),
+// those of its model.
+func Languages() []string {
+	codes, _, _, err := header(modelFile)
+	if err != nil {
+		panic(err) // the embedded file is checked by TestModel
+	}
+	return codes
 }
 
 // New returns a detector that looks at up to sampleBytes of each text
 // (DefaultSampleBytes when 0 or less) and chooses among languages, given
-// by ISO 639-1 or 639-3 codes (all of the library's when empty). Codes
-// the library does not know are left out, and reported.
+// by ISO 639-1 codes (all of Languages() when empty). Codes the model
+// does not know are left out, and reported. New is cheap: the model is
+// loaded on the first Detect of the process.
 func New(sampleBytes int, languages []string) (*Detector, []string) {
 	if sampleBytes <= 0 {
 		sampleBytes = DefaultSampleBytes
 	}
 	d := &Detector{sample: sampleBytes}
-	byCode := map[string]whatlanggo.Lang{}
-	for l := whatlanggo.Afr; l <= whatlanggo.Zul; l++ {
-		c := l.Iso6391()
-		if c == "" {
-			c = l.Iso6393()
-		}
-		d.codes = append(d.codes, c)
-		byCode[l.Iso6391()], byCode[l.Iso6393()] = l, l
-	}
-	delete(byCode, "")
+	codes := Languages()
 	var unknown []string
 	for _, code := range languages {
-		l, ok := byCode[code]
-		if !ok {
+		i := slices.Index(codes, code)
+		if i < 0 {
 			unknown = append(unknown, code)
 			continue
 		}
-		if d.opts.Whitelist == nil {
-			d.opts.Whitelist = map[whatlanggo.Lang]bool{}
-		}
-		d.opts.Whitelist[l] = true
+		d.allowed |= 1 << i
+	}
+	if len(languages) == 0 {
+		d.allowed = 1<<len(codes) - 1
 	}
 	return d, unknown
 }
@@ -90,59 +129,329 @@ func New(sampleBytes int, languages []string) (*Detector, []string) {
 // and of its neighbours and visitors), and those of the test data. A
 // smaller set is faster and errs less between close languages of
 // different places (Russian and Bulgarian, Spanish and Galician).
-var DefaultLanguages = []string{"es", "en", "pt", "fr", "de", "it", "nl", "sv", "da", "nb", "fi", "pl", "cs", "hu", "ro", "ru", "uk", "el", "tr", "ar", "he", "ja", "ko", "zh", "hi", "eo"}
+var DefaultLanguages = []string{"es", "en", "pt", "fr", "de", "it", "nl", "sv", "da", "nb", "fi", "pl", "cs", "hu", "ro", "ru", "uk", "el", "tr", "ar", "he", "ja", "ko", "zh", "hi", "eo", "ca", "eu"}
 
 // Detect returns the language of text, as an ISO 639-1 code ("es", "en",
-// ...; ISO 639-3 for the few languages without one) or Unknown, and a
-// confidence from 0 to 100 (0 with Unknown when the sample has fewer than
-// MinWords words).
+// ...) or Unknown, and a confidence from 0 to 100 (0 with Unknown when
+// the sample has fewer than MinWords words). The confidence of a language
+// told by its script is the share of the sample's words in that script;
+// that of a scored language is lingua's: its probability against the
+// other candidates of the script (the softmax of their scores).
 func (d *Detector) Detect(text string) (lang string, confidence int) {
 	s, words := Sample(text, d.sample)
 	if words < MinWords {
 		return Unknown, 0
 	}
-	info := whatlanggo.DetectWithOptions(s, d.opts)
-	confidence = int(info.Confidence*100 + 0.5)
-	if info.Lang < 0 || confidence < MinConfidence {
+	m := loadModel()
+	buf, _ := d.scratch.Get().(*scratch)
+	if buf == nil {
+		buf = new(scratch)
+	}
+	defer d.scratch.Put(buf)
+	sc := scan{trigrams: buf.trigrams[:0]}
+	sc.read(s)
+	buf.trigrams = sc.trigrams
+	script, share := sc.dominant()
+	var cands uint64
+	for i, sn := range m.scripts {
+		if d.allowed&(1<<i) != 0 && sn == script {
+			cands |= 1 << i
+		}
+	}
+	switch {
+	case cands == 0:
+		return Unknown, 0
+	case cands&(cands-1) == 0: // one language is written in that script
+		conf := int(100*share + 0.5)
+		if conf < MinConfidence {
+			return Unknown, conf
+		}
+		return m.codes[bits.TrailingZeros64(cands)], conf
+	}
+	best, conf := m.score(sc.trigrams, cands, StopMargin*qScale, buf)
+	confidence = int(100*conf + 0.5)
+	if best < 0 || confidence < MinConfidence {
 		return Unknown, confidence
 	}
-	if int(info.Lang) >= len(d.codes) {
-		return Unknown, confidence
+	return m.codes[best], confidence
+}
+
+// score returns the candidate (cands: a bit set of language indexes)
+// whose model gives the distinct trigrams the highest probability, and
+// its probability against the other candidates; -1 when no candidate's
+// model has any of them. It stops once a candidate leads the others by
+// stop (in model units).
+func (m *model) score(trigrams []uint64, cands uint64, stop int64, buf *scratch) (int, float64) {
+	// The distinct trigrams, in the order of a hash table: an order
+	// unrelated to the text's, so that stopping early looks at a
+	// sample of the whole.
+	size := 64
+	for size < 2*len(trigrams) {
+		size *= 2
 	}
-	return d.codes[info.Lang], confidence
+	set := buf.set[:]
+	if size > len(set) {
+		set = make([]uint64, size)
+	}
+	set = set[:size]
+	shift := 64 - bits.TrailingZeros(uint(size))
+	for _, k := range trigrams {
+		for h := k * hashMul >> shift; ; h = (h + 1) & uint64(size-1) {
+			if set[h] == 0 {
+				set[h] = k
+				break
+			} else if set[h] == k {
+				break
+			}
+		}
+	}
+	keys := buf.keys[:0]
+	for i, k := range set {
+		if k != 0 {
+			keys = append(keys, k)
+			set[i] = 0
+		}
+	}
+	buf.keys = keys
+	var sums [maxLanguages]int64
+	var hit uint64
+	// By batches, the look-ups of a batch first: they are independent,
+	// and the processor can wait for their memory at once.
+	const batch = 16
+	var found [batch]string
+	for start := 0; start < len(keys); start += batch {
+		if start > 0 && margin(&sums, hit) > stop {
+			break
+		}
+		chunk := keys[start:min(start+batch, len(keys))]
+		for i, k := range chunk {
+			found[i] = m.tri.lookup(k)
+		}
+		for i, k := range chunk {
+			// The trigram, else its bigram prefix, else its first
+			// letter: the first of them a language's model has counts
+			// for it.
+			seen := add(&sums, cands, 0, found[i])
+			for _, key := range [2]uint64{k >> 21, k >> 42} {
+				if seen == cands {
+					break
+				}
+				seen = add(&sums, cands, seen, m.low.lookup(key))
+			}
+			hit |= seen
+		}
+	}
+	best := -1
+	for l := range m.codes {
+		if hit&(1<<l) != 0 && (best < 0 || sums[l] < sums[best]) {
+			best = l
+		}
+	}
+	if best < 0 {
+		return -1, 0
+	}
+	// Softmax of the log-probabilities -sums/qScale.
+	total := 0.0
+	for l := range m.codes {
+		if hit&(1<<l) != 0 {
+			total += math.Exp(-float64(sums[l]-sums[best]) / qScale)
+		}
+	}
+	return best, 1 / total
+}
+
+// add adds to sums the log-probabilities of entries for the candidates
+// not yet seen, and returns seen with those languages.
+func add(sums *[maxLanguages]int64, cands, seen uint64, entries string) uint64 {
+	for i := 0; i+entryBytes <= len(entries); i += entryBytes {
+		if l := entries[i]; cands&^seen&(1<<l) != 0 {
+			seen |= 1 << l
+			sums[l] += int64(entries[i+1]) | int64(entries[i+2])<<8
+		}
+	}
+	return seen
+}
+
+// scratch is the memory of a call of Detect, kept for the next.
+type scratch struct {
+	set      [2048]uint64 // hash set of trigrams, all zero between calls
+	trigrams []uint64
+	keys     []uint64
+}
+
+// margin returns the lead of the best-scored language over the second.
+func margin(sums *[maxLanguages]int64, hit uint64) int64 {
+	b1, b2 := int64(1<<62), int64(1<<62)
+	for l := range maxLanguages {
+		if hit&(1<<l) == 0 {
+			continue
+		}
+		if s := sums[l]; s < b1 {
+			b1, b2 = s, b1
+		} else if s < b2 {
+			b2 = s
+		}
+	}
+	return b2 - b1
+}
+
+// scan is what a sample's letters say: how many words of each script,
+// and the sample's letter trigrams (lower case, within words; repeated
+// as often as they occur).
+type scan struct {
+	words    [numScripts]int // by the script of their first letter
+	trigrams []uint64
+}
+
+// Scripts, as the model names them (Kana stands for Japanese).
+const (
+	latin = iota
+	cyrillic
+	greek
+	arabic
+	hebrew
+	han
+	kana
+	hangul
+	devanagari
+	thai
+	otherScript
+	numScripts
+)
+
+var scriptNames = [numScripts]string{"Latin", "Cyrillic", "Greek", "Arabic", "Hebrew", "Han", "Kana", "Hangul", "Devanagari", "Thai", ""}
+
+var scriptTables = [numScripts]*unicode.RangeTable{unicode.Latin, unicode.Cyrillic, unicode.Greek, unicode.Arabic, unicode.Hebrew, unicode.Han, nil, unicode.Hangul, unicode.Devanagari, unicode.Thai, nil}
+
+// scriptOf returns the script of a letter.
+func scriptOf(r rune) int {
+	switch {
+	case r < 0x250: // ASCII, Latin-1, Latin Extended-A and -B
+		return latin
+	case unicode.In(r, unicode.Hiragana, unicode.Katakana):
+		return kana
+	}
+	for s, t := range scriptTables {
+		if t != nil && unicode.Is(t, r) {
+			return s
+		}
+	}
+	return otherScript
+}
+
+// read scans s: its words by script, and their trigrams. Words
+// are runs of letters, except that a letter of Han, kana or Hangul is a
+// word of its own (as lingua splits words).
+func (sc *scan) read(s string) {
+	var w [3]rune // the last letters of the current word
+	n := 0        // letters of the current word
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			switch {
+			case r >= 'a' && r <= 'z':
+			case r >= 'A' && r <= 'Z':
+				r += 'a' - 'A'
+			default:
+				n = 0
+				continue
+			}
+			if n == 0 {
+				sc.words[latin]++
+			}
+		} else {
+			if !unicode.IsLetter(r) {
+				n = 0
+				continue
+			}
+			r = unicode.ToLower(r)
+			s := scriptOf(r)
+			if s == han || s == kana || s == hangul {
+				sc.words[s]++
+				n = 0
+				continue
+			}
+			if n == 0 {
+				sc.words[s]++
+			}
+		}
+		w[0], w[1], w[2] = w[1], w[2], r
+		if n++; n >= 3 {
+			sc.trigrams = append(sc.trigrams, uint64(w[0])<<42|uint64(w[1])<<21|uint64(w[2]))
+		}
+	}
+}
+
+// dominant returns the script most of the words are in (as lingua's rules
+// count them) and its share of them: Han and kana count together, as
+// Japanese when kana are at least a tenth of them (Japanese mixes the
+// two; Chinese has no kana).
+func (sc *scan) dominant() (string, float64) {
+	counts := sc.words
+	counts[han] += counts[kana]
+	counts[kana] = 0
+	total, best := 0, -1
+	for s, c := range counts {
+		total += c
+		if s != otherScript && c > 0 && (best < 0 || c > counts[best]) {
+			best = s
+		}
+	}
+	if best < 0 {
+		return "", 0
+	}
+	share := float64(counts[best]) / float64(total)
+	if best == han && sc.words[kana]*10 >= counts[han] {
+		return scriptNames[kana], share
+	}
+	return scriptNames[best], share
 }
 
 // Sample returns the part of text a detector looks at, at most max bytes
 // (cut at a character boundary), and its number of words: the lines of
-// MinLineWords words or more, joined by newlines; if they hold fewer than
-// MinWords words, the whole text's first max bytes.
+// the first ScanBytes of text with LongLineWords words or more, then
+// those with MinLineWords or more, each in document order and cut to
+// LineBytes, joined by newlines; if they hold fewer than MinWords words,
+// the whole text's first max bytes.
 func Sample(text string, max int) (string, int) {
 	var b strings.Builder
+	b.Grow(max)
 	words := 0
-	// Paragraphs first (lines of LongLineWords words or more), then the
-	// shorter lines of running text, each pass in document order.
-	for _, least := range [2]int{LongLineWords, MinLineWords} {
-		for rest := text; rest != "" && b.Len() < max; {
-			line := rest
-			if i := strings.IndexByte(rest, '\n'); i >= 0 {
-				line, rest = rest[:i], rest[i+1:]
-			} else {
-				rest = ""
-			}
-			n := countWords(line)
-			if least == LongLineWords && n < least || least == MinLineWords && (n >= LongLineWords || n < least) {
-				continue
-			}
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
-			if room := max - b.Len(); len(line) > room {
-				line = cut(line, room)
-				n = countWords(line)
-			}
-			b.WriteString(line)
-			words += n
+	add := func(line string) {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
 		}
+		if room := min(max-b.Len(), LineBytes); len(line) > room {
+			line = cut(line, room)
+		}
+		b.WriteString(line)
+		words += countWords(line)
+	}
+	// Paragraphs first (lines of LongLineWords words or more), then the
+	// shorter lines of running text, each in document order. One pass
+	// over the text: the shorter lines are noted on the way, as many as
+	// could fill the sample.
+	var shorter []string
+	room := max // for the shorter lines noted
+	for rest := cut(text, ScanBytes); rest != "" && b.Len() < max; {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		switch n := countWordsUpTo(line, LongLineWords); {
+		case n >= LongLineWords:
+			add(line)
+		case n >= MinLineWords && room > 0:
+			shorter = append(shorter, line)
+			room -= min(len(line), LineBytes) + 1
+		}
+	}
+	for _, line := range shorter {
+		if b.Len() >= max {
+			break
+		}
+		add(line)
 	}
 	if words >= MinWords {
 		return b.String(), words
@@ -151,31 +460,36 @@ func Sample(text string, max int) (string, int) {
 	return s, countWords(s)
 }
 
-// dense reports whether a line is in a script written without spaces
-// between words (Han, kana, Thai ...), where counting words says little:
-// such a line is taken when it has 20 characters or more.
-func dense(line string) bool {
-	n := 0
-	for _, r := range line {
-		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar) {
-			n++
-		}
-	}
-	return n >= 20
-}
-
 // countWords counts runs of letters and digits; in scripts written
 // without spaces, every two characters count as a word.
-func countWords(s string) int {
+func countWords(s string) int { return countWordsUpTo(s, math.MaxInt) }
+
+// alnum tells the ASCII letters and digits.
+var alnum = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = c|0x20 >= 'a' && c|0x20 <= 'z' || c >= '0' && c <= '9'
+	}
+	return t
+}()
+
+// countWordsUpTo is countWords, that stops counting at limit.
+func countWordsUpTo(s string, limit int) int {
 	n, in, dense := 0, false, 0
-	for _, r := range s {
-		switch {
-		case r < utf8.RuneSelf:
-			l := r|0x20 >= 'a' && r|0x20 <= 'z' || r >= '0' && r <= '9'
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			i++
+			l := alnum[c]
 			if l && !in {
-				n++
+				if n++; n+dense/2 >= limit {
+					return limit
+				}
 			}
 			in = l
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
 		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar):
 			dense++
 			in = false
@@ -186,6 +500,9 @@ func countWords(s string) int {
 			in = true
 		default:
 			in = false
+		}
+		if n+dense/2 >= limit {
+			return limit
 		}
 	}
 	return n + dense/2

@@ -4,39 +4,49 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
-// TestGIMP: the detector tells the language of translated pages of the
-// GIMP manual (testdata/gimp), except Catalan, which whatlanggo does not
-// know (docs/dependencies.md).
+// TestGIMP: the detector tells the language of the translated pages of
+// the GIMP manual in testdata/gimp (every language of the data, Catalan
+// included) on 97 % or more of those of 50 words or more, the target of
+// issue 20; it logs every miss and the share per language.
 func TestGIMP(t *testing.T) {
 	d, unknown := New(0, DefaultLanguages)
 	if len(unknown) > 0 {
-		t.Fatalf("default languages the library does not know: %v", unknown)
+		t.Fatalf("default languages the model does not know: %v", unknown)
 	}
 	names, _ := filepath.Glob("testdata/gimp/*.txt")
 	if len(names) < 30 {
 		t.Fatalf("%d texts in testdata/gimp", len(names))
 	}
-	wrong := 0
+	total, right := 0, 0
+	perLang := map[string][2]int{}
 	for _, name := range names {
 		want := strings.SplitN(filepath.Base(name), "-", 2)[0]
-		if want == "ca" {
-			continue
-		}
 		b, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(strings.Fields(string(b))) < 50 {
+			continue
+		}
 		got, conf := d.Detect(string(b))
-		if got != want {
-			wrong++
+		c := perLang[want]
+		c[1]++
+		total++
+		if got == want {
+			right++
+			c[0]++
+		} else {
 			t.Logf("%s: %s (confidence %d)", name, got, conf)
 		}
+		perLang[want] = c
 	}
-	if wrong > 0 {
-		t.Errorf("%d of %d texts wrong", wrong, len(names))
+	t.Logf("%d of %d texts right (%.1f %%); by language: %v", right, total, 100*float64(right)/float64(total), perLang)
+	if total < 30 || right*100 < 97*total {
+		t.Errorf("%d of %d texts right, under 97 %%", right, total)
 	}
 }
 
@@ -56,7 +66,7 @@ func TestDetect(t *testing.T) {
 			t.Errorf("Detect(%q) = %s, want %s", tt.text, got, tt.want)
 		}
 	}
-	if _, unknown := New(0, []string{"es", "spa", "xx", "ca"}); strings.Join(unknown, " ") != "xx ca" {
+	if _, unknown := New(0, []string{"es", "spa", "xx", "ca"}); strings.Join(unknown, " ") != "spa xx" {
 		t.Errorf("unknown codes: %v", unknown)
 	}
 }
@@ -109,4 +119,32 @@ func FuzzDetect(f *testing.F) {
 			t.Fatalf("Detect(%q) = %q, %d", s, lang, conf)
 		}
 	})
+}
+
+// TestConcurrent: one detector used by several goroutines at once (as the
+// gatherer's parse workers do) answers as it does alone.
+func TestConcurrent(t *testing.T) {
+	d, _ := New(0, DefaultLanguages)
+	names, _ := filepath.Glob("testdata/gimp/*.txt")
+	var texts, want []string
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _ := d.Detect(string(b))
+		texts, want = append(texts, string(b)), append(want, l)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range texts {
+				k := (i + 7*g) % len(texts)
+				if got, _ := d.Detect(texts[k]); got != want[k] {
+					t.Errorf("%s: %s concurrently, %s alone", names[k], got, want[k])
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

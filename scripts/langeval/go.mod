@@ -6,6 +6,7 @@ require (
 	github.com/abadojack/whatlanggo v1.0.1
 	github.com/pemistahl/lingua-go v1.4.0
 	github.com/wirecrawl/wire v0.0.0
+	google.golang.org/protobuf v1.36.8
 )
 
 require (
@@ -17,7 +18,6 @@ require (
 	golang.org/x/exp v0.0.0-20221106115401-f9659909a136 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	google.golang.org/protobuf v1.31.0 // indirect
 )
 
 replace github.com/wirecrawl/wire => ../..

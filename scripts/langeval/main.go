@@ -10,6 +10,13 @@
 // declared language is never shown to the detectors. A page whose text is
 // the same as the English page of the same name is untranslated and left
 // out. Pages are counted as long (50 words or more) or short.
+//
+// It measures whatlanggo (whole text), lingua-go restricted to
+// pkg/langid's default languages in its low-accuracy mode (whole text and
+// pkg/langid's samples), and pkg/langid (lingua's models scored by
+// pkg/langid) at several sample sizes, with the accuracy per language of
+// pkg/langid's default, and how often pkg/langid and lingua agree on the
+// same sample. -lingua=false leaves lingua out (it takes minutes).
 package main
 
 import (
@@ -45,9 +52,21 @@ func main() {
 	max := flag.Int("max", 200, "pages per language at most")
 	exclude := flag.String("exclude", "", "comma-separated languages to leave out (e.g. ca, which whatlanggo does not know)")
 	withLingua := flag.Bool("lingua", true, "measure lingua-go too (slow)")
+	dump := flag.String("dump", "", "write the text of every page of 50 words or more here (LANG-NAME.txt) and stop")
 	fixture := flag.String("fixture", "", "write a sample of the pages' texts here (LANG-NAME.txt, 3 long pages a language) and stop")
 	flag.Parse()
 	pages, skipped := load(*dir, *max, strings.Split(*exclude, ","))
+	if *dump != "" {
+		for _, p := range pages {
+			if p.words >= 50 {
+				if err := os.WriteFile(filepath.Join(*dump, p.lang+"-"+filepath.Base(p.name)+".txt"), []byte(p.text), 0o644); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
+			}
+		}
+		return
+	}
 	fmt.Printf("pages: %d (partly or wholly untranslated, left out: %d)\n", len(pages), skipped)
 	if *fixture != "" {
 		writeFixture(*fixture, pages)
@@ -55,59 +74,78 @@ func main() {
 	}
 
 	var ds []detector
-	ds = append(ds, detector{name: "whatlanggo, whole text", fn: func(s string) string {
+	ds = append(ds, detector{name: "whatlanggo, whole text, all languages", fn: func(s string) string {
 		info := whatlanggo.Detect(s)
 		if info.Lang < 0 {
 			return "unknown"
 		}
 		return whatlang(info.Lang)
 	}})
-	for _, c := range []struct {
-		name string
-		all  bool
-		low  bool
-	}{{"lingua, restricted set", false, false}, {"lingua, restricted set, low accuracy", false, true}} {
-		if !*withLingua {
-			break
-		}
-		b := lingua.NewLanguageDetectorBuilder()
-		var bb lingua.LanguageDetectorBuilder
-		if c.all {
-			bb = b.FromAllLanguages()
-		} else {
-			var isos []lingua.IsoCode639_1
-			for _, l := range restricted {
-				isos = append(isos, lingua.GetIsoCode639_1FromValue(l))
-			}
-			bb = b.FromIsoCodes639_1(isos...)
-		}
-		if c.low {
-			bb = bb.WithLowAccuracyMode()
+	if *withLingua {
+		var isos []lingua.IsoCode639_1
+		for _, l := range langid.DefaultLanguages {
+			isos = append(isos, lingua.GetIsoCode639_1FromValue(l))
 		}
 		start := time.Now()
-		d := bb.WithPreloadedLanguageModels().Build()
-		ds = append(ds, detector{name: c.name, load: time.Since(start), fn: func(s string) string {
-			l, ok := d.DetectLanguageOf(s)
+		ld := lingua.NewLanguageDetectorBuilder().FromIsoCodes639_1(isos...).WithLowAccuracyMode().WithPreloadedLanguageModels().Build()
+		load := time.Since(start)
+		fn := func(s string) string {
+			l, ok := ld.DetectLanguageOf(s)
 			if !ok {
 				return "unknown"
 			}
 			return strings.ToLower(l.IsoCode639_1().String())
-		}})
-	}
-	for _, n := range []int{256, 512, 1024, 1 << 30} {
-		for _, set := range []string{"all", "default"} {
-			var langs []string
-			if set == "default" {
-				langs = langid.DefaultLanguages
-			}
-			ld, _ := langid.New(n, langs)
-			ds = append(ds, detector{name: fmt.Sprintf("pkg/langid: whatlanggo, %s languages, sample of %d bytes", set, n), fn: func(s string) string {
-				l, _ := ld.Detect(s)
-				return l
+		}
+		n := len(langid.DefaultLanguages)
+		ds = append(ds, detector{name: fmt.Sprintf("lingua, %d languages, low accuracy, whole text", n), load: load, fn: fn})
+		for _, size := range []int{192, 512} {
+			ds = append(ds, detector{name: fmt.Sprintf("lingua, %d languages, low accuracy, pkg/langid's sample of %d bytes", n, size), fn: func(s string) string {
+				sample, _ := langid.Sample(s, size)
+				return fn(sample)
 			}})
 		}
 	}
+	for _, n := range []int{256, 512, 1024, 1 << 30} {
+		ld, _ := langid.New(n, langid.DefaultLanguages)
+		name := fmt.Sprintf("pkg/langid, default languages, sample of %d bytes", n)
+		if n == 1<<30 {
+			name = "pkg/langid, default languages, whole text"
+		}
+		ds = append(ds, detector{name: name, fn: func(s string) string {
+			l, _ := ld.Detect(s)
+			return l
+		}})
+	}
+	if *withLingua {
+		// How often pkg/langid and lingua agree on the same sample.
+		var isos []lingua.IsoCode639_1
+		for _, l := range langid.DefaultLanguages {
+			isos = append(isos, lingua.GetIsoCode639_1FromValue(l))
+		}
+		ld := lingua.NewLanguageDetectorBuilder().FromIsoCodes639_1(isos...).WithLowAccuracyMode().Build()
+		own, _ := langid.New(0, langid.DefaultLanguages)
+		same, n := 0, 0
+		for _, p := range pages {
+			sample, _ := langid.Sample(p.text, langid.DefaultSampleBytes)
+			l, ok := ld.DetectLanguageOf(sample)
+			want := "unknown"
+			if ok {
+				want = strings.ToLower(l.IsoCode639_1().String())
+			}
+			got, _ := own.Detect(p.text)
+			if p.words >= 50 {
+				n++
+				if got == want {
+					same++
+				} else {
+					fmt.Fprintf(os.Stderr, "differ: %s: pkg/langid %s, lingua %s\n", p.name, got, want)
+				}
+			}
+		}
+		fmt.Printf("pkg/langid (default) and lingua on the same %d-byte sample agree on %d of %d long pages\n", langid.DefaultSampleBytes, same, n)
+	}
 	runtime.GC()
+	perLang := ""
 	fmt.Printf("\n| detector | load | long pages correct | short pages correct | unknown (long) | µs/page | MB/s |\n|---|---|---|---|---|---|---|\n")
 	for _, d := range ds {
 		var okLong, nLong, okShort, nShort, unkLong, bytes int
@@ -138,7 +176,36 @@ func main() {
 			okLong, nLong, 100*float64(okLong)/float64(nLong), okShort, nShort, 100*float64(okShort)/float64(max1(nShort)), unkLong,
 			float64(el.Microseconds())/float64(len(pages)), float64(bytes)/1e6/el.Seconds())
 		fmt.Fprintf(os.Stderr, "%s: errors on long pages: %v\n", d.name, top(wrong))
+		if d.name == fmt.Sprintf("pkg/langid, default languages, sample of %d bytes", langid.DefaultSampleBytes) {
+			perLang = perLanguage(d, pages)
+		}
 	}
+	fmt.Print(perLang)
+}
+
+// perLanguage tells the share of long pages right per language.
+func perLanguage(d detector, pages []page) string {
+	right, all := map[string]int{}, map[string]int{}
+	var langs []string
+	for _, p := range pages {
+		if p.words < 50 {
+			continue
+		}
+		if all[p.lang] == 0 {
+			langs = append(langs, p.lang)
+		}
+		all[p.lang]++
+		if d.fn(p.text) == p.lang {
+			right[p.lang]++
+		}
+	}
+	sort.Strings(langs)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s, long pages right by language:\n\n| language | right |\n|---|---|\n", d.name)
+	for _, l := range langs {
+		fmt.Fprintf(&b, "| %s | %d/%d = %.1f %% |\n", l, right[l], all[l], 100*float64(right[l])/float64(all[l]))
+	}
+	return b.String()
 }
 
 func max1(n int) int {
@@ -219,8 +286,6 @@ func load(dir string, max int, exclude []string) ([]page, int) {
 	}
 	return out, skipped
 }
-
-var restricted = []string{"es", "en", "pt", "fr", "de", "it", "nl", "ca", "eu", "gl", "sv", "da", "nb", "fi", "pl", "cs", "ru", "uk", "el", "ja", "ko", "zh", "ar", "he", "tr"}
 
 // untranslated reports whether a page is left (partly) in English: a
 // fifth or more of its text's bytes are in lines the English page has too
