@@ -1,0 +1,141 @@
+package simhash
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wirecrawl/wire/pkg/extract"
+)
+
+// corpusTexts is the visible text of the extractor's fixture pages (real
+// HTML of 8 generators, pkg/extract/testdata/pages) and the GIMP manual's
+// texts in 14 languages (pkg/langid/testdata/gimp: Greek, Russian,
+// Japanese, Korean and Latin scripts), the texts the gatherer hashes.
+func corpusTexts(tb testing.TB) []string {
+	tb.Helper()
+	pages, err := filepath.Glob("../extract/testdata/pages/*.html")
+	if err != nil || len(pages) == 0 {
+		tb.Fatalf("fixture pages: %v (%d)", err, len(pages))
+	}
+	ex := extract.New(extract.Options{})
+	var out []string
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, ex.Extract(b, "text/html", "http://example.cl/"+filepath.Base(p)).Text)
+	}
+	gimp, err := filepath.Glob("../langid/testdata/gimp/*.txt")
+	if err != nil || len(gimp) == 0 {
+		tb.Fatalf("GIMP texts: %v (%d)", err, len(gimp))
+	}
+	for _, p := range gimp {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// TestSumSameAsReference: Sum gives the fingerprint of the first
+// implementation (refSum) on real texts of many scripts, on their raw
+// HTML, on pieces cut at any byte (words and runes cut in two), and on
+// texts of every class of character.
+func TestSumSameAsReference(t *testing.T) {
+	texts := corpusTexts(t)
+	raw, _ := filepath.Glob("../extract/testdata/pages/*.html")
+	for _, p := range raw {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, string(b))
+	}
+	texts = append(texts, "", "a", "ab cd", "ab cd ef", "12 34", "x1 2y 3 z", "Ünïcödé ÀÉÎ straße ΣΊΣΥΦΟΣ",
+		"漢字かなカナ한국어ไทย ー々〆", "a\xffb\xc3 c\xe3\x81", strings.Repeat("w ", MaxShingles+10),
+		strings.Repeat("語", MaxShingles+10), "mañana\u0301 e\u0300 x\u200bz \u00a0y\u2019s", kana(5, 3000),
+		strings.Join(words(9, 5000), " "))
+	// every rune of the Basic Multilingual Plane and some beyond, in words
+	// of one to four runes
+	var b strings.Builder
+	for r := rune(0); r < 0x30000; r++ {
+		if r >= 0x10000 && r%7 != 0 {
+			continue
+		}
+		b.WriteRune(r)
+		if r%4 == 0 {
+			b.WriteByte(' ')
+		}
+		if b.Len() > 4000 {
+			texts = append(texts, b.String())
+			b.Reset()
+		}
+	}
+	texts = append(texts, b.String())
+	n := 0
+	for i, text := range texts {
+		if got, want := Sum(text), refSum(text); got != want {
+			t.Errorf("text %d (%.40q): Sum %016x, reference %016x", i, text, got, want)
+		}
+		for _, cut := range []int{1, 2, 3, 5, 7, 11, 13, 64, 100, 1001} {
+			if 2*cut >= len(text) {
+				continue
+			}
+			for _, s := range []string{text[cut:], text[:len(text)-cut], text[cut : len(text)-cut/2]} {
+				n++
+				if got, want := Sum(s), refSum(s); got != want {
+					t.Fatalf("text %d cut %d (%.40q): Sum %016x, reference %016x", i, cut, s, got, want)
+				}
+			}
+		}
+	}
+	t.Logf("%d texts, %d pieces", len(texts), n)
+}
+
+// TestSumKnown pins fingerprints computed by the first implementation:
+// they are stored in graph.db and compared with the next crawl's.
+func TestSumKnown(t *testing.T) {
+	tests := []struct {
+		text string
+		want uint64
+	}{
+		{"hola", 0x9693d24e32c699d5},
+		{"hola mundo", 0xa413639acd077912},
+		{"Hola, MUNDO: 27 de noviembre de 2026.", 0x5aace6b93873d909},
+		{"Versión para imprimir", 0xe016a2a9d854998d},
+		{"El niño comió una manzana en la mañana", 0x6202923c3818c1dc},
+		{"Το GIMP είναι ένα πρόγραμμα επεξεργασίας εικόνας", 0x0f16b44a5419a8c1},
+		{"Привет, мир! Это тест.", 0x488402424e041800},
+		{"画像の一部を選択します", 0xa43932adc50fa6e4},
+		{"이미지의 일부를 선택합니다", 0x00a2c204a48d1800},
+		{"ภาษาไทยง่ายนิดเดียว", 0xcc050770708b9688},
+		{strings.Join(words(1, 600), " "), 0x158eb861a4af2de2},
+		{kana(1, 800), 0x92a40a9689e3c3f4},
+	}
+	for _, tt := range tests {
+		if got := Sum(tt.text); got != tt.want {
+			t.Errorf("Sum(%q) = %#016x, want %#016x", tt.text, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkSumCorpus hashes the visible text of the fixture pages and the
+// GIMP texts; MB/s is of text.
+func BenchmarkSumCorpus(b *testing.B) {
+	texts := corpusTexts(b)
+	var n int64
+	for _, s := range texts {
+		n += int64(len(s))
+	}
+	b.SetBytes(n)
+	for b.Loop() {
+		for _, s := range texts {
+			Sum(s)
+		}
+	}
+}
