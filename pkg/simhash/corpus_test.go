@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/wirecrawl/wire/pkg/extract"
 )
@@ -136,6 +137,16 @@ func BenchmarkSumCorpus(b *testing.B) {
 	for b.Loop() {
 		for _, s := range texts {
 			Sum(s)
+		}
+	}
+}
+
+// TestSpaceless: the bounds spaceless tells blocks by agree with the
+// Unicode tables on every rune from U+0E00 up.
+func TestSpaceless(t *testing.T) {
+	for r := rune(0x0e00); r <= unicode.MaxRune; r++ {
+		if got, want := spaceless(r), unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Hangul); got != want {
+			t.Fatalf("spaceless(%U) = %v, want %v", r, got, want)
 		}
 	}
 }

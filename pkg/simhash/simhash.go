@@ -44,6 +44,31 @@ var lanes = func() (t [256]uint64) {
 	return t
 }()
 
+// FNV-1a's constants (each word's hash), and the multiplier that mixes
+// a shingle's words.
+const (
+	offset = 14695981039346656037
+	prime  = 1099511628211
+	mixer  = 0x9e3779b97f4a7c15
+)
+
+// wordByte[c] is, for an ASCII letter c, its lower case; for a digit, c;
+// 0 for any other ASCII byte (a separator); 0x80 for the bytes of
+// multibyte UTF-8 sequences (and invalid bytes), which Sum decodes.
+var wordByte = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case c >= 0x80:
+			t[c] = 0x80
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			t[c] = byte(c)
+		case c >= 'A' && c <= 'Z':
+			t[c] = byte(c) | 0x20
+		}
+	}
+	return t
+}()
+
 // Sum returns the simhash of text: every shingle of Shingle words
 // (runs of letters and digits with at least one letter, ASCII letters
 // folded to lower case; each character of scripts written without spaces
@@ -52,28 +77,35 @@ var lanes = func() (t [256]uint64) {
 // bit i of the result is set when more than half of the shingles have it
 // set. A text of fewer than Shingle words has the shingle of its words; an
 // empty text has fingerprint 0.
+//
+// Each word is hashed once (FNV-1a over its bytes, ASCII letters lowered,
+// other letters as the little-endian bytes of their lower case), and a
+// shingle's hash is mixed from its words' hashes (shingle). The
+// fingerprints are those of the first implementation, which the tests
+// keep (refSum); they are stored in graph.db, so a change of them is a
+// change of format.
 func Sum(text string) uint64 {
 	var a summer
-	const (
-		offset = 14695981039346656037
-		prime  = 1099511628211
-	)
 	// letters tells whether the word being read has a letter: words of
 	// digits alone (dates, counters, prices, times) are left out, so that
 	// a page that differs only in them has the same fingerprint.
 	h, in, letters := uint64(offset), false, false
-	for i := 0; i < len(text) && a.n < MaxShingles; {
-		c := text[i]
-		if c < utf8.RuneSelf {
+	for i := 0; i < len(text); {
+		v := wordByte[text[i]]
+		if v-1 < 0x7f { // an ASCII letter or digit: the common case
+			h = (h ^ uint64(v)) * prime
+			in = true
+			letters = letters || v > '9'
 			i++
-			if c|0x20 >= 'a' && c|0x20 <= 'z' || c >= '0' && c <= '9' {
-				h = (h ^ uint64(c|0x20)) * prime // digits have bit 5 set already
-				in = true
-				letters = letters || c > '9'
-				continue
-			}
+			continue
+		}
+		if v == 0 { // an ASCII separator
+			i++
 			if in && letters {
 				a.word(h)
+				if a.n >= MaxShingles {
+					break
+				}
 			}
 			h, in, letters = offset, false, false
 			continue
@@ -81,12 +113,15 @@ func Sum(text string) uint64 {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		i += size
 		switch {
-		case r >= 0x0e00 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Hangul):
+		case r >= 0x0e00 && spaceless(r):
 			if in && letters {
 				a.word(h)
 			}
 			a.word((offset ^ uint64(r)) * prime)
 			h, in, letters = offset, false, false
+			if a.n >= MaxShingles {
+				return a.sum()
+			}
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
 			r = unicode.ToLower(r)
 			for k := 0; k < size; k++ { // the rune's bytes, as in the ASCII case
@@ -97,6 +132,9 @@ func Sum(text string) uint64 {
 		default:
 			if in && letters {
 				a.word(h)
+				if a.n >= MaxShingles {
+					return a.sum()
+				}
 			}
 			h, in, letters = offset, false, false
 		}
@@ -107,22 +145,43 @@ func Sum(text string) uint64 {
 	return a.sum()
 }
 
+// spaceless tells whether r (U+0E00 or above) is of a script written
+// without spaces between words (Han, Hiragana, Katakana, Thai, Hangul),
+// whose characters are words each: the blocks wholly of these scripts
+// are told by their bounds, the rest through the Unicode tables
+// (TestSpaceless checks the bounds against them).
+func spaceless(r rune) bool {
+	switch {
+	case r >= 0x4e00 && r <= 0x9fff, // CJK Unified Ideographs
+		r >= 0x3041 && r <= 0x3096, // Hiragana
+		r >= 0x30a1 && r <= 0x30fa, // Katakana
+		r >= 0xac00 && r <= 0xd7a3: // Hangul Syllables
+		return true
+	case r >= 0x2000 && r <= 0x206f: // General Punctuation: none
+		return false
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Hangul)
+}
+
 // summer adds up the shingles of a text.
 type summer struct {
 	acc    [8]uint64 // per byte of the hash, eight lanes of byte counters
 	counts [64]int
-	inAcc  int // shingles in acc (flushed before a lane can overflow)
-	n      int // shingles
-	w      [Shingle]uint64
-	nw     int // words
+	inAcc  int    // shingles in acc (flushed before a lane can overflow)
+	n      int    // shingles
+	w0, w1 uint64 // the hashes of the two words before, w1 the last
+	nw     int    // words
 }
 
+// word adds the shingle that ends with the word of hash h. The code is
+// written for shingles of 3 words (Shingle); refSum, in the tests, is
+// written for any.
 func (a *summer) word(h uint64) {
-	a.w[a.nw%Shingle] = h
-	a.nw++
-	if a.nw >= Shingle {
-		a.add(shingle(a.w, a.nw))
+	if a.nw >= Shingle-1 {
+		a.add(shingle(a.w0, a.w1, h))
 	}
+	a.w0, a.w1 = a.w1, h
+	a.nw++
 }
 
 func (a *summer) add(h uint64) {
@@ -151,8 +210,11 @@ func (a *summer) flush() {
 }
 
 func (a *summer) sum() uint64 {
-	if a.nw > 0 && a.nw < Shingle {
-		a.add(shingle(a.w, a.nw)) // a short text: the shingle of its words
+	switch a.nw { // a short text: the shingle of its words
+	case 1:
+		a.add(fmix(a.w1 * mixer))
+	case 2:
+		a.add(fmix((bits.RotateLeft64(a.w0*mixer, 23) ^ a.w1) * mixer))
 	}
 	if a.n == 0 {
 		return 0
@@ -167,16 +229,17 @@ func (a *summer) sum() uint64 {
 	return out
 }
 
-// shingle hashes the last Shingle words (fewer when nw < Shingle), in
-// order, with a 64-bit finaliser (MurmurHash3's fmix64) so that every
+// shingle hashes three words in order, each step a rotation, the next
+// word and a multiplication, with a 64-bit finaliser (fmix) so that every
 // bit is as likely set as not.
-func shingle(w [Shingle]uint64, nw int) uint64 {
-	var h uint64
-	k := min(nw, Shingle)
-	for j := nw - k; j < nw; j++ {
-		h = bits.RotateLeft64(h, 23) ^ w[j%Shingle]
-		h *= 0x9e3779b97f4a7c15
-	}
+func shingle(w0, w1, w2 uint64) uint64 {
+	h := bits.RotateLeft64(w0*mixer, 23) ^ w1
+	h = bits.RotateLeft64(h*mixer, 23) ^ w2
+	return fmix(h * mixer)
+}
+
+// fmix is MurmurHash3's 64-bit finaliser.
+func fmix(h uint64) uint64 {
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd
 	h ^= h >> 33
