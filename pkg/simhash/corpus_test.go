@@ -60,7 +60,9 @@ func TestSumSameAsReference(t *testing.T) {
 	texts = append(texts, "", "a", "ab cd", "ab cd ef", "12 34", "x1 2y 3 z", "Ünïcödé ÀÉÎ straße ΣΊΣΥΦΟΣ",
 		"漢字かなカナ한국어ไทย ー々〆", "a\xffb\xc3 c\xe3\x81", strings.Repeat("w ", MaxShingles+10),
 		strings.Repeat("語", MaxShingles+10), "mañana\u0301 e\u0300 x\u200bz \u00a0y\u2019s", kana(5, 3000),
-		strings.Join(words(9, 5000), " "))
+		strings.Join(words(9, 5000), " "),
+		strings.Join(words(3, MaxShingles+Shingle), " "), strings.Join(words(4, MaxShingles+1), "’"), kana(4, MaxShingles+Shingle),
+		strings.Join(words(5, MaxShingles+Shingle), "語"), strings.Join(words(6, MaxShingles+Shingle), " 12 "))
 	// every rune of the Basic Multilingual Plane and some beyond, in words
 	// of one to four runes
 	var b strings.Builder

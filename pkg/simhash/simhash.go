@@ -86,39 +86,38 @@ var wordByte = func() (t [256]byte) {
 // change of format.
 func Sum(text string) uint64 {
 	var a summer
-	// letters tells whether the word being read has a letter: words of
-	// digits alone (dates, counters, prices, times) are left out, so that
-	// a page that differs only in them has the same fingerprint.
-	h, in, letters := uint64(offset), false, false
+	// seen is the OR of the word's bytes so far (ASCII letters lowered,
+	// digits): 0 outside a word, bit 0x40 set once the word has a letter
+	// (a non-ASCII letter sets it too). Words of digits alone (dates,
+	// counters, prices, times) are left out, so that a page that differs
+	// only in them has the same fingerprint.
+	h, seen := uint64(offset), byte(0)
 	for i := 0; i < len(text); {
 		v := wordByte[text[i]]
+		i++
 		if v-1 < 0x7f { // an ASCII letter or digit: the common case
 			h = (h ^ uint64(v)) * prime
-			in = true
-			letters = letters || v > '9'
-			i++
+			seen |= v
 			continue
 		}
 		if v == 0 { // an ASCII separator
-			i++
-			if in && letters {
-				a.word(h)
-				if a.n >= MaxShingles {
-					break
+			if seen&0x40 != 0 {
+				if a.word(h); a.n >= MaxShingles {
+					return a.sum()
 				}
 			}
-			h, in, letters = offset, false, false
+			h, seen = offset, 0
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(text[i:])
-		i += size
+		r, size := utf8.DecodeRuneInString(text[i-1:])
+		i += size - 1
 		switch {
 		case r >= 0x0e00 && spaceless(r):
-			if in && letters {
+			if seen&0x40 != 0 {
 				a.word(h)
 			}
 			a.word((offset ^ uint64(r)) * prime)
-			h, in, letters = offset, false, false
+			h, seen = offset, 0
 			if a.n >= MaxShingles {
 				return a.sum()
 			}
@@ -127,19 +126,21 @@ func Sum(text string) uint64 {
 			for k := 0; k < size; k++ { // the rune's bytes, as in the ASCII case
 				h = (h ^ uint64(byte(r>>(8*k)))) * prime
 			}
-			in = true
-			letters = letters || !unicode.IsDigit(r)
+			if unicode.IsDigit(r) {
+				seen |= 1
+			} else {
+				seen |= 0x40
+			}
 		default:
-			if in && letters {
-				a.word(h)
-				if a.n >= MaxShingles {
+			if seen&0x40 != 0 {
+				if a.word(h); a.n >= MaxShingles {
 					return a.sum()
 				}
 			}
-			h, in, letters = offset, false, false
+			h, seen = offset, 0
 		}
 	}
-	if in && letters {
+	if seen&0x40 != 0 {
 		a.word(h)
 	}
 	return a.sum()
