@@ -152,3 +152,34 @@ func TestSpaceless(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSumScripts hashes the GIMP texts of one language at a time:
+// Latin letters, Cyrillic and Greek (two bytes a letter in UTF-8), and
+// Japanese and Korean (three bytes a character, each a word); MB/s is of
+// text.
+func BenchmarkSumScripts(b *testing.B) {
+	for _, lang := range []string{"en", "es", "ru", "el", "ja", "ko"} {
+		files, err := filepath.Glob("../langid/testdata/gimp/" + lang + "-*.txt")
+		if err != nil || len(files) == 0 {
+			b.Fatalf("GIMP texts in %s: %v", lang, err)
+		}
+		var texts []string
+		var n int64
+		for _, f := range files {
+			d, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			texts = append(texts, string(d))
+			n += int64(len(d))
+		}
+		b.Run(lang, func(b *testing.B) {
+			b.SetBytes(n)
+			for b.Loop() {
+				for _, s := range texts {
+					Sum(s)
+				}
+			}
+		})
+	}
+}

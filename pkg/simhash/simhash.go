@@ -69,6 +69,29 @@ var wordByte = func() (t [256]byte) {
 	return t
 }()
 
+// runeClass is what Sum does with a rune of two bytes in UTF-8: for a
+// letter, digit or nonspacing mark, the two bytes (little-endian) of its
+// lower case hashed into the word, and seen 0x40 (a letter) or 1 (a
+// digit); seen 0 for any other rune, which ends a word.
+type runeClass struct{ lo, hi, seen byte }
+
+// twoByte is the runeClass of every rune from U+0000 to U+07FF (Sum looks
+// up those of two bytes), told by the same unicode functions as the
+// general path of Sum.
+var twoByte = func() (t [0x800]runeClass) {
+	for r := range rune(len(t)) {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		l := unicode.ToLower(r)
+		t[r] = runeClass{lo: byte(l), hi: byte(l >> 8), seen: 0x40}
+		if unicode.IsDigit(l) {
+			t[r].seen = 1
+		}
+	}
+	return t
+}()
+
 // Sum returns the simhash of text: every shingle of Shingle words
 // (runs of letters and digits with at least one letter, ASCII letters
 // folded to lower case; each character of scripts written without spaces
@@ -101,6 +124,26 @@ func Sum(text string) uint64 {
 			continue
 		}
 		if v == 0 { // an ASCII separator
+			if seen&0x40 != 0 {
+				if a.word(h); a.n >= MaxShingles {
+					return a.sum()
+				}
+			}
+			h, seen = offset, 0
+			continue
+		}
+		if c := text[i-1]; c >= 0xc2 && c <= 0xdf && i < len(text) && text[i]&0xc0 == 0x80 {
+			// A rune of two bytes (U+0080 to U+07FF: Latin letters with
+			// accents, Greek, Cyrillic, Armenian, Hebrew, Arabic...)
+			// through its row of twoByte.
+			t := twoByte[int(c&0x1f)<<6|int(text[i]&0x3f)]
+			i++
+			if t.seen != 0 {
+				h = (h ^ uint64(t.lo)) * prime
+				h = (h ^ uint64(t.hi)) * prime
+				seen |= t.seen
+				continue
+			}
 			if seen&0x40 != 0 {
 				if a.word(h); a.n >= MaxShingles {
 					return a.sum()
