@@ -128,8 +128,14 @@ func TestSumKnown(t *testing.T) {
 }
 
 // BenchmarkSumCorpus hashes the visible text of the fixture pages and the
-// GIMP texts; MB/s is of text.
-func BenchmarkSumCorpus(b *testing.B) {
+// GIMP texts; MB/s is of text. BenchmarkSumCorpusReference is the same
+// with the first implementation (refSum).
+func BenchmarkSumCorpus(b *testing.B) { benchCorpus(b, Sum) }
+
+// BenchmarkSumCorpusReference is BenchmarkSumCorpus with refSum.
+func BenchmarkSumCorpusReference(b *testing.B) { benchCorpus(b, refSum) }
+
+func benchCorpus(b *testing.B, sum func(string) uint64) {
 	texts := corpusTexts(b)
 	var n int64
 	for _, s := range texts {
@@ -138,7 +144,7 @@ func BenchmarkSumCorpus(b *testing.B) {
 	b.SetBytes(n)
 	for b.Loop() {
 		for _, s := range texts {
-			Sum(s)
+			sum(s)
 		}
 	}
 }
@@ -181,5 +187,16 @@ func BenchmarkSumScripts(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPunctuation: the General Punctuation block, which Sum takes as
+// separators without the Unicode tables, has no letter, digit or
+// nonspacing mark.
+func TestPunctuation(t *testing.T) {
+	for r := rune(0x2000); r <= 0x206f; r++ {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) {
+			t.Errorf("%U is a letter, digit or mark", r)
+		}
 	}
 }

@@ -155,6 +155,16 @@ func Sum(text string) uint64 {
 		r, size := utf8.DecodeRuneInString(text[i-1:])
 		i += size - 1
 		switch {
+		case r >= 0x2000 && r <= 0x206f:
+			// General Punctuation (quotes, dashes, ellipsis, spaces of
+			// every width): no letter, digit or mark, so a separator
+			// (TestPunctuation), told without the Unicode tables.
+			if seen&0x40 != 0 {
+				if a.word(h); a.n >= MaxShingles {
+					return a.sum()
+				}
+			}
+			h, seen = offset, 0
 		case r >= 0x0e00 && spaceless(r):
 			if seen&0x40 != 0 {
 				a.word(h)
@@ -201,8 +211,6 @@ func spaceless(r rune) bool {
 		r >= 0x30a1 && r <= 0x30fa, // Katakana
 		r >= 0xac00 && r <= 0xd7a3: // Hangul Syllables
 		return true
-	case r >= 0x2000 && r <= 0x206f: // General Punctuation: none
-		return false
 	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Hangul)
 }
