@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 )
 
+// refSum is Sum as first written.
 func refSum(text string) uint64 {
 	var a refSummer
 	const (

@@ -102,7 +102,8 @@ var twoByte = func() (t [0x800]runeClass) {
 // empty text has fingerprint 0.
 //
 // Each word is hashed once (FNV-1a over its bytes, ASCII letters lowered,
-// other letters as the little-endian bytes of their lower case), and a
+// other letters as the low bytes of their lower case's code point,
+// as many as the letter has bytes in UTF-8), and a
 // shingle's hash is mixed from its words' hashes (shingle). The
 // fingerprints are those of the first implementation, which the tests
 // keep (refSum); they are stored in graph.db, so a change of them is a
