@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -163,7 +164,7 @@ func TestHistoryImportExport(t *testing.T) {
 
 	f := newFixture(t)
 	f.add(smallWeb()...)
-	f.add(page{url: "http://new.cl/"})
+	f.add(page{url: "http://new.cl/"}, page{url: "http://a.cl/brand-new"})
 	m := f.strategy(StrategyHistorical)
 	m.HistoricalNewPages = "zero"
 	var iqs []map[string]float64
@@ -187,8 +188,20 @@ func TestHistoryImportExport(t *testing.T) {
 	pr, _ := old.estimateIQ(old.strategy(StrategyPageRank))
 	for i, iq := range iqs {
 		checkIQ(t, iq, pr)
-		if iq["http://new.cl/"] >= 0.001 {
-			t.Errorf("import %d: new page IQ %g", i, iq["http://new.cl/"])
+		if iq["http://a.cl/brand-new"] >= 0.001 {
+			t.Errorf("import %d: new page IQ %g, want the zero rule's", i, iq["http://a.cl/brand-new"])
+		}
+		// A site the old crawl did not have: its root is valued as the
+		// median of the old sites' roots.
+		var roots []float64
+		for u, x := range pr {
+			if strings.Count(u, "/") == 3 && strings.HasSuffix(u, "/") {
+				roots = append(roots, x)
+			}
+		}
+		slices.Sort(roots)
+		if want := roots[len(roots)/2]; len(roots) == 0 || math.Abs(iq["http://new.cl/"]-want) > 1e-9 {
+			t.Errorf("import %d: new site's root IQ %g, want the median of the old roots %g (%v)", i, iq["http://new.cl/"], want, roots)
 		}
 	}
 	if tables[0] == tables[1] || tables[0] != tables[2] {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/config"
@@ -86,7 +87,14 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 	if zero <= 0 {
 		zero = 1e-12
 	}
-	kinds := make([]uint8, len(val)) // 0 old, 1 parent, 2 random, 3 zero
+	kinds := make([]uint8, len(val)) // 0 old, 1 parent, 2 random, 3 zero, 4 a new site's root
+	roots, rootValue, err := newRoots(tx, v, val)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range roots {
+		val[p], kinds[p] = rootValue.value, 4
+	}
 	switch m.HistoricalNewPages {
 	case "random":
 		sample, err := tx.ScoreVector(historySample)
@@ -106,7 +114,7 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 		}
 	case "parent":
 		share, err := v.parentShares(ctx, tx, func(p int32) float64 {
-			if kinds[p] == 0 {
+			if kinds[p] == 0 || kinds[p] == 4 {
 				return val[p]
 			}
 			return 0
@@ -134,8 +142,8 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 	e := &estimate{val: val}
 	e.scaleToMax()
 	e.scale = max(e.scale, st.Max)
-	e.notes = append(e.notes, fmt.Sprintf("historical PageRank of %d pages from %s (%s); %d of %d known pages have one, new pages: %s",
-		st.Pages, st.Source, st.Imported.Format(time.RFC3339), matched, len(val), m.HistoricalNewPages))
+	e.notes = append(e.notes, fmt.Sprintf("historical PageRank of %d pages from %s (%s); %d of %d known pages have one, new pages: %s; %d root pages of sites new since at %s (the median of %d old sites' roots)",
+		st.Pages, st.Source, st.Imported.Format(time.RFC3339), matched, len(val), m.HistoricalNewPages, len(roots), g4(rootValue.value), rootValue.of))
 	e.describe = func(p int32) string {
 		switch kinds[p] {
 		case 1:
@@ -144,10 +152,56 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 			return fmt.Sprintf("new page: an imported PageRank drawn at random, %s (the highest is %s)", g4(val[p]), g4(st.Max))
 		case 3:
 			return fmt.Sprintf("new page: %s, a thousandth of the smallest imported PageRank", g4(val[p]))
+		case 4:
+			return fmt.Sprintf("the root page of a site the previous crawl did not have: %s, the median imported PageRank of the %d root pages it had (the highest imported is %s)", g4(val[p]), rootValue.of, g4(st.Max))
 		}
 		return fmt.Sprintf("PageRank %s in the previous crawl (the highest is %s)", g4(val[p]), g4(st.Max))
 	}
 	return e, nil
+}
+
+// rootPrior is the value of a new site's root page: the median imported
+// PageRank of the old sites' roots (of of them; 0 when none).
+type rootPrior struct {
+	value float64
+	of    int
+}
+
+// newRoots finds the root pages ("/" of a site key) the previous crawl did
+// not have (val 0) and the value they get: a site the previous crawl did
+// not know (a new seed, or a site found since by links) is valued by its
+// root page as the previous crawl's sites were valued by theirs, the
+// median imported PageRank of the old roots. Without it a recrawl put
+// every new site last: its root has no old parent (parent, zero), and its
+// other pages take their value from it (docs/manager.md, "historical").
+// It returns the positions of the new roots and their value; none when
+// no old root has a value.
+func newRoots(tx *linkgraph.Tx, v *graphView, val []float64) ([]int32, rootPrior, error) {
+	var oldRoots []float64
+	var fresh []int32
+	err := tx.ForEachSiteKey(func(key []byte, _ uint64) error {
+		id, ok := tx.LookupURL(string(key) + "/")
+		if !ok {
+			return nil
+		}
+		p := v.position(id)
+		switch {
+		case p < 0:
+		case val[p] > 0:
+			oldRoots = append(oldRoots, val[p])
+		default:
+			fresh = append(fresh, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, rootPrior{}, fmt.Errorf("site roots: %w", err)
+	}
+	if len(oldRoots) == 0 {
+		return nil, rootPrior{}, nil
+	}
+	slices.Sort(oldRoots)
+	return fresh, rootPrior{value: oldRoots[len(oldRoots)/2], of: len(oldRoots)}, nil
 }
 
 // mix64 is SplitMix64's finaliser: a fixed pseudo-random function of x.
