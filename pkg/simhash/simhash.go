@@ -125,10 +125,8 @@ func Sum(text string) uint64 {
 			continue
 		}
 		if v == 0 { // an ASCII separator
-			if seen&0x40 != 0 {
-				if a.word(h); a.n >= MaxShingles {
-					return a.sum()
-				}
+			if a.end(h, seen) {
+				return a.sum()
 			}
 			h, seen = offset, 0
 			continue
@@ -145,10 +143,8 @@ func Sum(text string) uint64 {
 				seen |= t.seen
 				continue
 			}
-			if seen&0x40 != 0 {
-				if a.word(h); a.n >= MaxShingles {
-					return a.sum()
-				}
+			if a.end(h, seen) {
+				return a.sum()
 			}
 			h, seen = offset, 0
 			continue
@@ -160,10 +156,8 @@ func Sum(text string) uint64 {
 			// General Punctuation (quotes, dashes, ellipsis, spaces of
 			// every width): no letter, digit or mark, so a separator
 			// (TestPunctuation), told without the Unicode tables.
-			if seen&0x40 != 0 {
-				if a.word(h); a.n >= MaxShingles {
-					return a.sum()
-				}
+			if a.end(h, seen) {
+				return a.sum()
 			}
 			h, seen = offset, 0
 		case r >= 0x0e00 && spaceless(r):
@@ -186,10 +180,8 @@ func Sum(text string) uint64 {
 				seen |= 0x40
 			}
 		default:
-			if seen&0x40 != 0 {
-				if a.word(h); a.n >= MaxShingles {
-					return a.sum()
-				}
+			if a.end(h, seen) {
+				return a.sum()
 			}
 			h, seen = offset, 0
 		}
@@ -224,6 +216,16 @@ type summer struct {
 	n      int    // shingles
 	w0, w1 uint64 // the hashes of the two words before, w1 the last
 	nw     int    // words
+}
+
+// end ends a word of hash h whose bytes OR to seen: a word with a letter
+// is added (word). It reports whether the text's shingles are counted to
+// MaxShingles, past which Sum stops.
+func (a *summer) end(h uint64, seen byte) bool {
+	if seen&0x40 != 0 {
+		a.word(h)
+	}
+	return a.n >= MaxShingles
 }
 
 // word adds the shingle that ends with the word of hash h. The code is
