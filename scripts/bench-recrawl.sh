@@ -17,7 +17,7 @@
 #                     BENCH_RANKINGS: a complete crawl of this same web,
 #                     so the history is exact): seeder import --seeds
 #                     BENCH_IMPORT_SEEDS (fetched: every page it fetched
-#                     is a seed, batch 1 holds them all), manager history
+#                     is a seed, the best each address can serve in batch_duration go in batch 1), manager history
 #                     import, strategy historical with
 #                     historical_new_pages V, server ranking R;
 #  older/V/R          the same from the old crawl.
