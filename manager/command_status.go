@@ -61,7 +61,12 @@ func runStatus(ctx context.Context, o statusOptions, out io.Writer) error {
 	if o.JSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		err = enc.Encode(st)
+	} else {
+		err = st.WriteText(out)
 	}
-	return st.WriteText(out)
+	if err != nil {
+		return err
+	}
+	return st.Damaged()
 }

@@ -340,6 +340,20 @@ func (e *cliEnv) testExitCodes(t *testing.T) {
 		check(strings.Join(c, " "), code, command.ExitNothingToDo, errOut, "")
 	}
 
+	// Damaged: manager status shows what it can of a collection whose
+	// graph.db is damaged, then exits with the damaged-file code (it
+	// exited 0).
+	code, out, errOut := e.run(t, nil, "manager", "status", "-c", fresh, "--no-graph")
+	check("manager status --no-graph", code, command.ExitOK, errOut, "")
+	if err := os.WriteFile(filepath.Join(fresh, "graph.db"), bytes.Repeat([]byte{0xa5}, 8192), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = e.run(t, nil, "manager", "status", "-c", fresh)
+	check("manager status with graph.db damaged", code, command.ExitDamaged, errOut, "graph.db")
+	if !strings.Contains(out, "pages") {
+		t.Errorf("manager status with graph.db damaged shows no status:\n%s", out)
+	}
+
 	// Locked: a stage's lock, and graph.db held open by this process
 	// (both the manager and the seeder must say 4; they wait 5 s).
 	col, err := collection.Open(e.col)

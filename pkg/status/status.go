@@ -66,6 +66,8 @@ type Status struct {
 	Pages *Pages `json:"pages,omitempty"`
 	// GraphError says why graph.db could not be read (busy, missing).
 	GraphError string `json:"graphError,omitempty"`
+	// graphErr is that error, for Damaged.
+	graphErr error
 	// Cron is the last run of scripts/cron.sh found in logs/cron.log.
 	Cron *CronRun `json:"cron,omitempty"`
 	// Errors are the last error lines of the logs, oldest first.
@@ -199,7 +201,7 @@ func Collect(col *collection.Collection, opts Options) (*Status, error) {
 	if !opts.NoGraph {
 		s.Pages, err = countPages(col, opts.GraphTimeout)
 		if err != nil {
-			s.GraphError = err.Error()
+			s.GraphError, s.graphErr = err.Error(), err
 		}
 	}
 	s.Cron, s.Errors = scanLogs(col.LogsPath(), opts.Errors)
@@ -209,6 +211,17 @@ func Collect(col *collection.Collection, opts Options) (*Status, error) {
 		}
 	}
 	return s, nil
+}
+
+// Damaged returns the error that found graph.db damaged
+// (collection.ErrDamaged: the status is shown, and the command then exits
+// with the damaged-file code), nil otherwise (a busy or missing graph.db
+// is only shown).
+func (s *Status) Damaged() error {
+	if errors.Is(s.graphErr, collection.ErrDamaged) {
+		return s.graphErr
+	}
+	return nil
 }
 
 // stageNext names the program that takes a batch after stage st.

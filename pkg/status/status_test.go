@@ -3,6 +3,7 @@ package status
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -321,5 +322,31 @@ func TestCollectStopped(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A damaged graph.db is shown like a busy one, but Damaged reports it
+// (manager status then exits with the damaged-file code); a busy one is
+// not damage.
+func TestCollectGraphDamaged(t *testing.T) {
+	col := newCollection(t)
+	g, err := linkgraph.Open(col.GraphPath(), false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if s, err := Collect(col, Options{}); err != nil || s.Damaged() != nil {
+		t.Fatalf("a sound graph.db: %v, damaged %v", err, s.Damaged())
+	}
+	junk := bytes.Repeat([]byte{0xa5}, 8192)
+	if err := os.WriteFile(col.GraphPath(), junk, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Collect(col, Options{GraphTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pages != nil || s.GraphError == "" || !errors.Is(s.Damaged(), collection.ErrDamaged) {
+		t.Errorf("pages %+v, graph error %q, damaged %v", s.Pages, s.GraphError, s.Damaged())
 	}
 }
