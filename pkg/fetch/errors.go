@@ -61,8 +61,11 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Text returns the fetch log text of err: the Text of an *Error in its
-// chain, else the error's message.
+// chain, else the error's message; "" for nil.
 func Text(err error) string {
+	if err == nil {
+		return ""
+	}
 	var fe *Error
 	if errors.As(err, &fe) {
 		return fe.Text()

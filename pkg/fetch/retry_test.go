@@ -3,6 +3,8 @@ package fetch
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -49,5 +51,22 @@ func TestNoSilentRetry(t *testing.T) {
 	}
 	if n := requests.Load(); n != 2 {
 		t.Errorf("server saw %d requests, want 2 (the second must not be retried)", n)
+	}
+}
+
+// Text of a fetch error is its log text, of another error its message,
+// and of nil nothing (it panicked).
+func TestText(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{errors.New("plain"), "plain"},
+		{fmt.Errorf("wrapped: %w", &Error{URL: "http://x.cl/", Kind: KindConnect, Detail: "refused"}), (&Error{URL: "http://x.cl/", Kind: KindConnect, Detail: "refused"}).Text()},
+	} {
+		if got := Text(tt.err); got != tt.want {
+			t.Errorf("Text(%v) = %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }
