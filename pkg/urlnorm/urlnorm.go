@@ -220,6 +220,16 @@ func (n *Normalizer) resolveFast(base, ref string) (string, bool) {
 			s += "?" + query
 		}
 	}
+	// s has the base's scheme, host and port, which isNormal(base)
+	// accepted: when its path starts right after them, only the length,
+	// the path and the query are left to check (isNormal(s) would find
+	// its first "/" at origin and check the same host again).
+	if len(s) > origin && s[origin] == '/' {
+		if len(s) > n.maxLen() || !n.normalPathQuery(s[origin:]) {
+			return "", false
+		}
+		return s, true
+	}
 	if !n.isNormal(s) {
 		return "", false
 	}
@@ -389,7 +399,13 @@ func (n *Normalizer) isNormal(raw string) bool {
 			return false
 		}
 	}
-	pathAndQuery := rest[slash:]
+	return n.normalPathQuery(rest[slash:])
+}
+
+// normalPathQuery is the part of isNormal after the host and port: the
+// path (starting with "/") and the query of a URL whose scheme, host and
+// port are in normal form.
+func (n *Normalizer) normalPathQuery(pathAndQuery string) bool {
 	path, query, hasQuery := strings.Cut(pathAndQuery, "?")
 	if hasQuery && query == "" {
 		return false
