@@ -323,6 +323,7 @@ type inflight struct {
 	// again for the next. A read only notes its time.
 	timer     *time.Timer
 	stopped   bool
+	paused    bool // between pause and resume: the timer does not fire
 	deadline  time.Time
 	readLim   time.Duration
 	lastRead  time.Time
@@ -361,7 +362,7 @@ func (f *inflight) next() time.Time {
 func (f *inflight) fire() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.stopped {
+	if f.stopped || f.paused {
 		return
 	}
 	now := time.Now()
@@ -411,6 +412,30 @@ func (f *inflight) startTTFB(d time.Duration) {
 			f.timer.Reset(d)
 		}
 	}
+}
+
+// pause stops the limits' timer while the request waits to be sent
+// (Request.BeforeSend); one that already fired has cancelled the request.
+func (f *inflight) pause() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.paused = true
+	if f.timer != nil {
+		f.timer.Stop()
+	}
+}
+
+// resume counts the total and read limits again from now, the moment the
+// request is sent (after pause).
+func (f *inflight) resume(now time.Time, total time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.paused = false
+	if f.stopped || f.timer == nil {
+		return
+	}
+	f.deadline, f.lastRead = now.Add(total), now
+	f.timer.Reset(f.next().Sub(now))
 }
 
 // stop ends the time limits.
@@ -719,7 +744,13 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 	}()
 
 	if r.BeforeSend != nil {
-		if err := r.BeforeSend(); err != nil {
+		// The hook may wait (the harvester's address floor): the
+		// request's limits count from when it is sent, not from a wait
+		// for its turn, which is no fault of the server's.
+		f.pause()
+		err := r.BeforeSend()
+		f.resume(time.Now(), h.c.cfg.TotalTimeout)
+		if err != nil {
 			return nil, err
 		}
 	}

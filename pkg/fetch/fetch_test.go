@@ -545,3 +545,38 @@ func TestBeforeSend(t *testing.T) {
 		t.Errorf("%d calls, server saw %d requests on %d connections; want 3, 2 (the held one unsent), 1", calls, seen.Load(), s.conns.Load())
 	}
 }
+
+// TestBeforeSendWaitIsNotTimed: a wait in the hook (the harvester's
+// address floor) does not count against the request's total and read
+// limits, which run from when it is sent; they still hold after it.
+func TestBeforeSendWaitIsNotTimed(t *testing.T) {
+	slow := make(chan struct{})
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			select {
+			case <-slow:
+			case <-r.Context().Done():
+			}
+		}
+		fmt.Fprint(w, "ok")
+	})
+	defer close(slow)
+	cfg := testConfig()
+	cfg.ReadTimeout = 150 * time.Millisecond
+	cfg.TotalTimeout = 250 * time.Millisecond
+	h := New(cfg, nil).NewHost()
+	defer h.Close()
+	wait := func() error { time.Sleep(400 * time.Millisecond); return nil }
+	resp, err := h.Do(context.Background(), Request{URL: s.URL + "/a", MaxBody: testMax, BeforeSend: wait})
+	if err != nil || string(resp.Body) != "ok" {
+		t.Fatalf("a request held 400 ms before it was sent, limits 150/250 ms: %v", err)
+	}
+	start := time.Now()
+	_, err = h.Do(context.Background(), Request{URL: s.URL + "/slow", MaxBody: testMax, BeforeSend: wait})
+	if KindOf(Text(err)) != string(KindTimeout) {
+		t.Errorf("a server that never answers, after the hold: %v, want a timeout", err)
+	}
+	if took := time.Since(start); took > 400*time.Millisecond+2*time.Second {
+		t.Errorf("the timeout came %v after the start", took)
+	}
+}
