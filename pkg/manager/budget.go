@@ -227,11 +227,7 @@ func containsFold(s, sub string) bool {
 // for the site's first URL in the batch when the harvester must fetch its
 // robots.txt first.
 func (b *budget) need(site uint32, first bool) time.Duration {
-	st := &b.sites[site]
-	if first && st.robotsFetch {
-		return 2 * st.cost
-	}
-	return st.cost
+	return time.Duration(b.requests(site, first)) * b.sites[site].cost
 }
 
 // fits tells whether the next URL of site fits in its host's time: a
@@ -268,7 +264,7 @@ func (b *budget) fits(site uint32, first bool) bool {
 // requests is how many requests the next URL of site costs: two for the
 // site's first URL in the batch when the harvester must fetch its
 // robots.txt first.
-func (b *budget) requests(site uint32, first bool) time.Duration {
+func (b *budget) requests(site uint32, first bool) int {
 	if first && b.sites[site].robotsFetch {
 		return 2
 	}
@@ -284,7 +280,7 @@ func (b *budget) take(site uint32, first bool) {
 	h.urls++
 	if st.addr >= 0 {
 		a := &b.addrs[st.addr]
-		a.floor += b.requests(site, first) * b.addrWait
+		a.floor += time.Duration(b.requests(site, first)) * b.addrWait
 		if b.perIP > 0 {
 			a.conns += need / time.Duration(b.perIP)
 		}
