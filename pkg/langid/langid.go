@@ -472,10 +472,53 @@ var alnum = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// countWordsUpTo is countWords, that stops counting at limit.
+// isWordRune tells the runes words are made of: letters, digits and
+// nonspacing marks.
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+}
+
+// wordRune is isWordRune of the runes of one or two bytes in UTF-8 (under
+// U+0800), looked up rather than searched for in the Unicode tables: the
+// letters with accents of Latin scripts, the no-break space of HTML
+// text. The scripts written without spaces all lie above.
+var wordRune = func() (t [0x800]bool) {
+	for r := range rune(len(t)) {
+		t[r] = isWordRune(r)
+	}
+	return t
+}()
+
+// noWordRune tells the blocks of punctuation and symbols frequent in
+// page texts, that have neither a rune of a word nor one of a script
+// written without spaces (TestNoWordRune checks them against the
+// Unicode tables): quotes, dashes, bullets and spaces, currency signs,
+// arrows and technical signs, box drawing (text tables), geometric
+// shapes, dingbats, and U+FFF0 to U+FFFF (the replacement character).
+func noWordRune(r rune) bool {
+	return r >= 0x2000 && r <= 0x206f || r >= 0x20a0 && r <= 0x20cf ||
+		r >= 0x2190 && r <= 0x23ff || r >= 0x2500 && r <= 0x27bf || r >= 0xfff0 && r <= 0xffff
+}
+
+// countWordsUpTo is countWords, that stops counting at limit. Eight
+// bytes of ASCII are counted at once (asciiWordStarts); the count only
+// grows, so checking the limit after each eight bytes rather than each
+// byte gives the same result.
 func countWordsUpTo(s string, limit int) int {
 	n, in, dense := 0, false, 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			if x := le64(s[i:]); x&0x8080808080808080 == 0 {
+				starts, last := asciiWordStarts(x, in)
+				n += starts
+				in = last
+				i += 8
+				if n+dense/2 >= limit {
+					return limit
+				}
+				continue
+			}
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			i++
 			l := alnum[c]
@@ -490,10 +533,19 @@ func countWordsUpTo(s string, limit int) int {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		switch {
+		case r < 0x800: // Latin, Greek, Cyrillic, Hebrew, Arabic...: no dense script
+			if !wordRune[r] {
+				in = false
+			} else if !in {
+				n++
+				in = true
+			}
+		case noWordRune(r):
+			in = false
 		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar):
 			dense++
 			in = false
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+		case isWordRune(r):
 			if !in {
 				n++
 			}
@@ -506,6 +558,26 @@ func countWordsUpTo(s string, limit int) int {
 		}
 	}
 	return n + dense/2
+}
+
+// asciiWordStarts counts the words that start in eight bytes of ASCII x
+// (little-endian: its low byte first), given whether the byte before
+// them is a letter or digit (in), and tells whether its last byte is
+// one: a start is a letter or digit after a byte that is not. Every byte
+// is classified at once (SWAR): for bytes under 0x80, (b|0x80)-a has its
+// high bit set when b >= a, without borrowing from the next byte.
+func asciiWordStarts(x uint64, in bool) (int, bool) {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	ge := func(x uint64, a byte) uint64 { return ((x | high) - ones*uint64(a)) & high }
+	lower := x | 0x2020202020202020
+	letters := ge(lower, 'a') &^ ge(lower, 'z'+1)
+	digits := ge(x, '0') &^ ge(x, '9'+1)
+	m := letters | digits // the high bit of each letter or digit
+	prev := m << 8
+	if in {
+		prev |= 0x80
+	}
+	return bits.OnesCount64(m &^ prev), m>>63 != 0
 }
 
 // cut returns the longest prefix of s of at most max bytes that ends at a

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 )
 
 // TestGIMP: the detector tells the language of the translated pages of
@@ -147,4 +148,62 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestCountWordsSWAR: countWordsUpTo, which counts eight bytes of ASCII at
+// once, agrees with a byte-at-a-time count on every ASCII byte at every
+// position, and on texts mixing ASCII and other scripts, at every limit.
+func TestCountWordsSWAR(t *testing.T) {
+	slow := func(s string, limit int) int {
+		n, in, dense := 0, false, 0
+		for _, r := range s {
+			switch {
+			case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar):
+				dense++
+				in = false
+			case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+				if !in {
+					n++
+				}
+				in = true
+			default:
+				in = false
+			}
+			if n+dense/2 >= limit {
+				return limit
+			}
+		}
+		return n + dense/2
+	}
+	var texts []string
+	for c := range 128 {
+		for pos := range 17 {
+			b := []byte("ab cd9 ef-gh ij_kl mn")
+			b[pos%len(b)] = byte(c)
+			texts = append(texts, string(b))
+		}
+	}
+	texts = append(texts, "Él está aquí, ¿no? 画像の一部 и это всё. x1 Y2 @Z [q] `w` {e} ~r~ /t/ :u:",
+		"Ωmega ωμέγα 2026-11-27 ÀÉÎÕÜ àéîõü ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz 0123456789")
+	for _, s := range texts {
+		for limit := 1; limit < 40; limit++ {
+			if got, want := countWordsUpTo(s, limit), slow(s, limit); got != want {
+				t.Fatalf("countWordsUpTo(%q, %d) = %d, want %d", s, limit, got, want)
+			}
+		}
+	}
+}
+
+// TestNoWordRune: the blocks countWordsUpTo skips without the Unicode
+// tables have no letter, digit or mark, and no rune of a script written
+// without spaces; wordRune agrees with isWordRune.
+func TestNoWordRune(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r < 0x800 && wordRune[r] != isWordRune(r) {
+			t.Errorf("wordRune[%U] = %v", r, wordRune[r])
+		}
+		if noWordRune(r) && (isWordRune(r) || unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)) {
+			t.Errorf("noWordRune(%U), but it is a letter, digit, mark or dense", r)
+		}
+	}
 }
