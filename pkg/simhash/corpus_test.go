@@ -132,6 +132,25 @@ func TestSumKnown(t *testing.T) {
 // with the first implementation (refSum).
 func BenchmarkSumCorpus(b *testing.B) { benchCorpus(b, Sum) }
 
+// BenchmarkSumPages hashes the visible text of the fixture pages alone,
+// the texts of the gatherer's benchmark (BenchmarkGather); MB/s is of
+// text.
+func BenchmarkSumPages(b *testing.B) {
+	texts := corpusTexts(b)
+	pages, _ := filepath.Glob("../extract/testdata/pages/*.html")
+	texts = texts[:len(pages)] // the pages come first
+	var n int64
+	for _, s := range texts {
+		n += int64(len(s))
+	}
+	b.SetBytes(n)
+	for b.Loop() {
+		for _, s := range texts {
+			Sum(s)
+		}
+	}
+}
+
 // BenchmarkSumCorpusReference is BenchmarkSumCorpus with refSum.
 func BenchmarkSumCorpusReference(b *testing.B) { benchCorpus(b, refSum) }
 
