@@ -80,6 +80,10 @@ type hostTime struct {
 	name     string
 	response time.Duration // the largest measured response time of its sites, else defaultResponseTime
 	measured bool
+	// crawlDelay is the longest stored Crawl-delay (uncapped) of its
+	// sites with candidates: the harvester keeps a unit's longest
+	// Crawl-delay between any two requests to its names.
+	crawlDelay time.Duration
 	used     time.Duration // time of the URLs taken so far
 	urls     int32         // URLs taken so far
 	// pause is the pause after its last URL taken (its cost less its
@@ -171,10 +175,15 @@ func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time
 			b.delays[uint32(id)] = d
 		}
 	}
+	for id, d := range b.delays {
+		h := &b.hosts[b.sites[id].host]
+		h.crawlDelay = max(h.crawlDelay, d)
+	}
 	for id := range b.sites {
 		st := &b.sites[id]
 		if st.host >= 0 {
-			st.cost = b.pace.urlCost(b.hosts[st.host].response, b.delays[uint32(id)])
+			h := &b.hosts[st.host]
+			st.cost = b.pace.urlCost(h.response, h.crawlDelay)
 		}
 	}
 	return b, nil
@@ -366,8 +375,11 @@ func (b *budget) heldBack(site uint32, first bool) string {
 		resp += " (not measured: the harvester's default)"
 	}
 	pause := "wait " + secs(b.pace.waitAfter(h.response))
-	if cd := min(b.delays[site], b.pace.maxCrawlDelay); cd > 0 {
+	if cd := min(h.crawlDelay, b.pace.maxCrawlDelay); cd > 0 {
 		pause = fmt.Sprintf("the longer of %s and Crawl-delay %s", pause, secs(cd))
+		if b.delays[site] < h.crawlDelay {
+			pause += " (another site of its server's)"
+		}
 	}
 	extra := ""
 	if first && st.robotsFetch {

@@ -340,6 +340,36 @@ func TestBudgetUnits(t *testing.T) {
 	}
 }
 
+// A unit's longest Crawl-delay paces all its names in the harvester, so
+// the budget costs every URL of the unit at it: u.cl, without a
+// Crawl-delay of its own, shares www.u.cl's 2 s.
+func TestBudgetUnitCrawlDelay(t *testing.T) {
+	f := newFixture(t)
+	f.cfg.Harvester.Wait = config.Duration(time.Second)
+	f.cfg.Manager.BatchDuration = config.Duration(10 * time.Second)
+	var pages []page
+	for _, site := range []string{"http://u.cl", "http://www.u.cl"} { // u.cl's first, in id order
+		for i := range 20 {
+			pages = append(pages, page{url: fmt.Sprintf("%s/p%02d", site, i)})
+		}
+	}
+	f.add(pages...)
+	for site, body := range map[string]string{"http://www.u.cl": "User-agent: *\nCrawl-delay: 2\n", "http://u.cl": ""} {
+		f.site(site, func(s *linkgraph.Site) {
+			s.ConnectMs, s.ResponseMs, s.EstimatesAt, s.IP = 20, 0.001, testNow.Add(-time.Hour), "10.0.0.1"
+			s.RobotsStatus, s.RobotsFetched, s.RobotsBody = 200, testNow.Add(-time.Hour), body
+		})
+	}
+	if ex := f.explain("http://u.cl/p19"); !strings.Contains(ex.Verdict, "Crawl-delay 2 s (another site of its server's)") {
+		t.Errorf("explain u.cl/p19: %q, want the unit's Crawl-delay named", ex.Verdict)
+	}
+	f.mustRun()
+	_, entries := readBatch(t, f.col, 1)
+	if len(entries) != 5 {
+		t.Errorf("%d URLs of the unit in the batch, want 5 (2 s each in 10 s; 10 at u.cl's own 1 s)", len(entries))
+	}
+}
+
 // The batch's servers.jsonl gives each host the longest Crawl-delay of
 // its politeness unit that graph.db knows, even from a site outside the
 // batch: the harvester keeps it between any two requests to the unit.
