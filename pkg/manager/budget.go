@@ -84,8 +84,8 @@ type hostTime struct {
 	// sites with candidates: the harvester keeps a unit's longest
 	// Crawl-delay between any two requests to its names.
 	crawlDelay time.Duration
-	used     time.Duration // time of the URLs taken so far
-	urls     int32         // URLs taken so far
+	used       time.Duration // time of the URLs taken so far
+	urls       int32         // URLs taken so far
 	// pause is the pause after its last URL taken (its cost less its
 	// response time): time the host is not busy, that ends no later
 	// than the batch would (the next batch's first request waits it).
