@@ -1,6 +1,7 @@
 package langid
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,7 +153,8 @@ func TestConcurrent(t *testing.T) {
 
 // TestCountWordsSWAR: countWordsUpTo, which counts eight bytes of ASCII at
 // once, agrees with a byte-at-a-time count on every ASCII byte at every
-// position, and on texts mixing ASCII and other scripts, at every limit.
+// position, on texts mixing ASCII and other scripts, and on every line
+// of the GIMP texts and of the fixture pages' texts, at several limits.
 func TestCountWordsSWAR(t *testing.T) {
 	slow := func(s string, limit int) int {
 		n, in, dense := 0, false, 0
@@ -185,8 +187,19 @@ func TestCountWordsSWAR(t *testing.T) {
 	}
 	texts = append(texts, "Él está aquí, ¿no? 画像の一部 и это всё. x1 Y2 @Z [q] `w` {e} ~r~ /t/ :u:",
 		"Ωmega ωμέγα 2026-11-27 ÀÉÎÕÜ àéîõü ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz 0123456789")
+	gimp, _ := filepath.Glob("testdata/gimp/*.txt")
+	for _, f := range gimp {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, strings.Split(string(b), "\n")...)
+	}
+	for _, page := range corpusTexts(t) {
+		texts = append(texts, strings.Split(page, "\n")...)
+	}
 	for _, s := range texts {
-		for limit := 1; limit < 40; limit++ {
+		for _, limit := range []int{1, 5, 12, 40, math.MaxInt} {
 			if got, want := countWordsUpTo(s, limit), slow(s, limit); got != want {
 				t.Fatalf("countWordsUpTo(%q, %d) = %d, want %d", s, limit, got, want)
 			}
