@@ -117,8 +117,8 @@ type budget struct {
 // the host's measured response time (the largest of its sites'), the
 // site's Crawl-delay for the product token and whether its robots.txt goes
 // into the batch. It returns nil when batch_duration is 0.
-func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time, batch int) (*budget, error) {
-	limit := batchDuration(&cfg.Manager, batch)
+func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time) (*budget, error) {
+	limit := cfg.Manager.BatchDuration.D()
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -187,17 +187,6 @@ func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time
 		}
 	}
 	return b, nil
-}
-
-// batchDuration is the time budget of batch number batch:
-// manager.batch_duration, shorter for the first batch_ramp batches of a
-// collection (halved for each batch before the ramp's end).
-func batchDuration(m *config.Manager, batch int) time.Duration {
-	d := m.BatchDuration.D()
-	if batch >= 1 && batch <= m.BatchRamp {
-		d >>= m.BatchRamp + 1 - batch
-	}
-	return d
 }
 
 // unitOf names the politeness unit of a site, which the harvester serves

@@ -97,7 +97,7 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 	if v.streaming, err = streamingSites(tx, v, batch, now, m.MinRevisit.D()); err != nil {
 		return nil, err
 	}
-	tb, err := newBudget(tx, v, cfg, now, batch)
+	tb, err := newBudget(tx, v, cfg, now)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func header(id int, created time.Time, m *config.Manager, p *plan) batch.Header 
 			"rq_anchors":             f(m.RQAnchors),
 			"batch_size":             strconv.Itoa(m.BatchSize),
 			"max_pages_per_site":     strconv.Itoa(m.MaxPagesPerSite),
-			"batch_duration":         batchDuration(m, id).String(),
+			"batch_duration":         m.BatchDuration.String(),
 			"max_site_pages":         strconv.Itoa(m.MaxSitePages),
 			"max_depth_static":       strconv.Itoa(m.MaxDepthStatic),
 			"max_depth_dynamic":      strconv.Itoa(m.MaxDepthDynamic),
