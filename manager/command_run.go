@@ -86,6 +86,9 @@ func printResult(w io.Writer, r *manager.Result) error {
 		fmt.Fprintf(tw, "robots.txt\t%d sites with a stored copy in robots.jsonl\n", r.Robots)
 		fmt.Fprintf(tw, "candidates\t%d (%d over max_pages_per_site, %d over max_site_pages, %d over max_fetches_per_script, %d held back by batch_duration, %d over the batch size)\n",
 			r.Stats.Candidates, r.Stats.SiteCapped, r.Stats.SiteFull, r.Stats.ScriptCapped, r.Stats.TimeCapped, r.Stats.Left)
+		if r.Stats.Filled > 0 {
+			fmt.Fprintf(tw, "filled\t%d URLs held back by batch_duration taken to fill the batch up to its busiest server's time (docs/manager.md, \"Filling a batch to its length\")\n", r.Stats.Filled)
+		}
 		for _, n := range r.Stats.Notes {
 			fmt.Fprintf(tw, "note\t%s\n", n)
 		}

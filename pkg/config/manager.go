@@ -34,6 +34,7 @@ type Manager struct {
 	BatchSize           int      `toml:"batch_size" doc:"At most this many URLs in one batch."`
 	MaxPagesPerSite     int      `toml:"max_pages_per_site" doc:"At most this many URLs of one site in one batch: a safety cap; batch_duration sets the pace."`
 	BatchDuration       Duration `toml:"batch_duration" doc:"Target duration of a batch: each host gets at most the URLs it can serve politely in this time (its response time plus the harvester's wait or its robots.txt Crawl-delay per URL); the harvester may take it as its deadline. 0 turns time sizing off."`
+	BatchRamp           int      `toml:"batch_ramp" doc:"The first batches of a collection are shorter, so that the links of the first pages fetched are planned sooner: batch n, for n up to batch_ramp, gets batch_duration / 2^(batch_ramp + 1 − n) (with 3: 1/8, 1/4, 1/2, then the whole). A recrawl (seeder import) knows its whole frontier from the start and would otherwise begin with a full batch. 0 turns it off."`
 	MaxSitePages        int      `toml:"max_site_pages" doc:"At most this many pages of one site are fetched in the whole collection (new pages of a site with that many fetched or scheduled pages wait); 0 means no cap."`
 	MaxDepthStatic      int      `toml:"max_depth_static" doc:"Pages of static URLs deeper than this (links from where the crawl entered the site) are not scheduled."`
 	MaxDepthDynamic     int      `toml:"max_depth_dynamic" doc:"Pages of dynamic URLs (a query, a script extension or /cgi-bin/) deeper than this are not scheduled."`
@@ -116,6 +117,9 @@ func (c *Manager) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.BatchDuration < 0 {
 		bad("manager.batch_duration", "must not be negative (0 turns time sizing off)")
+	}
+	if c.BatchRamp < 0 || c.BatchRamp > 10 {
+		bad("manager.batch_ramp", "must be between 0 and 10, got %d", c.BatchRamp)
 	}
 	if c.MaxSitePages < 0 {
 		bad("manager.max_site_pages", "must not be negative, got %d", c.MaxSitePages)

@@ -80,8 +80,16 @@ type hostTime struct {
 	name     string
 	response time.Duration // the largest measured response time of its sites, else defaultResponseTime
 	measured bool
-	used     time.Duration // time of the URLs taken so far
-	urls     int32         // URLs taken so far
+	// crawlDelay is the longest stored Crawl-delay (uncapped) of its
+	// sites with candidates: the harvester keeps a unit's longest
+	// Crawl-delay between any two requests to its names.
+	crawlDelay time.Duration
+	used       time.Duration // time of the URLs taken so far
+	urls       int32         // URLs taken so far
+	// pause is the pause after its last URL taken (its cost less its
+	// response time): time the host is not busy, that ends no later
+	// than the batch would (the next batch's first request waits it).
+	pause time.Duration
 }
 
 // budget gives each host at most the URLs it can serve within limit. Its
@@ -98,6 +106,10 @@ type budget struct {
 	// connections_per_ip (0: no floor, no cap).
 	addrWait time.Duration
 	perIP    int
+	// deadline is the harvester's deadline for the batch
+	// (harvester.batch_deadline, or twice batch_duration): filling never
+	// plans past it.
+	deadline time.Duration
 }
 
 // newBudget reads the record of every site that has candidates (in site
@@ -105,13 +117,16 @@ type budget struct {
 // the host's measured response time (the largest of its sites'), the
 // site's Crawl-delay for the product token and whether its robots.txt goes
 // into the batch. It returns nil when batch_duration is 0.
-func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time) (*budget, error) {
-	limit := cfg.Manager.BatchDuration.D()
+func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time, batch int) (*budget, error) {
+	limit := batchDuration(&cfg.Manager, batch)
 	if limit <= 0 {
 		return nil, nil
 	}
 	b := &budget{limit: limit, pace: paceOf(&cfg.Harvester), sites: make([]siteTime, len(v.held)), delays: map[uint32]time.Duration{},
-		addrWait: cfg.Harvester.AddressWait.D(), perIP: cfg.Harvester.ConnectionsPerIP}
+		addrWait: cfg.Harvester.AddressWait.D(), perIP: cfg.Harvester.ConnectionsPerIP, deadline: 2 * limit}
+	if d := cfg.Harvester.BatchDeadline.D(); d > 0 {
+		b.deadline = d
+	}
 	const unread, wanted = -1, -2
 	for i := range b.sites {
 		b.sites[i].host = unread
@@ -160,13 +175,29 @@ func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time
 			b.delays[uint32(id)] = d
 		}
 	}
+	for id, d := range b.delays {
+		h := &b.hosts[b.sites[id].host]
+		h.crawlDelay = max(h.crawlDelay, d)
+	}
 	for id := range b.sites {
 		st := &b.sites[id]
 		if st.host >= 0 {
-			st.cost = b.pace.urlCost(b.hosts[st.host].response, b.delays[uint32(id)])
+			h := &b.hosts[st.host]
+			st.cost = b.pace.urlCost(h.response, h.crawlDelay)
 		}
 	}
 	return b, nil
+}
+
+// batchDuration is the time budget of batch number batch:
+// manager.batch_duration, shorter for the first batch_ramp batches of a
+// collection (halved for each batch before the ramp's end).
+func batchDuration(m *config.Manager, batch int) time.Duration {
+	d := m.BatchDuration.D()
+	if batch >= 1 && batch <= m.BatchRamp {
+		d >>= m.BatchRamp + 1 - batch
+	}
+	return d
 }
 
 // unitOf names the politeness unit of a site, which the harvester serves
@@ -278,6 +309,7 @@ func (b *budget) take(site uint32, first bool) {
 	need := b.need(site, first)
 	h.used += need
 	h.urls++
+	h.pause = st.cost - h.response
 	if st.addr >= 0 {
 		a := &b.addrs[st.addr]
 		a.floor += time.Duration(b.requests(site, first)) * b.addrWait
@@ -286,6 +318,43 @@ func (b *budget) take(site uint32, first bool) {
 		}
 		a.urls++
 	}
+}
+
+// makespan is how long the batch chosen so far keeps its busiest server
+// busy: the latest end of a host's last response (its time less the
+// pause after its last URL), or of an address's floor or connection
+// time, at most the harvester's deadline. Hosts get URLs while their time
+// is below batch_duration, so the last URL of a slow host (a long
+// Crawl-delay, a slow server) ends past it, and the batch lasts that
+// long whatever the others do.
+func (b *budget) makespan() time.Duration {
+	var m time.Duration
+	for i := range b.hosts {
+		m = max(m, b.hosts[i].used-b.hosts[i].pause)
+	}
+	for i := range b.addrs {
+		m = max(m, b.addrs[i].floor, b.addrs[i].conns)
+	}
+	return min(m, b.deadline)
+}
+
+// fitsWithin tells whether the next URL of site ends within until on its
+// host and its address: filling a batch up to its makespan (selectBatch)
+// takes only URLs that do not make it last longer.
+func (b *budget) fitsWithin(site uint32, first bool, until time.Duration) bool {
+	st := &b.sites[site]
+	h := &b.hosts[st.host]
+	if h.used+b.need(site, first)-(st.cost-h.response) > until {
+		return false
+	}
+	if st.addr < 0 {
+		return true
+	}
+	a := &b.addrs[st.addr]
+	if a.floor+time.Duration(b.requests(site, first))*b.addrWait > until {
+		return false
+	}
+	return b.perIP == 0 || a.conns+b.need(site, first)/time.Duration(b.perIP) <= until
 }
 
 // heldBack says why a URL of site does not fit (explain).
@@ -306,8 +375,11 @@ func (b *budget) heldBack(site uint32, first bool) string {
 		resp += " (not measured: the harvester's default)"
 	}
 	pause := "wait " + secs(b.pace.waitAfter(h.response))
-	if cd := min(b.delays[site], b.pace.maxCrawlDelay); cd > 0 {
+	if cd := min(h.crawlDelay, b.pace.maxCrawlDelay); cd > 0 {
 		pause = fmt.Sprintf("the longer of %s and Crawl-delay %s", pause, secs(cd))
+		if b.delays[site] < h.crawlDelay {
+			pause += " (another site of its server's)"
+		}
 	}
 	extra := ""
 	if first && st.robotsFetch {

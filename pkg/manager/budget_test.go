@@ -157,7 +157,7 @@ func TestBudgetSites(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		b, err := newBudget(tx, v, &f.cfg, testNow)
+		b, err := newBudget(tx, v, &f.cfg, testNow, 1)
 		if err != nil {
 			return err
 		}
@@ -175,7 +175,7 @@ func TestBudgetSites(t *testing.T) {
 			t.Errorf("%d hosts, want 6", len(b.hosts))
 		}
 		f.cfg.Manager.BatchDuration = 0
-		if b, err := newBudget(tx, v, &f.cfg, testNow); b != nil || err != nil {
+		if b, err := newBudget(tx, v, &f.cfg, testNow, 1); b != nil || err != nil {
 			t.Errorf("batch_duration 0: budget %v, %v", b, err)
 		}
 		return nil
@@ -340,6 +340,36 @@ func TestBudgetUnits(t *testing.T) {
 	}
 }
 
+// A unit's longest Crawl-delay paces all its names in the harvester, so
+// the budget costs every URL of the unit at it: u.cl, without a
+// Crawl-delay of its own, shares www.u.cl's 2 s.
+func TestBudgetUnitCrawlDelay(t *testing.T) {
+	f := newFixture(t)
+	f.cfg.Harvester.Wait = config.Duration(time.Second)
+	f.cfg.Manager.BatchDuration = config.Duration(10 * time.Second)
+	var pages []page
+	for _, site := range []string{"http://u.cl", "http://www.u.cl"} { // u.cl's first, in id order
+		for i := range 20 {
+			pages = append(pages, page{url: fmt.Sprintf("%s/p%02d", site, i)})
+		}
+	}
+	f.add(pages...)
+	for site, body := range map[string]string{"http://www.u.cl": "User-agent: *\nCrawl-delay: 2\n", "http://u.cl": ""} {
+		f.site(site, func(s *linkgraph.Site) {
+			s.ConnectMs, s.ResponseMs, s.EstimatesAt, s.IP = 20, 0.001, testNow.Add(-time.Hour), "10.0.0.1"
+			s.RobotsStatus, s.RobotsFetched, s.RobotsBody = 200, testNow.Add(-time.Hour), body
+		})
+	}
+	if ex := f.explain("http://u.cl/p19"); !strings.Contains(ex.Verdict, "Crawl-delay 2 s (another site of its server's)") {
+		t.Errorf("explain u.cl/p19: %q, want the unit's Crawl-delay named", ex.Verdict)
+	}
+	f.mustRun()
+	_, entries := readBatch(t, f.col, 1)
+	if len(entries) != 5 {
+		t.Errorf("%d URLs of the unit in the batch, want 5 (2 s each in 10 s; 10 at u.cl's own 1 s)", len(entries))
+	}
+}
+
 // The batch's servers.jsonl gives each host the longest Crawl-delay of
 // its politeness unit that graph.db knows, even from a site outside the
 // batch: the harvester keeps it between any two requests to the unit.
@@ -435,6 +465,70 @@ func TestBudgetAddresses(t *testing.T) {
 			}
 			if per["w.cl"] != tt.wantOther {
 				t.Errorf("w.cl, alone on its address: %d URLs, want %d", per["w.cl"], tt.wantOther)
+			}
+		})
+	}
+}
+
+// TestFillToMakespan: a batch lasts as long as its busiest server; the
+// others are filled with the URLs batch_duration held back, up to that
+// time and no further, and never past the harvester's deadline.
+func TestFillToMakespan(t *testing.T) {
+	tests := []struct {
+		name     string
+		slow     bool          // a server of 6 s responses on an address of its own: two URLs end at 13 s
+		deadline time.Duration // harvester.batch_deadline (0: twice batch_duration)
+		want     int           // URLs of a.cl, on an address with a floor of 1 s
+		filled   int
+	}{
+		{"no slow server: 10 s, nothing to fill", false, 0, 10, 0},
+		{"a slow server holds the batch 13 s: filled to 13", true, 0, 13, 3 + 3},
+		{"the deadline caps the fill", true, 12 * time.Second, 12, 2 + 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.cfg.Harvester.Wait = config.Duration(time.Second)
+			f.cfg.Harvester.AddressWait = config.Duration(time.Second)
+			f.cfg.Harvester.BatchDeadline = config.Duration(tt.deadline)
+			f.cfg.Manager.BatchDuration = config.Duration(10 * time.Second)
+			sites := map[string]string{"http://a.cl": "10.0.0.1", "http://w.cl": "10.0.0.2"}
+			if tt.slow {
+				sites["http://s.cl"] = "10.0.0.3"
+			}
+			var pages []page
+			for site := range sites {
+				for i := range 20 {
+					pages = append(pages, page{url: fmt.Sprintf("%s/p%02d", site, i)})
+				}
+			}
+			f.add(pages...)
+			for site, ip := range sites {
+				f.site(site, func(s *linkgraph.Site) {
+					s.ConnectMs, s.ResponseMs, s.EstimatesAt, s.IP = 20, 0.001, testNow.Add(-time.Hour), ip
+					if site == "http://s.cl" {
+						s.ResponseMs = 6000
+					}
+					s.RobotsStatus, s.RobotsFetched = 404, testNow.Add(-time.Hour)
+				})
+			}
+			res := f.mustRun()
+			if res.Stats.Filled != tt.filled {
+				t.Errorf("filled %d URLs, want %d", res.Stats.Filled, tt.filled)
+			}
+			_, entries := readBatch(t, f.col, 1)
+			per := map[string]int{}
+			for i, e := range entries {
+				per[hostOf(e.Site)]++
+				if i > 0 && e.Score > entries[i-1].Score {
+					t.Errorf("entry %d (%s, score %g) after a lower score %g: the filled batch is not in batch order", i, e.URL, e.Score, entries[i-1].Score)
+				}
+			}
+			if per["a.cl"] != tt.want || per["w.cl"] != tt.want {
+				t.Errorf("a.cl %d URLs, w.cl %d, want %d each (%v)", per["a.cl"], per["w.cl"], tt.want, per)
+			}
+			if tt.slow && per["s.cl"] != 2 {
+				t.Errorf("s.cl: %d URLs, want 2 (6 s responses, 1 s wait: 0–7 s and 7–13 s)", per["s.cl"])
 			}
 		})
 	}

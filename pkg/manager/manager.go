@@ -181,7 +181,7 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 	}
 	log.Info("wrote batch", "batch", id, "urls", res.URLs, "sites", res.Sites, "new", res.New, "revisits", res.Revisits,
 		"candidates", p.stats.Candidates, "site_capped", p.stats.SiteCapped, "site_full", p.stats.SiteFull,
-		"script_capped", p.stats.ScriptCapped, "time_capped", p.stats.TimeCapped, "streaming_held", p.stats.StreamingHeld, "left", p.stats.Left, "robots", res.Robots)
+		"script_capped", p.stats.ScriptCapped, "time_capped", p.stats.TimeCapped, "filled", p.stats.Filled, "streaming_held", p.stats.StreamingHeld, "left", p.stats.Left, "robots", res.Robots)
 	return res, nil
 }
 

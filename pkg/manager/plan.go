@@ -27,6 +27,7 @@ type Stats struct {
 	SiteFull      int            // candidates left out by max_site_pages
 	ScriptCapped  int            // candidates left out by max_fetches_per_script
 	TimeCapped    int            // candidates left out by batch_duration: their host had no time left for them
+	Filled        int            // candidates taken to fill the batch up to its makespan after batch_duration held them back (counted in the batch, not in TimeCapped)
 	StreamingHeld int            // candidates of sites flagged as streaming left out (all but the probe)
 	Left          int            // candidates left out because the batch was full
 	Iterations    int            // PageRank iterations (0 if none was computed)
@@ -96,7 +97,7 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 	if v.streaming, err = streamingSites(tx, v, batch, now, m.MinRevisit.D()); err != nil {
 		return nil, err
 	}
-	tb, err := newBudget(tx, v, cfg, now)
+	tb, err := newBudget(tx, v, cfg, now, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +214,7 @@ func header(id int, created time.Time, m *config.Manager, p *plan) batch.Header 
 			"rq_anchors":             f(m.RQAnchors),
 			"batch_size":             strconv.Itoa(m.BatchSize),
 			"max_pages_per_site":     strconv.Itoa(m.MaxPagesPerSite),
-			"batch_duration":         m.BatchDuration.String(),
+			"batch_duration":         batchDuration(m, id).String(),
 			"max_site_pages":         strconv.Itoa(m.MaxSitePages),
 			"max_depth_static":       strconv.Itoa(m.MaxDepthStatic),
 			"max_depth_dynamic":      strconv.Itoa(m.MaxDepthDynamic),

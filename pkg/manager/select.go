@@ -2,6 +2,7 @@ package manager
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wirecrawl/wire/pkg/config"
 )
@@ -82,6 +83,13 @@ func (h *candHeap) pop() int32 {
 //   - a site flagged as streaming gets at most its probe URL
 //     (streamingSites).
 //
+// Then, with batch_duration, it fills the batch up to its makespan: the
+// candidates held back by time only are taken again, in batch order, as
+// long as they end on their host and their address before the batch's
+// busiest server is done (budget.makespan), so that no server idles at
+// the end of a batch that its slowest server holds up anyway (docs/manager.md,
+// "Filling a batch to its length").
+//
 // It returns the indices of the chosen candidates in batch order.
 func selectBatch(v *graphView, m *config.Manager, tb *budget) []int32 {
 	st := &v.stats
@@ -91,43 +99,26 @@ func selectBatch(v *graphView, m *config.Manager, tb *budget) []int32 {
 	if v.watch != nil {
 		watch = int32(v.watch.cand)
 	}
-	var out []int32
-	for len(h.h) > 0 {
-		if len(out) == m.BatchSize {
-			st.Left += len(h.h)
-			break
-		}
-		i := h.pop()
-		c := &v.cands[i]
-		first := bySite[c.site] == 0
-		var limit string // the limit that skips it, by its setting's name
+	// limitOf names the limit that keeps candidate c out of the batch
+	// now ("" if none), the time budget asked with fits.
+	limitOf := func(c *cand, fits func() bool) string {
 		allowed, streaming := v.streaming[c.site]
 		switch {
 		case streaming && bySite[c.site] >= allowed:
-			st.StreamingHeld++
-			limit = "streaming"
+			return "streaming"
 		case int(bySite[c.site]) >= m.MaxPagesPerSite:
-			st.SiteCapped++
-			limit = "max_pages_per_site"
+			return "max_pages_per_site"
 		case !c.holds && m.MaxSitePages > 0 && int(v.held[c.site]) >= m.MaxSitePages:
-			st.SiteFull++
-			limit = "max_site_pages"
+			return "max_site_pages"
 		case c.script >= 0 && m.MaxFetchesPerScript > 0 && int(v.slots[c.script]) >= m.MaxFetchesPerScript:
-			st.ScriptCapped++
-			limit = "max_fetches_per_script"
-		case tb != nil && !tb.fits(c.site, first):
-			st.TimeCapped++
-			limit = "batch_duration"
+			return "max_fetches_per_script"
+		case fits != nil && !fits():
+			return "batch_duration"
 		}
-		if i == watch {
-			v.watch.fate = fate(v, c, m, tb, limit, first)
-			if limit == "" {
-				v.watch.batchAt = len(out)
-			}
-		}
-		if limit != "" {
-			continue
-		}
+		return ""
+	}
+	var out, timeHeld []int32
+	take := func(i int32, c *cand, first bool) {
 		bySite[c.site]++
 		if !c.holds {
 			v.held[c.site]++
@@ -139,6 +130,73 @@ func selectBatch(v *graphView, m *config.Manager, tb *budget) []int32 {
 			tb.take(c.site, first)
 		}
 		out = append(out, i)
+	}
+	for len(h.h) > 0 {
+		if len(out) == m.BatchSize {
+			st.Left += len(h.h)
+			break
+		}
+		i := h.pop()
+		c := &v.cands[i]
+		first := bySite[c.site] == 0
+		var fits func() bool
+		if tb != nil {
+			fits = func() bool { return tb.fits(c.site, first) }
+		}
+		limit := limitOf(c, fits) // the limit that skips it, by its setting's name
+		switch limit {
+		case "streaming":
+			st.StreamingHeld++
+		case "max_pages_per_site":
+			st.SiteCapped++
+		case "max_site_pages":
+			st.SiteFull++
+		case "max_fetches_per_script":
+			st.ScriptCapped++
+		case "batch_duration":
+			st.TimeCapped++
+			timeHeld = append(timeHeld, i)
+		}
+		if i == watch {
+			v.watch.fate = fate(v, c, m, tb, limit, first)
+		}
+		if limit != "" {
+			continue
+		}
+		take(i, c, first)
+	}
+	if tb != nil && len(timeHeld) > 0 && len(out) < m.BatchSize {
+		until := tb.makespan()
+		n := len(out)
+		for _, i := range timeHeld {
+			if len(out) == m.BatchSize {
+				break
+			}
+			c := &v.cands[i]
+			first := bySite[c.site] == 0
+			if limitOf(c, func() bool { return tb.fitsWithin(c.site, first, until) }) != "" {
+				continue
+			}
+			take(i, c, first)
+			if i == watch {
+				v.watch.fate = ""
+			}
+		}
+		st.TimeCapped -= len(out) - n
+		st.Filled = len(out) - n
+		if len(out) > n {
+			slices.SortFunc(out, func(a, b int32) int {
+				if v.before(a, b) {
+					return -1
+				}
+				return 1
+			})
+		}
+	}
+	if watch >= 0 {
+		if at := slices.Index(out, watch); at >= 0 {
+			v.watch.batchAt = at
+		}
 	}
 	if watch >= 0 && v.watch.fate == "" && v.watch.batchAt < 0 {
 		v.watch.fate = fmt.Sprintf("the batch is full (batch_size %d) before its turn", m.BatchSize)
