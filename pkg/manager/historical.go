@@ -61,8 +61,10 @@ func readHistoryState(tx *linkgraph.Tx) (*historyState, error) {
 //	        first, then the new ones in the order they were found;
 //	random  an imported value chosen at random (fixed per doc id, so the
 //	        same graph gives the same batch);
-//	parent  Σ PR(x)/|out(x)| over the old pages x linking to it, or the
-//	        zero value if none does.
+//	parent  Σ value(x)/|out(x)| over the pages x linking to it that are
+//	        valued before it: the old pages and the new sites' roots,
+//	        then, level by level, the new pages they link to (parentLevels);
+//	        the zero value if no valued page leads to it.
 func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config.Manager) (*estimate, error) {
 	st, err := readHistoryState(tx)
 	if err != nil {
@@ -88,6 +90,7 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 		zero = 1e-12
 	}
 	kinds := make([]uint8, len(val)) // 0 old, 1 parent, 2 random, 3 zero, 4 a new site's root
+	maxLevel := 0                    // parent: the deepest level of new pages valued
 	roots, rootValue, err := newRoots(tx, v, val)
 	if err != nil {
 		return nil, err
@@ -113,22 +116,13 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 			}
 		}
 	case "parent":
-		share, err := v.parentShares(ctx, tx, func(p int32) float64 {
-			if kinds[p] == 0 || kinds[p] == 4 {
-				return val[p]
-			}
-			return 0
-		}, func(p int32) bool { return val[p] <= 0 })
+		levels, err := v.parentLevels(ctx, tx, val, kinds)
 		if err != nil {
 			return nil, err
 		}
+		maxLevel = levels
 		for p := range val {
-			if val[p] > 0 {
-				continue
-			}
-			if share[p] > 0 {
-				val[p], kinds[p] = share[p], 1
-			} else {
+			if val[p] <= 0 {
 				val[p], kinds[p] = zero, 3
 			}
 		}
@@ -147,7 +141,7 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 	e.describe = func(p int32) string {
 		switch kinds[p] {
 		case 1:
-			return fmt.Sprintf("new page: Σ PR(parent)/outdegree over old parents = %s (the highest imported is %s)", g4(val[p]), g4(st.Max))
+			return fmt.Sprintf("new page: Σ value(parent)/outdegree over its parents valued before it (old pages, new sites' roots, new pages nearer to them; %d levels) = %s (the highest imported is %s)", maxLevel, g4(val[p]), g4(st.Max))
 		case 2:
 			return fmt.Sprintf("new page: an imported PageRank drawn at random, %s (the highest is %s)", g4(val[p]), g4(st.Max))
 		case 3:
@@ -211,3 +205,67 @@ func mix64(x uint64) uint64 {
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
 }
+
+// parentLevels values the new pages (val 0) of the parent rule level by
+// level, as the paper's "parent" variant values a new page by the page
+// in which its link was found, whether that page is old or new: level 1
+// is the new pages linked from a valued page (an old one, or a new site's
+// root), each getting Σ val(x)/|out(x)| over its valued parents x; level
+// k+1 the new pages linked from those of levels up to k, and so on until
+// no new page is reached (at most maxParentLevels). A page's value is
+// fixed at its level, from the pages valued before it, so a cycle of new
+// pages adds nothing. Before, only level 1 was valued, and the pages
+// two links deep into a new site went with the zero value, after every
+// old page. It marks the valued pages kind 1 in kinds and returns the
+// number of levels.
+func (v *graphView) parentLevels(ctx context.Context, tx *linkgraph.Tx, val []float64, kinds []uint8) (int, error) {
+	in, outDeg, err := v.inGraph(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	var open []int32 // new pages not valued yet
+	for p := range val {
+		if val[p] <= 0 {
+			open = append(open, int32(p))
+		}
+	}
+	type valued struct {
+		p int32
+		x float64
+	}
+	var level []valued
+	levels := 0
+	for levels < maxParentLevels && len(open) > 0 {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		level = level[:0]
+		rest := open[:0]
+		for _, p := range open {
+			sum := 0.0
+			for _, x := range in.Out(int(p)) {
+				if val[x] > 0 && outDeg[x] > 0 {
+					sum += val[x] / float64(outDeg[x])
+				}
+			}
+			if sum > 0 {
+				level = append(level, valued{p, sum})
+			} else {
+				rest = append(rest, p)
+			}
+		}
+		if len(level) == 0 {
+			break
+		}
+		for _, e := range level { // after the whole level: its pages do not value each other
+			val[e.p], kinds[e.p] = e.x, 1
+		}
+		open = rest
+		levels++
+	}
+	return levels, nil
+}
+
+// maxParentLevels bounds the levels of the parent rule: deeper new pages
+// get the zero value (the depth limits of the crawl stop far before).
+const maxParentLevels = 64

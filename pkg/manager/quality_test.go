@@ -303,6 +303,30 @@ func TestHistorical(t *testing.T) {
 	}
 }
 
+// The parent rule goes on through new pages, level by level, as the
+// paper values a new page by the page its link was found in: C (new,
+// linked from old A) gets PR(A)/2; D and E (linked from C only) C/2; F
+// (linked from D, which also links back to C) D/2; C keeps its level-1
+// value whatever the cycle; G, which no valued page leads to, the zero
+// value.
+func TestHistoricalParentLevels(t *testing.T) {
+	const pE, pF, pG = "http://a.cl/e", "http://a.cl/f", "http://a.cl/g"
+	f := newFixture(t)
+	f.add(page{url: pA, links: []string{pB, pC}}, page{url: pB}, page{url: pC, links: []string{pD, pE}},
+		page{url: pD, links: []string{pC, pF}}, page{url: pE}, page{url: pF}, page{url: pG})
+	file := filepath.Join(t.TempDir(), "pr.tsv")
+	if err := os.WriteFile(file, []byte("# wire-pagerank 1\nhttp://a.cl/\t0.6\nhttp://a.cl/b\t0.2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ImportHistory(context.Background(), f.col, file, HistoryOptions{Config: f.cfg}); err != nil {
+		t.Fatal(err)
+	}
+	m := f.strategy(StrategyHistorical)
+	m.HistoricalNewPages = "parent"
+	got, _ := f.estimateIQ(m)
+	checkIQ(t, got, map[string]float64{pA: 1, pB: 0.2 / 0.6, pC: 0.3 / 0.6, pD: 0.15 / 0.6, pE: 0.15 / 0.6, pF: 0.075 / 0.6, pG: 0.0002 / 0.6})
+}
+
 func approx(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
 func TestHistoricalWithoutImport(t *testing.T) {
