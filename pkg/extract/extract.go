@@ -80,50 +80,110 @@ type state struct {
 	// decoded is the buffer a page in a legacy encoding is converted
 	// into; what the Result keeps of it is copied.
 	decoded []byte
-	// refs and links are resolve's scratch: each raw link's cleaned href
-	// and kind, and the links kept (copied to the Result at their size).
-	refs  []ref
+	// links is resolve's scratch: the links kept (copied to the Result
+	// at their size).
 	links []Link
 }
 
-// ref is a raw link's href, cleaned and without a fragment that cannot
-// matter, and its kind of reference (scopeKind).
-type ref struct {
-	href string
-	kind int
-}
-
-// resolutions remembers URL resolutions from page to page: by scope (the
-// part of the base a resolution depends on, see scopesOf), then by
-// href. A page looks up its few scopes once, then each link with one
-// lookup keyed by its href alone.
+// resolutions remembers URL resolutions from page to page, keyed by the
+// href and its scope (the part of the base a resolution depends on, see
+// scopesOf): an open-addressing table (linear probing) of indexes into
+// entries, at least twice their number in size. A page looks up its few
+// scopes once (scopeID); each link then costs one hash of its href,
+// which a miss reuses to insert its resolution.
 type resolutions struct {
-	scopes map[string]map[string]resolved
-	n      int // resolutions remembered
+	slots   []int32 // 1 + index in entries; 0 for none
+	entries []resolution
+	scopes  map[string]int32 // scope -> its id in entries
 }
 
-// scope returns the resolutions remembered for a scope, creating the map
-// with room for hint entries (the page's links of that scope: it is then
-// not grown entry by entry).
-func (c *resolutions) scope(s string, hint int) map[string]resolved {
-	m := c.scopes[s]
-	if m == nil {
+// resolution is one remembered resolution: of href, in scope.
+type resolution struct {
+	hash  uint64 // resolutionHash(scope, href)
+	scope int32
+	href  string
+	resolved
+	urlHash uint64 // maphash of resolved.url under linkSeed, for linkHash
+}
+
+// resolutionHash hashes an href of a scope (an id of resolutions.scopes).
+func resolutionHash(scope int32, href string) uint64 {
+	return maphash.String(linkSeed, href) ^ uint64(scope+1)*0x9E3779B97F4A7C15
+}
+
+// scopeID returns the id of scope s, giving it one if it has none.
+func (c *resolutions) scopeID(s string) int32 {
+	id, ok := c.scopes[s]
+	if !ok {
 		if c.scopes == nil {
-			c.scopes = map[string]map[string]resolved{}
+			c.scopes = map[string]int32{}
 		}
-		m = make(map[string]resolved, hint)
-		c.scopes[strings.Clone(s)] = m
+		id = int32(len(c.scopes))
+		c.scopes[strings.Clone(s)] = id
 	}
-	return m
+	return id
+}
+
+// reserve makes room for n more entries without growing the table.
+func (c *resolutions) reserve(n int) {
+	need := 2 * (len(c.entries) + n)
+	if need <= len(c.slots) {
+		return
+	}
+	size := 1024
+	for size < need {
+		size <<= 1
+	}
+	c.slots = make([]int32, size)
+	mask := uint64(size - 1)
+	for j := range c.entries {
+		i := c.entries[j].hash & mask
+		for c.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		c.slots[i] = int32(j) + 1
+	}
+}
+
+// find returns the index in entries of href's resolution in scope (h its
+// resolutionHash), or -1 and the slot where it goes.
+func (c *resolutions) find(scope int32, h uint64, href string) (int, uint64) {
+	mask := uint64(len(c.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		j := c.slots[i]
+		if j == 0 {
+			return -1, i
+		}
+		if e := &c.entries[j-1]; e.hash == h && e.scope == scope && e.href == href {
+			return int(j - 1), i
+		}
+	}
+}
+
+// add remembers r in the empty slot find returned (reserve has made
+// room for it) and returns its index.
+func (c *resolutions) add(slot uint64, r resolution) int {
+	c.entries = append(c.entries, r)
+	c.slots[slot] = int32(len(c.entries))
+	return len(c.entries) - 1
+}
+
+// forget empties the memory, keeping its buffers.
+func (c *resolutions) forget() {
+	clear(c.slots)
+	clear(c.entries)
+	c.entries = c.entries[:0]
+	clear(c.scopes)
 }
 
 // linkSeed seeds linkHash.
 var linkSeed = maphash.MakeSeed()
 
 // linkHash hashes what identifies a link for removing exact duplicates:
-// its URL, anchor and nofollow. Equal hashes are compared in full.
-func linkHash(url, anchor string, nofollow bool) uint64 {
-	h := maphash.String(linkSeed, url)*0x9E3779B97F4A7C15 ^ maphash.String(linkSeed, anchor)
+// its URL (urlHash, its maphash under linkSeed, remembered with its
+// resolution), anchor and nofollow. Equal hashes are compared in full.
+func linkHash(urlHash uint64, anchor string, nofollow bool) uint64 {
+	h := urlHash*0x9E3779B97F4A7C15 ^ maphash.String(linkSeed, anchor)
 	if nofollow {
 		h = ^h
 	}
@@ -262,18 +322,21 @@ func (e *Extractor) Extract(body []byte, contentType, pageURL string) *Result {
 // release returns st to the pool unless its buffers grew too large.
 func (e *Extractor) release(st *state) {
 	p := &st.p
-	if cap(p.text.b) > maxPooled || cap(p.links) > maxPooled/64 || cap(st.links) > maxPooled/64 || cap(st.refs) > maxPooled/64 || cap(st.seen.slots) > maxPooled/32 {
+	if cap(p.text.b) > maxPooled || cap(p.links) > maxPooled/64 || cap(st.links) > maxPooled/64 || cap(st.seen.slots) > maxPooled/32 {
 		return
 	}
-	if st.cache.n > maxCached {
-		st.cache = resolutions{}
+	if len(st.cache.entries) > maxCached {
+		if cap(st.cache.entries) > 4*maxCached {
+			st.cache = resolutions{} // grown by a huge page
+		} else {
+			st.cache.forget()
+		}
 	}
 	// Drop references to the page's strings. Only the page's entries need
 	// it: those beyond them were cleared when an earlier page left them,
 	// or never used.
 	clear(p.links)
 	clear(st.links)
-	clear(st.refs)
 	e.pool.Put(st)
 }
 
@@ -343,32 +406,36 @@ func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
 	// site. A key is the href and the part of the base its resolution
 	// depends on.
 	st.seen.reset(len(p.links))
-	var count [numScopes]int // links of each kind on the page
-	refs := st.refs[:0]
+	st.cache.reserve(len(p.links))
+	scopes := scopesOf(baseStr)
+	var ids [numScopes]int32 // this page's scopes' ids, looked up once
+	for k := range ids {
+		ids[k] = -1
+	}
+	var prepared *urlnorm.Base // the base, prepared on the first miss
+	links := st.links[:0]
 	for _, l := range p.links {
 		href := e.dropFragment(cleanHref(l.href))
 		k := scopeKind(href)
-		refs = append(refs, ref{href, k})
-		count[k]++
-	}
-	st.refs = refs
-	scopes := scopesOf(baseStr)
-	var maps [numScopes]map[string]resolved // this page's scopes, looked up once
-	links := st.links[:0]
-	for i, l := range p.links {
-		href, k := refs[i].href, refs[i].kind
-		if maps[k] == nil {
-			maps[k] = st.cache.scope(scopes[k], count[k])
+		if ids[k] < 0 {
+			ids[k] = st.cache.scopeID(scopes[k])
 		}
-		res, ok := maps[k][href]
-		if !ok {
+		h := resolutionHash(ids[k], href)
+		j, slot := st.cache.find(ids[k], h, href)
+		if j < 0 {
+			if prepared == nil {
+				prepared = e.norm.Prepare(base, baseStr)
+			}
 			// An href may refer to the page's bytes (readHrefRel): the
 			// memory of resolutions outlives the page.
 			href = strings.Clone(href)
-			res = e.resolveHref(base, baseStr, href)
-			maps[k][href] = res
-			st.cache.n++
+			res := resolution{hash: h, scope: ids[k], href: href, resolved: e.resolveHref(prepared, baseStr, href)}
+			if res.reason == "" {
+				res.urlHash = maphash.String(linkSeed, res.url)
+			}
+			j = st.cache.add(slot, res)
 		}
+		res := &st.cache.entries[j]
 		if res.reason != "" {
 			r.drop(res.reason)
 			continue
@@ -377,7 +444,7 @@ func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
 		if l.tag == TagRefresh && r.Refresh == "" && u != self {
 			r.Refresh = u
 		}
-		if st.seen.has(links, linkHash(u, l.anchor, l.nofollow), u, l.anchor, l.nofollow) {
+		if st.seen.has(links, linkHash(res.urlHash, l.anchor, l.nofollow), u, l.anchor, l.nofollow) {
 			continue
 		}
 		links = append(links, Link{URL: u, Anchor: l.anchor, NoFollow: l.nofollow, Tag: l.tag})
@@ -434,14 +501,14 @@ func (s *linkSet) has(links []Link, h uint64, url, anchor string, nofollow bool)
 }
 
 // resolveHref resolves and normalises a cleaned href against the base
-// (base parsed, baseStr its normal form, "" if unusable).
-func (e *Extractor) resolveHref(base *url.URL, baseStr, href string) resolved {
+// (prepared; baseStr its normal form, "" if unusable).
+func (e *Extractor) resolveHref(base *urlnorm.Base, baseStr, href string) resolved {
 	var res resolved
 	if baseStr != "" && (href == "" || href[0] == '#') {
 		// A fragment (or nothing) refers to the base itself, which is
 		// already normal; the normaliser drops fragments.
 		res.url = baseStr
-	} else if u, err := e.norm.ResolveNormal(base, baseStr, href); err != nil {
+	} else if u, err := e.norm.ResolveBase(base, href); err != nil {
 		res.reason = string(urlnorm.ReasonOf(err))
 		if res.reason == "" {
 			res.reason = string(urlnorm.ReasonUnparsable)

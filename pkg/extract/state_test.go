@@ -46,11 +46,14 @@ func TestStateOutlivesPage(t *testing.T) {
 		if st == nil {
 			continue
 		}
-		for _, m := range st.cache.scopes {
-			for href, res := range m {
-				if within(href, body) || within(res.url, body) {
-					t.Fatalf("round %d: remembered resolution %q -> %q refers to the page", round, href, res.url)
-				}
+		for _, res := range st.cache.entries {
+			if within(res.href, body) || within(res.url, body) {
+				t.Fatalf("round %d: remembered resolution %q -> %q refers to the page", round, res.href, res.url)
+			}
+		}
+		for scope := range st.cache.scopes {
+			if within(scope, body) {
+				t.Fatalf("round %d: remembered scope %q refers to the page", round, scope)
 			}
 		}
 		for i, l := range st.p.links[:cap(st.p.links)] {
@@ -61,11 +64,6 @@ func TestStateOutlivesPage(t *testing.T) {
 		for i, l := range st.links[:cap(st.links)] {
 			if l != (Link{}) {
 				t.Fatalf("round %d: link %d left: %+v", round, i, l)
-			}
-		}
-		for i, x := range st.refs[:cap(st.refs)] {
-			if x != (ref{}) {
-				t.Fatalf("round %d: ref %d left: %+v", round, i, x)
 			}
 		}
 		e.pool.Put(st)

@@ -163,6 +163,59 @@ func (n *Normalizer) ResolveNormal(base *url.URL, baseStr, ref string) (string, 
 	return n.resolveWeb(baseStr, ref)
 }
 
+// Base is a base URL prepared for resolving many references against it
+// (the links of one page): whether its normal form is normal, and where
+// its path and directory end, are found once (Prepare) rather than for
+// every reference. ResolveBase gives what ResolveNormal gives.
+type Base struct {
+	str    string // the base's normal form, or base.String()
+	normal bool   // str passed isNormal: the fast path may join against it
+	fast   fastBase
+}
+
+// Prepare returns base (baseStr its normal form, as for ResolveNormal)
+// prepared for ResolveBase.
+func (n *Normalizer) Prepare(base *url.URL, baseStr string) *Base {
+	if baseStr == "" {
+		baseStr = base.String()
+	}
+	b := &Base{str: baseStr, normal: n.isNormal(baseStr)}
+	if b.normal {
+		b.fast = newFastBase(baseStr)
+	}
+	return b
+}
+
+// ResolveBase is ResolveNormal against a prepared base.
+func (n *Normalizer) ResolveBase(b *Base, ref string) (string, error) {
+	if n.isNormal(ref) {
+		return ref, nil
+	}
+	if b.normal {
+		if s, ok := n.joinFast(&b.fast, ref); ok {
+			return s, nil
+		}
+	}
+	return n.resolveWeb(b.str, ref)
+}
+
+// fastBase is a base in normal form (isNormal) cut where resolveFast's
+// joins need it.
+type fastBase struct {
+	s      string // scheme://authority/path[?query], the path never empty
+	origin int    // where the path starts
+	path   string // s without its query
+	dir    string // path up to and with its last "/"
+}
+
+// newFastBase cuts s, a URL that passed isNormal.
+func newFastBase(s string) fastBase {
+	origin := strings.Index(s, "://") + 3
+	origin += strings.IndexByte(s[origin:], '/')
+	path, _, _ := strings.Cut(s, "?")
+	return fastBase{s: s, origin: origin, path: path, dir: path[:strings.LastIndexByte(path, '/')+1]}
+}
+
 // resolveFast resolves, without parsing, the common references: an
 // absolute URL already in normal form, or a relative path (and query) of
 // characters that need no escaping, or escapes, and no colon, against a
@@ -178,8 +231,15 @@ func (n *Normalizer) resolveFast(base, ref string) (string, bool) {
 	if !n.isNormal(base) {
 		return "", false
 	}
+	b := newFastBase(base)
+	return n.joinFast(&b, ref)
+}
+
+// joinFast is resolveFast for a relative reference (one that is not
+// normal on its own) against a base in normal form.
+func (n *Normalizer) joinFast(b *fastBase, ref string) (string, bool) {
 	if ref == "" {
-		return base, true
+		return b.s, true
 	}
 	if strings.HasPrefix(ref, "//") {
 		return "", false // network-path reference: another host
@@ -197,19 +257,15 @@ func (n *Normalizer) resolveFast(base, ref string) (string, bool) {
 			return "", false
 		}
 	}
-	// base is scheme://authority/path[?query], the path never empty.
-	origin := strings.Index(base, "://") + 3
-	origin += strings.IndexByte(base[origin:], '/')
+	origin := b.origin
 	var s string
 	switch ref[0] {
 	case '/':
-		s = base[:origin] + ref
+		s = b.s[:origin] + ref
 	case '?':
-		path, _, _ := strings.Cut(base, "?")
-		s = path + ref
+		s = b.path + ref
 	default:
-		path, _, _ := strings.Cut(base, "?")
-		s = path[:strings.LastIndexByte(path, '/')+1] + ref
+		s = b.dir + ref
 	}
 	if path, query, hasQuery := strings.Cut(s[origin:], "?"); strings.Contains(path, "/.") {
 		// Dot segments ("../x", "./x") resolved as the full path does:

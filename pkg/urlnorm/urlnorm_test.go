@@ -283,6 +283,36 @@ func FuzzResolveFast(f *testing.F) {
 	})
 }
 
+// FuzzResolveBase checks the prepared base: ResolveBase gives what
+// ResolveNormal gives (URL, or error and reason) for the same base,
+// normal or not.
+func FuzzResolveBase(f *testing.F) {
+	seedCorpus(f)
+	for _, r := range []string{"", "a", "/x/y?id=3", "?q=2", "../a", "//other.cl/a", "a:b", "HTTP://A.cl/", "http://a.cl/x", "a%zz", "?x=%41", "a?b#c"} {
+		f.Add(r)
+	}
+	n := New(0)
+	var bases []*url.URL
+	for _, b := range []string{"http://www.example.cl/a/b.html?q=1", "https://a.cl:8443/", "http://a.cl/dir/", "http://a.cl/x/y/z", "http://a.cl/p;jsessionid=1", "http://A.cl/a", "http://a.cl/a/./b", "http://a.cl", "mailto:x@a.cl", ""} {
+		u, err := url.Parse(b)
+		if err != nil {
+			f.Fatal(err)
+		}
+		bases = append(bases, u)
+	}
+	f.Fuzz(func(t *testing.T, ref string) {
+		for _, base := range bases {
+			for _, baseStr := range []string{"", base.String()} {
+				want, werr := n.ResolveNormal(base, baseStr, ref)
+				got, err := n.ResolveBase(n.Prepare(base, baseStr), ref)
+				if got != want || (err == nil) != (werr == nil) || ReasonOf(err) != ReasonOf(werr) {
+					t.Fatalf("ResolveBase(%q, %q) = %q, %v; ResolveNormal gives %q, %v", base, ref, got, err, want, werr)
+				}
+			}
+		}
+	})
+}
+
 // BenchmarkNormalize normalises URLs that are not normal, through
 // Normalize (with its fast paths) and through the full path alone.
 func BenchmarkNormalize(b *testing.B) {
