@@ -64,7 +64,13 @@ func readHistoryState(tx *linkgraph.Tx) (*historyState, error) {
 //	parent  Σ value(x)/|out(x)| over the pages x linking to it that are
 //	        valued before it: the old pages and the new sites' roots,
 //	        then, level by level, the new pages they link to (parentLevels);
-//	        the zero value if no valued page leads to it.
+//	        the zero value if no valued page leads to it;
+//	pagerank its PageRank over the graph known now, times the known
+//	        pages over the imported ones (both PageRanks sum to about 1,
+//	        so a page as important as the average one gets the average
+//	        imported value); a new site's root the larger of that and
+//	        the median of the old roots. Not one of the paper's variants:
+//	        the best estimate the crawl has of a page the history lacks.
 func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config.Manager) (*estimate, error) {
 	st, err := readHistoryState(tx)
 	if err != nil {
@@ -89,8 +95,9 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 	if zero <= 0 {
 		zero = 1e-12
 	}
-	kinds := make([]uint8, len(val)) // 0 old, 1 parent, 2 random, 3 zero, 4 a new site's root
+	kinds := make([]uint8, len(val)) // 0 old, 1 parent, 2 random, 3 zero, 4 a new site's root, 5 pagerank
 	maxLevel := 0                    // parent: the deepest level of new pages valued
+	pageRankScale := 0.0             // pagerank: known pages / imported pages
 	roots, rootValue, err := newRoots(tx, v, val)
 	if err != nil {
 		return nil, err
@@ -126,6 +133,29 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 				val[p], kinds[p] = zero, 3
 			}
 		}
+	case "pagerank":
+		pr, err := v.pageRank(ctx, tx, m.Damping)
+		if err != nil {
+			return nil, err
+		}
+		// Per average page: the imported PageRank sums to about 1 over
+		// its pages, the known graph's over the known pages.
+		scale := float64(len(val)) / float64(max(st.Pages, 1))
+		for p := range val {
+			x := pr[p] * scale
+			switch {
+			case kinds[p] == 4:
+				if x > val[p] {
+					val[p], kinds[p] = x, 5
+				}
+			case val[p] > 0:
+			case x > 0:
+				val[p], kinds[p] = x, 5
+			default:
+				val[p], kinds[p] = zero, 3
+			}
+		}
+		pageRankScale = scale
 	default:
 		for p := range val {
 			if val[p] <= 0 {
@@ -146,6 +176,8 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 			return fmt.Sprintf("new page: an imported PageRank drawn at random, %s (the highest is %s)", g4(val[p]), g4(st.Max))
 		case 3:
 			return fmt.Sprintf("new page: %s, a thousandth of the smallest imported PageRank", g4(val[p]))
+		case 5:
+			return fmt.Sprintf("new page: its PageRank in the graph known now × %s (known pages over imported ones) = %s (the highest imported is %s)", g4(pageRankScale), g4(val[p]), g4(st.Max))
 		case 4:
 			return fmt.Sprintf("the root page of a site the previous crawl did not have: %s, the median imported PageRank of the %d root pages it had (the highest imported is %s)", g4(val[p]), rootValue.of, g4(st.Max))
 		}

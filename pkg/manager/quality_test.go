@@ -291,6 +291,14 @@ func TestHistorical(t *testing.T) {
 		got, _ := f.estimateIQ(m)
 		checkIQ(t, got, tt.want)
 	}
+	// pagerank: the known graph's PageRank, × 4 known / 3 imported pages.
+	// C, linked from A, above D, linked from nothing; D still above the
+	// zero value (its random-jump share); the old pages as imported.
+	m.HistoricalNewPages = "pagerank"
+	pr, _ := f.estimateIQ(m)
+	if !(pr[pC] > pr[pD] && pr[pD] > 0.0002/0.6 && approx(pr[pA], 1) && approx(pr[pB], 0.2/0.6)) {
+		t.Errorf("pagerank: IQ %v, want A 1, B 1/3, C > D > the zero value", pr)
+	}
 	// random: an imported value, the same one on every run.
 	m.HistoricalNewPages = "random"
 	got, _ := f.estimateIQ(m)
