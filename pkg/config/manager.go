@@ -17,7 +17,7 @@ func Strategies() []string {
 // page the previous crawl did not have, the names accepted by
 // manager.historical_new_pages.
 func HistoricalNewPages() []string {
-	return []string{"zero", "random", "parent"}
+	return []string{"zero", "random", "parent", "pagerank"}
 }
 
 // Manager holds the settings of the value function and of batches.
@@ -30,7 +30,7 @@ type Manager struct {
 	RQAnchors           float64  `toml:"rq_anchors" doc:"Representational quality of a page known by its URL and the anchor text of links to it (below 1, the value of a fetched page)."`
 	Damping             float64  `toml:"damping" doc:"PageRank damping factor (pagerank, partial-pagerank, historical)."`
 	PageRankInterval    int      `toml:"pagerank_interval" doc:"partial-pagerank: PageRank is computed again once this many pages have been fetched since the last computation."`
-	HistoricalNewPages  string   `toml:"historical_new_pages" doc:"historical: value of pages the previous crawl did not have: zero, random or parent."`
+	HistoricalNewPages  string   `toml:"historical_new_pages" doc:"historical: value of pages the previous crawl did not have: zero, random or parent (the paper's variants), or pagerank (their PageRank in the graph known now, per average page)."`
 	BatchSize           int      `toml:"batch_size" doc:"At most this many URLs in one batch."`
 	MaxPagesPerSite     int      `toml:"max_pages_per_site" doc:"At most this many URLs of one site in one batch: a safety cap; batch_duration sets the pace."`
 	BatchDuration       Duration `toml:"batch_duration" doc:"Target duration of a batch: each host gets at most the URLs it can serve politely in this time (its response time plus the harvester's wait or its robots.txt Crawl-delay per URL); the harvester may take it as its deadline. 0 turns time sizing off."`

@@ -64,7 +64,13 @@ func readHistoryState(tx *linkgraph.Tx) (*historyState, error) {
 //	parent  Σ value(x)/|out(x)| over the pages x linking to it that are
 //	        valued before it: the old pages and the new sites' roots,
 //	        then, level by level, the new pages they link to (parentLevels);
-//	        the zero value if no valued page leads to it.
+//	        the zero value if no valued page leads to it;
+//	pagerank its PageRank over the graph known now, times the known
+//	        pages over the imported ones (both PageRanks sum to about 1,
+//	        so a page as important as the average one gets the average
+//	        imported value); a new site's root the larger of that and
+//	        the median of the old roots. Not one of the paper's variants:
+//	        the best estimate the crawl has of a page the history lacks.
 func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config.Manager) (*estimate, error) {
 	st, err := readHistoryState(tx)
 	if err != nil {
@@ -89,11 +95,16 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 	if zero <= 0 {
 		zero = 1e-12
 	}
-	kinds := make([]uint8, len(val)) // 0 old, 1 parent, 2 random, 3 zero, 4 a new site's root
+	kinds := make([]uint8, len(val)) // 0 old, 1 parent, 2 random, 3 zero, 4 a new site's root, 5 pagerank, 6 a new site's page
 	maxLevel := 0                    // parent: the deepest level of new pages valued
+	pageRankScale := 0.0             // pagerank: known pages / imported pages
 	roots, rootValue, err := newRoots(tx, v, val)
 	if err != nil {
 		return nil, err
+	}
+	sitePages, byDepth := newSitePages(v, val) // before the roots get a value: they are a new site's too
+	for _, p := range sitePages {
+		val[p], kinds[p] = byDepth.at(v.depth[p]), 6
 	}
 	for _, p := range roots {
 		val[p], kinds[p] = rootValue.value, 4
@@ -126,6 +137,29 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 				val[p], kinds[p] = zero, 3
 			}
 		}
+	case "pagerank":
+		pr, err := v.pageRank(ctx, tx, m.Damping)
+		if err != nil {
+			return nil, err
+		}
+		// Per average page: the imported PageRank sums to about 1 over
+		// its pages, the known graph's over the known pages.
+		scale := float64(len(val)) / float64(max(st.Pages, 1))
+		for p := range val {
+			x := pr[p] * scale
+			switch {
+			case kinds[p] == 4:
+				if x > val[p] {
+					val[p], kinds[p] = x, 5
+				}
+			case val[p] > 0:
+			case x > 0:
+				val[p], kinds[p] = x, 5
+			default:
+				val[p], kinds[p] = zero, 3
+			}
+		}
+		pageRankScale = scale
 	default:
 		for p := range val {
 			if val[p] <= 0 {
@@ -136,8 +170,8 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 	e := &estimate{val: val}
 	e.scaleToMax()
 	e.scale = max(e.scale, st.Max)
-	e.notes = append(e.notes, fmt.Sprintf("historical PageRank of %d pages from %s (%s); %d of %d known pages have one, new pages: %s; %d root pages of sites new since at %s (the median of %d old sites' roots)",
-		st.Pages, st.Source, st.Imported.Format(time.RFC3339), matched, len(val), m.HistoricalNewPages, len(roots), g4(rootValue.value), rootValue.of))
+	e.notes = append(e.notes, fmt.Sprintf("historical PageRank of %d pages from %s (%s); %d of %d known pages have one, new pages: %s; %d root pages of sites new since at %s (the median of %d old sites' roots), %d pages of sites new since by the median of the old pages at their depth (their roots as above)",
+		st.Pages, st.Source, st.Imported.Format(time.RFC3339), matched, len(val), m.HistoricalNewPages, len(roots), g4(rootValue.value), rootValue.of, len(sitePages)))
 	e.describe = func(p int32) string {
 		switch kinds[p] {
 		case 1:
@@ -146,6 +180,10 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 			return fmt.Sprintf("new page: an imported PageRank drawn at random, %s (the highest is %s)", g4(val[p]), g4(st.Max))
 		case 3:
 			return fmt.Sprintf("new page: %s, a thousandth of the smallest imported PageRank", g4(val[p]))
+		case 6:
+			return fmt.Sprintf("a page at depth %d of a site the previous crawl did not have: %s, the median imported PageRank of the old pages at that depth (the highest imported is %s)", v.depth[p], g4(val[p]), g4(st.Max))
+		case 5:
+			return fmt.Sprintf("new page: its PageRank in the graph known now × %s (known pages over imported ones) = %s (the highest imported is %s)", g4(pageRankScale), g4(val[p]), g4(st.Max))
 		case 4:
 			return fmt.Sprintf("the root page of a site the previous crawl did not have: %s, the median imported PageRank of the %d root pages it had (the highest imported is %s)", g4(val[p]), rootValue.of, g4(st.Max))
 		}
@@ -196,6 +234,71 @@ func newRoots(tx *linkgraph.Tx, v *graphView, val []float64) ([]int32, rootPrior
 	}
 	slices.Sort(oldRoots)
 	return fresh, rootPrior{value: oldRoots[len(oldRoots)/2], of: len(oldRoots)}, nil
+}
+
+// depthPrior is the median imported PageRank of the old pages at each
+// depth (links from their site's entry page), for the pages of a new site.
+type depthPrior []float64
+
+// at is the prior of depth d: the deepest one known for deeper pages.
+func (dp depthPrior) at(d int32) float64 {
+	return dp[min(max(int(d), 0), len(dp)-1)]
+}
+
+// newSitePages finds the pages of the sites the
+// previous crawl had no page of, and values them as the previous crawl's
+// pages at the same depth were valued: the median imported PageRank of
+// the old pages at that depth. It extends the new roots' rule (newRoots)
+// to the whole of a new site: a site that appeared since the last crawl
+// has no old page, and its pages, valued by any variant from links the
+// recrawl finds one batch at a time (its root, then the root's children
+// at root/outdegree, ...), came after every old page of a similar place in
+// its own site. It returns their positions (the roots among them get
+// the roots' rule after) and the priors; none when no old page has a
+// value. Call it before any new page has a value.
+func newSitePages(v *graphView, val []float64) ([]int32, depthPrior) {
+	if len(v.depth) != len(val) {
+		return nil, nil
+	}
+	oldSite := map[uint32]bool{}
+	var byDepth [][]float64
+	for p, x := range val {
+		if x <= 0 {
+			continue
+		}
+		oldSite[v.site[p]] = true
+		d := max(int(v.depth[p]), 0)
+		for len(byDepth) <= d {
+			byDepth = append(byDepth, nil)
+		}
+		byDepth[d] = append(byDepth[d], x)
+	}
+	if len(byDepth) == 0 {
+		return nil, nil
+	}
+	prior := make(depthPrior, len(byDepth))
+	for d, xs := range byDepth {
+		if len(xs) == 0 {
+			if d > 0 {
+				prior[d] = prior[d-1]
+			}
+			continue
+		}
+		slices.Sort(xs)
+		prior[d] = xs[len(xs)/2]
+	}
+	for d := len(prior) - 1; d > 0; d-- { // a depth without old pages below one with
+		if prior[d-1] == 0 {
+			prior[d-1] = prior[d]
+		}
+	}
+	var fresh []int32
+	for p, x := range val {
+		if x <= 0 && !oldSite[v.site[p]] {
+			fresh = append(fresh, int32(p))
+		}
+	}
+	return fresh, prior
 }
 
 // mix64 is SplitMix64's finaliser: a fixed pseudo-random function of x.

@@ -291,6 +291,14 @@ func TestHistorical(t *testing.T) {
 		got, _ := f.estimateIQ(m)
 		checkIQ(t, got, tt.want)
 	}
+	// pagerank: the known graph's PageRank, × 4 known / 3 imported pages.
+	// C, linked from A, above D, linked from nothing; D still above the
+	// zero value (its random-jump share); the old pages as imported.
+	m.HistoricalNewPages = "pagerank"
+	pr, _ := f.estimateIQ(m)
+	if !(pr[pC] > pr[pD] && pr[pD] > 0.0002/0.6 && approx(pr[pA], 1) && approx(pr[pB], 0.2/0.6)) {
+		t.Errorf("pagerank: IQ %v, want A 1, B 1/3, C > D > the zero value", pr)
+	}
 	// random: an imported value, the same one on every run.
 	m.HistoricalNewPages = "random"
 	got, _ := f.estimateIQ(m)
@@ -325,6 +333,36 @@ func TestHistoricalParentLevels(t *testing.T) {
 	m.HistoricalNewPages = "parent"
 	got, _ := f.estimateIQ(m)
 	checkIQ(t, got, map[string]float64{pA: 1, pB: 0.2 / 0.6, pC: 0.3 / 0.6, pD: 0.15 / 0.6, pE: 0.15 / 0.6, pF: 0.075 / 0.6, pG: 0.0002 / 0.6})
+}
+
+// A site the previous crawl had no page of is valued as the old sites
+// were, whatever the variant: its root at the median of the old roots,
+// its other pages at the median of the old pages at their depth (the
+// deepest known for deeper ones). A new page of an old site gets the
+// variant's value.
+func TestHistoricalNewSitePages(t *testing.T) {
+	const (
+		nRoot, nX, nY = "http://n.cl/", "http://n.cl/x", "http://n.cl/y"
+		pE            = "http://a.cl/e"
+	)
+	f := newFixture(t)
+	f.add(page{url: pA, links: []string{pB, pC, pE}}, page{url: pB, depth: 1}, page{url: pC, depth: 1}, page{url: pE, depth: 1},
+		page{url: nRoot}, page{url: nX, depth: 1}, page{url: nY, depth: 2})
+	file := filepath.Join(t.TempDir(), "pr.tsv")
+	if err := os.WriteFile(file, []byte("# wire-pagerank 1\nhttp://a.cl/\t0.6\nhttp://a.cl/b\t0.1\nhttp://a.cl/c\t0.3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ImportHistory(context.Background(), f.col, file, HistoryOptions{Config: f.cfg}); err != nil {
+		t.Fatal(err)
+	}
+	m := f.strategy(StrategyHistorical)
+	m.HistoricalNewPages = "zero"
+	got, _ := f.estimateIQ(m)
+	checkIQ(t, got, map[string]float64{pA: 1, pB: 0.1 / 0.6, pC: 0.3 / 0.6, pE: 0.0001 / 0.6, nRoot: 1, nX: 0.3 / 0.6, nY: 0.3 / 0.6})
+	f.cfg.Manager.Strategy, f.cfg.Manager.HistoricalNewPages = StrategyHistorical, "zero"
+	if ex := f.explain(nY); !strings.Contains(ex.IQWhy, "depth 2 of a site the previous crawl did not have") {
+		t.Errorf("explain %s: %+v", nY, ex)
+	}
 }
 
 func approx(a, b float64) bool { return math.Abs(a-b) < 1e-12 }

@@ -19,7 +19,7 @@ type graphView struct {
 	ids    []uint32 // position → doc id (ascending)
 	site   []uint32 // site id
 	found  []int32  // batch in which it was found (breadth-first only)
-	depth  []int32  // depth (breadth-first only)
+	depth  []int32  // depth (breadth-first and historical only)
 	visits []uint32 // fetches with a response (opic only)
 	pos    []int32  // doc id → position, −1 for ids without a document; nil if ids are sparse
 	cands  []cand
@@ -90,6 +90,7 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 	rules := newLimits(m)
 	keepVisits := m.Strategy == StrategyOPIC
 	keepOrder := m.Strategy == StrategyBreadthFirst
+	keepDepth := keepOrder || m.Strategy == StrategyHistorical // historical: a new site's pages by depth
 	var skipped [skipCount]int
 	err := tx.ForEachDoc(func(d *linkgraph.Doc) error {
 		if len(v.ids)%8192 == 0 {
@@ -109,6 +110,8 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 		v.site = append(v.site, site)
 		if keepOrder {
 			v.found = append(v.found, int32(d.Found))
+		}
+		if keepDepth {
 			v.depth = append(v.depth, int32(d.Depth))
 		}
 		if keepVisits {
