@@ -32,7 +32,7 @@
 # same ranking).
 #
 # Environment: BENCH_RANKINGS (default "crawl-ability value"),
-# BENCH_VARIANTS (default "zero random parent"), BENCH_HISTORIES (default
+# BENCH_VARIANTS (default "zero random parent", the paper's; "pagerank" too), BENCH_HISTORIES (default
 # "exact older"), BENCH_IMPORT_SEEDS (fetched or starts; default
 # fetched), BENCH_OLD_HOSTS, BENCH_SEED (1), BENCH_HETERO (1),
 # BENCH_SEEDS (50 seed URLs), BENCH_ADDRESSES (HOSTS/10),
