@@ -186,7 +186,10 @@ func selectBatch(v *graphView, m *config.Manager, tb *budget) []int32 {
 		st.Filled = len(out) - n
 		if len(out) > n {
 			slices.SortFunc(out, func(a, b int32) int {
-				if v.before(a, b) {
+				switch {
+				case a == b:
+					return 0
+				case v.before(a, b):
 					return -1
 				}
 				return 1
