@@ -96,11 +96,7 @@ type endRule struct {
 // for a batch whose header gives batchDuration (0 if none).
 func newEndRule(hc config.Harvester, start time.Time, hosts int, batchDuration time.Duration) *endRule {
 	r := &endRule{start: start, hosts: hosts, fraction: hc.TailFraction, factor: hc.TailFactor, minTail: hc.TailMin.D()}
-	d := hc.BatchDeadline.D()
-	if d == 0 && batchDuration > 0 {
-		d = 2 * batchDuration
-	}
-	if d > 0 {
+	if d := hc.DeadlineFor(batchDuration); d > 0 {
 		r.deadline = start.Add(d)
 	}
 	return r

@@ -107,8 +107,7 @@ type budget struct {
 	addrWait time.Duration
 	perIP    int
 	// deadline is the harvester's deadline for the batch
-	// (harvester.batch_deadline, or twice batch_duration): filling never
-	// plans past it.
+	// (config.Harvester.DeadlineFor): filling never plans past it.
 	deadline time.Duration
 }
 
@@ -123,10 +122,7 @@ func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time
 		return nil, nil
 	}
 	b := &budget{limit: limit, pace: paceOf(&cfg.Harvester), sites: make([]siteTime, len(v.held)), delays: map[uint32]time.Duration{},
-		addrWait: cfg.Harvester.AddressWait.D(), perIP: cfg.Harvester.ConnectionsPerIP, deadline: 2 * limit}
-	if d := cfg.Harvester.BatchDeadline.D(); d > 0 {
-		b.deadline = d
-	}
+		addrWait: cfg.Harvester.AddressWait.D(), perIP: cfg.Harvester.ConnectionsPerIP, deadline: cfg.Harvester.DeadlineFor(limit)}
 	const unread, wanted = -1, -2
 	for i := range b.sites {
 		b.sites[i].host = unread

@@ -260,7 +260,7 @@ func newSitePages(v *graphView, val []float64) ([]int32, depthPrior) {
 	if len(v.depth) != len(val) {
 		return nil, nil
 	}
-	oldSite := map[uint32]bool{}
+	oldSite := make([]bool, len(v.held)) // by site id
 	var byDepth [][]float64
 	for p, x := range val {
 		if x <= 0 {
