@@ -23,7 +23,14 @@
 #     sites (manager run --min-sites): a thinner one would be what the
 #     time budget held back of a few hosts, and would keep the harvester
 #     on them while the links of the batch in flight wait; the manager
-#     then runs again after the next seeder, with them. 0 turns this off.
+#     then runs again after the next seeder, with them. 0 turns this off;
+#   - the first WIRE_SERIAL_BATCHES (default 4) batches of a collection
+#     do not overlap: each is written only once every batch before it is
+#     seeded, so it holds the pages their links found. A crawl's first
+#     batches find most of its new pages (a recrawl: the sites and pages
+#     new since the old crawl, which no history values); written blind,
+#     those pages wait a batch longer (docs/architecture.md, "Overlapping
+#     cycles"). 0 lets every batch overlap.
 # So the manager writes batch N+1 while the harvester fetches batch N,
 # and the harvester starts batch N+1 as soon as batch N is done.
 # Batches left half-way by an earlier run (a failure or a kill) are
@@ -54,6 +61,7 @@
 # when missing, or, when WIRE_BIN is not given, when a Go source of the tree is newer and go is
 # installed), WIRE_BUILD=1 (rebuild first; 0: never), WIRE_OVERLAP (1, the
 # default; 0 serial), WIRE_OVERLAP_MIN_SITES (50, a percentage; 0 off),
+# WIRE_SERIAL_BATCHES (4: the first batches that do not overlap; 0 none),
 # and any WIRE_* setting.
 # Needs bash 5.1 or later (wait -n -p). Exit codes: 0 done (or frontier
 # empty), 2 usage, 130/143 interrupted, else the failing stage's code.
@@ -72,6 +80,8 @@ fi
 case $overlap in 0 | 1) ;; *) echo "crawl.sh: WIRE_OVERLAP must be 0 or 1, got '$overlap'" >&2; exit 2 ;; esac
 min_sites_pct=${WIRE_OVERLAP_MIN_SITES:-50}
 case $min_sites_pct in '' | *[!0-9]*) echo "crawl.sh: WIRE_OVERLAP_MIN_SITES must be a whole number (a percentage), got '$min_sites_pct'" >&2; exit 2 ;; esac
+serial_batches=${WIRE_SERIAL_BATCHES:-4}
+case $serial_batches in '' | *[!0-9]*) echo "crawl.sh: WIRE_SERIAL_BATCHES must be a whole number (of batches), got '$serial_batches'" >&2; exit 2 ;; esac
 [ $# -ge 1 ] && [ $# -le 2 ] || usage
 col=$1
 cycles=${2:-1}
@@ -213,7 +223,11 @@ schedule() {
 	# The harvester's own batch counts as unfinished but not as waiting.
 	local waiting=$unharvested
 	running harvester && waiting=$((waiting - 1))
-	if [ "$unfinished" -le 1 ] && [ "$waiting" = 0 ] && may_manage; then manage=1; fi
+	# One batch may be unfinished beside the next, from batch
+	# serial_batches + 1 on; the first ones wait for every link.
+	local beside_max=1
+	[ $((10#$next_id)) -le "$serial_batches" ] && beside_max=0
+	if [ "$unfinished" -le "$beside_max" ] && [ "$waiting" = 0 ] && may_manage; then manage=1; fi
 	if ! running seeder && [ -n "$ready_seeder" ] && [ -z "${dry[seeder]:-}" ]; then seed=1; fi
 	running manager && seed=0
 	running seeder && manage=0

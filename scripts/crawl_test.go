@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,6 +193,8 @@ func TestCrawlScript(t *testing.T) {
 		}
 	})
 
+	t.Run("serial-start", func(t *testing.T) { testSerialStart(t, e) })
+
 	t.Run("harvester-fails", func(t *testing.T) {
 		col := e.newCollection(t)
 		e.wire(t, "manager", "run", "--collection", col)
@@ -356,4 +359,46 @@ func testInterrupt(t *testing.T, e *opsEnv, sig syscall.Signal, group bool, code
 		}
 	}
 	e.wire(t, "seeder", "check", "--collection", col)
+}
+
+// testSerialStart: with WIRE_SERIAL_BATCHES at its default (4) the first
+// four batches are each written only once the batch before is seeded
+// (the manager never starts beside an unseeded batch for them), and
+// from batch 5 on the cycles overlap again; a bad value is a usage
+// error.
+func testSerialStart(t *testing.T, e *opsEnv) {
+	col := e.newCollection(t, "--manager-batch-size", "60", "--harvester-address-wait", "0")
+	r := e.crawl([]string{"WIRE_SERIAL_BATCHES="}, col, "8")
+	if r.code != 0 {
+		t.Fatalf("crawl.sh: exit %d\n%s", r.code, r.stderr)
+	}
+	states := batchStates(t, col)
+	if len(states) < 6 {
+		t.Fatalf("only %d batches (%v): the test needs more than the serial ones", len(states), states)
+	}
+	managerStart := regexp.MustCompile(`manager on batch (\d{6}): start`)
+	seededAt := map[int]int{} // batch -> offset of its seeder's "done" in the log
+	for _, m := range regexp.MustCompile(`seeder on batch (\d{6}): done`).FindAllStringSubmatchIndex(r.stderr, -1) {
+		b, _ := strconv.Atoi(r.stderr[m[2]:m[3]])
+		seededAt[b] = m[0]
+	}
+	overlapped := 0
+	for _, m := range managerStart.FindAllStringSubmatchIndex(r.stderr, -1) {
+		b, _ := strconv.Atoi(r.stderr[m[2]:m[3]])
+		prev, ok := seededAt[b-1]
+		waited := ok && prev < m[0]
+		switch {
+		case b >= 2 && b <= 4 && !waited:
+			t.Errorf("the manager of batch %d started before batch %d was seeded:\n%s", b, b-1, r.stderr)
+		case b > 4 && !waited:
+			overlapped++
+		}
+	}
+	if overlapped == 0 {
+		t.Errorf("no batch after the fourth was written beside the one before:\n%s", r.stderr)
+	}
+	checkExclusion(t, r.stderr)
+	if r := e.crawl([]string{"WIRE_SERIAL_BATCHES=some"}, col, "1"); r.code != 2 || !strings.Contains(r.stderr, "WIRE_SERIAL_BATCHES must be a whole number") {
+		t.Errorf("WIRE_SERIAL_BATCHES=some: exit %d, want 2 and a message\n%s", r.code, r.stderr)
+	}
 }
