@@ -54,7 +54,7 @@ func defaultManager() Manager {
 		RQAnchors:          0.5,
 		Damping:            0.85,
 		PageRankInterval:   100000,
-		HistoricalNewPages: "random",
+		HistoricalNewPages: "parent",
 		BatchSize:          100000,
 		// A safety cap, not the pace: with batch_duration 1h a host
 		// reaches 10,000 URLs only at 0.36 s per URL, a wait far below a
