@@ -101,7 +101,6 @@ func defaultHarvester() Harvester {
 	}
 }
 
-// validate reports the settings of the section that are out of range.
 // DeadlineFor is how long a harvest of a batch planned for
 // batchDuration (its header's manager.batch_duration; 0 if none) may
 // run: batch_deadline, or when that is 0 twice batchDuration; 0 means no
@@ -114,6 +113,7 @@ func (c *Harvester) DeadlineFor(batchDuration time.Duration) time.Duration {
 	return 2 * max(batchDuration, 0)
 }
 
+// validate reports the settings of the section that are out of range.
 func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	if c.Connections < 1 || c.Connections > 10000 {
 		bad("harvester.connections", "must be between 1 and 10000, got %d", c.Connections)

@@ -322,13 +322,7 @@ func TestHistoricalParentLevels(t *testing.T) {
 	f := newFixture(t)
 	f.add(page{url: pA, links: []string{pB, pC}}, page{url: pB}, page{url: pC, links: []string{pD, pE}},
 		page{url: pD, links: []string{pC, pF}}, page{url: pE}, page{url: pF}, page{url: pG})
-	file := filepath.Join(t.TempDir(), "pr.tsv")
-	if err := os.WriteFile(file, []byte("# wire-pagerank 1\nhttp://a.cl/\t0.6\nhttp://a.cl/b\t0.2\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ImportHistory(context.Background(), f.col, file, HistoryOptions{Config: f.cfg}); err != nil {
-		t.Fatal(err)
-	}
+	f.importHistory("# wire-pagerank 1\nhttp://a.cl/\t0.6\nhttp://a.cl/b\t0.2\n")
 	m := f.strategy(StrategyHistorical)
 	m.HistoricalNewPages = "parent"
 	got, _ := f.estimateIQ(m)
@@ -348,13 +342,7 @@ func TestHistoricalNewSitePages(t *testing.T) {
 	f := newFixture(t)
 	f.add(page{url: pA, links: []string{pB, pC, pE}}, page{url: pB, depth: 1}, page{url: pC, depth: 1}, page{url: pE, depth: 1},
 		page{url: nRoot}, page{url: nX, depth: 1}, page{url: nY, depth: 2})
-	file := filepath.Join(t.TempDir(), "pr.tsv")
-	if err := os.WriteFile(file, []byte("# wire-pagerank 1\nhttp://a.cl/\t0.6\nhttp://a.cl/b\t0.1\nhttp://a.cl/c\t0.3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ImportHistory(context.Background(), f.col, file, HistoryOptions{Config: f.cfg}); err != nil {
-		t.Fatal(err)
-	}
+	f.importHistory("# wire-pagerank 1\nhttp://a.cl/\t0.6\nhttp://a.cl/b\t0.1\nhttp://a.cl/c\t0.3\n")
 	m := f.strategy(StrategyHistorical)
 	m.HistoricalNewPages = "zero"
 	got, _ := f.estimateIQ(m)
