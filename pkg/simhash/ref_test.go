@@ -1,9 +1,11 @@
 package simhash
 
-// The simhash as first written (3260cf9, a6d9ef7): FNV-1a over each
-// word's bytes, a loop over the shingle's words. Sum must give the same
-// fingerprint for every text (fingerprints are stored in graph.db and
-// compared across runs): TestSumSameAsReference and FuzzSum check it.
+// A plain implementation of the fingerprint's definition (Version 2):
+// the text cut into words rune by rune through the unicode package, each
+// word's bytes folded one by one, the shingles' bits counted one
+// by one. Sum, which reads ASCII eight bytes at a time and counts bits
+// with carry-save adders, must give the same fingerprint for every text:
+// TestSumSameAsReference and FuzzSum check it.
 
 import (
 	"math/bits"
@@ -11,136 +13,82 @@ import (
 	"unicode/utf8"
 )
 
-// refSum is Sum as first written.
-func refSum(text string) uint64 {
-	var a refSummer
-	const (
-		offset = 14695981039346656037
-		prime  = 1099511628211
-	)
-	// letters tells whether the word being read has a letter: words of
-	// digits alone (dates, counters, prices, times) are left out, so that
-	// a page that differs only in them has the same fingerprint.
-	h, in, letters := uint64(offset), false, false
-	for i := 0; i < len(text) && a.n < MaxShingles; {
-		c := text[i]
-		if c < utf8.RuneSelf {
-			i++
-			if c|0x20 >= 'a' && c|0x20 <= 'z' || c >= '0' && c <= '9' {
-				h = (h ^ uint64(c|0x20)) * prime // digits have bit 5 set already
-				in = true
-				letters = letters || c > '9'
-				continue
-			}
-			if in && letters {
-				a.word(h)
-			}
-			h, in, letters = offset, false, false
-			continue
+// refWords returns the hashes of the words of text, in order: runs of
+// letters, digits and nonspacing marks that have a letter (or a mark),
+// and each character of a script written without spaces.
+func refWords(text string) []uint64 {
+	var out []uint64
+	var w []byte // the word's bytes
+	letter := false
+	end := func() {
+		if letter {
+			out = append(out, refWordHash(w))
 		}
+		w, letter = w[:0], false
+	}
+	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		i += size
 		switch {
 		case r >= 0x0e00 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Hangul):
-			if in && letters {
-				a.word(h)
+			end()
+			var c []byte
+			for k := 0; k < size; k++ {
+				c = append(c, byte(r>>(8*k)))
 			}
-			a.word((offset ^ uint64(r)) * prime)
-			h, in, letters = offset, false, false
+			out = append(out, refWordHash(c))
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
 			r = unicode.ToLower(r)
-			for k := 0; k < size; k++ { // the rune's bytes, as in the ASCII case
-				h = (h ^ uint64(byte(r>>(8*k)))) * prime
+			for k := 0; k < size; k++ { // the low bytes of the lower case, as many as r has in UTF-8
+				w = append(w, byte(r>>(8*k)))
 			}
-			in = true
-			letters = letters || !unicode.IsDigit(r)
+			letter = letter || !unicode.IsDigit(r)
 		default:
-			if in && letters {
-				a.word(h)
-			}
-			h, in, letters = offset, false, false
+			end()
 		}
 	}
-	if in && letters {
-		a.word(h)
-	}
-	return a.sum()
-}
-
-// refSummer adds up the shingles of a text.
-type refSummer struct {
-	acc    [8]uint64 // per byte of the hash, eight lanes of byte counters
-	counts [64]int
-	inAcc  int // shingles in acc (flushed before a lane can overflow)
-	n      int // shingles
-	w      [Shingle]uint64
-	nw     int // words
-}
-
-func (a *refSummer) word(h uint64) {
-	a.w[a.nw%Shingle] = h
-	a.nw++
-	if a.nw >= Shingle {
-		a.add(refShingle(a.w, a.nw))
-	}
-}
-
-func (a *refSummer) add(h uint64) {
-	a.acc[0] += lanes[h&0xff]
-	a.acc[1] += lanes[h>>8&0xff]
-	a.acc[2] += lanes[h>>16&0xff]
-	a.acc[3] += lanes[h>>24&0xff]
-	a.acc[4] += lanes[h>>32&0xff]
-	a.acc[5] += lanes[h>>40&0xff]
-	a.acc[6] += lanes[h>>48&0xff]
-	a.acc[7] += lanes[h>>56]
-	a.n++
-	if a.inAcc++; a.inAcc == 255 {
-		a.flush()
-	}
-}
-
-func (a *refSummer) flush() {
-	for k := range a.acc {
-		for j := 0; j < 8; j++ {
-			a.counts[8*k+j] += int(a.acc[k] >> (8 * j) & 0xff)
-		}
-		a.acc[k] = 0
-	}
-	a.inAcc = 0
-}
-
-func (a *refSummer) sum() uint64 {
-	if a.nw > 0 && a.nw < Shingle {
-		a.add(refShingle(a.w, a.nw)) // a short text: the shingle of its words
-	}
-	if a.n == 0 {
-		return 0
-	}
-	a.flush()
-	var out uint64
-	for i, c := range a.counts {
-		if 2*c > a.n {
-			out |= 1 << i
-		}
-	}
+	end()
 	return out
 }
 
-// shingle hashes the last Shingle words (fewer when nw < Shingle), in
-// order, with a 64-bit finaliser (MurmurHash3's fmix64) so that every
-// bit is as likely set as not.
-func refShingle(w [Shingle]uint64, nw int) uint64 {
-	var h uint64
-	k := min(nw, Shingle)
-	for j := nw - k; j < nw; j++ {
-		h = bits.RotateLeft64(h, 23) ^ w[j%Shingle]
-		h *= 0x9e3779b97f4a7c15
+// refWordHash hashes a word's bytes: each byte folded in turn into 64
+// bits (a rotation by 7 bits, an XOR), then the length mixed in and one
+// multiplication.
+func refWordHash(w []byte) uint64 {
+	var v uint64
+	for _, b := range w {
+		v = v<<7 | v>>57
+		v ^= uint64(b)
 	}
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
+	h := (v ^ uint64(len(w))*lengthMul) * wordMul
+	return h ^ h>>32
+}
+
+// refSum is Sum as the definition states it.
+func refSum(text string) uint64 {
+	w := refWords(text)
+	if len(w) > 0 && len(w) < Shingle {
+		w = append(make([]uint64, Shingle-len(w)), w...) // a short text: its words after zero hashes
+	}
+	var shingles []uint64
+	for i := Shingle - 1; i < len(w) && len(shingles) < MaxShingles; i++ {
+		x := bits.RotateLeft64(w[i-2], 42) ^ bits.RotateLeft64(w[i-1], 21) ^ w[i]
+		x ^= x >> 33
+		x *= 0xff51afd7ed558ccd
+		x ^= x >> 33
+		x *= 0xc4ceb9fe1a85ec53
+		x ^= x >> 33
+		shingles = append(shingles, x)
+	}
+	var out uint64
+	for b := 0; b < 64; b++ {
+		c := 0
+		for _, s := range shingles {
+			c += int(s >> b & 1)
+		}
+		if 2*c > len(shingles) {
+			out |= 1 << b
+		}
+	}
+	return out
 }

@@ -33,6 +33,15 @@ const MaxShingles = 20000
 // near-duplicates (inclusive).
 const Distance = 3
 
+// Version is the fingerprint scheme Sum computes. Fingerprints of two
+// versions are unrelated 64-bit values and are never compared: the
+// collection records the version of each stored fingerprint (docs.jsonl
+// by its format version, graph.db's doc records, the seeder's table), and
+// readers set aside those of another version (docs/gatherer.md,
+// "Near-duplicates"). Version 1 (2026-11-20 to 2026-11-27) hashed words
+// with FNV-1a byte by byte; version 2 takes a word eight bytes at a time.
+const Version = 2
+
 // lanes[b] has byte j set to bit j of b: adding lanes of eight bytes of a
 // hash counts eight bit positions at once (SWAR).
 var lanes = func() (t [256]uint64) {
@@ -44,12 +53,11 @@ var lanes = func() (t [256]uint64) {
 	return t
 }()
 
-// FNV-1a's constants (each word's hash), and the multiplier that mixes
-// a shingle's words.
+// The multipliers of a word's hash (word); a shingle's finaliser is
+// MurmurHash3's (fmix).
 const (
-	offset = 14695981039346656037
-	prime  = 1099511628211
-	mixer  = 0x9e3779b97f4a7c15
+	lengthMul = 0xc2b2ae3d27d4eb4f // spreads a word's length in bytes
+	wordMul   = 0x87c37b91114253d5 // mixes a word's bytes once, at its end
 )
 
 // wordByte[c] is, for an ASCII letter c, its lower case; for a digit, c;
@@ -70,9 +78,10 @@ var wordByte = func() (t [256]byte) {
 }()
 
 // runeClass is what Sum does with a rune of two bytes in UTF-8: for a
-// letter, digit or nonspacing mark, the two bytes (little-endian) of its
-// lower case hashed into the word, and seen 0x40 (a letter) or 1 (a
-// digit); seen 0 for any other rune, which ends a word.
+// letter, digit or nonspacing mark, the two bytes of its lower case's
+// code point, low byte first, added to the word (lo, hi), and seen 0x40
+// (a letter or mark) or 1 (a digit); seen 0 for any other rune, which
+// ends a word.
 type runeClass struct{ lo, hi, seen byte }
 
 // twoByte is the runeClass of every rune from U+0000 to U+07FF (Sum looks
@@ -93,60 +102,70 @@ var twoByte = func() (t [0x800]runeClass) {
 }()
 
 // Sum returns the simhash of text: every shingle of Shingle words
-// (runs of letters and digits with at least one letter, ASCII letters
-// folded to lower case; each character of scripts written without spaces
-// is a word; numbers alone are left out, so that dates, counters and
-// times do not count) is hashed to 64 bits, and
-// bit i of the result is set when more than half of the shingles have it
-// set. A text of fewer than Shingle words has the shingle of its words; an
-// empty text has fingerprint 0.
+// (runs of letters, digits and nonspacing marks with at least one letter
+// or mark, folded to lower case; each character of scripts written
+// without spaces is a word; numbers alone are left out, so that dates,
+// counters and times do not count) is hashed to 64 bits, and bit i of
+// the result is set when more than half of the shingles have it set. A
+// text of fewer than Shingle words has one shingle, of its words after
+// zero hashes; an empty text has fingerprint 0.
 //
-// Each word is hashed once (FNV-1a over its bytes, ASCII letters lowered,
-// other letters as the low bytes of their lower case's code point,
-// as many as the letter has bytes in UTF-8), and a
-// shingle's hash is mixed from its words' hashes (shingle). The
-// fingerprints are those of the first implementation, which the tests
-// keep (refSum); they are stored in graph.db, so a change of them is a
-// change of format.
+// A word is a string of bytes: an ASCII letter lowered, a digit, and for
+// any other character the low bytes of its lower case's code point, as
+// many as the character has in UTF-8 (so a word has as many bytes as its
+// text). Its bytes are folded into 64 bits, each step a rotation by 7
+// bits and an XOR of the byte (no loss for words of up to nine ASCII
+// bytes), then mixed once with its length (word); a shingle's hash is its
+// three words' hashes rotated by different amounts and XORed, through
+// MurmurHash3's finaliser (shingle). This is version 2 of the fingerprint
+// (Version); the tests keep a plain implementation of the definition
+// (refSum) and pin fingerprints of it (TestSumKnown).
 func Sum(text string) uint64 {
 	var a summer
-	// seen is the OR of the word's bytes so far (ASCII letters lowered,
-	// digits): 0 outside a word, bit 0x40 set once the word has a letter
-	// (a non-ASCII letter sets it too). Words of digits alone (dates,
-	// counters, prices, times) are left out, so that a page that differs
-	// only in them has the same fingerprint.
-	h, seen := uint64(offset), byte(0)
+	// The word being read: its bytes folded into v, its first byte at
+	// start (a word has as many bytes as its text), and seen the OR of
+	// its bytes (ASCII letters lowered, digits): 0 outside a word, bit
+	// 0x40 set once the word has a letter (a non-ASCII letter sets it
+	// too). Words of digits alone (dates, counters, prices, times) are
+	// left out, so that a page that differs only in them has the same
+	// fingerprint.
+	v, start, seen := uint64(0), 0, byte(0)
 	for i := 0; i < len(text); {
-		v := wordByte[text[i]]
+		c := wordByte[text[i]]
 		i++
-		if v-1 < 0x7f { // an ASCII letter or digit: the common case
-			h = (h ^ uint64(v)) * prime
-			seen |= v
+		if c-1 < 0x7f { // an ASCII letter or digit: the common case
+			v = bits.RotateLeft64(v, 7) ^ uint64(c)
+			seen |= c
 			continue
 		}
-		if v == 0 { // an ASCII separator
-			if a.end(h, seen) {
-				return a.sum()
+		if c == 0 { // an ASCII separator
+			if seen&0x40 != 0 {
+				a.word(word(v, i-1-start))
+				if a.done() {
+					return a.sum()
+				}
 			}
-			h, seen = offset, 0
+			v, start, seen = 0, i, 0
 			continue
 		}
-		if c := text[i-1]; c >= 0xc2 && c <= 0xdf && i < len(text) && text[i]&0xc0 == 0x80 {
+		if b := text[i-1]; b >= 0xc2 && b <= 0xdf && i < len(text) && text[i]&0xc0 == 0x80 {
 			// A rune of two bytes (U+0080 to U+07FF: Latin letters with
 			// accents, Greek, Cyrillic, Armenian, Hebrew, Arabic...)
 			// through its row of twoByte.
-			t := twoByte[int(c&0x1f)<<6|int(text[i]&0x3f)]
+			t := twoByte[int(b&0x1f)<<6|int(text[i]&0x3f)]
 			i++
 			if t.seen != 0 {
-				h = (h ^ uint64(t.lo)) * prime
-				h = (h ^ uint64(t.hi)) * prime
+				v = bits.RotateLeft64(bits.RotateLeft64(v, 7)^uint64(t.lo), 7) ^ uint64(t.hi)
 				seen |= t.seen
 				continue
 			}
-			if a.end(h, seen) {
-				return a.sum()
+			if seen&0x40 != 0 {
+				a.word(word(v, i-2-start))
+				if a.done() {
+					return a.sum()
+				}
 			}
-			h, seen = offset, 0
+			v, start, seen = 0, i, 0
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i-1:])
@@ -156,40 +175,55 @@ func Sum(text string) uint64 {
 			// General Punctuation (quotes, dashes, ellipsis, spaces of
 			// every width): no letter, digit or mark, so a separator
 			// (TestPunctuation), told without the Unicode tables.
-			if a.end(h, seen) {
-				return a.sum()
-			}
-			h, seen = offset, 0
 		case r >= 0x0e00 && spaceless(r):
 			if seen&0x40 != 0 {
-				a.word(h)
+				a.word(word(v, i-size-start))
+				if a.done() {
+					return a.sum()
+				}
 			}
-			a.word((offset ^ uint64(r)) * prime)
-			h, seen = offset, 0
-			if a.n >= MaxShingles {
+			a.word(word(foldBytes(0, r, size), size))
+			if a.done() {
 				return a.sum()
 			}
+			v, start, seen = 0, i, 0
+			continue
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
 			r = unicode.ToLower(r)
-			for k := 0; k < size; k++ { // the rune's bytes, as in the ASCII case
-				h = (h ^ uint64(byte(r>>(8*k)))) * prime
-			}
+			v = foldBytes(v, r, size)
 			if unicode.IsDigit(r) {
 				seen |= 1
 			} else {
 				seen |= 0x40
 			}
-		default:
-			if a.end(h, seen) {
+			continue
+		}
+		if seen&0x40 != 0 { // a separator
+			a.word(word(v, i-size-start))
+			if a.done() {
 				return a.sum()
 			}
-			h, seen = offset, 0
 		}
+		v, start, seen = 0, i, 0
 	}
 	if seen&0x40 != 0 {
-		a.word(h)
+		a.word(word(v, len(text)-start))
 	}
 	return a.sum()
+}
+
+// foldBytes folds the low size bytes of r, low byte first, into v.
+func foldBytes(v uint64, r rune, size int) uint64 {
+	for k := 0; k < size; k++ {
+		v = bits.RotateLeft64(v, 7) ^ uint64(byte(r>>(8*k)))
+	}
+	return v
+}
+
+// word is the hash of a word of n bytes folded into v.
+func word(v uint64, n int) uint64 {
+	h := (v ^ uint64(n)*lengthMul) * wordMul
+	return h ^ h>>32
 }
 
 // spaceless tells whether r (U+0E00 or above) is of a script written
@@ -208,52 +242,101 @@ func spaceless(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Hangul)
 }
 
-// summer adds up the shingles of a text.
+// summer adds up the shingles of a text. Words are kept in batches of
+// 64 and their shingles hashed and counted together, in a loop without
+// calls or branches that depend on the text. The bits of the shingles'
+// hashes are counted by position with carry-save adders (Harley and
+// Seal's population count, by position): sixteen hashes at a time go
+// into ones, twos, fours and eights, a vertical counter of four bits per
+// position, and what carries out of it, the sixteens, into byte lanes.
 type summer struct {
-	acc    [8]uint64 // per byte of the hash, eight lanes of byte counters
-	counts [64]int
-	inAcc  int    // shingles in acc (flushed before a lane can overflow)
-	n      int    // shingles
-	w0, w1 uint64 // the hashes of the two words before, w1 the last
-	nw     int    // words
+	w  [2 + 64]uint64 // the last two words of the batch before, then the batch's words
+	nb int            // words in the batch
+	nw int            // words of the batches before
+
+	pend                     [16]uint64 // shingles not yet counted
+	np                       int        // shingles in pend
+	ones, twos, fours, eight uint64     // the vertical counter
+	acc                      [8]uint64  // the sixteens: per byte of the hash, eight lanes of byte counters
+	inAcc                    int        // sixteens in acc (flushed before a lane can overflow)
+	counts                   [64]int    // sixteens flushed from acc
+	n                        int        // shingles
 }
 
-// end ends a word of hash h whose bytes OR to seen: a word with a letter
-// is added (word). It reports whether the text's shingles are counted to
-// MaxShingles, past which Sum stops.
-func (a *summer) end(h uint64, seen byte) bool {
-	if seen&0x40 != 0 {
-		a.word(h)
-	}
-	return a.n >= MaxShingles
-}
+// done tells whether the text's shingles are counted to MaxShingles,
+// past which Sum stops.
+func (a *summer) done() bool { return a.nw+a.nb >= MaxShingles+Shingle-1 }
 
-// word adds the shingle that ends with the word of hash h. The code is
-// written for shingles of 3 words (Shingle); refSum, in the tests, is
-// written for any.
+// word adds a word of hash h.
 func (a *summer) word(h uint64) {
-	if a.nw >= Shingle-1 {
-		a.add(shingle(a.w0, a.w1, h))
+	a.w[2+a.nb&63] = h
+	if a.nb++; a.nb == 64 {
+		a.words()
 	}
-	a.w0, a.w1 = a.w1, h
-	a.nw++
 }
 
-func (a *summer) add(h uint64) {
-	a.acc[0] += lanes[h&0xff]
-	a.acc[1] += lanes[h>>8&0xff]
-	a.acc[2] += lanes[h>>16&0xff]
-	a.acc[3] += lanes[h>>24&0xff]
-	a.acc[4] += lanes[h>>32&0xff]
-	a.acc[5] += lanes[h>>40&0xff]
-	a.acc[6] += lanes[h>>48&0xff]
-	a.acc[7] += lanes[h>>56]
-	a.n++
+// words hashes and counts the shingles that end in the batch's words.
+// The code is written for shingles of 3 words (Shingle).
+func (a *summer) words() {
+	j := 0
+	if a.nw < Shingle-1 { // the text's first words end no shingle
+		j = min(Shingle-1-a.nw, a.nb)
+	}
+	for ; j < a.nb; j++ {
+		a.pend[a.np&15] = shingle(a.w[j], a.w[j+1], a.w[j+2])
+		a.n++
+		if a.np++; a.np == 16 {
+			a.count()
+		}
+	}
+	a.w[0], a.w[1] = a.w[a.nb], a.w[a.nb+1]
+	a.nw += a.nb
+	a.nb = 0
+}
+
+// csa is a carry-save adder: the carry and the sum of three words' bits,
+// position by position.
+func csa(a, b, c uint64) (carry, sum uint64) {
+	u := a ^ b
+	return a&b | u&c, u ^ c
+}
+
+// count adds the sixteen hashes of pend.
+func (a *summer) count() {
+	b := &a.pend
+	ones, twos, fours, eight := a.ones, a.twos, a.fours, a.eight
+	var twosA, twosB, foursA, foursB, eightA, eightB, sixteens uint64
+	twosA, ones = csa(ones, b[0], b[1])
+	twosB, ones = csa(ones, b[2], b[3])
+	foursA, twos = csa(twos, twosA, twosB)
+	twosA, ones = csa(ones, b[4], b[5])
+	twosB, ones = csa(ones, b[6], b[7])
+	foursB, twos = csa(twos, twosA, twosB)
+	eightA, fours = csa(fours, foursA, foursB)
+	twosA, ones = csa(ones, b[8], b[9])
+	twosB, ones = csa(ones, b[10], b[11])
+	foursA, twos = csa(twos, twosA, twosB)
+	twosA, ones = csa(ones, b[12], b[13])
+	twosB, ones = csa(ones, b[14], b[15])
+	foursB, twos = csa(twos, twosA, twosB)
+	eightB, fours = csa(fours, foursA, foursB)
+	sixteens, eight = csa(eight, eightA, eightB)
+	a.ones, a.twos, a.fours, a.eight = ones, twos, fours, eight
+	a.np = 0
+	a.acc[0] += lanes[sixteens&0xff]
+	a.acc[1] += lanes[sixteens>>8&0xff]
+	a.acc[2] += lanes[sixteens>>16&0xff]
+	a.acc[3] += lanes[sixteens>>24&0xff]
+	a.acc[4] += lanes[sixteens>>32&0xff]
+	a.acc[5] += lanes[sixteens>>40&0xff]
+	a.acc[6] += lanes[sixteens>>48&0xff]
+	a.acc[7] += lanes[sixteens>>56]
 	if a.inAcc++; a.inAcc == 255 {
 		a.flush()
 	}
 }
 
+// flush moves the lanes of acc into counts.
 func (a *summer) flush() {
 	for k := range a.acc {
 		for j := 0; j < 8; j++ {
@@ -265,18 +348,23 @@ func (a *summer) flush() {
 }
 
 func (a *summer) sum() uint64 {
-	switch a.nw { // a short text: the shingle of its words
-	case 1:
-		a.add(fmix(a.w1 * mixer))
-	case 2:
-		a.add(fmix((bits.RotateLeft64(a.w0*mixer, 23) ^ a.w1) * mixer))
+	if nw := a.nw + a.nb; nw > 0 && nw < Shingle { // a short text: the shingle of its words after zero hashes
+		var w [Shingle]uint64
+		copy(w[Shingle-nw:], a.w[2:2+nw])
+		a.pend[0], a.np, a.n = shingle(w[0], w[1], w[2]), 1, 1
+	} else {
+		a.words()
 	}
 	if a.n == 0 {
 		return 0
 	}
 	a.flush()
 	var out uint64
-	for i, c := range a.counts {
+	for i := range a.counts {
+		c := 16*a.counts[i] + int(a.ones>>i&1) + 2*int(a.twos>>i&1) + 4*int(a.fours>>i&1) + 8*int(a.eight>>i&1)
+		for _, h := range a.pend[:a.np] {
+			c += int(h >> i & 1)
+		}
 		if 2*c > a.n {
 			out |= 1 << i
 		}
@@ -284,13 +372,11 @@ func (a *summer) sum() uint64 {
 	return out
 }
 
-// shingle hashes three words in order, each step a rotation, the next
-// word and a multiplication, with a 64-bit finaliser (fmix) so that every
-// bit is as likely set as not.
+// shingle hashes three words in order: their hashes rotated by different
+// amounts and XORed, through a 64-bit finaliser (fmix) so that every bit
+// is as likely set as not.
 func shingle(w0, w1, w2 uint64) uint64 {
-	h := bits.RotateLeft64(w0*mixer, 23) ^ w1
-	h = bits.RotateLeft64(h*mixer, 23) ^ w2
-	return fmix(h * mixer)
+	return fmix(bits.RotateLeft64(w0, 42) ^ bits.RotateLeft64(w1, 21) ^ w2)
 }
 
 // fmix is MurmurHash3's 64-bit finaliser.
