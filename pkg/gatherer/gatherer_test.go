@@ -137,8 +137,8 @@ func TestRun(t *testing.T) {
 		t.Errorf("home page validators, lang: %+v", home)
 	}
 	// Language and fingerprint, from the text (the page declares no lang).
-	if home.DetectedLang != "en" || home.LangConf < langid.MinConfidence || home.Simhash != extract.HashHex(simhash.Sum(want.Text)) {
-		t.Errorf("home page: detected language %q (%d), simhash %q", home.DetectedLang, home.LangConf, home.Simhash)
+	if home.DetectedLang != "en" || home.LangConf < langid.MinConfidence || home.Simhash != extract.HashHex(simhash.Sum(want.Text)) || home.SimhashVersion() != simhash.Version {
+		t.Errorf("home page: detected language %q (%d), simhash %q of version %d", home.DetectedLang, home.LangConf, home.Simhash, home.SimhashVersion())
 	}
 	if c := byID[2]; c.Hash != home.Hash || c.Unchanged || c.DuplicateOf != "http://www.a.cl/" {
 		t.Errorf("copy: hash %s unchanged %v duplicate of %q", c.Hash, c.Unchanged, c.DuplicateOf)

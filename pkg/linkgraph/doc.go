@@ -79,6 +79,12 @@ type Doc struct {
 	// Simhash is the similarity fingerprint of the last fetched text
 	// (docs.jsonl's simhash; 0 for none).
 	Simhash uint64 `json:"simhash,omitempty"`
+	// SimhashVersion is the version of the fingerprint scheme of Simhash
+	// (pkg/simhash's Version, docs.jsonl's parsed.Doc.SimhashVersion):
+	// fingerprints of two versions are never compared. Records written
+	// before it was recorded, and records whose Simhash is set with
+	// SimhashVersion 0 or 1, read as version 1; without a Simhash it is 0.
+	SimhashVersion int `json:"simhashVersion,omitempty"`
 	// NearDup is the id of a fetched page this one is a near-duplicate of
 	// (simhash within simhash.Distance), or that its rel=canonical names;
 	// 0 for none. The manager lowers the value of such a page.
@@ -191,7 +197,8 @@ func appendDoc(b []byte, d *Doc) []byte {
 	// later one is set, so that the records of other documents keep
 	// their bytes (older records end before them and read as zero).
 	// Section 1, sitemaps (issue 19):
-	later := d.Simhash != 0 || d.NearDup != 0
+	version := d.Simhash != 0 && d.SimhashVersion > 1
+	later := d.Simhash != 0 || d.NearDup != 0 || version
 	if d.Sitemap || d.Source != "" || !d.SitemapLastMod.IsZero() || d.ChangeFreq != "" || d.Priority != 0 || later {
 		var f byte
 		if d.Sitemap {
@@ -207,6 +214,11 @@ func appendDoc(b []byte, d *Doc) []byte {
 	if later {
 		b = binary.LittleEndian.AppendUint64(b, d.Simhash)
 		b = binary.AppendUvarint(b, d.NearDup)
+	}
+	// Section 3, the simhash's version when not 1 (simhash version 2,
+	// 2026-11-28):
+	if version {
+		b = binary.AppendUvarint(b, uint64(d.SimhashVersion))
 	}
 	return b
 }
@@ -326,6 +338,7 @@ func decodeRecord(id uint64, v []byte, d *Doc, view bool) error {
 			return fmt.Errorf("doc %d: %w: %w", id, ErrCorrupt, err)
 		}
 		d.ID = id
+		d.SimhashVersion = simhashVersion(d.Simhash, d.SimhashVersion)
 		return nil
 	}
 	if len(v) == 0 || v[0] != docRecordV2 {
@@ -396,12 +409,29 @@ func decodeRecord(id uint64, v []byte, d *Doc, view bool) error {
 			d.Simhash = binary.LittleEndian.Uint64(dec.b)
 			dec.b = dec.b[8:]
 			d.NearDup = dec.uvarint("nearDup")
+			if dec.err == nil && len(dec.b) > 0 {
+				d.SimhashVersion = int(dec.uvarint("simhash version"))
+			}
 		}
 		if dec.err != nil {
 			return fmt.Errorf("doc %d: %w", id, dec.err)
 		}
 	}
+	d.SimhashVersion = simhashVersion(d.Simhash, d.SimhashVersion)
 	return nil
+}
+
+// simhashVersion is the version of a record's simhash fp, v as recorded:
+// 0 without a fingerprint, 1 for one recorded without a version (the
+// records written before versions were).
+func simhashVersion(fp uint64, v int) int {
+	switch {
+	case fp == 0:
+		return 0
+	case v < 1:
+		return 1
+	}
+	return v
 }
 
 // docSite reads only the site id of a document record.

@@ -23,7 +23,7 @@ func fullDoc() *Doc {
 		FirstFetched: t0.Add(-time.Hour), Failures: 0, LastModified: "Sun, 22 Nov 2026 00:00:00 GMT", ETag: `"e1"`,
 		History: []Visit{{Time: t0.Add(-time.Hour), Status: 200}, {Time: t0, Status: 304, Changed: true, LastModified: "x"}},
 		Sitemap: true, Source: "sitemap http://a.cl/sitemap.xml", SitemapLastMod: t0.Add(time.Minute), ChangeFreq: "daily", Priority: 1.8,
-		Simhash: 0x8f3a00c2e41d9b07, NearDup: 5,
+		Simhash: 0x8f3a00c2e41d9b07, NearDup: 5, SimhashVersion: 2,
 	}
 }
 
@@ -44,13 +44,14 @@ func TestDocRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(&got, d) {
 		t.Errorf("round trip\n got %+v\nwant %+v", got, *d)
 	}
-	// A record without the fields appended by issue 20 (simhash, nearDup)
-	// is the record of before, and reads them as zero.
+	// A record without the fields appended by issue 20 (simhash, nearDup,
+	// the simhash's version) is the record of before, and reads them as
+	// zero.
 	old := fullDoc()
-	old.Simhash, old.NearDup = 0, 0
+	old.Simhash, old.NearDup, old.SimhashVersion = 0, 0, 0
 	rec := appendDoc(nil, old)
-	if full := appendDoc(nil, fullDoc()); len(full) != len(rec)+9 {
-		t.Errorf("the appended fields take %d bytes, want 9", len(full)-len(rec))
+	if full := appendDoc(nil, fullDoc()); len(full) != len(rec)+10 {
+		t.Errorf("the appended fields take %d bytes, want 10", len(full)-len(rec))
 	}
 	if err := decodeDoc(7, rec, &got); err != nil || !reflect.DeepEqual(&got, old) {
 		t.Errorf("record without simhash: %+v, %v", got, err)
@@ -60,9 +61,33 @@ func TestDocRoundTrip(t *testing.T) {
 	}
 	// A near-duplicate that is no sitemap entry: section 1 is written
 	// zero so that section 2 can follow, and both read back.
-	nd := &Doc{ID: 3, URL: "http://a.cl/nd", State: StateFetched, Simhash: 42, NearDup: 9}
+	nd := &Doc{ID: 3, URL: "http://a.cl/nd", State: StateFetched, Simhash: 42, NearDup: 9, SimhashVersion: 2}
 	if err := decodeDoc(3, appendDoc(nil, nd), &got); err != nil || !reflect.DeepEqual(&got, nd) {
 		t.Errorf("near-duplicate without sitemap fields: %+v, %v", got, err)
+	}
+	// The record of a fingerprint of version 1, as written before the
+	// version was recorded (section 2 ends it): it loads, of version 1,
+	// and is written again byte for byte.
+	v1 := fullDoc()
+	v1.SimhashVersion = 1
+	rec1 := appendDoc(nil, v1)
+	if full := appendDoc(nil, fullDoc()); len(rec1) != len(full)-1 || string(rec1) != string(full[:len(full)-1]) {
+		t.Errorf("a version-1 record is not the version-2 record without its last byte")
+	}
+	if err := decodeDoc(7, rec1, &got); err != nil || got.SimhashVersion != 1 || got.Simhash != v1.Simhash || got.NearDup != 5 {
+		t.Errorf("version-1 record: %+v, %v", got, err)
+	}
+	if string(appendDoc(nil, &got)) != string(rec1) {
+		t.Errorf("version-1 record written back differs")
+	}
+	// A JSON record (format version 1) with a simhash is of version 1.
+	if err := decodeDoc(7, []byte(`{"url":"http://a.cl/","state":"fetched","simhash":42}`), &got); err != nil || got.SimhashVersion != 1 {
+		t.Errorf("JSON record with a simhash: %+v, %v", got, err)
+	}
+	// Without a simhash, no version.
+	nv := &Doc{ID: 4, URL: "http://a.cl/nv", State: StateFetched, NearDup: 9, SimhashVersion: 2}
+	if err := decodeDoc(4, appendDoc(nil, nv), &got); err != nil || got.SimhashVersion != 0 || got.NearDup != 9 {
+		t.Errorf("version without a simhash: %+v, %v", got, err)
 	}
 	odd := &Doc{ID: 1, URL: "http://a.cl/", State: "weird", Depth: -1}
 	if err := decodeDoc(1, appendDoc(nil, odd), &got); err != nil || !reflect.DeepEqual(&got, odd) {

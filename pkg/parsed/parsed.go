@@ -16,9 +16,10 @@ import (
 )
 
 // Version is the parsed output format version the Writer writes. Version
-// 2 added detectedLang, langConfidence and simhash; records of version 1
-// (MinVersion) are still read, without them.
-const Version = 2
+// 2 added detectedLang, langConfidence and simhash; version 3 changed the
+// simhash to the fingerprint of pkg/simhash's version 2 (SimhashVersion).
+// Records of versions 1 (MinVersion) and 2 are still read.
+const Version = 3
 
 // MinVersion is the oldest format version readers accept.
 const MinVersion = 1
@@ -71,6 +72,20 @@ type Doc struct {
 	// Sitemap is set on the record of a batch entry of kind sitemap: what
 	// reading it gave. Its Links are then the sitemap's entries.
 	Sitemap *Sitemap `json:"sitemap,omitempty"`
+}
+
+// SimhashVersion is the version of the fingerprint scheme (pkg/simhash's
+// Version) of d.Simhash: 1 in records of format version 2, 2 in records
+// of version 3; 0 when the record has no simhash. Fingerprints of two
+// versions are never compared (docs/gatherer.md, "Near-duplicates").
+func (d *Doc) SimhashVersion() int {
+	switch {
+	case d.Simhash == "":
+		return 0
+	case d.V <= 2:
+		return 1
+	}
+	return 2
 }
 
 // Link is one out-link of a page, or one entry of a sitemap.

@@ -67,6 +67,24 @@ func TestGolden(t *testing.T) {
 	if docs, err := ReadFile("testdata/golden-v1.jsonl"); err != nil || len(docs) != len(allFields) || docs[0].V != 1 || docs[0].Lang != "es-CL" || docs[0].DetectedLang != "" {
 		t.Errorf("testdata/golden-v1.jsonl: %d docs, %v", len(docs), err)
 	}
+	// Version 2, whose simhash is of the first fingerprint scheme, reads
+	// with it, and tells its version.
+	if docs, err := ReadFile("testdata/golden-v2.jsonl"); err != nil || len(docs) != len(allFields) || docs[0].V != 2 || docs[0].Simhash != allFields[0].Simhash || docs[0].SimhashVersion() != 1 {
+		t.Errorf("testdata/golden-v2.jsonl: %d docs, %v", len(docs), err)
+	}
+}
+
+func TestSimhashVersion(t *testing.T) {
+	for _, tt := range []struct {
+		v       int
+		simhash string
+		want    int
+	}{{1, "", 0}, {2, "", 0}, {2, "8f3a00c2e41d9b07", 1}, {3, "8f3a00c2e41d9b07", 2}, {3, "", 0}} {
+		d := Doc{V: tt.v, Simhash: tt.simhash}
+		if got := d.SimhashVersion(); got != tt.want {
+			t.Errorf("version %d, simhash %q: SimhashVersion %d, want %d", tt.v, tt.simhash, got, tt.want)
+		}
+	}
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -113,8 +131,8 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	// A newer version is ErrVersion, not damage.
-	_, err := NewReader(strings.NewReader(`{"v":3,"docid":1}`+"\n"), "x.jsonl").Next()
-	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 3") {
+	_, err := NewReader(strings.NewReader(`{"v":4,"docid":1}`+"\n"), "x.jsonl").Next()
+	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 4") {
 		t.Errorf("future version: %v, want ErrVersion", err)
 	}
 }

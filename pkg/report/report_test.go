@@ -407,3 +407,23 @@ func TestLogPlotSkipsZero(t *testing.T) {
 		t.Errorf("text is not escaped: %s", svg)
 	}
 }
+
+// TestGroupByVersion: fingerprints of two versions of the simhash scheme
+// are never grouped together, even when equal; each version's pages are
+// grouped among themselves.
+func TestGroupByVersion(t *testing.T) {
+	pages := []webPage{{simhash: 0xff, simV: 1}, {simhash: 0xff, simV: 2}, {simhash: 0xfe, simV: 1}, {simhash: 0xfe, simV: 2}, {}, {simhash: 0xf0f0f0f0f0, simV: 2}}
+	fps := make([]uint64, len(pages))
+	for i, p := range pages {
+		fps[i] = p.simhash
+	}
+	if got, want := fmt.Sprint(groupByVersion(pages, fps)), "[0 1 0 1 4 5]"; got != want {
+		t.Errorf("groups %s, want %s", got, want)
+	}
+	for i := range pages {
+		pages[i].simV = 2
+	}
+	if got, want := fmt.Sprint(groupByVersion(pages, fps)), "[0 0 0 0 4 5]"; got != want {
+		t.Errorf("one version: groups %s, want %s", got, want)
+	}
+}

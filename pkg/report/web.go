@@ -76,6 +76,7 @@ type webPage struct {
 	site    string
 	lang    string
 	simhash uint64
+	simV    int // the simhash's version (parsed.Doc.SimhashVersion)
 	hash    string
 	dupOf   bool
 }
@@ -153,6 +154,7 @@ func readWeb(col *collection.Collection) (*Web, error) {
 			ages[ageClass(d.LastModified, d.Fetched)]++
 			if d.Simhash != "" {
 				p.simhash, _ = strconv.ParseUint(d.Simhash, 16, 64)
+				p.simV = d.SimhashVersion()
 			}
 			if d.TextBytes > 0 {
 				w.WithText++
@@ -206,7 +208,7 @@ func (w *Web) duplicates(pages []webPage) {
 		fps = append(fps, p.simhash)
 		sites = append(sites, p.site)
 	}
-	groups := simhash.Groups(fps)
+	groups := groupByVersion(pages, fps)
 	for i, g := range groups {
 		if g != i && !exact[i] {
 			w.NearDuplicates++
@@ -224,6 +226,41 @@ func (w *Web) duplicates(pages []webPage) {
 		ts[k], tg[k] = sites[i], groups[i]
 	}
 	w.Mirrors = simhash.Mirrors(ts, tg, MirrorMinPages, MirrorMinShare)
+}
+
+// groupByVersion groups fps (the fingerprints of pages) as
+// simhash.Groups does, comparing only fingerprints of one version of the
+// scheme: a collection crawled partly before the scheme changed has its
+// pages of each version grouped among themselves.
+func groupByVersion(pages []webPage, fps []uint64) []int {
+	versions := map[int]bool{}
+	for _, p := range pages {
+		if p.simhash != 0 {
+			versions[p.simV] = true
+		}
+	}
+	if len(versions) <= 1 {
+		return simhash.Groups(fps)
+	}
+	groups := make([]int, len(fps))
+	for i := range groups {
+		groups[i] = i
+	}
+	of := make([]uint64, len(fps))
+	for v := range versions {
+		for i, p := range pages {
+			of[i] = 0
+			if p.simV == v {
+				of[i] = fps[i]
+			}
+		}
+		for i, g := range simhash.Groups(of) {
+			if of[i] != 0 {
+				groups[i] = g
+			}
+		}
+	}
+	return groups
 }
 
 // siteLanguages fills Languages: pages per language, and sites whose

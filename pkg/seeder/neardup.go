@@ -23,8 +23,14 @@ const NearDupFile = "neardup.bin"
 
 // nearDupHeader starts the file; records of 16 bytes follow: doc id and
 // current simhash, both little-endian uint64, one per page, in the order
-// the pages were first fingerprinted.
-const nearDupHeader = "# wire-neardup 1\n"
+// the pages were first fingerprinted. The table's version is the
+// fingerprints' (simhash.Version): a table of version 1 holds
+// fingerprints of the first scheme, which are not compared with the new
+// ones, so loadNearDups starts an empty table in its place.
+const nearDupHeader = "# wire-neardup 2\n"
+
+// nearDupHeaderV1 starts a table of fingerprints of version 1.
+const nearDupHeaderV1 = "# wire-neardup 1\n"
 
 // nearDups is the table of fingerprints of fetched pages, read before a
 // batch and written back with it: each fetched page's simhash is looked
@@ -45,6 +51,9 @@ type nearDups struct {
 	fps    []uint64
 	rankOf []int32
 	dirty  bool
+	// discarded counts the fingerprints of another version that the
+	// table held when read (a table of version 1), set aside.
+	discarded int
 }
 
 // siteCopies is a site's count for mirror detection.
@@ -74,8 +83,15 @@ func loadNearDups(path string) (*nearDups, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read near-duplicate table: %w", err)
 	}
+	if strings.HasPrefix(string(b[:min(len(b), len(nearDupHeaderV1))]), nearDupHeaderV1) {
+		// Fingerprints of version 1: set aside. The pages come back
+		// into the table as they are fetched again (docs/seeder.md,
+		// "Near-duplicates"); the file is written anew with the batch.
+		n.table, n.dirty, n.discarded = simhash.NewTable(), true, (len(b)-len(nearDupHeaderV1))/16
+		return n, nil
+	}
 	if !strings.HasPrefix(string(b[:min(len(b), len(nearDupHeader))]), nearDupHeader) {
-		return nil, fmt.Errorf("%w: %s: not a near-duplicate table of version 1", collection.ErrDamaged, path)
+		return nil, fmt.Errorf("%w: %s: not a near-duplicate table of version 2", collection.ErrDamaged, path)
 	}
 	b = b[len(nearDupHeader):]
 	if len(b)%16 != 0 {
@@ -148,7 +164,17 @@ func (n *nearDups) check(tx *linkgraph.Tx, d *linkgraph.Doc, pd *parsed.Doc, s *
 	if err != nil || pd.Simhash == "" {
 		fp = 0
 	}
-	d.Simhash, d.NearDup = fp, 0
+	d.Simhash, d.SimhashVersion, d.NearDup = fp, 0, 0
+	if fp != 0 {
+		d.SimhashVersion = pd.SimhashVersion()
+	}
+	if d.SimhashVersion != simhash.Version && fp != 0 {
+		// A fingerprint of another version (a batch gathered before
+		// the change) is stored with its version but not compared:
+		// the page is looked up again when fetched again.
+		fp = 0
+		s.OldSimhashes++
+	}
 	if pd.Canonical != "" && pd.Canonical != pd.URL {
 		if id, ok := tx.LookupURL(pd.Canonical); ok && id != d.ID {
 			c, err := tx.Doc(id)

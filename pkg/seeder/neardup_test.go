@@ -5,11 +5,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/parsed"
+	"github.com/wirecrawl/wire/pkg/simhash"
 )
 
 // TestNearDuplicates: a page whose simhash is within 3 bits of a page
@@ -75,7 +77,7 @@ func TestNearDuplicates(t *testing.T) {
 		t.Errorf("near-duplicate table: %v, %v", st, err)
 	}
 	// A damaged table stops the seeder with ErrDamaged.
-	os.WriteFile(filepath.Join(col.Dir, NearDupFile), []byte("# wire-neardup 1\nxyz"), 0o644)
+	os.WriteFile(filepath.Join(col.Dir, NearDupFile), []byte("# wire-neardup 2\nxyz"), 0o644)
 	if _, err := loadNearDups(filepath.Join(col.Dir, NearDupFile)); err == nil || !isDamaged(err) {
 		t.Errorf("damaged table: %v", err)
 	}
@@ -125,5 +127,67 @@ func BenchmarkNearDupTable(b *testing.B) {
 			b.Fatal(err)
 		}
 		os.Remove(path + ".tmp")
+	}
+}
+
+// TestNearDuplicatesOldVersion: fingerprints of another version of the
+// scheme (simhash.Version) are never compared with the current ones. A
+// near-duplicate table of version 1 is set aside (and written anew as
+// version 2); a batch gathered before the change (docs.jsonl records of
+// format version 2, whose simhash is of version 1) stores its pages'
+// fingerprints with their version and compares none of them; a page
+// fetched again with a current fingerprint is compared again.
+func TestNearDuplicatesOldVersion(t *testing.T) {
+	cfg := testConfig()
+	col := newCollection(t, cfg)
+	urls := []string{"http://a.cl/", "http://b.cl/", "http://c.cl/", "http://d.cl/"}
+	addSeeds(t, col, cfg, urls...)
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	doc := func(u, simhash string, i int) *parsed.Doc {
+		return &parsed.Doc{URL: u, Status: 200, Fetched: at.Add(time.Duration(i) * time.Second), MIME: "text/html", Hash: simhash, Simhash: simhash, TextBytes: 100}
+	}
+	table := filepath.Join(col.Dir, NearDupFile)
+	writeBatch(t, col, 1, testBatch{urls: urls[:1], docs: []*parsed.Doc{doc("http://a.cl/", "00000000ffff0000", 0)}})
+	runBatch(t, col, cfg, 1, false)
+	// The table as a seeder of before the change wrote it.
+	b, err := os.ReadFile(table)
+	if err != nil || !strings.HasPrefix(string(b), nearDupHeader) {
+		t.Fatalf("table: %q, %v", b, err)
+	}
+	os.WriteFile(table, append([]byte(nearDupHeaderV1), b[len(nearDupHeader):]...), 0o644)
+	writeBatch(t, col, 2, testBatch{urls: urls[1:2], docs: []*parsed.Doc{doc("http://b.cl/", "00000000ffff0001", 1)}})
+	s := runBatch(t, col, cfg, 2, false)
+	if s.OldTable != 1 || s.NearDuplicates != 0 {
+		t.Errorf("batch 2: %d fingerprints set aside, %d near-duplicates; want 1, 0", s.OldTable, s.NearDuplicates)
+	}
+	if b, err := os.ReadFile(table); err != nil || string(b[:len(nearDupHeader)]) != nearDupHeader || len(b) != len(nearDupHeader)+16 {
+		t.Errorf("table after batch 2: %d bytes, %v", len(b), err)
+	}
+	// A batch gathered before the change: records of format version 2.
+	writeBatch(t, col, 3, testBatch{urls: urls[2:3], docs: []*parsed.Doc{doc("http://c.cl/", "00000000ffff0001", 2)}})
+	docs := filepath.Join(col.Batch(3).ParsedPath(), parsed.DocsFile)
+	b, err = os.ReadFile(docs)
+	if err != nil || !strings.Contains(string(b), `"v":3,`) {
+		t.Fatalf("docs.jsonl: %q, %v", b, err)
+	}
+	os.WriteFile(docs, []byte(strings.ReplaceAll(string(b), `"v":3,`, `"v":2,`)), 0o644)
+	s = runBatch(t, col, cfg, 3, false)
+	if s.OldSimhashes != 1 || s.NearDuplicates != 0 {
+		t.Errorf("batch 3: %d old fingerprints, %d near-duplicates; want 1, 0", s.OldSimhashes, s.NearDuplicates)
+	}
+	g := readGraph(t, col)
+	if d := g.doc(t, "http://c.cl/"); d.Simhash != 0xffff0001 || d.SimhashVersion != 1 || d.NearDup != 0 {
+		t.Errorf("c.cl/: simhash %x of version %d, near-duplicate of %d", d.Simhash, d.SimhashVersion, d.NearDup)
+	}
+	if d := g.doc(t, "http://b.cl/"); d.SimhashVersion != simhash.Version {
+		t.Errorf("b.cl/: simhash of version %d", d.SimhashVersion)
+	}
+	// Fetched again with a current fingerprint, c.cl/ is compared: a
+	// near-duplicate of b.cl/ (a.cl/ left the table with version 1).
+	writeBatch(t, col, 4, testBatch{urls: urls[2:], docs: []*parsed.Doc{doc("http://c.cl/", "00000000ffff0001", 3), doc("http://d.cl/", "00000000ffff0000", 4)}})
+	s = runBatch(t, col, cfg, 4, false)
+	g = readGraph(t, col)
+	if d := g.doc(t, "http://c.cl/"); s.NearDuplicates != 2 || d.NearDup != g.doc(t, "http://b.cl/").ID || d.SimhashVersion != simhash.Version {
+		t.Errorf("batch 4: %d near-duplicates; c.cl/ near-duplicate of %d, version %d", s.NearDuplicates, d.NearDup, d.SimhashVersion)
 	}
 }

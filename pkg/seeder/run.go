@@ -73,7 +73,15 @@ type Summary struct {
 	// found to.
 	Mirrors        int `json:"mirrors"`
 	MirrorsCleared int `json:"mirrorsCleared"`
-	Duplicate      int `json:"duplicate"` // second records of one doc id (ignored)
+	// OldSimhashes are fetched pages whose simhash is of another version
+	// than pkg/simhash's (a batch gathered before the scheme changed):
+	// stored with its version, not compared. OldTable counts the
+	// fingerprints of such a version that the near-duplicate table held
+	// (a table of version 1), set aside (docs/seeder.md,
+	// "Near-duplicates").
+	OldSimhashes int `json:"oldSimhashes,omitempty"`
+	OldTable     int `json:"oldTable,omitempty"`
+	Duplicate    int `json:"duplicate"` // second records of one doc id (ignored)
 
 	Links       int            `json:"links"`       // links read (with redirects and canonicals)
 	OutLinks    uint64         `json:"outLinks"`    // links stored in the graph (distinct targets per page)
@@ -144,6 +152,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	if s.NearDuplicates > 0 || s.Canonical > 0 {
 		fmt.Fprintf(w, "  near-dups   %d pages near-duplicates of a page fetched before, %d with rel=canonical to a fetched page; %d sites found to mirror another, %d no longer\n",
 			s.NearDuplicates, s.Canonical, s.Mirrors, s.MirrorsCleared)
+	}
+	if s.OldSimhashes > 0 || s.OldTable > 0 {
+		fmt.Fprintf(w, "  simhashes   %d pages with a fingerprint of another version, %d set aside from the near-duplicate table: not compared\n", s.OldSimhashes, s.OldTable)
 	}
 	fmt.Fprintf(w, "  new         %d urls (%d excluded by robots), %d sites, %d links parked\n", s.NewURLs, s.NewExcluded, s.NewSites, s.Parked)
 	fmt.Fprintf(w, "  rejected    %s\n", formatCounts(s.Rejected))
@@ -332,6 +343,7 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 	if err != nil {
 		return nil, err
 	}
+	s.OldTable = near.discarded
 	err = g.Update(func(tx *linkgraph.Tx) error {
 		in := newIntake(tx, opts.Config, b.ID, res, filepath.Join(col.Dir, FrontierDir))
 		defer in.abortPark()

@@ -39,7 +39,8 @@ const Distance = 3
 // by its format version, graph.db's doc records, the seeder's table), and
 // readers set aside those of another version (docs/gatherer.md,
 // "Near-duplicates"). Version 1 (2026-11-20 to 2026-11-27) hashed words
-// with FNV-1a byte by byte; version 2 takes a word eight bytes at a time.
+// with FNV-1a byte by byte; version 2 folds a word's bytes by rotation
+// and XOR and mixes it once.
 const Version = 2
 
 // lanes[b] has byte j set to bit j of b: adding lanes of eight bytes of a
