@@ -121,32 +121,50 @@ var twoByte = func() (t [0x800]runeClass) {
 // MurmurHash3's finaliser (shingle). This is version 2 of the fingerprint
 // (Version); the tests keep a plain implementation of the definition
 // (refSum) and pin fingerprints of it (TestSumKnown).
+//
+// Blocks of eight ASCII bytes are read without a branch on their bytes
+// (block): a byte loop that branches at every end of a word mispredicts
+// about once a word, which is most of its cost on text with short words,
+// menus and punctuation. The hashes of words and shingles and the counts
+// of bits are done 64 words at a time (summer.words).
 func Sum(text string) uint64 {
 	var a summer
-	// The word being read: its bytes folded into v, its first byte at
-	// start (a word has as many bytes as its text), and seen the OR of
-	// its bytes (ASCII letters lowered, digits): 0 outside a word, bit
-	// 0x40 set once the word has a letter (a non-ASCII letter sets it
-	// too). Words of digits alone (dates, counters, prices, times) are
-	// left out, so that a page that differs only in them has the same
-	// fingerprint.
-	v, start, seen := uint64(0), 0, byte(0)
+	// The word being read: its bytes folded into v, n of them, and seen
+	// the OR of its bytes (ASCII letters lowered, digits): 0 outside a
+	// word, bit 0x40 set once the word has a letter (a non-ASCII letter
+	// sets it too). Words of digits alone (dates, counters, prices,
+	// times) are left out, so that a page that differs only in them has
+	// the same fingerprint.
+	var v, n, seen uint64
+	slow := 0 // the slow path below goes on to here before blocks are tried again
 	for i := 0; i < len(text); {
+		if i >= slow && i+8 <= len(text) {
+			if le64(text[i:i+8])&high8 == 0 {
+				// Eight ASCII bytes, without a branch on them.
+				v, n, seen = a.block(text[i:i+8], v, n, seen)
+				i += 8
+				if a.nb >= 64 {
+					if a.words(); a.done() {
+						return a.sum()
+					}
+				}
+				continue
+			}
+			slow = i + 8
+		}
 		c := wordByte[text[i]]
 		i++
-		if c-1 < 0x7f { // an ASCII letter or digit: the common case
+		if c-1 < 0x7f { // an ASCII letter or digit
 			v = bits.RotateLeft64(v, 7) ^ uint64(c)
-			seen |= c
+			n++
+			seen |= uint64(c)
 			continue
 		}
 		if c == 0 { // an ASCII separator
-			if seen&0x40 != 0 {
-				a.word(word(v, i-1-start))
-				if a.done() {
-					return a.sum()
-				}
+			if seen&0x40 != 0 && a.add(v, n) {
+				return a.sum()
 			}
-			v, start, seen = 0, i, 0
+			v, n, seen = 0, 0, 0
 			continue
 		}
 		if b := text[i-1]; b >= 0xc2 && b <= 0xdf && i < len(text) && text[i]&0xc0 == 0x80 {
@@ -157,16 +175,14 @@ func Sum(text string) uint64 {
 			i++
 			if t.seen != 0 {
 				v = bits.RotateLeft64(bits.RotateLeft64(v, 7)^uint64(t.lo), 7) ^ uint64(t.hi)
-				seen |= t.seen
+				n += 2
+				seen |= uint64(t.seen)
 				continue
 			}
-			if seen&0x40 != 0 {
-				a.word(word(v, i-2-start))
-				if a.done() {
-					return a.sum()
-				}
+			if seen&0x40 != 0 && a.add(v, n) {
+				return a.sum()
 			}
-			v, start, seen = 0, i, 0
+			v, n, seen = 0, 0, 0
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i-1:])
@@ -177,21 +193,18 @@ func Sum(text string) uint64 {
 			// every width): no letter, digit or mark, so a separator
 			// (TestPunctuation), told without the Unicode tables.
 		case r >= 0x0e00 && spaceless(r):
-			if seen&0x40 != 0 {
-				a.word(word(v, i-size-start))
-				if a.done() {
-					return a.sum()
-				}
-			}
-			a.word(word(foldBytes(0, r, size), size))
-			if a.done() {
+			if seen&0x40 != 0 && a.add(v, n) {
 				return a.sum()
 			}
-			v, start, seen = 0, i, 0
+			if a.add(foldBytes(0, r, size), uint64(size)) {
+				return a.sum()
+			}
+			v, n, seen = 0, 0, 0
 			continue
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
 			r = unicode.ToLower(r)
 			v = foldBytes(v, r, size)
+			n += uint64(size)
 			if unicode.IsDigit(r) {
 				seen |= 1
 			} else {
@@ -199,18 +212,55 @@ func Sum(text string) uint64 {
 			}
 			continue
 		}
-		if seen&0x40 != 0 { // a separator
-			a.word(word(v, i-size-start))
-			if a.done() {
-				return a.sum()
-			}
+		if seen&0x40 != 0 && a.add(v, n) { // a separator
+			return a.sum()
 		}
-		v, start, seen = 0, i, 0
+		v, n, seen = 0, 0, 0
 	}
 	if seen&0x40 != 0 {
-		a.word(word(v, len(text)-start))
+		a.add(v, n)
 	}
 	return a.sum()
+}
+
+// block reads eight ASCII bytes x (little-endian) into the word being
+// read (v, n and seen as in Sum), without a branch on them: at each byte
+// the word read so far is written to the batch, which keeps it (nb
+// grows) only at the separator that ends a word with a letter.
+func (a *summer) block(b string, v, n, seen uint64) (uint64, uint64, uint64) {
+	nb := a.nb
+	_ = b[7]
+	v, n, seen, nb = step(&a.wv, &a.wn, b[0], v, n, seen, nb)
+	v, n, seen, nb = step(&a.wv, &a.wn, b[1], v, n, seen, nb)
+	v, n, seen, nb = step(&a.wv, &a.wn, b[2], v, n, seen, nb)
+	v, n, seen, nb = step(&a.wv, &a.wn, b[3], v, n, seen, nb)
+	v, n, seen, nb = step(&a.wv, &a.wn, b[4], v, n, seen, nb)
+	v, n, seen, nb = step(&a.wv, &a.wn, b[5], v, n, seen, nb)
+	v, n, seen, nb = step(&a.wv, &a.wn, b[6], v, n, seen, nb)
+	v, n, seen, nb = step(&a.wv, &a.wn, b[7], v, n, seen, nb)
+	a.nb = nb
+	return v, n, seen
+}
+
+// step is block's work for one byte b.
+func step(wv, wn *[128]uint64, b byte, v, n, seen uint64, nb int) (uint64, uint64, uint64, int) {
+	c := uint64(wordByte[b])
+	in := (c + 0x7f) >> 7 // 1 for a letter or digit, 0 for a separator
+	wv[nb&127], wn[nb&127] = v, n
+	nb += int((1 - in) & (seen >> 6))
+	m := -in
+	return (bits.RotateLeft64(v, 7) ^ c) & m, (n + 1) & m, (seen | c) & m, nb
+}
+
+// high8 has the high bit of every byte set: a word of eight bytes with
+// none of them set is ASCII.
+const high8 = 0x8080808080808080
+
+// le64 reads eight bytes as a little-endian word.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // foldBytes folds the low size bytes of r, low byte first, into v.
@@ -222,8 +272,8 @@ func foldBytes(v uint64, r rune, size int) uint64 {
 }
 
 // word is the hash of a word of n bytes folded into v.
-func word(v uint64, n int) uint64 {
-	h := (v ^ uint64(n)*lengthMul) * wordMul
+func word(v, n uint64) uint64 {
+	h := (v ^ n*lengthMul) * wordMul
 	return h ^ h>>32
 }
 
@@ -251,7 +301,9 @@ func spaceless(r rune) bool {
 // into ones, twos, fours and eights, a vertical counter of four bits per
 // position, and what carries out of it, the sixteens, into byte lanes.
 type summer struct {
-	w  [2 + 64]uint64 // the last two words of the batch before, then the batch's words
+	wv [128]uint64    // the batch's words as Sum reads them: bytes folded
+	wn [128]uint64    // and their lengths
+	w  [2 + 64]uint64 // the last two words of the batch before, then the batch's words' hashes
 	nb int            // words in the batch
 	nw int            // words of the batches before
 
@@ -266,33 +318,50 @@ type summer struct {
 
 // done tells whether the text's shingles are counted to MaxShingles,
 // past which Sum stops.
-func (a *summer) done() bool { return a.nw+a.nb >= MaxShingles+Shingle-1 }
+func (a *summer) done() bool { return a.nw >= MaxShingles+Shingle-1 }
 
-// word adds a word of hash h.
-func (a *summer) word(h uint64) {
-	a.w[2+a.nb&63] = h
-	if a.nb++; a.nb == 64 {
+// add adds a word of n bytes folded into v, and reports whether the
+// text's shingles are then counted to MaxShingles.
+func (a *summer) add(v, n uint64) bool {
+	a.wv[a.nb&127], a.wn[a.nb&127] = v, n
+	if a.nb++; a.nb >= 64 {
 		a.words()
+		return a.done()
 	}
+	return false
 }
 
-// words hashes and counts the shingles that end in the batch's words.
-// The code is written for shingles of 3 words (Shingle).
+// words hashes the batch's words, then hashes and counts the shingles
+// that end in them, up to MaxShingles. The code is written for shingles
+// of 3 words (Shingle).
 func (a *summer) words() {
+	nb := min(a.nb, 64, MaxShingles+Shingle-1-a.nw)
+	for j := range nb {
+		a.w[2+j] = word(a.wv[j], a.wn[j])
+	}
 	j := 0
 	if a.nw < Shingle-1 { // the text's first words end no shingle
-		j = min(Shingle-1-a.nw, a.nb)
+		j = min(Shingle-1-a.nw, nb)
 	}
-	for ; j < a.nb; j++ {
+	for ; j < nb; j++ {
 		a.pend[a.np&15] = shingle(a.w[j], a.w[j+1], a.w[j+2])
 		a.n++
 		if a.np++; a.np == 16 {
 			a.count()
 		}
 	}
-	a.w[0], a.w[1] = a.w[a.nb], a.w[a.nb+1]
-	a.nw += a.nb
-	a.nb = 0
+	a.w[0], a.w[1] = a.w[nb], a.w[nb+1]
+	a.nw += nb
+	// Words past the 64 of the batch (the last block of eight bytes
+	// adds up to four) start the next one.
+	rest := a.nb - nb
+	if a.nw >= MaxShingles+Shingle-1 {
+		rest = 0
+	}
+	for k := range rest {
+		a.wv[k], a.wn[k] = a.wv[nb+k], a.wn[nb+k]
+	}
+	a.nb = rest
 }
 
 // csa is a carry-save adder: the carry and the sum of three words' bits,
@@ -351,10 +420,14 @@ func (a *summer) flush() {
 func (a *summer) sum() uint64 {
 	if nw := a.nw + a.nb; nw > 0 && nw < Shingle { // a short text: the shingle of its words after zero hashes
 		var w [Shingle]uint64
-		copy(w[Shingle-nw:], a.w[2:2+nw])
+		for j := range nw {
+			w[Shingle-nw+j] = word(a.wv[j], a.wn[j])
+		}
 		a.pend[0], a.np, a.n = shingle(w[0], w[1], w[2]), 1, 1
 	} else {
-		a.words()
+		for a.nb > 0 && !a.done() {
+			a.words()
+		}
 	}
 	if a.n == 0 {
 		return 0
