@@ -161,8 +161,10 @@ func Sum(text string) uint64 {
 			continue
 		}
 		if c == 0 { // an ASCII separator
-			if seen&0x40 != 0 && a.add(v, n) {
-				return a.sum()
+			if seen&0x40 != 0 {
+				if a.add(v, n); a.done() {
+					return a.sum()
+				}
 			}
 			v, n, seen = 0, 0, 0
 			continue
@@ -179,8 +181,10 @@ func Sum(text string) uint64 {
 				seen |= uint64(t.seen)
 				continue
 			}
-			if seen&0x40 != 0 && a.add(v, n) {
-				return a.sum()
+			if seen&0x40 != 0 {
+				if a.add(v, n); a.done() {
+					return a.sum()
+				}
 			}
 			v, n, seen = 0, 0, 0
 			continue
@@ -193,10 +197,11 @@ func Sum(text string) uint64 {
 			// every width): no letter, digit or mark, so a separator
 			// (TestPunctuation), told without the Unicode tables.
 		case r >= 0x0e00 && spaceless(r):
-			if seen&0x40 != 0 && a.add(v, n) {
-				return a.sum()
+			if seen&0x40 != 0 {
+				a.add(v, n)
 			}
-			if a.add(foldBytes(0, r, size), uint64(size)) {
+			a.add(foldBytes(0, r, size), uint64(size))
+			if a.done() {
 				return a.sum()
 			}
 			v, n, seen = 0, 0, 0
@@ -212,8 +217,10 @@ func Sum(text string) uint64 {
 			}
 			continue
 		}
-		if seen&0x40 != 0 && a.add(v, n) { // a separator
-			return a.sum()
+		if seen&0x40 != 0 { // a separator
+			if a.add(v, n); a.done() {
+				return a.sum()
+			}
 		}
 		v, n, seen = 0, 0, 0
 	}
@@ -230,23 +237,23 @@ func Sum(text string) uint64 {
 func (a *summer) block(b string, v, n, seen uint64) (uint64, uint64, uint64) {
 	nb := a.nb
 	_ = b[7]
-	v, n, seen, nb = step(&a.wv, &a.wn, b[0], v, n, seen, nb)
-	v, n, seen, nb = step(&a.wv, &a.wn, b[1], v, n, seen, nb)
-	v, n, seen, nb = step(&a.wv, &a.wn, b[2], v, n, seen, nb)
-	v, n, seen, nb = step(&a.wv, &a.wn, b[3], v, n, seen, nb)
-	v, n, seen, nb = step(&a.wv, &a.wn, b[4], v, n, seen, nb)
-	v, n, seen, nb = step(&a.wv, &a.wn, b[5], v, n, seen, nb)
-	v, n, seen, nb = step(&a.wv, &a.wn, b[6], v, n, seen, nb)
-	v, n, seen, nb = step(&a.wv, &a.wn, b[7], v, n, seen, nb)
+	v, n, seen, nb = step(&a.raw, b[0], v, n, seen, nb)
+	v, n, seen, nb = step(&a.raw, b[1], v, n, seen, nb)
+	v, n, seen, nb = step(&a.raw, b[2], v, n, seen, nb)
+	v, n, seen, nb = step(&a.raw, b[3], v, n, seen, nb)
+	v, n, seen, nb = step(&a.raw, b[4], v, n, seen, nb)
+	v, n, seen, nb = step(&a.raw, b[5], v, n, seen, nb)
+	v, n, seen, nb = step(&a.raw, b[6], v, n, seen, nb)
+	v, n, seen, nb = step(&a.raw, b[7], v, n, seen, nb)
 	a.nb = nb
 	return v, n, seen
 }
 
 // step is block's work for one byte b.
-func step(wv, wn *[128]uint64, b byte, v, n, seen uint64, nb int) (uint64, uint64, uint64, int) {
+func step(raw *[128]rawWord, b byte, v, n, seen uint64, nb int) (uint64, uint64, uint64, int) {
 	c := uint64(wordByte[b])
 	in := (c + 0x7f) >> 7 // 1 for a letter or digit, 0 for a separator
-	wv[nb&127], wn[nb&127] = v, n
+	raw[nb&127] = rawWord{v, n}
 	nb += int((1 - in) & (seen >> 6))
 	m := -in
 	return (bits.RotateLeft64(v, 7) ^ c) & m, (n + 1) & m, (seen | c) & m, nb
@@ -293,6 +300,9 @@ func spaceless(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Hangul)
 }
 
+// rawWord is a word as Sum reads it: its bytes folded into v, n of them.
+type rawWord struct{ v, n uint64 }
+
 // summer adds up the shingles of a text. Words are kept in batches of
 // 64 and their shingles hashed and counted together, in a loop without
 // calls or branches that depend on the text. The bits of the shingles'
@@ -301,11 +311,10 @@ func spaceless(r rune) bool {
 // into ones, twos, fours and eights, a vertical counter of four bits per
 // position, and what carries out of it, the sixteens, into byte lanes.
 type summer struct {
-	wv [128]uint64    // the batch's words as Sum reads them: bytes folded
-	wn [128]uint64    // and their lengths
-	w  [2 + 64]uint64 // the last two words of the batch before, then the batch's words' hashes
-	nb int            // words in the batch
-	nw int            // words of the batches before
+	raw [128]rawWord   // the batch's words as Sum reads them
+	w   [2 + 64]uint64 // the last two words of the batch before, then the batch's words' hashes
+	nb  int            // words in the batch
+	nw  int            // words of the batches before
 
 	pend                     [16]uint64 // shingles not yet counted
 	np                       int        // shingles in pend
@@ -320,15 +329,14 @@ type summer struct {
 // past which Sum stops.
 func (a *summer) done() bool { return a.nw >= MaxShingles+Shingle-1 }
 
-// add adds a word of n bytes folded into v, and reports whether the
-// text's shingles are then counted to MaxShingles.
-func (a *summer) add(v, n uint64) bool {
-	a.wv[a.nb&127], a.wn[a.nb&127] = v, n
-	if a.nb++; a.nb >= 64 {
+// add adds a word of n bytes folded into v; words runs when the batch
+// holds 64.
+func (a *summer) add(v, n uint64) {
+	a.raw[a.nb&127] = rawWord{v, n}
+	a.nb++
+	if a.nb == 64 {
 		a.words()
-		return a.done()
 	}
-	return false
 }
 
 // words hashes the batch's words, then hashes and counts the shingles
@@ -337,7 +345,7 @@ func (a *summer) add(v, n uint64) bool {
 func (a *summer) words() {
 	nb := min(a.nb, 64, MaxShingles+Shingle-1-a.nw)
 	for j := range nb {
-		a.w[2+j] = word(a.wv[j], a.wn[j])
+		a.w[2+j] = word(a.raw[j].v, a.raw[j].n)
 	}
 	j := 0
 	if a.nw < Shingle-1 { // the text's first words end no shingle
@@ -359,7 +367,7 @@ func (a *summer) words() {
 		rest = 0
 	}
 	for k := range rest {
-		a.wv[k], a.wn[k] = a.wv[nb+k], a.wn[nb+k]
+		a.raw[k] = a.raw[nb+k]
 	}
 	a.nb = rest
 }
@@ -421,7 +429,7 @@ func (a *summer) sum() uint64 {
 	if nw := a.nw + a.nb; nw > 0 && nw < Shingle { // a short text: the shingle of its words after zero hashes
 		var w [Shingle]uint64
 		for j := range nw {
-			w[Shingle-nw+j] = word(a.wv[j], a.wn[j])
+			w[Shingle-nw+j] = word(a.raw[j].v, a.raw[j].n)
 		}
 		a.pend[0], a.np, a.n = shingle(w[0], w[1], w[2]), 1, 1
 	} else {
