@@ -319,8 +319,9 @@ func TestResolverCache(t *testing.T) {
 	if got := queries.Load(); got <= first {
 		t.Errorf("expired entries not asked again (%d then %d queries)", first, got)
 	}
-	if st := r.Stats(); st.Lookups != 4 || st.Failures != 2 {
-		t.Errorf("stats %+v, want 4 lookups, 2 failures", st)
+	// NXDOMAIN is an answer too: the four queries were answered.
+	if st := r.Stats(); st.Lookups != 4 || st.Failures != 2 || st.Answered != 4 {
+		t.Errorf("stats %+v, want 4 lookups, 2 failures, 4 answered", st)
 	}
 
 	// A server that drops every query: one timeout, then the cached
@@ -351,6 +352,11 @@ func TestResolverCache(t *testing.T) {
 	silent.Lookup(ctx, "www.example.test")
 	if took := time.Since(start); took > 500*time.Millisecond {
 		t.Errorf("cached failure took %v", took)
+	}
+	// A timeout is the resolver's failure, not an answer (the outage
+	// rule counts answers).
+	if st := silent.Stats(); st.Lookups != 1 || st.Answered != 0 {
+		t.Errorf("silent server's stats %+v, want 1 lookup, none answered", st)
 	}
 }
 

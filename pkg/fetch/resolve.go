@@ -29,6 +29,7 @@ type Resolver struct {
 	cache    map[string]*lookup
 	lookups  int // queries made (not answered from the cache)
 	failures int
+	answered int // queries the resolver answered (addresses, or the name's failure)
 }
 
 type lookup struct {
@@ -86,13 +87,19 @@ func (r *Resolver) expiry(ttl time.Duration, hasTTL bool, err error) time.Durati
 type ResolverStats struct {
 	Lookups  int // queries sent (cache misses)
 	Failures int // of which failed
+	// Answered counts the queries the resolver answered: with addresses,
+	// or with the name's own failure (NXDOMAIN, no address). A query
+	// that failed for the resolver's fault (ResolverFailure) or was cut
+	// short is not answered. The outage rule reads it: only an answer
+	// proves the resolver up, not a request on a cached address.
+	Answered int
 }
 
 // Stats returns the resolver's counts so far.
 func (r *Resolver) Stats() ResolverStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return ResolverStats{Lookups: r.lookups, Failures: r.failures}
+	return ResolverStats{Lookups: r.lookups, Failures: r.failures, Answered: r.answered}
 }
 
 // Lookup returns the addresses of host, from the cache while the answer
@@ -129,6 +136,9 @@ func (r *Resolver) Lookup(ctx context.Context, host string) ([]netip.Addr, error
 			}
 		} else if l.err != nil {
 			r.failures++
+		}
+		if l.err == nil || (ctx.Err() == nil && !ResolverFailure(l.err)) {
+			r.answered++
 		}
 		if keep := r.expiry(ttl, hasTTL, l.err); keep > 0 {
 			l.expires = r.now().Add(keep)

@@ -33,9 +33,13 @@ import (
 //     resolver's fault when the cached answer had expired. The request
 //     is not logged and does not count towards giving the host up; the
 //     host goes back to the queue for holdRetry and is tried again. Once
-//     a connection to any host succeeded after the first such failure,
-//     or after holdTries tries, the host's failure is taken as its own
-//     and logged as before.
+//     the network is shown up after the first such failure, or after
+//     holdTries tries, the host's failure is taken as its own and logged
+//     as before. What shows the network up depends on the failure: a
+//     connection to any server for lack of a route, an answer of the
+//     resolver (fetch.ResolverStats.Answered) for the resolver's fault —
+//     not a request on a cached address, which goes on succeeding for
+//     the answer's TTL after the resolver is gone.
 
 // holdRetry is how long a host whose request failed for lack of a route
 // waits before it is tried again.
@@ -60,23 +64,34 @@ type outage struct {
 	need int // host names in a row; 0: off
 	// remaining counts the servers not done yet.
 	remaining func() int
-	stop      func(error)       // declares the outage (harvest.fatal)
-	mu        sync.Mutex        //
-	wake      chan struct{}     // closed and replaced at each change
-	down      error             // the outage, once declared
-	left      int               // lookups not done yet
-	dns       map[string]bool   // hosts of the resolver-failure run (since the last answered lookup)
-	run       map[string]bool   // hosts of the request-failure run
-	conn      int               // requests that reached a server so far
-	held      map[string]*holds // hosts whose request failure is held
-	last      map[string]bool   // hosts whose last request was held
-	why       string            // the last failure of the run, for the message
+	// answered counts the resolver's answers so far
+	// (fetch.ResolverStats.Answered); nil: none ever.
+	answered func() int
+	stop     func(error)        // declares the outage (harvest.fatal)
+	mu       sync.Mutex         //
+	wake     chan struct{}      // closed and replaced at each change
+	down     error              // the outage, once declared
+	left     int                // lookups not done yet
+	dns      map[string]bool    // hosts of the resolver-failure run (since the last answered lookup)
+	run      map[string]failure // hosts of the request-failure run
+	conn     int                // requests that reached a server so far
+	held     map[string]*holds  // hosts whose request failure is held
+	last     map[string]bool    // hosts whose last request was held
+	why      string             // the last failure of the run, for the message
 }
 
 // holds is the record of a host whose request failures are held.
 type holds struct {
-	conn  int // outage.conn at the first failure
-	tries int
+	conn    int // outage.conn at the first failure
+	answers int // the resolver's answers at the first failure
+	tries   int
+}
+
+// failure is a request failure of the run: what would show it was the
+// host's own and not the network's.
+type failure struct {
+	resolver bool // the resolver's fault: an answer since shows it up
+	answers  int  // the resolver's answers when it failed
 }
 
 // newOutage returns the rule for a run of hosts servers: need in a row
@@ -84,7 +99,7 @@ type holds struct {
 // least two (a lone host's failure is its own). Late in a run, when
 // fewer servers than that are left (remaining, nil: hosts), a run of
 // request failures over all of them, but at least minLeft, is enough.
-func newOutage(need, hosts int, remaining func() int, stop func(error)) *outage {
+func newOutage(need, hosts int, remaining, answered func() int, stop func(error)) *outage {
 	need = min(need, hosts)
 	if need < 2 {
 		need = 0
@@ -92,8 +107,11 @@ func newOutage(need, hosts int, remaining func() int, stop func(error)) *outage 
 	if remaining == nil {
 		remaining = func() int { return hosts }
 	}
-	return &outage{need: need, remaining: remaining, stop: stop, wake: make(chan struct{}), left: hosts,
-		dns: map[string]bool{}, run: map[string]bool{}, held: map[string]*holds{}, last: map[string]bool{}}
+	if answered == nil {
+		answered = func() int { return 0 }
+	}
+	return &outage{need: need, remaining: remaining, answered: answered, stop: stop, wake: make(chan struct{}), left: hosts,
+		dns: map[string]bool{}, run: map[string]failure{}, held: map[string]*holds{}, last: map[string]bool{}}
 }
 
 // changed wakes the waiters; called with mu held.
@@ -207,25 +225,40 @@ func (o *outage) request(host string, resp *fetch.Response, err error) bool {
 		o.last[host] = true
 		return true
 	}
+	answers := o.answered()
+	for h, f := range o.run {
+		if f.resolver && answers > f.answers {
+			delete(o.run, h) // the resolver answered since
+		}
+	}
+	resolver := fetch.ResolverFailure(err)
 	switch {
 	case resp != nil || reachedServer(err):
 		o.conn++
-		clear(o.run)
+		for h, f := range o.run {
+			if !f.resolver {
+				delete(o.run, h) // a route since
+			}
+		}
 		return false
-	case !fetch.NoRoute(err) && !fetch.ResolverFailure(err):
+	case !fetch.NoRoute(err) && !resolver:
 		return false // a timeout proves nothing either way
 	}
 	hd := o.held[host]
 	if hd == nil {
-		hd = &holds{conn: o.conn}
+		hd = &holds{conn: o.conn, answers: answers}
 		o.held[host] = hd
 	}
-	if o.conn > hd.conn || hd.tries >= holdTries {
+	up := o.conn > hd.conn
+	if resolver {
+		up = answers > hd.answers
+	}
+	if up || hd.tries >= holdTries {
 		delete(o.held, host) // the host's own failure
 		return false
 	}
 	hd.tries++
-	o.run[host] = true
+	o.run[host] = failure{resolver: resolver, answers: answers}
 	o.last[host] = true
 	o.why = fetch.Text(err)
 	if n := len(o.run); n >= min(o.need, max(o.remaining(), minLeft)) {

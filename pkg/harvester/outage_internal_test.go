@@ -34,6 +34,9 @@ func TestOutageRequests(t *testing.T) {
 		err  error // nil: a response
 		held bool
 	}
+	// A step of host answer is no request: the resolver answers a query.
+	const answerHost = "(the resolver answers)"
+	answer := []step{{host: answerHost}}
 	fail := func(n int, prefix string, err error) []step {
 		var out []step
 		for i := range n {
@@ -65,6 +68,15 @@ func TestOutageRequests(t *testing.T) {
 		{"timeouts say nothing", 10, 100, cat(fail(5, "h", noRoute(syscall.ENETUNREACH)), []step{{"t", timeout, false}},
 			fail(5, "g", noRoute(syscall.ENETUNREACH))), true},
 		{"the resolver gone at request time", 10, 100, fail(10, "h", resolverDown()), true},
+		// Requests on cached addresses go on succeeding after the
+		// resolver is gone: they prove a route, not a resolver.
+		{"a cached address is no answer", 10, 100, cat(fail(5, "h", resolverDown()), []step{{"ok", nil, false}},
+			[]step{{"h0", resolverDown(), true}}, fail(5, "g", resolverDown())), true},
+		{"the resolver answers", 10, 100, cat(fail(9, "h", resolverDown()), answer,
+			fail(9, "g", resolverDown()),
+			[]step{{"h0", resolverDown(), false}}), false},
+		{"an answer proves no route", 10, 100, cat(fail(5, "h", noRoute(syscall.ENETUNREACH)), answer,
+			fail(5, "g", noRoute(syscall.ENETUNREACH))), true},
 		{"one host tried again is one host", 10, 100, cat(fail(1, "h", noRoute(syscall.ENETUNREACH)), fail(1, "h", noRoute(syscall.ENETUNREACH)),
 			fail(1, "h", noRoute(syscall.ENETUNREACH)), []step{{"h0", noRoute(syscall.ENETUNREACH), false}}), false},
 		{"three hosts left", 10, 3, fail(3, "h", noRoute(syscall.ENETUNREACH)), true},
@@ -73,8 +85,13 @@ func TestOutageRequests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := newOutage(tc.need, 100, func() int { return tc.remaining }, func(error) {})
+			answers := 0
+			o := newOutage(tc.need, 100, func() int { return tc.remaining }, func() int { return answers }, func(error) {})
 			for i, s := range tc.steps {
+				if s.host == answerHost {
+					answers++
+					continue
+				}
 				var resp *fetch.Response
 				if s.err == nil {
 					resp = &fetch.Response{Status: 200}
@@ -98,7 +115,7 @@ func TestOutageRequests(t *testing.T) {
 // stop the run.
 func TestOutageLookups(t *testing.T) {
 	nx := &fetch.Error{Kind: fetch.KindDNS, Detail: "no such host x", Err: &net.DNSError{Err: "no such host", IsNotFound: true}}
-	o := newOutage(3, 6, nil, func(error) {})
+	o := newOutage(3, 6, nil, nil, func(error) {})
 	if !o.lookup("a", resolverDown(), false) || !o.lookup("b", resolverDown(), false) {
 		t.Fatal("resolver failures not held")
 	}
@@ -117,7 +134,7 @@ func TestOutageLookups(t *testing.T) {
 	if o.down != nil || o.left != 0 {
 		t.Fatalf("down %v, left %d", o.down, o.left)
 	}
-	o = newOutage(3, 6, nil, func(error) {})
+	o = newOutage(3, 6, nil, nil, func(error) {})
 	for _, h := range []string{"a", "b", "10.0.0.1", "c"} {
 		o.lookup(h, map[bool]error{true: nil, false: resolverDown()}[h == "10.0.0.1"], false)
 	}

@@ -491,7 +491,8 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 		h.domains[urlnorm.Registrable(srv.Host)]++
 	}
 	h.domainsLeft.Store(int64(len(h.domains)))
-	h.outage = newOutage(hc.OutageHosts, len(h.domains), func() int { return int(h.domainsLeft.Load()) }, func(err error) { h.fatal(err) })
+	h.outage = newOutage(hc.OutageHosts, len(h.domains), func() int { return int(h.domainsLeft.Load()) },
+		func() int { return h.client.Resolver().Stats().Answered }, func(err error) { h.fatal(err) })
 	runDone := make(chan struct{})
 	defer close(runDone)
 	go func() {
