@@ -225,6 +225,11 @@ func (o *outage) request(host string, resp *fetch.Response, err error) bool {
 		o.last[host] = true
 		return true
 	}
+	ok := resp != nil || reachedServer(err)
+	if ok && len(o.run) == 0 {
+		o.conn++
+		return false // the common case, without asking the resolver's count
+	}
 	answers := o.answered()
 	for h, f := range o.run {
 		if f.resolver && answers > f.answers {
@@ -233,8 +238,9 @@ func (o *outage) request(host string, resp *fetch.Response, err error) bool {
 	}
 	resolver := fetch.ResolverFailure(err)
 	switch {
-	case resp != nil || reachedServer(err):
+	case ok:
 		o.conn++
+		delete(o.run, host) // its own server reached: whatever it failed, it is past
 		for h, f := range o.run {
 			if !f.resolver {
 				delete(o.run, h) // a route since

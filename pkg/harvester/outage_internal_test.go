@@ -75,6 +75,8 @@ func TestOutageRequests(t *testing.T) {
 		{"the resolver answers", 10, 100, cat(fail(9, "h", resolverDown()), answer,
 			fail(9, "g", resolverDown()),
 			[]step{{"h0", resolverDown(), false}}), false},
+		{"a host's own success takes it out of the run", 10, 100, cat(fail(9, "h", resolverDown()), []step{{"h0", nil, false}},
+			fail(1, "g", resolverDown())), false},
 		{"an answer proves no route", 10, 100, cat(fail(5, "h", noRoute(syscall.ENETUNREACH)), answer,
 			fail(5, "g", noRoute(syscall.ENETUNREACH))), true},
 		{"one host tried again is one host", 10, 100, cat(fail(1, "h", noRoute(syscall.ENETUNREACH)), fail(1, "h", noRoute(syscall.ENETUNREACH)),
