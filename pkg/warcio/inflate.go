@@ -117,23 +117,31 @@ func gzipHeaderEnd(b []byte) (int, bool) {
 }
 
 // Huffman decoding tables. An entry of a primary table, indexed by the
-// next bits of the input (the table's width), is either a symbol or, with
-// entrySub set, a link to a subtable for longer codes: the subtable's
-// offset in the top 16 bits, its index width in the low five. A symbol
-// entry holds its code length in the low five bits (0: no such code, an
-// invalid input), its kind, the number of extra bits that follow it, and
-// in the top 16 bits its value: a literal byte, the base of a length or
-// of a distance (RFC 1951 §3.2.5), or a code length symbol. A
-// subtable's entries count the bits past the primary table's.
+// next bits of the input (the table's width), is either a symbol or a
+// link to a subtable for longer codes. Its parts, low bits first:
+//
+//   - bits 0-4: how many bits the symbol takes in all, its code and the
+//     extra bits that follow it (RFC 1951 §3.2.5), so that one shift
+//     consumes both; 0 for an entry with no code (an invalid input);
+//   - bits 8-11: the length of the code alone, where the extra bits
+//     start; in a link, the subtable's index width;
+//   - bit 12 (entryValue): a length or a distance; an entry that is
+//     neither this nor a literal is a link (bit 13), the end of the block
+//     (bit 14), or a code with no meaning (neither: symbols 286, 287,
+//     distances 30, 31, and the zero entry of no code at all);
+//   - bits 16-30: the value: a literal byte, the base of a length or of
+//     a distance, a code length symbol; in a link, the subtable's offset;
+//   - bit 31 (entryLiteral): a literal, so that the literal fast path
+//     tests the sign alone.
+//
+// A subtable's entries count the bits past the primary table's.
 const (
-	entryLen    = 0x1f
-	entrySub    = 1 << 5
-	kindMask    = 3 << 6
-	kindLiteral = 0 << 6 // also distances and code length symbols
-	kindLength  = 1 << 6
-	kindEnd     = 2 << 6
-	kindBad     = 3 << 6 // a symbol with no meaning (286, 287; distances 30, 31)
-	extraShift  = 8
+	entryTotal   = 0x1f
+	entryCodeSh  = 8
+	entryValue   = 1 << 12
+	entryLink    = 1 << 13
+	entryEnd     = 1 << 14
+	entryLiteral = 1 << 31
 
 	litPrimary  = 10
 	distPrimary = 8
@@ -150,25 +158,26 @@ type huffTable struct {
 }
 
 // litEntry, distEntry and plainEntry give the symbol part of a table
-// entry of a literal/length code, a distance code and a code length code.
+// entry of a literal/length code, a distance code and a code length code:
+// its value and flags, and in the low bits its number of extra bits.
 func litEntry(sym int) uint32 {
 	switch {
 	case sym < endOfBlock:
-		return uint32(sym)<<16 | kindLiteral
+		return entryLiteral | uint32(sym)<<16
 	case sym == endOfBlock:
-		return kindEnd
+		return entryEnd
 	case sym-257 < len(lengthBase):
 		i := sym - 257
-		return uint32(lengthBase[i])<<16 | kindLength | uint32(lengthExtra[i])<<extraShift
+		return uint32(lengthBase[i])<<16 | entryValue | uint32(lengthExtra[i])
 	}
-	return kindBad
+	return 0
 }
 
 func distEntry(sym int) uint32 {
 	if sym < len(distBase) {
-		return distBase[sym]<<16 | uint32(distExtra[sym])<<extraShift
+		return distBase[sym]<<16 | entryValue | uint32(distExtra[sym])
 	}
-	return kindBad
+	return 0
 }
 
 func plainEntry(sym int) uint32 { return uint32(sym) << 16 }
@@ -222,20 +231,20 @@ func (t *huffTable) build(lengths []uint8, bits uint, entry func(int) uint32) bo
 		next[l]++
 		rev := int(reverseBits(uint16(code), uint(l)))
 		if uint(l) <= bits {
-			e := entry(sym) | uint32(l)
+			e := entry(sym) + uint32(l) + uint32(l)<<entryCodeSh
 			for i := rev; i <= mask; i += 1 << l {
 				t.primary[i] = e
 			}
 			continue
 		}
 		p := &t.primary[rev&mask]
-		if *p&entrySub == 0 {
-			*p = uint32(len(t.sub))<<16 | entrySub | uint32(subBits)
+		if *p&entryLink == 0 {
+			*p = uint32(len(t.sub))<<16 | entryLink | uint32(subBits)<<entryCodeSh
 			t.sub = append(t.sub, make([]uint32, 1<<subBits)...)
 		}
 		base := int(*p >> 16)
 		rest := uint(l) - bits
-		e := entry(sym) | uint32(rest)
+		e := entry(sym) + uint32(rest) + uint32(rest)<<entryCodeSh
 		for i := rev >> bits; i < 1<<subBits; i += 1 << rest {
 			t.sub[base+i] = e
 		}
@@ -338,12 +347,12 @@ func (r *bitReader) need(n uint) {
 // The caller has made sure maxCodeLen bits are held.
 func (r *bitReader) decode(t *huffTable) (e uint32, ok bool) {
 	e = t.primary[r.bits&(1<<t.bits-1)]
-	if e&entrySub != 0 {
+	if e&entryLink != 0 {
 		r.bits >>= t.bits
 		r.nbits -= t.bits
-		e = t.sub[int(e>>16)+int(r.bits&(1<<(e&entryLen)-1))]
+		e = t.sub[int(e>>16)+int(r.bits&(1<<(e>>entryCodeSh&0xf)-1))]
 	}
-	n := uint(e & entryLen)
+	n := uint(e & entryTotal)
 	if n == 0 {
 		return 0, false
 	}
@@ -496,7 +505,14 @@ func readCodes(r *bitReader, lit, dist, ct *huffTable) error {
 // into out from op, up to its end-of-block code, and returns the new op:
 // literals, and length/distance pairs that copy from the output already
 // written (RFC 1951 §3.2.5).
-// The bit reader's state is held in locals for the loop.
+//
+// The bit reader's state is held in locals. A fast loop runs while at
+// least eight bytes of input and fastOut bytes of out remain: it loads
+// the next eight input bytes for every symbol without testing the bits
+// held (they are then at least 56, which covers a length and a distance
+// code with their extra bits, 48 bits), and copies matches by whole
+// words, up to 40 bytes past a match's end, into room it knows out has.
+// The last symbols go through a slow loop that tests everything.
 func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, error) {
 	if lit.bits != litPrimary || dist.bits != distPrimary {
 		return 0, errInflate
@@ -506,98 +522,186 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 	ls, dsub := lit.sub, dist.sub
 	src := r.src
 	bits, nbits, pos := r.bits, r.nbits, r.pos
+	for pos <= len(src)-8 && op <= len(out)-fastOut {
+		// Eight bytes are loaded at once: the bits beyond the whole
+		// bytes counted are the next bytes' own, loaded again the same
+		// by the next refill. All 64 bits held are then the input's.
+		bits |= binary.LittleEndian.Uint64(src[pos:]) << nbits
+		pos += int(63-nbits) >> 3
+		nbits |= 56
+		e := lp[bits&(1<<litPrimary-1)]
+		if int32(e) < 0 {
+			// Literals come in runs: the ones whose codes are in the
+			// primary table (10 bits at most) are taken while the bits
+			// held cover them, without going back to the refill.
+			for uint(op) < uint(len(out)) {
+				n := e & entryTotal
+				bits >>= n
+				nbits -= uint(n)
+				out[op] = byte(e >> 16)
+				op++
+				e = lp[bits&(1<<litPrimary-1)]
+				if int32(e) >= 0 || nbits < litPrimary {
+					break
+				}
+			}
+			continue
+		}
+		if e&entryValue == 0 { // a link, the end of the block, or an invalid code
+			if e&entryLink != 0 {
+				bits >>= litPrimary
+				nbits -= litPrimary
+				e = ls[int(e>>16)+int(bits&(1<<(e>>entryCodeSh&0xf)-1))]
+			}
+			if int32(e) < 0 {
+				n := e & entryTotal
+				bits >>= n
+				nbits -= uint(n)
+				out[op] = byte(e >> 16)
+				op++
+				continue
+			}
+			if e&entryValue == 0 {
+				if e&entryEnd != 0 {
+					n := e & entryTotal
+					r.bits, r.nbits, r.pos = bits>>n, nbits-uint(n), pos
+					return op, nil
+				}
+				return 0, errInflate
+			}
+		}
+		// The length: its code and extra bits taken in one shift.
+		saved := bits
+		n := e & entryTotal
+		bits >>= n
+		nbits -= uint(n)
+		length := int(e>>16) + int(saved&(1<<n-1)>>(e>>entryCodeSh&0xf))
+		e = dp[bits&(1<<distPrimary-1)]
+		if e&entryValue == 0 {
+			if e&entryLink == 0 {
+				return 0, errInflate
+			}
+			bits >>= distPrimary
+			nbits -= distPrimary
+			e = dsub[int(e>>16)+int(bits&(1<<(e>>entryCodeSh&0xf)-1))]
+			if e&entryValue == 0 {
+				return 0, errInflate
+			}
+		}
+		saved = bits
+		n = e & entryTotal
+		bits >>= n
+		nbits -= uint(n)
+		d := int(e>>16) + int(saved&(1<<n-1)>>(e>>entryCodeSh&0xf))
+		if d > op {
+			return 0, errInflate
+		}
+		// out has fastOut bytes from op: room for a match of 258 bytes
+		// copied by words, and for the 40 bytes every match copies.
+		w := (*[fastOut]byte)(out[op:])
+		if d >= 8 {
+			// A distance of 8 or more never reads a byte this copy has yet
+			// to write. Five words, without a test: most matches are
+			// shorter than 40 bytes; what is past the match's end is
+			// rewritten by what follows.
+			s := (*[fastOut]byte)(out[op-d:])
+			binary.LittleEndian.PutUint64(w[0:], binary.LittleEndian.Uint64(s[0:]))
+			binary.LittleEndian.PutUint64(w[8:], binary.LittleEndian.Uint64(s[8:]))
+			binary.LittleEndian.PutUint64(w[16:], binary.LittleEndian.Uint64(s[16:]))
+			binary.LittleEndian.PutUint64(w[24:], binary.LittleEndian.Uint64(s[24:]))
+			binary.LittleEndian.PutUint64(w[32:], binary.LittleEndian.Uint64(s[32:]))
+			for i := 40; i < length; i += 8 {
+				binary.LittleEndian.PutUint64(w[i:], binary.LittleEndian.Uint64(s[i:]))
+			}
+		} else if d == 1 {
+			// A run of one byte, written as words of that byte.
+			v := uint64(out[op-1]) * 0x0101010101010101
+			for i := 0; i < length; i += 8 {
+				binary.LittleEndian.PutUint64(w[i:], v)
+			}
+		} else { // an overlapping copy repeats the last d bytes
+			s := out[op-d:]
+			for i := range length {
+				w[i] = s[i]
+			}
+		}
+		op += length
+	}
+	return inflateTail(r, out, op, lit, dist, bits, nbits, pos)
+}
+
+// fastOut is the room in out that inflateBlock's fast loop needs: the
+// longest match, 258 bytes, rounded up to whole words.
+const fastOut = 264
+
+// inflateTail is inflateBlock's slow loop, for the last symbols of a
+// block: it refills the bits held only when needed, loading zeros past
+// the end of the input and counting them, and it writes no byte past a
+// match's end.
+func inflateTail(r *bitReader, out []byte, op int, lit, dist *huffTable, bits uint64, nbits uint, pos int) (int, error) {
+	lp := (*[1 << litPrimary]uint32)(lit.primary)
+	dp := (*[1 << distPrimary]uint32)(dist.primary)
+	ls, dsub := lit.sub, dist.sub
 	for {
 		// 56 bits cover a length (15 + 5 bits) and a distance (15 + 13).
 		if nbits < 48 {
-			if pos+8 <= len(src) {
-				bits |= binary.LittleEndian.Uint64(src[pos:]) << nbits
-				pos += int(63-nbits) >> 3
-				nbits |= 56
-			} else {
-				r.bits, r.nbits, r.pos = bits, nbits, pos
-				r.refill()
-				if r.over > 8 {
-					return 0, errInflate
-				}
-				bits, nbits, pos = r.bits, r.nbits, r.pos
+			r.bits, r.nbits, r.pos = bits, nbits, pos
+			r.refill()
+			if r.over > 8 {
+				return 0, errInflate
 			}
+			bits, nbits, pos = r.bits, r.nbits, r.pos
 		}
 		e := lp[bits&(1<<litPrimary-1)]
-		if e&entrySub != 0 {
+		if e&entryLink != 0 {
 			bits >>= litPrimary
 			nbits -= litPrimary
-			e = ls[int(e>>16)+int(bits&(1<<(e&entryLen)-1))]
+			e = ls[int(e>>16)+int(bits&(1<<(e>>entryCodeSh&0xf)-1))]
 		}
-		n := uint(e & entryLen)
-		bits >>= n
-		nbits -= n
-		switch e & kindMask {
-		case kindLiteral:
-			if n == 0 || uint(op) >= uint(len(out)) {
+		if int32(e) < 0 {
+			n := e & entryTotal
+			bits >>= n
+			nbits -= uint(n)
+			if op >= len(out) {
 				return 0, errInflate
 			}
 			out[op] = byte(e >> 16)
 			op++
-			// Literals come in runs: the ones whose codes are in the
-			// primary table are taken while the bits held cover them,
-			// without going back to the refill and the switch.
-			for {
-				e = lp[bits&(1<<litPrimary-1)]
-				n = uint(e & entryLen)
-				if e&(entrySub|kindMask) != kindLiteral || n == 0 || n > nbits || uint(op) >= uint(len(out)) {
-					break
-				}
-				bits >>= n
-				nbits -= n
-				out[op] = byte(e >> 16)
-				op++
-			}
 			continue
-		case kindEnd:
-			r.bits, r.nbits, r.pos = bits, nbits, pos
-			return op, nil
-		case kindBad:
+		}
+		if e&entryValue == 0 {
+			if e&entryEnd != 0 {
+				n := e & entryTotal
+				r.bits, r.nbits, r.pos = bits>>n, nbits-uint(n), pos
+				return op, nil
+			}
 			return 0, errInflate
 		}
-		xb := uint(e>>extraShift) & 0xf
-		length := int(e>>16) + int(bits&(1<<xb-1))
-		bits >>= xb
-		nbits -= xb
+		saved := bits
+		n := e & entryTotal
+		bits >>= n
+		nbits -= uint(n)
+		length := int(e>>16) + int(saved&(1<<n-1)>>(e>>entryCodeSh&0xf))
 		e = dp[bits&(1<<distPrimary-1)]
-		if e&entrySub != 0 {
+		if e&entryLink != 0 {
 			bits >>= distPrimary
 			nbits -= distPrimary
-			e = dsub[int(e>>16)+int(bits&(1<<(e&entryLen)-1))]
+			e = dsub[int(e>>16)+int(bits&(1<<(e>>entryCodeSh&0xf)-1))]
 		}
-		n = uint(e & entryLen)
-		if n == 0 || e&kindMask != kindLiteral {
+		if e&entryValue == 0 {
 			return 0, errInflate
 		}
+		saved = bits
+		n = e & entryTotal
 		bits >>= n
-		nbits -= n
-		xb = uint(e>>extraShift) & 0xf
-		d := int(e>>16) + int(bits&(1<<xb-1))
-		bits >>= xb
-		nbits -= xb
-		if d > op || op+length > len(out) {
+		nbits -= uint(n)
+		d := int(e>>16) + int(saved&(1<<n-1)>>(e>>entryCodeSh&0xf))
+		if d > op || length > len(out)-op {
 			return 0, errInflate
 		}
-		switch {
-		case d >= 8 && op+length+8 <= len(out):
-			// Eight bytes at a time, the last word past the match's end
-			// (rewritten by what follows); a distance of 8 or more never
-			// reads a byte this copy has yet to write. Most matches are
-			// short: their first two words are copied without a loop.
-			binary.LittleEndian.PutUint64(out[op:], binary.LittleEndian.Uint64(out[op-d:]))
-			if length > 8 {
-				binary.LittleEndian.PutUint64(out[op+8:], binary.LittleEndian.Uint64(out[op-d+8:]))
-				for i := 16; i < length; i += 8 {
-					binary.LittleEndian.PutUint64(out[op+i:], binary.LittleEndian.Uint64(out[op-d+i:]))
-				}
-			}
-		case d >= length:
+		if d >= length {
 			copy(out[op:op+length], out[op-d:op])
-		default: // an overlapping copy repeats the last d bytes
+		} else { // an overlapping copy repeats the last d bytes
 			for i := range length {
 				out[op+i] = out[op-d+i]
 			}
