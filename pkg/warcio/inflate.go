@@ -519,52 +519,82 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 	}
 	lp := (*[1 << litPrimary]uint32)(lit.primary)
 	dp := (*[1 << distPrimary]uint32)(dist.primary)
-	ls, dsub := lit.sub, dist.sub
 	src := r.src
 	bits, nbits, pos := r.bits, r.nbits, r.pos
-	for pos <= len(src)-8 && op <= len(out)-fastOut {
+	// In the fast loop, only the low six bits of nbits count: a symbol's
+	// bits are taken off by subtracting its whole entry, whose bits 5 to
+	// 7 are zero (and a shift takes the low six bits of its count).
+	srcEnd, outEnd := len(src)-8, len(out)-fastOut
+	// The entry of the next symbol is looked up as soon as the bits of
+	// the one before are consumed (the bits held then cover it), before
+	// the refill, which does not change them.
+	var e uint32
+	if pos <= srcEnd {
+		bits |= binary.LittleEndian.Uint64(src[pos:]) << (nbits & 63)
+		pos += int(63-nbits) >> 3
+		nbits |= 56
+		e = lp[bits&(1<<litPrimary-1)]
+	}
+	for pos <= srcEnd && op <= outEnd {
 		// Eight bytes are loaded at once: the bits beyond the whole
 		// bytes counted are the next bytes' own, loaded again the same
 		// by the next refill. All 64 bits held are then the input's.
-		bits |= binary.LittleEndian.Uint64(src[pos:]) << nbits
-		pos += int(63-nbits) >> 3
+		bits |= binary.LittleEndian.Uint64(src[pos:]) << (nbits & 63)
+		pos += int(^nbits&63) >> 3
 		nbits |= 56
-		e := lp[bits&(1<<litPrimary-1)]
 		if int32(e) < 0 {
-			// Literals come in runs: the ones whose codes are in the
-			// primary table (10 bits at most) are taken while the bits
-			// held cover them, without going back to the refill.
-			for uint(op) < uint(len(out)) {
-				n := e & entryTotal
-				bits >>= n
-				nbits -= uint(n)
-				out[op] = byte(e >> 16)
+			// Literals come in runs: up to four whose codes are in the
+			// primary table (10 bits at most) are taken from the bits of
+			// one refill, while out has room for them.
+			lw := (*[4]byte)(out[op:])
+			bits >>= uint(e) & 63
+			nbits -= uint(e)
+			lw[0] = byte(e >> 16)
+			e = lp[bits&(1<<litPrimary-1)]
+			if int32(e) >= 0 {
 				op++
-				e = lp[bits&(1<<litPrimary-1)]
-				if int32(e) >= 0 || nbits < litPrimary {
-					break
-				}
+				continue
 			}
+			bits >>= uint(e) & 63
+			nbits -= uint(e)
+			lw[1] = byte(e >> 16)
+			e = lp[bits&(1<<litPrimary-1)]
+			if int32(e) >= 0 {
+				op += 2
+				continue
+			}
+			bits >>= uint(e) & 63
+			nbits -= uint(e)
+			lw[2] = byte(e >> 16)
+			e = lp[bits&(1<<litPrimary-1)]
+			if int32(e) >= 0 {
+				op += 3
+				continue
+			}
+			bits >>= uint(e) & 63
+			nbits -= uint(e)
+			lw[3] = byte(e >> 16)
+			e = lp[bits&(1<<litPrimary-1)]
+			op += 4
 			continue
 		}
 		if e&entryValue == 0 { // a link, the end of the block, or an invalid code
 			if e&entryLink != 0 {
 				bits >>= litPrimary
 				nbits -= litPrimary
-				e = ls[int(e>>16)+int(bits&(1<<(e>>entryCodeSh&0xf)-1))]
+				e = lit.sub[int(e>>16)+int(bits&(1<<(e>>entryCodeSh&0xf)-1))]
 			}
 			if int32(e) < 0 {
-				n := e & entryTotal
-				bits >>= n
-				nbits -= uint(n)
+				bits >>= uint(e) & 63
+				nbits -= uint(e)
 				out[op] = byte(e >> 16)
 				op++
+				e = lp[bits&(1<<litPrimary-1)]
 				continue
 			}
 			if e&entryValue == 0 {
 				if e&entryEnd != 0 {
-					n := e & entryTotal
-					r.bits, r.nbits, r.pos = bits>>n, nbits-uint(n), pos
+					r.bits, r.nbits, r.pos = bits>>(uint(e)&63), (nbits-uint(e))&63, pos
 					return op, nil
 				}
 				return 0, errInflate
@@ -572,10 +602,9 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 		}
 		// The length: its code and extra bits taken in one shift.
 		saved := bits
-		n := e & entryTotal
-		bits >>= n
-		nbits -= uint(n)
-		length := int(e>>16) + int(saved&(1<<n-1)>>(e>>entryCodeSh&0xf))
+		bits >>= uint(e) & 63
+		nbits -= uint(e)
+		length := int(e>>16) + int(saved&(1<<(e&entryTotal)-1)>>(e>>entryCodeSh&0xf))
 		e = dp[bits&(1<<distPrimary-1)]
 		if e&entryValue == 0 {
 			if e&entryLink == 0 {
@@ -583,16 +612,16 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 			}
 			bits >>= distPrimary
 			nbits -= distPrimary
-			e = dsub[int(e>>16)+int(bits&(1<<(e>>entryCodeSh&0xf)-1))]
+			e = dist.sub[int(e>>16)+int(bits&(1<<(e>>entryCodeSh&0xf)-1))]
 			if e&entryValue == 0 {
 				return 0, errInflate
 			}
 		}
 		saved = bits
-		n = e & entryTotal
-		bits >>= n
-		nbits -= uint(n)
-		d := int(e>>16) + int(saved&(1<<n-1)>>(e>>entryCodeSh&0xf))
+		bits >>= uint(e) & 63
+		nbits -= uint(e)
+		d := int(e>>16) + int(saved&(1<<(e&entryTotal)-1)>>(e>>entryCodeSh&0xf))
+		e = lp[bits&(1<<litPrimary-1)]
 		if d > op {
 			return 0, errInflate
 		}
@@ -604,7 +633,7 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 			// to write. Five words, without a test: most matches are
 			// shorter than 40 bytes; what is past the match's end is
 			// rewritten by what follows.
-			s := (*[fastOut]byte)(out[op-d:])
+			s := (*[fastOut]byte)(out[op-d : op-d+fastOut])
 			binary.LittleEndian.PutUint64(w[0:], binary.LittleEndian.Uint64(s[0:]))
 			binary.LittleEndian.PutUint64(w[8:], binary.LittleEndian.Uint64(s[8:]))
 			binary.LittleEndian.PutUint64(w[16:], binary.LittleEndian.Uint64(s[16:]))
@@ -627,7 +656,7 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 		}
 		op += length
 	}
-	return inflateTail(r, out, op, lit, dist, bits, nbits, pos)
+	return inflateTail(r, out, op, lit, dist, bits, nbits&63, pos)
 }
 
 // fastOut is the room in out that inflateBlock's fast loop needs: the

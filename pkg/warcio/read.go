@@ -174,8 +174,10 @@ func (r *Reader) inflate(f io.ReaderAt, offset, length, limit int64) (plain []by
 		// call (gunzipWhole); one it fails on goes through the streaming
 		// decompressor below, which reports what is wrong with it.
 		if hint >= 0 && hint < limit && hint <= length*maxDeflateRatio+64 {
-			if cap(r.plain) < int(hint)+1 || cap(r.plain) > maxKeptPlain {
-				r.plain = make([]byte, 0, hint+1)
+			// fastOut bytes of room past the content let the decoder's
+			// fast loop run to the member's end (inflateBlock).
+			if cap(r.plain) < int(hint)+1+fastOut || cap(r.plain) > maxKeptPlain {
+				r.plain = make([]byte, 0, hint+1+fastOut)
 			}
 			if r.tables == nil {
 				r.tables = new(inflateTables)

@@ -639,9 +639,13 @@ func FuzzInflateWhole(f *testing.F) {
 		zw.Write(data)
 		zw.Close()
 		stream := append(b.Bytes(), "trailing"...)
-		got, end, err := inflateWhole(make([]byte, 0, len(data)), stream)
-		if err != nil || !bytes.Equal(got, data) || end != b.Len() {
-			t.Fatalf("level %d: %d bytes, end %d of %d, %v", lv, len(got), end, b.Len(), err)
+		// Without room past the content (the last symbols in the slow
+		// loop) and with it (the fast loop to the end).
+		for _, room := range []int{0, fastOut} {
+			got, end, err := inflateWhole(make([]byte, 0, len(data)+room), stream)
+			if err != nil || !bytes.Equal(got, data) || end != b.Len() {
+				t.Fatalf("level %d, room %d: %d bytes, end %d of %d, %v", lv, room, len(got), end, b.Len(), err)
+			}
 		}
 
 		// The input itself as a stream.
@@ -651,16 +655,18 @@ func FuzzInflateWhole(f *testing.F) {
 			return // a stream that expands without end
 		}
 		consumed := len(data) - br.Len()
-		got, end, err = inflateWhole(make([]byte, 0, len(want)+64), data)
-		if err == nil {
-			if werr != nil {
-				t.Fatalf("decoded %d bytes where compress/flate fails: %v", len(got), werr)
+		for _, room := range []int{64, 64 + fastOut} {
+			got, end, err := inflateWhole(make([]byte, 0, len(want)+room), data)
+			if err == nil {
+				if werr != nil {
+					t.Fatalf("room %d: decoded %d bytes where compress/flate fails: %v", room, len(got), werr)
+				}
+				if !bytes.Equal(got, want) || end != consumed {
+					t.Fatalf("room %d: decoded %q, end %d; compress/flate %q, end %d", room, got, end, want, consumed)
+				}
+			} else if werr == nil {
+				t.Fatalf("room %d: failed (%v) where compress/flate decodes %d bytes", room, err, len(want))
 			}
-			if !bytes.Equal(got, want) || end != consumed {
-				t.Fatalf("decoded %q, end %d; compress/flate %q, end %d", got, end, want, consumed)
-			}
-		} else if werr == nil {
-			t.Fatalf("failed (%v) where compress/flate decodes %d bytes", err, len(want))
 		}
 	})
 }
