@@ -543,10 +543,11 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 		pos += int(^nbits&63) >> 3
 		nbits |= 56
 		if int32(e) < 0 {
-			// Literals come in runs: up to four whose codes are in the
-			// primary table (10 bits at most) are taken from the bits of
-			// one refill, while out has room for them.
-			lw := (*[4]byte)(out[op:])
+			// Literals come in runs: up to five whose codes are in the
+			// primary table (10 bits at most) are taken from the 56 bits
+			// or more of one refill (the 64 held then still cover the
+			// next entry's look-up).
+			lw := (*[5]byte)(out[op:])
 			bits >>= uint(e) & 63
 			nbits -= uint(e)
 			lw[0] = byte(e >> 16)
@@ -575,7 +576,15 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 			nbits -= uint(e)
 			lw[3] = byte(e >> 16)
 			e = lp[bits&(1<<litPrimary-1)]
-			op += 4
+			if int32(e) >= 0 {
+				op += 4
+				continue
+			}
+			bits >>= uint(e) & 63
+			nbits -= uint(e)
+			lw[4] = byte(e >> 16)
+			e = lp[bits&(1<<litPrimary-1)]
+			op += 5
 			continue
 		}
 		if e&entryValue == 0 { // a link, the end of the block, or an invalid code
