@@ -223,6 +223,7 @@ func (t *huffTable) build(lengths []uint8, bits uint, entry func(int) uint32) bo
 		subBits = uint(maxLen) - bits
 	}
 	mask := 1<<bits - 1
+	prim := t.primary // a local slice: the stores below cannot change it
 	for sym, l := range lengths {
 		if l == 0 {
 			continue
@@ -232,12 +233,12 @@ func (t *huffTable) build(lengths []uint8, bits uint, entry func(int) uint32) bo
 		rev := int(reverseBits(uint16(code), uint(l)))
 		if uint(l) <= bits {
 			e := entry(sym) + uint32(l) + uint32(l)<<entryCodeSh
-			for i := rev; i <= mask; i += 1 << l {
-				t.primary[i] = e
+			for i := rev; i < len(prim); i += 1 << l {
+				prim[i] = e
 			}
 			continue
 		}
-		p := &t.primary[rev&mask]
+		p := &prim[rev&mask]
 		if *p&entryLink == 0 {
 			*p = uint32(len(t.sub))<<16 | entryLink | uint32(subBits)<<entryCodeSh
 			t.sub = append(t.sub, make([]uint32, 1<<subBits)...)
