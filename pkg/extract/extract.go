@@ -366,25 +366,58 @@ func cleanHref(s string) string {
 	return s
 }
 
+// word returns the eight bytes of s at i, little-endian.
+func word(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:i+8]), 8))
+}
+
 // hasSpaceOrControl reports whether s has a byte at or below ' ', eight
-// bytes at a time.
+// bytes at a time; the last word overlaps the one before it.
 func hasSpaceOrControl(s string) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
-		// The high bit of a byte below 0x21 is set in w - 0x21 bytes and
-		// not in w. Exact: a borrow comes only from such a byte.
-		if (w-0x21*ones)&^w&highs != 0 {
+	if len(s) < 8 {
+		for i := 0; i < len(s); i++ {
+			if s[i] <= ' ' {
+				return true
+			}
+		}
+		return false
+	}
+	// The high bit of a byte below 0x21 is set in w - 0x21 bytes and not
+	// in w. Exact: a borrow comes only from such a byte.
+	for i := 0; i+8 < len(s); i += 8 {
+		if w := word(s, i); (w-0x21*ones)&^w&highs != 0 {
 			return true
 		}
 	}
-	for ; i < len(s); i++ {
-		if s[i] <= ' ' {
+	w := word(s, len(s)-8)
+	return (w-0x21*ones)&^w&highs != 0
+}
+
+// hasEscapeOrControl reports whether s has a '%', a C0 control or DEL,
+// eight bytes at a time (as hasSpaceOrControl).
+func hasEscapeOrControl(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	if len(s) < 8 {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c == '%' || c < 0x20 || c == 0x7f {
+				return true
+			}
+		}
+		return false
+	}
+	// A byte below 0x20 as in hasSpaceOrControl; a byte equal to '%' or
+	// DEL is a zero byte of w^'%' or w^DEL, found the same way.
+	found := func(w uint64) bool {
+		p, d := w^('%'*ones), w^(0x7f*ones)
+		return ((w-0x20*ones)&^w|(p-ones)&^p|(d-ones)&^d)&highs != 0
+	}
+	for i := 0; i+8 < len(s); i += 8 {
+		if found(word(s, i)) {
 			return true
 		}
 	}
-	return false
+	return found(word(s, len(s)-8))
 }
 
 // resolve turns the raw links into absolute, normalised ones.
@@ -550,10 +583,8 @@ func (e *Extractor) dropFragment(href string) string {
 	if len(href) > 3*limit {
 		return href
 	}
-	for _, c := range []byte(href[i+1:]) {
-		if c == '%' || c < 0x20 || c == 0x7f {
-			return href
-		}
+	if hasEscapeOrControl(href[i+1:]) {
+		return href
 	}
 	return href[:i]
 }
