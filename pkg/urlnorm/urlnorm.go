@@ -617,8 +617,15 @@ func numeric(label string) bool {
 
 // normalEscaped tells whether normalizePercent would leave s unchanged.
 func normalEscaped(s string, query bool) bool {
+	var bit byte = inPath
+	if query {
+		bit = inQuery
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if allowedIn[c]&bit != 0 {
+			continue // most bytes
+		}
 		if c == '%' {
 			if i+2 >= len(s) {
 				return false
@@ -635,9 +642,7 @@ func normalEscaped(s string, query bool) bool {
 			i += 2
 			continue
 		}
-		if !allowed(c, query) {
-			return false
-		}
+		return false // a byte to escape
 	}
 	return true
 }
@@ -708,23 +713,35 @@ func isUnreserved(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
 
-// allowed reports whether c may stand unescaped in a path (or a query).
-// In a query the apostrophe is escaped, as browsers escape it in the
-// query of an http(s) URL (the WHATWG special-query percent-encode set).
+// allowed reports whether c may stand unescaped in a path (or a query):
+// the unreserved characters, the sub-delimiters and ":", "@" and "/"
+// (RFC 3986 §3.3), and "?" in a query. In a query the apostrophe is
+// escaped, as browsers escape it in the query of an http(s) URL (the
+// WHATWG special-query percent-encode set).
 func allowed(c byte, query bool) bool {
-	if isUnreserved(c) {
-		return true
+	if query {
+		return allowedIn[c]&inQuery != 0
 	}
-	switch c {
-	case '!', '$', '&', '(', ')', '*', '+', ',', ';', '=', ':', '@', '/':
-		return true
-	case '\'':
-		return !query
-	case '?':
-		return query
-	}
-	return false
+	return allowedIn[c]&inPath != 0
 }
+
+// allowedIn has, for each byte, inPath if allowed(c, false) and inQuery
+// if allowed(c, true): one look-up a byte for normalEscaped
+// (TestAllowed checks it against the character classes).
+const allowedIn = "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x03\x00\x00\x03\x00\x03\x01\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x00\x03\x00\x02" +
+	"\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x00\x00\x00\x00\x03" +
+	"\x00\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x00\x00\x00\x03\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+
+// Bits of allowedIn.
+const (
+	inPath  = 1
+	inQuery = 2
+)
 
 func unhex(c byte) (byte, bool) {
 	switch {

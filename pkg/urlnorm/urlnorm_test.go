@@ -355,3 +355,24 @@ func BenchmarkResolve(b *testing.B) {
 		})
 	}
 }
+
+// TestAllowed: the table of allowed says, for every byte, what the
+// character classes say: unreserved (RFC 3986 §2.3), sub-delimiters,
+// ":", "@" and "/" in a path and a query; the apostrophe in a path only
+// and "?" in a query only (the WHATWG special-query percent-encode set).
+func TestAllowed(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		unreserved := 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte("-._~", b) >= 0
+		both := unreserved || strings.IndexByte("!$&()*+,;=:@/", b) >= 0
+		if got, want := allowed(b, false), both || b == '\''; got != want {
+			t.Errorf("%q in a path: %v, want %v", b, got, want)
+		}
+		if got, want := allowed(b, true), both || b == '?'; got != want {
+			t.Errorf("%q in a query: %v, want %v", b, got, want)
+		}
+		if isUnreserved(b) != unreserved {
+			t.Errorf("%q: isUnreserved %v", b, !unreserved)
+		}
+	}
+}
