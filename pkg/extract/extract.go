@@ -90,20 +90,26 @@ type state struct {
 // scopesOf): an open-addressing table (linear probing) of indexes into
 // entries, at least twice their number in size. A page looks up its few
 // scopes once (scopeID); each link then costs one hash of its href,
-// which a miss reuses to insert its resolution.
+// which a miss reuses to insert its resolution. A slot also keeps the
+// low 32 bits of its entry's hash (where it goes in the table, and a
+// first comparison), so that a probe reads an entry only when they
+// match. reserve grows entries with the table, at least doubling, so
+// that adding to it never copies it.
 type resolutions struct {
-	slots   []int32 // 1 + index in entries; 0 for none
+	slots   []uint64 // 0 for none; else hash<<32 | (1 + index in entries)
 	entries []resolution
 	scopes  map[string]int32 // scope -> its id in entries
 }
 
-// resolution is one remembered resolution: of href, in scope.
+// resolution is one remembered resolution: of href, in scope; url is the
+// normalised URL, or the reason (a urlnorm.Reason) why it has none if
+// failed.
 type resolution struct {
-	hash  uint64 // resolutionHash(scope, href)
-	scope int32
-	href  string
-	resolved
-	urlHash uint64 // maphash of resolved.url under linkSeed, for linkHash
+	href    string
+	url     string
+	urlHash uint64 // maphash of url under linkSeed, for linkHash
+	scope   int32
+	failed  bool
 }
 
 // resolutionHash hashes an href of a scope (an id of resolutions.scopes).
@@ -124,8 +130,14 @@ func (c *resolutions) scopeID(s string) int32 {
 	return id
 }
 
-// reserve makes room for n more entries without growing the table.
+// reserve makes room for n more entries without growing the table or
+// entries.
 func (c *resolutions) reserve(n int) {
+	if want := len(c.entries) + n; want > cap(c.entries) {
+		entries := make([]resolution, len(c.entries), max(want, 2*cap(c.entries), 256))
+		copy(entries, c.entries)
+		c.entries = entries
+	}
 	need := 2 * (len(c.entries) + n)
 	if need <= len(c.slots) {
 		return
@@ -134,14 +146,18 @@ func (c *resolutions) reserve(n int) {
 	for size < need {
 		size <<= 1
 	}
-	c.slots = make([]int32, size)
+	old := c.slots
+	c.slots = make([]uint64, size)
 	mask := uint64(size - 1)
-	for j := range c.entries {
-		i := c.entries[j].hash & mask
+	for _, v := range old {
+		if v == 0 {
+			continue
+		}
+		i := v >> 32 & mask // the hash's low bits
 		for c.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		c.slots[i] = int32(j) + 1
+		c.slots[i] = v
 	}
 }
 
@@ -150,21 +166,23 @@ func (c *resolutions) reserve(n int) {
 func (c *resolutions) find(scope int32, h uint64, href string) (int, uint64) {
 	mask := uint64(len(c.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
-		j := c.slots[i]
-		if j == 0 {
+		v := c.slots[i]
+		if v == 0 {
 			return -1, i
 		}
-		if e := &c.entries[j-1]; e.hash == h && e.scope == scope && e.href == href {
-			return int(j - 1), i
+		if v>>32 == h&0xFFFFFFFF {
+			if e := &c.entries[uint32(v)-1]; e.scope == scope && e.href == href {
+				return int(uint32(v) - 1), i
+			}
 		}
 	}
 }
 
-// add remembers r in the empty slot find returned (reserve has made
-// room for it) and returns its index.
-func (c *resolutions) add(slot uint64, r resolution) int {
+// add remembers r, of hash h, in the empty slot find returned (reserve
+// has made room for it) and returns its index.
+func (c *resolutions) add(slot, h uint64, r resolution) int {
 	c.entries = append(c.entries, r)
-	c.slots[slot] = int32(len(c.entries))
+	c.slots[slot] = h<<32 | uint64(len(c.entries))
 	return len(c.entries) - 1
 }
 
@@ -192,12 +210,6 @@ func linkHash(urlHash uint64, anchor string, nofollow bool) uint64 {
 
 // linkHashMask is all ones; tests narrow it to make hashes collide.
 var linkHashMask = ^uint64(0)
-
-// resolved is the normalised URL of an href, or why it has none.
-type resolved struct {
-	url    string
-	reason string
-}
 
 // maxCached bounds the URL resolutions a pooled state remembers from
 // page to page (pages of a site repeat their menus).
@@ -354,25 +366,58 @@ func cleanHref(s string) string {
 	return s
 }
 
+// word returns the eight bytes of s at i, little-endian.
+func word(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:i+8]), 8))
+}
+
 // hasSpaceOrControl reports whether s has a byte at or below ' ', eight
-// bytes at a time.
+// bytes at a time; the last word overlaps the one before it.
 func hasSpaceOrControl(s string) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
-		// The high bit of a byte below 0x21 is set in w - 0x21 bytes and
-		// not in w. Exact: a borrow comes only from such a byte.
-		if (w-0x21*ones)&^w&highs != 0 {
+	if len(s) < 8 {
+		for i := 0; i < len(s); i++ {
+			if s[i] <= ' ' {
+				return true
+			}
+		}
+		return false
+	}
+	// The high bit of a byte below 0x21 is set in w - 0x21 bytes and not
+	// in w. Exact: a borrow comes only from such a byte.
+	for i := 0; i+8 < len(s); i += 8 {
+		if w := word(s, i); (w-0x21*ones)&^w&highs != 0 {
 			return true
 		}
 	}
-	for ; i < len(s); i++ {
-		if s[i] <= ' ' {
+	w := word(s, len(s)-8)
+	return (w-0x21*ones)&^w&highs != 0
+}
+
+// hasEscapeOrControl reports whether s has a '%', a C0 control or DEL,
+// eight bytes at a time (as hasSpaceOrControl).
+func hasEscapeOrControl(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	if len(s) < 8 {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c == '%' || c < 0x20 || c == 0x7f {
+				return true
+			}
+		}
+		return false
+	}
+	// A byte below 0x20 as in hasSpaceOrControl; a byte equal to '%' or
+	// DEL is a zero byte of w^'%' or w^DEL, found the same way.
+	found := func(w uint64) bool {
+		p, d := w^('%'*ones), w^(0x7f*ones)
+		return ((w-0x20*ones)&^w|(p-ones)&^p|(d-ones)&^d)&highs != 0
+	}
+	for i := 0; i+8 < len(s); i += 8 {
+		if found(word(s, i)) {
 			return true
 		}
 	}
-	return false
+	return found(word(s, len(s)-8))
 }
 
 // resolve turns the raw links into absolute, normalised ones.
@@ -429,15 +474,16 @@ func (e *Extractor) resolve(r *Result, st *state, pageURL string) {
 			// An href may refer to the page's bytes (readHrefRel): the
 			// memory of resolutions outlives the page.
 			href = strings.Clone(href)
-			res := resolution{hash: h, scope: ids[k], href: href, resolved: e.resolveHref(prepared, baseStr, href)}
-			if res.reason == "" {
+			res := resolution{href: href, scope: ids[k]}
+			res.url, res.failed = e.resolveHref(prepared, baseStr, href)
+			if !res.failed {
 				res.urlHash = maphash.String(linkSeed, res.url)
 			}
-			j = st.cache.add(slot, res)
+			j = st.cache.add(slot, h, res)
 		}
 		res := &st.cache.entries[j]
-		if res.reason != "" {
-			r.drop(res.reason)
+		if res.failed {
+			r.drop(res.url)
 			continue
 		}
 		u := res.url
@@ -501,22 +547,23 @@ func (s *linkSet) has(links []Link, h uint64, url, anchor string, nofollow bool)
 }
 
 // resolveHref resolves and normalises a cleaned href against the base
-// (prepared; baseStr its normal form, "" if unusable).
-func (e *Extractor) resolveHref(base *urlnorm.Base, baseStr, href string) resolved {
-	var res resolved
+// (prepared; baseStr its normal form, "" if unusable): the URL, or the
+// reason (a urlnorm.Reason) why it has none and failed.
+func (e *Extractor) resolveHref(base *urlnorm.Base, baseStr, href string) (string, bool) {
 	if baseStr != "" && (href == "" || href[0] == '#') {
 		// A fragment (or nothing) refers to the base itself, which is
 		// already normal; the normaliser drops fragments.
-		res.url = baseStr
-	} else if u, err := e.norm.ResolveBase(base, href); err != nil {
-		res.reason = string(urlnorm.ReasonOf(err))
-		if res.reason == "" {
-			res.reason = string(urlnorm.ReasonUnparsable)
-		}
-	} else {
-		res.url = u
+		return baseStr, false
 	}
-	return res
+	u, err := e.norm.ResolveBase(base, href)
+	if err != nil {
+		reason := string(urlnorm.ReasonOf(err))
+		if reason == "" {
+			reason = string(urlnorm.ReasonUnparsable)
+		}
+		return reason, true
+	}
+	return u, false
 }
 
 // dropFragment removes the fragment of an href when that cannot change
@@ -536,10 +583,8 @@ func (e *Extractor) dropFragment(href string) string {
 	if len(href) > 3*limit {
 		return href
 	}
-	for _, c := range []byte(href[i+1:]) {
-		if c == '%' || c < 0x20 || c == 0x7f {
-			return href
-		}
+	if hasEscapeOrControl(href[i+1:]) {
+		return href
 	}
 	return href[:i]
 }

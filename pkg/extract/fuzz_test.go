@@ -422,23 +422,30 @@ func TestCommonTag(t *testing.T) {
 	}
 }
 
-// FuzzHrefScans: hasSpaceOrControl and hasScheme, which look at an href
-// a word at a time and from its first colon, say what byte loops say.
+// FuzzHrefScans: hasSpaceOrControl, hasEscapeOrControl and hasScheme,
+// which look at an href a word at a time and from its first colon, say
+// what byte loops say.
 func FuzzHrefScans(f *testing.F) {
 	for _, s := range []string{"", "a", "http://www.example.cl/", "/path", "lang.html", "a:b", "1a:b", ":x", "mailto:x@y",
-		"foo bar", "abcdefgh\x20", "abcdefghijklmnop\x01", "\x80\x81\x82\x83\x84\x85\x86\x87\x88 ", "a+b-c.d:x", "a_b:c", "ab#c:d"} {
+		"foo bar", "abcdefgh\x20", "abcdefghijklmnop\x01", "\x80\x81\x82\x83\x84\x85\x86\x87\x88 ", "a+b-c.d:x", "a_b:c", "ab#c:d",
+		"section-1", "cite_note-12", "abcdefghi%", "abcdefgh\x7f", "\x7f", "abcdefghijklmnopq\x1f", "\xa5\xa5\xa5\xa5\xa5\xa5\xa5\xa5\xa5", "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		space := false
+		space, escape := false, false
 		for i := 0; i < len(s); i++ {
 			if s[i] <= ' ' {
 				space = true
-				break
+			}
+			if c := s[i]; c == '%' || c < 0x20 || c == 0x7f {
+				escape = true
 			}
 		}
 		if got := hasSpaceOrControl(s); got != space {
 			t.Errorf("%q: hasSpaceOrControl %v, byte loop %v", s, got, space)
+		}
+		if got := hasEscapeOrControl(s); got != escape {
+			t.Errorf("%q: hasEscapeOrControl %v, byte loop %v", s, got, escape)
 		}
 		scheme := false
 	loop:

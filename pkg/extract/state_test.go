@@ -114,3 +114,51 @@ func TestDuplicateLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestResolutionsFind: the memory of resolutions finds every entry it
+// holds after its table grows (entries re-slotted by the hash bits their
+// slots keep), and tells apart entries whose hashes agree in those bits,
+// or in full, by scope and href.
+func TestResolutionsFind(t *testing.T) {
+	var c resolutions
+	type key struct {
+		scope int32
+		href  string
+		h     uint64
+	}
+	var keys []key
+	for page := range 6 {
+		n := 300 * (page + 1)
+		c.reserve(n)
+		for i := range n {
+			k := key{scope: int32(i % 3), href: fmt.Sprintf("p%d/%d", page, i)}
+			switch i % 4 {
+			case 0:
+				k.h = resolutionHash(k.scope, k.href)
+			case 1:
+				k.h = uint64(i%5)<<32 | 7 // low bits shared with many others
+			default:
+				k.h = 42 // the same hash in full
+			}
+			if j, _ := c.find(k.scope, k.h, k.href); j >= 0 {
+				t.Fatalf("page %d: %q found before it was added", page, k.href)
+			}
+			_, slot := c.find(k.scope, k.h, k.href)
+			if j := c.add(slot, k.h, resolution{href: k.href, scope: k.scope, url: "u" + k.href}); j != len(keys) {
+				t.Fatalf("page %d: %q added at %d, want %d", page, k.href, j, len(keys))
+			}
+			keys = append(keys, k)
+		}
+		for want, k := range keys {
+			if j, _ := c.find(k.scope, k.h, k.href); j != want || c.entries[j].url != "u"+k.href {
+				t.Fatalf("page %d, %d slots: %q of scope %d found at %d, want %d", page, len(c.slots), k.href, k.scope, j, want)
+			}
+			if j, _ := c.find(k.scope+3, k.h, k.href); j >= 0 {
+				t.Fatalf("page %d: %q found in another scope", page, k.href)
+			}
+		}
+	}
+	if len(c.slots) < 2*len(c.entries) {
+		t.Errorf("%d slots for %d entries", len(c.slots), len(c.entries))
+	}
+}

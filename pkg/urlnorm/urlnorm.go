@@ -237,25 +237,26 @@ func (n *Normalizer) resolveFast(base, ref string) (string, bool) {
 
 // joinFast is resolveFast for a relative reference (one that is not
 // normal on its own) against a base in normal form.
+//
+// Only the reference is checked: the result's scheme, host, port and the
+// part of its path that comes from the base passed isNormal(base), and
+// what isNormal checks is local to each part. Escapes cannot straddle
+// the joint (the base's part ends with "/"), the query is the
+// reference's own, dot segments are resolved here (none is left), and
+// the base's path has no ";" when session parameters are removed. So
+// the result is normal when the reference's path and query are
+// (normalRef), as isNormal(s) would find by reading it all.
 func (n *Normalizer) joinFast(b *fastBase, ref string) (string, bool) {
 	if ref == "" {
 		return b.s, true
 	}
-	if strings.HasPrefix(ref, "//") {
-		return "", false // network-path reference: another host
+	if strings.HasPrefix(ref, "//") || strings.IndexByte(ref, ':') >= 0 {
+		// A network-path reference (another host); a colon could make
+		// the reference absolute.
+		return "", false
 	}
-	query := false
-	for i := 0; i < len(ref); i++ {
-		c := ref[i]
-		switch {
-		case c == '?' && !query:
-			query = true
-		case c == '%' || c != ':' && allowed(c, query):
-			// Escapes and the rest are checked by isNormal below; a
-			// colon could make the reference absolute.
-		default:
-			return "", false
-		}
+	if !n.normalRef(ref) {
+		return "", false
 	}
 	origin := b.origin
 	var s string
@@ -270,26 +271,43 @@ func (n *Normalizer) joinFast(b *fastBase, ref string) (string, bool) {
 	if path, query, hasQuery := strings.Cut(s[origin:], "?"); strings.Contains(path, "/.") {
 		// Dot segments ("../x", "./x") resolved as the full path does:
 		// the base has none, and the reference's are plain dots (an
-		// escaped dot fails isNormal below).
+		// escaped dot fails normalRef).
 		s = s[:origin] + removeDotSegments(path)
 		if hasQuery {
 			s += "?" + query
 		}
 	}
-	// s has the base's scheme, host and port, which isNormal(base)
-	// accepted: when its path starts right after them, only the length,
-	// the path and the query are left to check (isNormal(s) would find
-	// its first "/" at origin and check the same host again).
-	if len(s) > origin && s[origin] == '/' {
-		if len(s) > n.maxLen() || !n.normalPathQuery(s[origin:]) {
-			return "", false
-		}
-		return s, true
-	}
-	if !n.isNormal(s) {
+	if len(s) > n.maxLen() || len(s) <= origin || s[origin] != '/' {
 		return "", false
 	}
 	return s, true
+}
+
+// normalRef is normalPathQuery for the path (possibly empty, or
+// relative) and query of a reference: what isNormal checks of them,
+// but for dot segments, which joinFast resolves.
+func (n *Normalizer) normalRef(ref string) bool {
+	path, query, hasQuery := strings.Cut(ref, "?")
+	if hasQuery && query == "" {
+		return false
+	}
+	if !normalEscaped(path, false) || (hasQuery && !normalEscaped(query, true)) {
+		return false
+	}
+	if len(n.SessionParams) > 0 {
+		if strings.IndexByte(path, ';') >= 0 {
+			return false
+		}
+		for q := query; hasQuery && q != ""; {
+			var param string
+			param, q, _ = strings.Cut(q, "&")
+			name, _, _ := strings.Cut(param, "=")
+			if n.isSessionParam(name) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // resolveWeb resolves ref against base (an absolute URL, or "" for none)
@@ -462,30 +480,11 @@ func (n *Normalizer) isNormal(raw string) bool {
 // path (starting with "/") and the query of a URL whose scheme, host and
 // port are in normal form.
 func (n *Normalizer) normalPathQuery(pathAndQuery string) bool {
-	path, query, hasQuery := strings.Cut(pathAndQuery, "?")
-	if hasQuery && query == "" {
-		return false
-	}
-	if !normalEscaped(path, false) || (hasQuery && !normalEscaped(query, true)) {
-		return false
-	}
+	path, _, _ := strings.Cut(pathAndQuery, "?")
 	if strings.Contains(path, "/./") || strings.Contains(path, "/../") || strings.HasSuffix(path, "/.") || strings.HasSuffix(path, "/..") {
 		return false
 	}
-	if len(n.SessionParams) > 0 {
-		if strings.IndexByte(path, ';') >= 0 {
-			return false
-		}
-		for q := query; hasQuery && q != ""; {
-			var param string
-			param, q, _ = strings.Cut(q, "&")
-			name, _, _ := strings.Cut(param, "=")
-			if n.isSessionParam(name) {
-				return false
-			}
-		}
-	}
-	return true
+	return n.normalRef(pathAndQuery)
 }
 
 // nearlyNormal normalises, without parsing, a URL that is normal but for
@@ -618,8 +617,15 @@ func numeric(label string) bool {
 
 // normalEscaped tells whether normalizePercent would leave s unchanged.
 func normalEscaped(s string, query bool) bool {
+	var bit byte = inPath
+	if query {
+		bit = inQuery
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if allowedIn[c]&bit != 0 {
+			continue // most bytes
+		}
 		if c == '%' {
 			if i+2 >= len(s) {
 				return false
@@ -636,9 +642,7 @@ func normalEscaped(s string, query bool) bool {
 			i += 2
 			continue
 		}
-		if !allowed(c, query) {
-			return false
-		}
+		return false // a byte to escape
 	}
 	return true
 }
@@ -709,23 +713,35 @@ func isUnreserved(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
 
-// allowed reports whether c may stand unescaped in a path (or a query).
-// In a query the apostrophe is escaped, as browsers escape it in the
-// query of an http(s) URL (the WHATWG special-query percent-encode set).
+// allowed reports whether c may stand unescaped in a path (or a query):
+// the unreserved characters, the sub-delimiters and ":", "@" and "/"
+// (RFC 3986 §3.3), and "?" in a query. In a query the apostrophe is
+// escaped, as browsers escape it in the query of an http(s) URL (the
+// WHATWG special-query percent-encode set).
 func allowed(c byte, query bool) bool {
-	if isUnreserved(c) {
-		return true
+	if query {
+		return allowedIn[c]&inQuery != 0
 	}
-	switch c {
-	case '!', '$', '&', '(', ')', '*', '+', ',', ';', '=', ':', '@', '/':
-		return true
-	case '\'':
-		return !query
-	case '?':
-		return query
-	}
-	return false
+	return allowedIn[c]&inPath != 0
 }
+
+// allowedIn has, for each byte, inPath if allowed(c, false) and inQuery
+// if allowed(c, true): one look-up a byte for normalEscaped
+// (TestAllowed checks it against the character classes).
+const allowedIn = "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x03\x00\x00\x03\x00\x03\x01\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x00\x03\x00\x02" +
+	"\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x00\x00\x00\x00\x03" +
+	"\x00\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x03\x00\x00\x00\x03\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+
+// Bits of allowedIn.
+const (
+	inPath  = 1
+	inQuery = 2
+)
 
 func unhex(c byte) (byte, bool) {
 	switch {

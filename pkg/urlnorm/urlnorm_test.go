@@ -269,15 +269,20 @@ func FuzzResolveFast(f *testing.F) {
 		}
 		bases = append(bases, u)
 	}
+	// Without session parameters, a base may have path parameters
+	// (";x=1") and still be normal.
+	noParams := NewWithParams(0, nil)
 	f.Fuzz(func(t *testing.T, ref string) {
-		for _, base := range bases {
-			fast, ok := n.resolveFast(base.String(), ref)
-			if !ok {
-				continue
-			}
-			slow, err := n.resolveWeb(base.String(), ref)
-			if err != nil || slow != fast {
-				t.Fatalf("resolveFast(%q, %q) = %q, the full path gives %q, %v", base, ref, fast, slow, err)
+		for _, n := range []*Normalizer{n, noParams} {
+			for _, base := range bases {
+				fast, ok := n.resolveFast(base.String(), ref)
+				if !ok {
+					continue
+				}
+				slow, err := n.resolveWeb(base.String(), ref)
+				if err != nil || slow != fast {
+					t.Fatalf("resolveFast(%q, %q) = %q, the full path gives %q, %v (session parameters %q)", base, ref, fast, slow, err, n.SessionParams)
+				}
 			}
 		}
 	})
@@ -348,5 +353,26 @@ func BenchmarkResolve(b *testing.B) {
 				_, _ = n.resolveWeb(base.String(), ref)
 			}
 		})
+	}
+}
+
+// TestAllowed: the table of allowed says, for every byte, what the
+// character classes say: unreserved (RFC 3986 §2.3), sub-delimiters,
+// ":", "@" and "/" in a path and a query; the apostrophe in a path only
+// and "?" in a query only (the WHATWG special-query percent-encode set).
+func TestAllowed(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		unreserved := 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte("-._~", b) >= 0
+		both := unreserved || strings.IndexByte("!$&()*+,;=:@/", b) >= 0
+		if got, want := allowed(b, false), both || b == '\''; got != want {
+			t.Errorf("%q in a path: %v, want %v", b, got, want)
+		}
+		if got, want := allowed(b, true), both || b == '?'; got != want {
+			t.Errorf("%q in a query: %v, want %v", b, got, want)
+		}
+		if isUnreserved(b) != unreserved {
+			t.Errorf("%q: isUnreserved %v", b, !unreserved)
+		}
 	}
 }
