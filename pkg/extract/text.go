@@ -2,6 +2,7 @@ package extract
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -81,25 +82,47 @@ const (
 // wordRun returns how far the run of visible ASCII words separated by
 // single spaces that write copies at once extends from j (s[j-1] is
 // visible ASCII), eight bytes at a time; write's byte loop finishes it.
-// An eight-byte word is taken whole when every byte is visible ASCII or
-// a space, no two spaces are adjacent and the last byte is not a space.
+// Each eight-byte word is taken up to the first byte that ends the run
+// (a byte that is not visible ASCII, or the first of two spaces), less a
+// space just before it; a word that ends in a space is taken but for
+// that space, which the next word starts with. The last bytes of s, when
+// fewer than eight are left, are read as the last eight bytes of s
+// shifted down, the bytes past the end reading as NULs, which end the
+// run. It may stop early (a '!' just after a space can read as a space),
+// never late.
 func wordRun(s []byte, j int) int {
-	for j+8 <= len(s) {
-		w := binary.LittleEndian.Uint64(s[j:])
-		// A byte below 0x20, or above 0x7e (exact: no false negatives).
-		if (w-spaces)&^w&highs != 0 || ((w+ones)|w)&highs != 0 {
-			break
+	for {
+		var w uint64
+		if n := len(s) - j; n >= 8 {
+			w = binary.LittleEndian.Uint64(s[j:])
+		} else if n > 0 && len(s) >= 8 {
+			w = binary.LittleEndian.Uint64(s[len(s)-8:]) >> (8 * (8 - n))
+		} else {
+			return j
 		}
-		// The high bit of each byte that is a space (and maybe of a 0x21
-		// above one: a false positive only ends the run early).
+		// The high bit of each byte below 0x20 or above 0x7e; exact up
+		// to the lowest one (a borrow or carry only runs upwards from a
+		// byte that is itself marked).
+		bad := ((w-spaces)&^w | (w + ones) | w) & highs
+		// The high bit of each byte that is a space, exact up to the
+		// lowest one (above a space, a 0x21 may be marked too).
 		x := w ^ spaces
 		sp := (x - ones) &^ x & highs
-		if sp&(sp>>8) != 0 || sp>>63 != 0 {
-			break
+		stop := bad | sp&(sp>>8) // and the first of two spaces
+		if stop == 0 {
+			if sp>>63 != 0 {
+				j += 7 // leave the space at the end for the next word
+			} else {
+				j += 8
+			}
+			continue
 		}
-		j += 8
+		g := bits.TrailingZeros64(stop) >> 3
+		if g > 0 && sp>>(8*g-1)&1 != 0 {
+			g-- // a run ends before its space
+		}
+		return j + g
 	}
-	return j
 }
 
 // writeString is write for a string.
