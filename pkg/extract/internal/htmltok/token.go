@@ -163,24 +163,35 @@ func (z *Tokenizer) skipTo(c byte) {
 	}
 }
 
+// Sets of bytes below 64, as bit masks for byteIn: HTML's white space,
+// and the bytes that end a tag name and an attribute key.
+const (
+	whiteSpace = 1<<' ' | 1<<'\n' | 1<<'\r' | 1<<'\t' | 1<<'\f'
+	tagNameEnd = whiteSpace | 1<<'/' | 1<<'>'
+	attrKeyEnd = tagNameEnd | 1<<'='
+)
+
+// byteIn reports whether c is in set, a mask of bytes below 64.
+func byteIn(c byte, set uint64) bool { return c < 64 && set&(1<<c) != 0 }
+
 // skipWhiteSpace skips past any white space.
+//
+// Upstream reads byte by byte with readByte; this loop, and those of
+// readTagName and readTagAttrKey, index the document directly and set
+// z.raw.end and z.err once, as readByte would have left them.
 func (z *Tokenizer) skipWhiteSpace() {
 	if z.err != nil {
 		return
 	}
-	for {
-		c := z.readByte()
-		if z.err != nil {
-			return
-		}
-		switch c {
-		case ' ', '\n', '\r', '\t', '\f':
-			// No-op.
-		default:
-			z.raw.end--
+	buf := z.buf
+	for i := z.raw.end; i < len(buf); i++ {
+		if !byteIn(buf[i], whiteSpace) {
+			z.raw.end = i
 			return
 		}
 	}
+	z.raw.end = len(buf)
+	z.err = io.EOF
 }
 
 // readRawOrRCDATA reads until the next "</foo>", where "foo" is z.rawTag and
@@ -854,50 +865,46 @@ func lower(b []byte) []byte {
 // has already been consumed.
 func (z *Tokenizer) readTagName() {
 	z.data.start = z.raw.end - 1
-	for {
-		c := z.readByte()
-		if z.err != nil {
-			z.data.end = z.raw.end
-			return
-		}
-		switch c {
-		case ' ', '\n', '\r', '\t', '\f':
-			z.data.end = z.raw.end - 1
-			return
-		case '/', '>':
-			z.raw.end--
-			z.data.end = z.raw.end
+	buf := z.buf
+	for i := z.raw.end; i < len(buf); i++ {
+		if c := buf[i]; byteIn(c, tagNameEnd) {
+			z.data.end = i
+			if c == '/' || c == '>' {
+				z.raw.end = i // reconsumed
+			} else {
+				z.raw.end = i + 1
+			}
 			return
 		}
 	}
+	z.raw.end = len(buf)
+	z.err = io.EOF
+	z.data.end = z.raw.end
 }
 
 // readTagAttrKey sets z.pendingAttr[0] to the "k" in "<div k=v>".
 // Precondition: z.err == nil.
 func (z *Tokenizer) readTagAttrKey() {
-	z.pendingAttr[0].start = z.raw.end
-	for {
-		c := z.readByte()
-		if z.err != nil {
-			z.pendingAttr[0].end = z.raw.end
-			return
-		}
-		switch c {
-		case '=':
-			if z.pendingAttr[0].start+1 == z.raw.end {
+	start := z.raw.end
+	z.pendingAttr[0].start = start
+	buf := z.buf
+	for i := start; i < len(buf); i++ {
+		if c := buf[i]; byteIn(c, attrKeyEnd) {
+			if c == '=' && i == start {
 				// WHATWG 13.2.5.32, if we see an equals sign before the attribute name
 				// begins, we treat it as a character in the attribute name and continue.
 				continue
 			}
-			fallthrough
-		case ' ', '\n', '\r', '\t', '\f', '/', '>':
 			// WHATWG 13.2.5.33 Attribute name state
 			// We need to reconsume the char in the after attribute name state to support the / character
-			z.raw.end--
-			z.pendingAttr[0].end = z.raw.end
+			z.raw.end = i
+			z.pendingAttr[0].end = i
 			return
 		}
 	}
+	z.raw.end = len(buf)
+	z.err = io.EOF
+	z.pendingAttr[0].end = z.raw.end
 }
 
 // readTagAttrVal sets z.pendingAttr[1] to the "v" in "<div k=v>".
