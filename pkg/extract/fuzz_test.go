@@ -236,13 +236,17 @@ func isASCII(s string) bool {
 
 // FuzzWordRun: the eight-byte steps of wordRun never go past the run
 // that write's byte loop would copy, and the byte loop, resumed where
-// wordRun stops, ends where it would have ended alone.
+// wordRun stops, ends where it would have ended alone; also on texts
+// that end before their buffer does.
 func FuzzWordRun(f *testing.F) {
 	f.Add([]byte("the quick brown fox jumps over the lazy dog, again and again"))
 	f.Add([]byte("aaaaaaa  bbbbbbbbbbbbbbbbbbbbbbbbbb\tc!!!!!!!!!!!!!!!!! !!!!!!!!!!!!!!\x7f"))
 	f.Add([]byte("x       ! ! ! ! ! ! ! ! ! ! ! ! ! !  !"))
+	f.Add([]byte("Home Edit   \n"))
+	f.Add([]byte("ab cd\x00 ef gh ij kl"))
+	f.Add([]byte("abcdefg abcdefg\tabcdefgh  abcdefg! !"))
 	f.Fuzz(func(t *testing.T, s []byte) {
-		byteLoop := func(j int) int {
+		byteLoop := func(s []byte, j int) int {
 			for j < len(s) {
 				if d := s[j]; d > ' ' && d < 0x7f {
 					j++
@@ -254,14 +258,24 @@ func FuzzWordRun(f *testing.F) {
 			}
 			return j
 		}
-		for i := 1; i <= len(s); i++ {
-			if c := s[i-1]; c <= ' ' || c >= 0x7f {
-				continue
+		check := func(s []byte) {
+			for i := 1; i <= len(s); i++ {
+				if c := s[i-1]; c <= ' ' || c >= 0x7f {
+					continue
+				}
+				want := byteLoop(s, i)
+				k := wordRun(s, i)
+				if k < i || k > want || byteLoop(s, k) != want {
+					t.Fatalf("%q from %d: wordRun %d, byte loop %d (from there %d)", s, i, k, want, byteLoop(s, k))
+				}
 			}
-			want := byteLoop(i)
-			k := wordRun(s, i)
-			if k < i || k > want || byteLoop(k) != want {
-				t.Fatalf("%q from %d: wordRun %d, byte loop %d (from there %d)", s, i, k, want, byteLoop(k))
+		}
+		check(s)
+		// The last bytes of a text that ends before its buffer does are
+		// read with the bytes after it, which must not count.
+		for _, n := range []int{len(s) - 1, len(s) - 3, len(s) - 8, len(s) / 2} {
+			if n > 0 && n < len(s) {
+				check(s[:n])
 			}
 		}
 	})

@@ -58,7 +58,14 @@ func (t *textBuf) write(s []byte, pre bool) {
 					break
 				}
 			}
-			t.put(s[i:j])
+			if t.limit > 0 {
+				t.putLimited(s[i:j])
+			} else { // put, inlined for the commonest case
+				if sep := t.owed(); sep != 0 {
+					t.b = append(t.b, sep)
+				}
+				t.b = append(t.b, s[i:j]...)
+			}
 			i = j
 			continue
 		}
@@ -85,19 +92,26 @@ const (
 // Each eight-byte word is taken up to the first byte that ends the run
 // (a byte that is not visible ASCII, or the first of two spaces), less a
 // space just before it; a word that ends in a space is taken but for
-// that space, which the next word starts with. The last bytes of s, when
-// fewer than eight are left, are read as the last eight bytes of s
-// shifted down, the bytes past the end reading as NULs, which end the
-// run. It may stop early (a '!' just after a space can read as a space),
-// never late.
+// that space, which the next word starts with. When fewer than eight
+// bytes are left, they are read as one word whose bytes past the end are
+// NULs, which end the run: eight bytes of the buffer under s (its
+// capacity allows it; the bytes past its length are masked off, never
+// used), or else the last eight bytes of s shifted down. wordRun may
+// stop early (a '!' just after a space can read as a space), never late.
 func wordRun(s []byte, j int) int {
 	for {
 		var w uint64
-		if n := len(s) - j; n >= 8 {
+		n := len(s) - j
+		switch {
+		case n >= 8:
 			w = binary.LittleEndian.Uint64(s[j:])
-		} else if n > 0 && len(s) >= 8 {
+		case n <= 0:
+			return j
+		case cap(s)-j >= 8: // a short text within a larger buffer
+			w = binary.LittleEndian.Uint64(s[j:cap(s)]) & (1<<(8*n) - 1)
+		case len(s) >= 8:
 			w = binary.LittleEndian.Uint64(s[len(s)-8:]) >> (8 * (8 - n))
-		} else {
+		default:
 			return j
 		}
 		// The high bit of each byte below 0x20 or above 0x7e; exact up
@@ -129,25 +143,46 @@ func wordRun(s []byte, j int) int {
 func (t *textBuf) writeString(s string) { t.write([]byte(s), false) }
 
 // put appends visible characters after any owed separator. With a
-// limit, the separator and the characters together stay within it: what
-// does not fit is cut at a rune boundary (and before a space), and a
-// separator is written only if at least one character follows it, so
-// the text neither exceeds its limit nor ends with white space.
+// limit, putLimited does.
 func (t *textBuf) put(p []byte) {
+	if t.limit > 0 {
+		t.putLimited(p)
+		return
+	}
+	if sep := t.owed(); sep != 0 {
+		t.b = append(t.b, sep)
+	}
+	t.b = append(t.b, p...)
+}
+
+// owed returns the separator owed before the next character, or 0 if
+// none is (nothing is owed at the start), and clears it.
+func (t *textBuf) owed() byte {
 	var sep byte
-	if len(t.b) > 0 {
-		if t.brk {
-			sep = '\n'
-		} else if t.space {
-			sep = ' '
-		}
+	if t.brk {
+		sep = '\n'
+	} else if t.space {
+		sep = ' '
+	}
+	if len(t.b) == 0 {
+		sep = 0
 	}
 	t.brk, t.space = false, false
+	return sep
+}
+
+// putLimited is put with a limit: the separator and the characters
+// together stay within it. What does not fit is cut at a rune boundary
+// (and before a space), and a separator is written only if at least one
+// character follows it, so the text neither exceeds its limit nor ends
+// with white space.
+func (t *textBuf) putLimited(p []byte) {
+	sep := t.owed()
 	n := len(t.b) + len(p)
 	if sep != 0 {
 		n++
 	}
-	if t.limit > 0 && n > t.limit {
+	if n > t.limit {
 		// cut at a rune boundary and stop
 		k := t.limit - len(t.b)
 		if sep != 0 {

@@ -156,11 +156,11 @@ func (z *Tokenizer) readByte() byte {
 // for every byte but c would stop, found with bytes.IndexByte. (Not in
 // upstream; it is used where such a loop was.)
 func (z *Tokenizer) skipTo(c byte) {
-	if i := bytes.IndexByte(z.buf[z.raw.end:], c); i >= 0 {
-		z.raw.end += i
-	} else {
-		z.raw.end = len(z.buf)
+	i := bytes.IndexByte(z.buf[z.raw.end:], c)
+	if i < 0 {
+		i = len(z.buf) - z.raw.end
 	}
+	z.raw.end += i
 }
 
 // Sets of bytes below 64, as bit masks for byteIn: HTML's white space,
