@@ -406,7 +406,15 @@ func FuzzCommonTag(f *testing.F) {
 		f.Add([]byte(name))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		a := commonTag(raw)
+		// The name alone, and followed in its buffer by bytes that
+		// must not count (commonTag reads eight at once when it can).
+		a := commonTag(raw[:len(raw):len(raw)])
+		for _, after := range []string{"", "\x00\x00\x00\x00\x00\x00\x00\x00", "ABCDEFGH", "v iv>"} {
+			in := append(append([]byte(nil), raw...), after...)
+			if b := commonTag(in[:len(raw)]); b != a {
+				t.Fatalf("%q followed by %q: %v, alone %v", raw, after, b, a)
+			}
+		}
 		if a == 0 {
 			return
 		}
@@ -431,6 +439,11 @@ func TestCommonTag(t *testing.T) {
 		for _, raw := range []string{n, strings.ToUpper(n)} {
 			if a := commonTag([]byte(raw)); a == 0 || a != atom.Lookup([]byte(n)) {
 				t.Errorf("%q: %v, want %v", raw, a, atom.Lookup([]byte(n)))
+			}
+			// In a document: eight bytes are read at once.
+			doc := []byte("<" + raw + " class=x>")
+			if a := commonTag(doc[1 : 1+len(raw)]); a == 0 || a != atom.Lookup([]byte(n)) {
+				t.Errorf("%q in a document: %v, want %v", raw, a, atom.Lookup([]byte(n)))
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 	"unsafe"
 
@@ -351,20 +352,37 @@ func tagName(z *htmltok.Tokenizer) (atom.Atom, string) {
 // is one of the names most tags have, and 0 for any other name, which
 // atom.Lookup then looks up: the name, lower-cased into one word, is
 // compared with constants instead of being hashed and looked up.
+//
+// The name is read as one word: eight bytes of the buffer under it when
+// its capacity allows (the bytes past its length masked off, never used),
+// else byte by byte. Its A-Z bytes are lower-cased all at once. A NUL
+// inside the name leaves a zero byte below a non-zero one, which no
+// constant has; a NUL at its end would read as a shorter name, so it
+// returns 0.
 func commonTag(raw []byte) atom.Atom {
-	if len(raw) == 0 || len(raw) > 8 {
+	n := len(raw)
+	if n == 0 || n > 8 {
 		return 0
 	}
 	var w uint64
-	for i, c := range raw {
-		switch {
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		case c == 0: // would read as a shorter name
-			return 0
+	if cap(raw) >= 8 {
+		w = binary.LittleEndian.Uint64(raw[:8])
+		if n < 8 {
+			w &= 1<<(8*n) - 1
 		}
-		w |= uint64(c) << (8 * i)
+	} else {
+		for i, c := range raw {
+			w |= uint64(c) << (8 * i)
+		}
 	}
+	if w>>(8*(n-1)) == 0 {
+		return 0 // ends with a NUL
+	}
+	// The high bit of each byte in A-Z: at least 'A' and not above 'Z'
+	// in its low seven bits (no carry leaves a byte), and no high bit.
+	h := w &^ highs
+	upper := (h + (0x80-'A')*ones) &^ (h + (0x80-'Z'-1)*ones) &^ w & highs
+	w |= upper >> 2 // 0x80 >> 2 is 'a' - 'A'
 	switch w {
 	case 'a':
 		return atom.A
