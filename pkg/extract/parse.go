@@ -287,9 +287,7 @@ func decodeValue(v []byte, scratch *[]byte) (decoded []byte, ok bool) {
 
 // needsDecoding reports whether an attribute value differs from its raw
 // bytes: it has a character reference, a carriage return or a NUL.
-func needsDecoding(v []byte) bool {
-	return bytes.IndexByte(v, '&') >= 0 || bytes.IndexByte(v, '\r') >= 0 || bytes.IndexByte(v, 0) >= 0
-}
+func needsDecoding(v []byte) bool { return htmltok.NeedsDecoding(v) }
 
 // mayBeHidden reports whether the current tag has an attribute named
 // hidden (in any ASCII case): a cheap test on the keys the tokenizer
@@ -367,15 +365,14 @@ func commonTag(raw []byte) atom.Atom {
 	var w uint64
 	if cap(raw) >= 8 {
 		w = binary.LittleEndian.Uint64(raw[:8])
-		if n < 8 {
-			w &= 1<<(8*n) - 1
-		}
+		k := uint(64-8*n) & 63 // 0 to 56: the mask spares the shifts' checks
+		w = w << k >> k
 	} else {
 		for i, c := range raw {
 			w |= uint64(c) << (8 * i)
 		}
 	}
-	if w>>(8*(n-1)) == 0 {
+	if w>>(uint(8*(n-1))&63) == 0 {
 		return 0 // ends with a NUL
 	}
 	// The high bit of each byte in A-Z: at least 'A' and not above 'Z'
