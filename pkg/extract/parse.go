@@ -287,7 +287,9 @@ func decodeValue(v []byte, scratch *[]byte) (decoded []byte, ok bool) {
 
 // needsDecoding reports whether an attribute value differs from its raw
 // bytes: it has a character reference, a carriage return or a NUL.
-func needsDecoding(v []byte) bool { return htmltok.NeedsDecoding(v) }
+func needsDecoding(v []byte) bool {
+	return bytes.IndexByte(v, '&') >= 0 || bytes.IndexByte(v, '\r') >= 0 || bytes.IndexByte(v, 0) >= 0
+}
 
 // mayBeHidden reports whether the current tag has an attribute named
 // hidden (in any ASCII case): a cheap test on the keys the tokenizer

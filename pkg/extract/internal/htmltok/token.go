@@ -9,7 +9,6 @@ package htmltok
 
 import (
 	"bytes"
-	"encoding/binary"
 	"io"
 
 	"golang.org/x/net/html"
@@ -1181,70 +1180,7 @@ func (z *Tokenizer) Text() []byte {
 // needsConverting reports whether Text changes s: it has a carriage
 // return, a NUL (if nul) or an ampersand (if escaped).
 func needsConverting(s []byte, nul, escaped bool) bool {
-	if len(s) < shortScan {
-		b, c := byte('\r'), byte('\r')
-		if nul {
-			b = 0
-		}
-		if escaped {
-			c = '&'
-		}
-		return hasByte3(s, '\r', b, c)
-	}
 	return bytes.IndexByte(s, '\r') >= 0 || nul && bytes.IndexByte(s, 0) >= 0 || escaped && bytes.IndexByte(s, '&') >= 0
-}
-
-// NeedsDecoding reports whether an attribute value differs from its raw
-// bytes (Attr): it has a character reference, a carriage return or a
-// NUL.
-func NeedsDecoding(v []byte) bool { return needsConverting(v, true, true) }
-
-// shortScan is the length below which needsConverting looks for its
-// bytes in one pass eight bytes at a time (hasByte3), not with one
-// bytes.IndexByte a byte: their vector loops win on long texts, but each
-// call costs about as much as a pass over a short one.
-const shortScan = 64
-
-// Bytes of a little-endian word, for hasByte3.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// hasZero returns the high bit of each zero byte of x, exact up to the
-// lowest one (a borrow only runs upwards from a zero byte): non-zero if
-// and only if x has a zero byte.
-func hasZero(x uint64) uint64 { return (x - ones) &^ x & highs }
-
-// hasByte3 reports whether s has a byte a, b or c, eight bytes at a
-// time. The last bytes, when fewer than eight are left, are read with
-// the bytes after them in the buffer under s when its capacity allows
-// (and what is found past the end of s is masked off), else one by one.
-func hasByte3(s []byte, a, b, c byte) bool {
-	wa, wb, wc := ones*uint64(a), ones*uint64(b), ones*uint64(c)
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := binary.LittleEndian.Uint64(s[i:])
-		if hasZero(w^wa)|hasZero(w^wb)|hasZero(w^wc) != 0 {
-			return true
-		}
-	}
-	n := len(s) - i
-	switch {
-	case n == 0:
-		return false
-	case cap(s)-i >= 8:
-		w := binary.LittleEndian.Uint64(s[i:cap(s)])
-		// A byte found below the end is found exactly; one above may
-		// be a false positive, but is masked off.
-		return (hasZero(w^wa)|hasZero(w^wb)|hasZero(w^wc))&(1<<(8*n)-1) != 0
-	}
-	for _, d := range s[i:] {
-		if d == a || d == b || d == c {
-			return true
-		}
-	}
-	return false
 }
 
 // TagName returns the lower-cased name of a tag token (the `img` out of

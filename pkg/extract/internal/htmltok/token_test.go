@@ -259,31 +259,3 @@ func TestSameTokensExhaustive(t *testing.T) {
 	}
 	build(nil, 4)
 }
-
-// FuzzNeedsConverting: needsConverting, which looks for its bytes eight at
-// a time in short texts, finds what bytes.IndexByte finds, in a text
-// alone and in one followed in its buffer by bytes that must not count.
-func FuzzNeedsConverting(f *testing.F) {
-	for _, s := range []string{"", "a", "a&b", "abc\r", "abcdefgh\x00", "plain text of some length, no refs", "x\r\n",
-		strings.Repeat("long text ", 10) + "&amp;", strings.Repeat("y", 70)} {
-		f.Add([]byte(s), uint8(0))
-	}
-	f.Fuzz(func(t *testing.T, s []byte, cut uint8) {
-		buf := append(append([]byte(nil), s...), "\r&\x00\r&\x00\r&\x00"...)
-		for _, n := range []int{len(s), len(s) - int(cut)%8, int(cut)} {
-			if n < 0 || n > len(s) {
-				continue
-			}
-			for _, in := range [][]byte{s[:n:n], buf[:n]} {
-				for _, nul := range []bool{false, true} {
-					for _, escaped := range []bool{false, true} {
-						want := bytes.IndexByte(in, '\r') >= 0 || nul && bytes.IndexByte(in, 0) >= 0 || escaped && bytes.IndexByte(in, '&') >= 0
-						if got := needsConverting(in, nul, escaped); got != want {
-							t.Fatalf("%q (nul %v, escaped %v): %v, want %v", in, nul, escaped, got, want)
-						}
-					}
-				}
-			}
-		}
-	})
-}
