@@ -123,13 +123,6 @@ func FuzzAttrs(f *testing.F) {
 	f.Add(`<input type=submit value=Go hidden=until-found>`)
 	f.Add(`<a href="?a=1&amp;b=2&#38;c=&#x33;" title='&lt;&gt;&quot;&apos;&nbsp;' hidden="&#x75;ntil-found">`)
 	f.Add(`<a href="?a=1&amp;b=2&copy=3" alt="&notit;">`)
-	// Keys read as one word: any case, eight bytes, a NUL or a byte
-	// beyond ASCII in them, at the end of the document.
-	f.Add("<meta HTTP-EQUIV=refresh XML:Lang=fr Content=x LANG=de hIdDeN>")
-	f.Add("<a hre\x00=x href=y t\xc3\xa9tle=z title=w>")
-	f.Add("<html xml:lang=en\x00 lang=fr>")
-	f.Add("<img ALT=a SRC=b value=c TYPE=d name=e rel=f hidden")
-	f.Add("<a title=x HREF")
 	f.Fuzz(func(t *testing.T, doc string) {
 		up := html.NewTokenizer(strings.NewReader(doc))
 		z := htmltok.New([]byte(doc))
@@ -501,38 +494,4 @@ func FuzzHrefScans(f *testing.F) {
 			t.Errorf("%q: hasScheme %v, byte loop %v", s, got, scheme)
 		}
 	})
-}
-
-// TestSpanAttrsWords: keys of up to eight bytes, read as one word, are
-// read from the spans (not given up to tokenAttrs) in any ASCII case, at
-// the end of a document too, and give what tokenAttrs gives; a NUL or a
-// byte beyond ASCII in a key gives up.
-func TestSpanAttrsWords(t *testing.T) {
-	for _, tc := range []struct {
-		doc string
-		ok  bool
-	}{
-		{`<a HREF="x" Rel=nofollow TITLE=t>`, true},
-		{`<meta Name=robots CONTENT=noindex http-EQUIV=refresh>`, true},
-		{`<html XML:LANG=fr lang=de>`, true},
-		{`<input Type=submit VALUE=Go HIDDEN>`, true},
-		{`<img alt=a src=b>`, true},
-		{`<a href=y data-long-name=1 hreF=z>`, true},
-		{"<a hr\x00f=x>", false},
-		{"<a titl\xc3\xa9=x>", false},
-	} {
-		z := htmltok.New([]byte(tc.doc))
-		if tt := z.Next(); tt != htmltok.StartTagToken && tt != htmltok.SelfClosingTagToken {
-			t.Fatalf("%q: %v", tc.doc, tt)
-		}
-		all := uint32(1<<14 - 1)
-		var scratch []byte
-		got, ok := spanAttrs(z, all, &scratch)
-		if ok != tc.ok {
-			t.Errorf("%q: ok %v, want %v", tc.doc, ok, tc.ok)
-		}
-		if want := tokenAttrs(z.Raw(), all); ok && got != want {
-			t.Errorf("%q:\n spans %+v\n token %+v", tc.doc, got, want)
-		}
-	}
 }

@@ -205,38 +205,6 @@ func (a *attrs) field(key []byte) (uint32, *string) {
 	return 0, nil
 }
 
-// keyHidden is "hidden" as a word of lowerWord.
-const keyHidden = 'h' | 'i'<<8 | 'd'<<16 | 'd'<<24 | 'e'<<32 | 'n'<<40
-
-// fieldWord is field for a name as a word of lowerWord.
-func (a *attrs) fieldWord(w uint64) (uint32, *string) {
-	switch w {
-	case 'h' | 'r'<<8 | 'e'<<16 | 'f'<<24:
-		return aHref, &a.href
-	case 'r' | 'e'<<8 | 'l'<<16:
-		return aRel, &a.rel
-	case 's' | 'r'<<8 | 'c'<<16:
-		return aSrc, &a.src
-	case 'a' | 'l'<<8 | 't'<<16:
-		return aAlt, &a.alt
-	case 't' | 'i'<<8 | 't'<<16 | 'l'<<24 | 'e'<<32:
-		return aTitle, &a.title
-	case 'n' | 'a'<<8 | 'm'<<16 | 'e'<<24:
-		return aName, &a.name
-	case 'c' | 'o'<<8 | 'n'<<16 | 't'<<24 | 'e'<<32 | 'n'<<40 | 't'<<48:
-		return aContent, &a.content
-	case 'l' | 'a'<<8 | 'n'<<16 | 'g'<<24:
-		return aLang, &a.lang
-	case 'x' | 'm'<<8 | 'l'<<16 | ':'<<24 | 'l'<<32 | 'a'<<40 | 'n'<<48 | 'g'<<56:
-		return aXMLLang, &a.xmlLang
-	case 't' | 'y'<<8 | 'p'<<16 | 'e'<<24:
-		return aType, &a.typ
-	case 'v' | 'a'<<8 | 'l'<<16 | 'u'<<24 | 'e'<<32:
-		return aValue, &a.value
-	}
-	return 0, nil
-}
-
 // spanAttrs reads the attributes of the current start tag from the raw
 // keys and values the tokenizer found (duplicates already removed, the
 // first kept), without copying the values it does not use. Values with
@@ -259,48 +227,23 @@ func spanAttrsInto(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte, a
 	var lowered [16]byte
 	for i := range z.NumAttr() {
 		key, val := z.Attr(i)
-		var bit uint32
-		var dst *string
-		if n := len(key); n <= 8 && cap(key) >= 8 {
-			// The key as one word (most are): a byte beyond ASCII or a
-			// NUL gives up, as below.
-			w, _ := lowerWord(key)
-			pad := ^uint64(0) << (uint(8*n) & 63) // 0xff past the key's bytes
-			if n == 8 {
-				pad = 0
-			}
-			if x := w | pad; w&highs != 0 || (x-ones)&^x&highs != 0 {
+		if len(key) > len(lowered) {
+			if bytes.IndexByte(key, 0) >= 0 {
 				return false
 			}
-			if w == keyHidden {
-				bit = aHidden
-			} else {
-				bit, dst = a.fieldWord(w)
-			}
-		} else {
-			if len(key) > len(lowered) {
-				if bytes.IndexByte(key, 0) >= 0 {
-					return false
-				}
-				continue // longer than any name the parser uses
-			}
-			lk := lowered[:len(key)]
-			for j, c := range key {
-				switch {
-				case c == 0 || c >= 0x80:
-					return false
-				case 'A' <= c && c <= 'Z':
-					c += 'a' - 'A'
-				}
-				lk[j] = c
-			}
-			if string(lk) == "hidden" {
-				bit = aHidden
-			} else {
-				bit, dst = a.field(lk)
-			}
+			continue // longer than any name the parser uses
 		}
-		if bit == aHidden {
+		lk := lowered[:len(key)]
+		for j, c := range key {
+			switch {
+			case c == 0 || c >= 0x80:
+				return false
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
+			}
+			lk[j] = c
+		}
+		if string(lk) == "hidden" {
 			if a.seen&aHidden == 0 {
 				var ok bool
 				if val, ok = decodeValue(val, scratch); !ok {
@@ -309,24 +252,21 @@ func spanAttrsInto(z *htmltok.Tokenizer, want, borrow uint32, scratch *[]byte, a
 				a.seen |= aHidden
 				a.hidden = !strings.EqualFold(strings.TrimSpace(string(val)), "until-found")
 			}
-			continue
-		}
-		if dst == nil || bit&want == 0 || a.seen&bit != 0 {
-			continue
-		}
-		if bit&borrow != 0 && !needsDecoding(val) {
-			a.seen |= bit
-			*dst = unsafe.String(unsafe.SliceData(val), len(val))
-			if bit == aHref {
-				a.hasHref = true
+		} else if bit, dst := a.field(lk); dst != nil && bit&want != 0 && a.seen&bit == 0 {
+			if bit&borrow != 0 && !needsDecoding(val) {
+				a.seen |= bit
+				*dst = unsafe.String(unsafe.SliceData(val), len(val))
+				if bit == aHref {
+					a.hasHref = true
+				}
+				continue
 			}
-			continue
+			var ok bool
+			if val, ok = decodeValue(val, scratch); !ok {
+				return false
+			}
+			a.set(bit, dst, val)
 		}
-		var ok bool
-		if val, ok = decodeValue(val, scratch); !ok {
-			return false
-		}
-		a.set(bit, dst, val)
 	}
 	return true
 }
@@ -374,32 +314,6 @@ func relHas(rel, token string) bool {
 	return false
 }
 
-// lowerWord returns b, of 1 to 8 bytes, as one little-endian word with
-// its A-Z bytes lower-cased, and ok false for any other length. It reads
-// eight bytes of the buffer under b when its capacity allows (the bytes
-// past its length masked off, never used), else byte by byte, and
-// lower-cases all the bytes at once.
-func lowerWord(b []byte) (w uint64, ok bool) {
-	n := len(b)
-	if n == 0 || n > 8 {
-		return 0, false
-	}
-	if cap(b) >= 8 {
-		w = binary.LittleEndian.Uint64(b[:8])
-		k := uint(64-8*n) & 63 // 0 to 56: the mask spares the shifts' checks
-		w = w << k >> k
-	} else {
-		for i, c := range b {
-			w |= uint64(c) << (8 * i)
-		}
-	}
-	// The high bit of each byte in A-Z: at least 'A' and not above 'Z'
-	// in its low seven bits (no carry leaves a byte), and no high bit.
-	h := w &^ highs
-	upper := (h + (0x80-'A')*ones) &^ (h + (0x80-'Z'-1)*ones) &^ w & highs
-	return w | upper>>2, true // 0x80 >> 2 is 'a' - 'A'
-}
-
 // tagName returns the atom of the current tag and, for a tag without an
 // atom, its lower-case name. It lower-cases the name the tokenizer found
 // in place of the copy html.Tokenizer.TagName makes; names with NUL or
@@ -439,14 +353,35 @@ func tagName(z *htmltok.Tokenizer) (atom.Atom, string) {
 // atom.Lookup then looks up: the name, lower-cased into one word, is
 // compared with constants instead of being hashed and looked up.
 //
-// The name is read as one word (lowerWord). A NUL inside the name leaves
-// a zero byte below a non-zero one, which no constant has; a NUL at its
-// end would read as a shorter name, so it returns 0.
+// The name is read as one word: eight bytes of the buffer under it when
+// its capacity allows (the bytes past its length masked off, never used),
+// else byte by byte. Its A-Z bytes are lower-cased all at once. A NUL
+// inside the name leaves a zero byte below a non-zero one, which no
+// constant has; a NUL at its end would read as a shorter name, so it
+// returns 0.
 func commonTag(raw []byte) atom.Atom {
-	w, ok := lowerWord(raw)
-	if !ok || w>>(uint(8*(len(raw)-1))&63) == 0 {
+	n := len(raw)
+	if n == 0 || n > 8 {
+		return 0
+	}
+	var w uint64
+	if cap(raw) >= 8 {
+		w = binary.LittleEndian.Uint64(raw[:8])
+		k := uint(64-8*n) & 63 // 0 to 56: the mask spares the shifts' checks
+		w = w << k >> k
+	} else {
+		for i, c := range raw {
+			w |= uint64(c) << (8 * i)
+		}
+	}
+	if w>>(uint(8*(n-1))&63) == 0 {
 		return 0 // ends with a NUL
 	}
+	// The high bit of each byte in A-Z: at least 'A' and not above 'Z'
+	// in its low seven bits (no carry leaves a byte), and no high bit.
+	h := w &^ highs
+	upper := (h + (0x80-'A')*ones) &^ (h + (0x80-'Z'-1)*ones) &^ w & highs
+	w |= upper >> 2 // 0x80 >> 2 is 'a' - 'A'
 	switch w {
 	case 'a':
 		return atom.A
