@@ -325,11 +325,17 @@ type Server struct {
 	// still to come as the harvester finished with the host; the next
 	// batch's harvester does not ask it before then.
 	NotBefore time.Time `json:"notBefore,omitzero"`
-	// UnitCrawlDelay, in a batch's servers.jsonl only (the manager's), is
-	// the longest robots.txt Crawl-delay, in seconds, that graph.db knows
-	// among the sites of the host's politeness unit (its registrable
-	// domain on its address), the batch's or not: the harvester keeps it
-	// between any two requests to the unit's names from the first on.
+	// CrawlDelay, in a batch's servers.jsonl only (the manager's), is the
+	// robots.txt Crawl-delay, in seconds, of the host's stored robots.txt,
+	// given with the address graph.db knows for it (IP). The line may name
+	// a host outside the batch (a site of one of the batch's registrable
+	// domains): the harvester gives the Crawl-delay to the politeness unit
+	// of that domain on that address, so every name of the batch that
+	// resolves there keeps it from its first request.
+	CrawlDelay float64 `json:"crawlDelay,omitempty"`
+	// UnitCrawlDelay was written by managers before 2026-12-07 (the
+	// longest Crawl-delay of the host's unit as the manager guessed it);
+	// the harvester still obeys it in an older batch. No longer written.
 	UnitCrawlDelay float64 `json:"unitCrawlDelay,omitempty"`
 }
 

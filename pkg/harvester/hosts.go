@@ -264,6 +264,24 @@ func (t *hostTable) laterUnit(ip netip.Addr, host string, at time.Time) {
 	}
 }
 
+// crawlDelayAt records a Crawl-delay (already capped) that a site of
+// host's registrable domain on ip asked for, known before any name of the
+// run resolves there (the manager's servers.jsonl): the unit of that
+// domain on ip keeps the longest, and every name that joins it (join)
+// waits it from its first request. Names of the domain on other
+// addresses are other units and do not.
+func (t *hostTable) crawlDelayAt(ip netip.Addr, host string, d time.Duration) {
+	key := unitKey(ip, host)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.units[key]
+	if u == nil {
+		u = &unit{ip: ip}
+		t.units[key] = u
+	}
+	u.crawlDelay = max(u.crawlDelay, d)
+}
+
 // sameUnit tells whether two host names are in one unit.
 func (t *hostTable) sameUnit(a, b string) bool {
 	t.mu.Lock()

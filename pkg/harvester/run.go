@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -169,14 +170,22 @@ func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *co
 		if err != nil {
 			log.Warn("batch servers.jsonl ignored after a bad line", "err", err, "kept", len(lines))
 		}
+		maxCD := opts.Config.Harvester.MaxCrawlDelay.D()
+		seconds := func(secs float64) time.Duration {
+			return min(time.Duration(secs*float64(time.Second)), maxCD)
+		}
 		for _, l := range lines {
 			host := strings.ToLower(l.Host)
 			h.est[host] = l
+			if ip, err := netip.ParseAddr(l.IP); err == nil && l.CrawlDelay > 0 {
+				// A Crawl-delay graph.db stores for a site at an address
+				// (the host may not be in this batch): every name of its
+				// registrable domain that resolves there keeps it.
+				h.hosts.crawlDelayAt(ip, host, seconds(l.CrawlDelay))
+			}
 			if l.UnitCrawlDelay > 0 {
-				// A Crawl-delay of another name of the host's unit, which
-				// may not be in this batch (the manager's, from graph.db).
-				secs := min(l.UnitCrawlDelay, opts.Config.Harvester.MaxCrawlDelay.D().Seconds())
-				h.hosts.crawlDelay(host, time.Duration(secs*float64(time.Second)))
+				// An older manager's guess of the host's unit.
+				h.hosts.crawlDelay(host, seconds(l.UnitCrawlDelay))
 			}
 		}
 	}

@@ -175,7 +175,7 @@ func TestAliasRobotsRedirect(t *testing.T) {
 
 // TestUnitCrawlDelayFromBatch: the batch's servers.jsonl gives a host the
 // Crawl-delay of another name of its unit that is not in the batch (the
-// manager's unitCrawlDelay): it holds from the first request, though the
+// unitCrawlDelay of a manager before 2026-12-07): it holds from the first request, though the
 // host's own robots.txt has none.
 func TestUnitCrawlDelayFromBatch(t *testing.T) {
 	docs := pagesHost("docs.d.test", 3, 0)
@@ -192,4 +192,63 @@ func TestUnitCrawlDelayFromBatch(t *testing.T) {
 		t.Fatalf("%+v %v", sum, err)
 	}
 	checkUnits(t, web.Requests(), func(string, ht.Request) time.Duration { return 200 * time.Millisecond }, 0)
+}
+
+// TestCrawlDelayAtAddress: the batch's servers.jsonl says www.e.test,
+// not in the batch, asked for a Crawl-delay on 127.0.0.1 (the manager's
+// line, from graph.db). docs.e.test resolves there: it waits that delay
+// from its first request (its robots.txt). m.e.test, of the same domain
+// on another address, is another unit and keeps the plain wait.
+func TestCrawlDelayAtAddress(t *testing.T) {
+	docs := pagesHost("docs.e.test", 3, 0)
+	mobile := pagesHost("m.e.test", 6, 0)
+	mobile.IP = "127.0.0.2"
+	web := ht.Start(t, docs, mobile)
+	var urls []string
+	for _, h := range []*ht.Host{docs, mobile} {
+		for p := range h.Pages {
+			urls = append(urls, web.URL(h.Name, p))
+		}
+	}
+	const wait, delay = 10 * time.Millisecond, 400 * time.Millisecond
+	cfg := web.Config(wait)
+	cfg.Harvester.Connections = 4
+	// No value clock: it would spread m.e.test's pages over docs.e.test's
+	// time by design (valuegate.go); this test is about politeness.
+	cfg.Harvester.Ranking = "quality"
+	dir := filepath.Join(t.TempDir(), "000001")
+	ht.WriteBatch(t, dir, 1, ht.Entries(urls...))
+	writeServers(t, filepath.Join(dir, collection.BatchServersFile), []fetchlog.Server{
+		{Host: "www.e.test", IP: "127.0.0.1", CrawlDelay: delay.Seconds()},
+		{Host: "gone.e.test", IP: "127.0.0.9", CrawlDelay: 30}, // an address no name of the batch resolves to
+	})
+	sum, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg})
+	if err != nil || sum.Fetched != len(urls) {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	reqs := web.Requests()
+	need := func(unit string, _ ht.Request) time.Duration {
+		if unit == "127.0.0.1 e.test" {
+			return delay
+		}
+		return wait
+	}
+	checkUnits(t, reqs, need, 0)
+	// m.e.test's seven requests (robots.txt and six pages) took about
+	// six waits, not six Crawl-delays.
+	var first, last time.Time
+	for _, r := range reqs {
+		if r.Host != "m.e.test" {
+			continue
+		}
+		if first.IsZero() || r.Start.Before(first) {
+			first = r.Start
+		}
+		if r.End.After(last) {
+			last = r.End
+		}
+	}
+	if took := last.Sub(first); took >= 3*delay {
+		t.Errorf("m.e.test, on another address, took %v for 7 requests: slowed by a Crawl-delay of another unit", took)
+	}
 }

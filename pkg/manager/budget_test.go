@@ -370,13 +370,18 @@ func TestBudgetUnitCrawlDelay(t *testing.T) {
 	}
 }
 
-// The batch's servers.jsonl gives each host the longest Crawl-delay of
-// its politeness unit that graph.db knows, even from a site outside the
-// batch: the harvester keeps it between any two requests to the unit.
+// The batch's servers.jsonl gives the harvester every Crawl-delay that
+// graph.db stores for a site of the batch's registrable domains whose
+// address it knows, from a site outside the batch too, with that
+// address: the harvester, not the manager, joins names to units. A site
+// whose address is not known gives no line, and no host's line guesses
+// a Crawl-delay from another site (no unitCrawlDelay).
 func TestUnitCrawlDelay(t *testing.T) {
 	f := newFixture(t)
 	f.add(
-		page{url: "http://www.u.cl/", state: linkgraph.StateExcluded}, // no candidates: not in the batch
+		page{url: "http://www.u.cl/", state: linkgraph.StateExcluded},  // no candidates: not in the batch
+		page{url: "http://slow.u.cl/", state: linkgraph.StateExcluded}, // not resolved yet, not in the batch
+		page{url: "http://far.w.cl/", state: linkgraph.StateExcluded},  // another domain, not in the batch
 		page{url: "http://docs.u.cl/"},
 		page{url: "http://m.u.cl/"},
 		page{url: "http://v.cl/"},
@@ -388,27 +393,36 @@ func TestUnitCrawlDelay(t *testing.T) {
 		}
 	}
 	f.site("http://www.u.cl", robots("10.0.0.1", "User-agent: *\nCrawl-delay: 5\n"))
+	f.site("http://slow.u.cl", robots("", "User-agent: *\nCrawl-delay: 9\n"))
+	f.site("http://far.w.cl", robots("10.0.0.1", "User-agent: *\nCrawl-delay: 7\n"))
 	f.site("http://docs.u.cl", robots("10.0.0.1", "User-agent: *\nCrawl-delay: 1\n"))
 	f.site("http://m.u.cl", robots("10.0.0.2", ""))
 	f.site("http://v.cl", robots("10.0.0.1", ""))
 	p := f.plan(1)
-	got := map[string]float64{}
+	type line struct {
+		ip string
+		cd float64
+	}
+	got := map[string]line{}
 	for _, s := range p.servers {
-		got[s.Host] = s.UnitCrawlDelay
+		if s.UnitCrawlDelay != 0 {
+			t.Errorf("%s: unitCrawlDelay %g written", s.Host, s.UnitCrawlDelay)
+		}
+		got[s.Host] = line{s.IP, s.CrawlDelay}
 	}
-	want := map[string]float64{
-		"docs.u.cl": 5, // www.u.cl's, on the same address
-		"m.u.cl":    0, // another address
-		"v.cl":      0, // another domain
-		"new.u.cl":  5, // address not known yet: every address of the domain
+	want := map[string]line{
+		"www.u.cl":  {"10.0.0.1", 5}, // outside the batch, of a batch domain, address known
+		"docs.u.cl": {"10.0.0.1", 1}, // its own
 	}
-	for host, cd := range want {
-		if got[host] != cd {
-			t.Errorf("%s: unit Crawl-delay %g, want %g (servers %+v)", host, got[host], cd, p.servers)
+	for host, l := range want {
+		if got[host] != l {
+			t.Errorf("%s: %+v, want %+v (servers %+v)", host, got[host], l, p.servers)
 		}
 	}
-	if _, ok := got["www.u.cl"]; ok {
-		t.Errorf("www.u.cl, not in the batch, has a servers line")
+	for _, host := range []string{"slow.u.cl", "far.w.cl", "m.u.cl", "v.cl", "new.u.cl"} {
+		if l, ok := got[host]; ok && l.cd != 0 {
+			t.Errorf("%s: Crawl-delay %g given, want none (servers %+v)", host, l.cd, p.servers)
+		}
 	}
 }
 

@@ -181,17 +181,17 @@ func (p *plan) fill(tx *linkgraph.Tx, chosen []int32, m *config.Manager, token s
 			}
 		}
 	}
-	unitDelays, err := unitCrawlDelays(tx, batchSites, token)
+	delays, err := crawlDelaySites(tx, batchSites, token)
 	if err != nil {
 		return err
 	}
-	for host, cd := range unitDelays {
-		srv, ok := servers[host]
+	for _, d := range delays {
+		srv, ok := servers[d.Host]
 		if !ok {
-			srv = fetchlog.Server{Host: host}
+			srv = fetchlog.Server{Host: d.Host}
 		}
-		srv.UnitCrawlDelay = cd
-		servers[host] = srv
+		srv.IP, srv.CrawlDelay = d.IP, max(srv.CrawlDelay, d.CrawlDelay)
+		servers[d.Host] = srv
 	}
 	for _, h := range slices.Sorted(maps.Keys(servers)) {
 		p.servers = append(p.servers, servers[h])
