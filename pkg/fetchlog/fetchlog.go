@@ -325,13 +325,15 @@ type Server struct {
 	// still to come as the harvester finished with the host; the next
 	// batch's harvester does not ask it before then.
 	NotBefore time.Time `json:"notBefore,omitzero"`
-	// CrawlDelay, in a batch's servers.jsonl only (the manager's), is the
-	// robots.txt Crawl-delay, in seconds, of the host's stored robots.txt,
-	// given with the address graph.db knows for it (IP). The line may name
-	// a host outside the batch (a site of one of the batch's registrable
-	// domains): the harvester gives the Crawl-delay to the politeness unit
-	// of that domain on that address, so every name of the batch that
-	// resolves there keeps it from its first request.
+	// CrawlDelay is a robots.txt Crawl-delay, in seconds, with the address
+	// it holds at (IP). In a batch's servers.jsonl (the manager's) it is
+	// that of the host's stored robots.txt, and the line may name a host
+	// outside the batch (a site of one of the batch's registrable
+	// domains); in a harvest's, the longest the harvester kept for the
+	// host's politeness unit (capped at max_crawl_delay). Either way the
+	// next harvester gives it to the unit of the host's registrable domain
+	// on that address, so every name that resolves there keeps it from its
+	// first request.
 	CrawlDelay float64 `json:"crawlDelay,omitempty"`
 	// UnitCrawlDelay was written by managers before 2026-12-07 (the
 	// longest Crawl-delay of the host's unit as the manager guessed it);

@@ -123,6 +123,12 @@ func (h *harvest) carryFrom(dir string, sites, hosts, domains map[string]bool, n
 	}
 	for _, l := range servers {
 		host := strings.ToLower(l.Host)
+		if ip, err := netip.ParseAddr(l.IP); err == nil && l.CrawlDelay > 0 && domains[urlnorm.Registrable(host)] {
+			// The unit's Crawl-delay as that harvest kept it (a robots.txt
+			// it read, which graph.db may not hold yet): every name of this
+			// batch that joins the unit keeps it from its first request.
+			h.hosts.crawlDelayAt(ip, host, min(time.Duration(l.CrawlDelay*float64(time.Second)), h.cfg.Harvester.MaxCrawlDelay.D()))
+		}
 		if !hosts[host] {
 			// Another name of a unit of this batch (www.x.cl, asked at
 			// the end of the previous batch, beside docs.x.cl in this

@@ -251,6 +251,30 @@ func TestCarryOverPolitenessAcrossABatch(t *testing.T) {
 	}
 }
 
+// TestCarryOverUnitCrawlDelay: batch 1 reads www.g.test's Crawl-delay
+// (its robots.txt); batch 2, harvested the moment batch 1 ends, holds
+// only docs.g.test, another name of the unit (same address and domain),
+// whose robots.txt asks for none, and no manager has seeded batch 1 yet.
+// The unit's Crawl-delay holds between all of docs.g.test's requests
+// (batch 1's servers.jsonl gives it, with the address), not only before
+// the first (notBefore).
+func TestCarryOverUnitCrawlDelay(t *testing.T) {
+	www := pagesHost("www.g.test", 1, 0)
+	www.Robots = &ht.Page{Body: []byte("User-agent: *\nCrawl-delay: 0.4\n")}
+	docs := pagesHost("docs.g.test", 3, 0)
+	web := ht.Start(t, www, docs)
+	cfg := web.Config(10 * time.Millisecond)
+	col := ht.NewCollection(t, t.TempDir(), cfg)
+	for id, urls := range [][]string{{web.URL("www.g.test", "/p0")}, pageURLs(web, "docs.g.test", 3)} {
+		b := col.Batch(id + 1)
+		ht.WriteBatch(t, b.Dir, b.ID, ht.Entries(urls...))
+		if _, err := harvester.RunCollection(context.Background(), col, 0, harvester.Options{Config: cfg}); err != nil {
+			t.Fatalf("batch %d: %v", b.ID, err)
+		}
+	}
+	checkUnits(t, web.Requests(), func(string, ht.Request) time.Duration { return 400 * time.Millisecond }, 0)
+}
+
 // writeBatchHeader writes dir/batch.tsv with header h.
 func writeBatchHeader(t *testing.T, dir string, h batch.Header, entries []batch.Entry) {
 	t.Helper()

@@ -793,6 +793,9 @@ func (sc *scheduler) done(srv *Server) {
 	if nb := h.hosts.notBefore(srv.Host); nb.After(time.Now()) {
 		l.NotBefore = nb.UTC()
 	}
+	if cd := h.hosts.unitCrawlDelay(srv.Host); cd > 0 && l.IP != "" {
+		l.CrawlDelay = cd.Seconds() // for the next harvest's names of the unit (carryFrom)
+	}
 	h.finished[srv.Host] = l
 	if err := h.out.server(l); err != nil {
 		h.fatal(err)
