@@ -43,7 +43,11 @@
 # BENCH_HOSTILE (0; 1 adds the hostile hosts), BENCH_HTTPS (share of the
 # sites over TLS, testweb --https-share, default 0.85: the mostly-HTTPS
 # web of issue 23; 0 for the plain-HTTP web of the runs recorded before
-# 2026-11-27), BENCH_SEEDS (50 seed URLs),
+# 2026-11-27), BENCH_SUBDOMAINS (share of the in-scope sites renamed as
+# subdomains of a few registrable domains on several addresses, testweb
+# --subdomain-share, e.g. 0.5; default 0: none, the web of the runs
+# recorded before issue 34; the same as BENCH_WEB_FLAGS="--subdomain-share
+# 0.5"; it needs BENCH_ADDRESSES of 2 or more), BENCH_SEEDS (50 seed URLs),
 # BENCH_ADDRESSES (loopback addresses of the web, default HOSTS/10),
 # BENCH_PER_IP, BENCH_CONNECTIONS, BENCH_MAX_PAGES (largest site, default
 # max(400, PAGES/50)), BENCH_LIMIT (time limit of each run, 600 s),
@@ -91,6 +95,11 @@ case $https_share in
 *) web_flags+=(--https-share "$https_share") ;;
 esac
 [ "$hostile" = 1 ] && web_flags+=(--hostile)
+subdomains=${BENCH_SUBDOMAINS:-0}
+case $subdomains in
+0 | 0.0 | "") ;;
+*) web_flags+=(--subdomain-share "$subdomains") ;;
+esac
 # BENCH_WEB_FLAGS: more testweb flags (e.g. --crawl-delay-fraction 0.01).
 read -r -a extra_web_flags <<<"${BENCH_WEB_FLAGS:-}"
 web_flags+=("${extra_web_flags[@]}")
@@ -201,7 +210,7 @@ timeline() {
 	sed 's/^/   /' "$dir/$r/timeline.txt" | tee -a "$report"
 }
 
-out "== bench-timeline $(date -u +%Y-%m-%dT%H:%MZ): $hosts hosts, about $pages pages (largest site $maxpages), seed $seed, $nseeds seeds, heterogeneous $hetero, hostile $hostile"
+out "== bench-timeline $(date -u +%Y-%m-%dT%H:%MZ): $hosts hosts, about $pages pages (largest site $maxpages), seed $seed, $nseeds seeds, heterogeneous $hetero, hostile $hostile, subdomains $subdomains"
 out "   $addresses addresses, $conns connections ($perip per IP address, 0: no cap), max_fetches_per_script 0, time limit $limit s per run; binaries $bin; dir $dir"
 wire_env=$(env | grep '^WIRE_' | grep -v '^WIRE_BIN=\|^WIRE_BUILD=' | sort | tr '\n' ' ')
 [ -z "$wire_env" ] || out "   environment: $wire_env"

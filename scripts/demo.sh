@@ -23,6 +23,11 @@
 # one address at least 25 ms apart. After the crawl the test web's
 # request log is audited by server (crawlcheck politeness, see
 # docs/harvester.md "Politeness by server"); its table is printed.
+# Half the sites are subdomains of a few registrable domains
+# (testweb --subdomain-share 0.5: fisica3.uni1.cl, volcan7.hosting1.cl
+# ...), each domain on several addresses, some holding several of its
+# sites, a Crawl-delay site sharing its address with a sibling, as
+# universities and hosting providers have them.
 #
 # Environment: DEMO_HOSTS (test web hosts, default 200), DEMO_CYCLES
 # (default 4), DEMO_WAIT (wait between requests to one host, default
@@ -30,7 +35,9 @@
 # addresses of the test web, default DEMO_HOSTS/8), DEMO_PER_IP (4),
 # DEMO_ADDRESS_WAIT (25ms), DEMO_WEB_FLAGS (further testweb flags,
 # default --heterogeneous; empty for the uniform web), DEMO_HTTPS (share of
-# the sites served over TLS, default 0.85; 0 for plain HTTP only).
+# the sites served over TLS, default 0.85; 0 for plain HTTP only),
+# DEMO_SUBDOMAINS (share of the sites renamed as subdomains, default 0.5;
+# 0 for none, as with a single address).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -45,6 +52,7 @@ addresses=${DEMO_ADDRESSES:-$((hosts / 8 > 1 ? hosts / 8 : 1))}
 perip=${DEMO_PER_IP:-4}
 addrwait=${DEMO_ADDRESS_WAIT:-25ms}
 https_share=${DEMO_HTTPS:-0.85}
+subdomains=${DEMO_SUBDOMAINS:-0.5}
 if [ -e "$dir/FORMAT" ]; then
 	echo "demo.sh: $dir already holds a collection; give a new directory" >&2
 	exit 2
@@ -58,6 +66,12 @@ tlsflags=()
 case $https_share in
 0 | 0.0 | 0.00 | "") ;;
 *) tlsflags=(--https-share "$https_share" --ca-out "$work/ca.pem") ;;
+esac
+
+subflags=()
+case $subdomains in
+0 | 0.0 | 0.00 | "") ;;
+*) [ "$addresses" -gt 1 ] && subflags=(--subdomain-share "$subdomains") ;;
 esac
 
 web_pid=
@@ -74,7 +88,7 @@ trap cleanup EXIT
 wire_log "starting the test web ($hosts hosts on $addresses addresses) on loopback"
 # shellcheck disable=SC2086 # DEMO_WEB_FLAGS is a list of flags
 "$WIRE_BIN/testweb" --hosts "$hosts" --seed 1 --seeds 20 --seeds-out "$work/seeds.txt" $webflags \
-	--addresses "$addresses" --config-out "$work/web.json" --log "$work/requests.tsv" "${tlsflags[@]}" \
+	--addresses "$addresses" --config-out "$work/web.json" --log "$work/requests.tsv" "${tlsflags[@]}" "${subflags[@]}" \
 	--ready-file "$work/ready" >"$work/testweb.out" 2>&1 &
 web_pid=$!
 for _ in $(seq 1 300); do

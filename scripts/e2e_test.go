@@ -48,10 +48,18 @@ const (
 // e2eWeb is the test web crawled: the heterogeneous one, which behaves
 // like a real web in time (slow hosts, Crawl-delays, big sites, bare
 // names redirecting to www names), on several addresses, with sitemaps,
-// and mostly HTTPS (plain HTTP redirecting to it, duplicates across
+// mostly HTTPS (plain HTTP redirecting to it, duplicates across
 // schemes, HTTPS-only sites, broken certificates; the harvester trusts
-// its CA).
-var e2eWeb = testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120, Heterogeneous: true, Addresses: e2eAddresses, Sitemaps: true, HTTPSShare: e2eHTTPSShare}
+// its CA), and half its sites subdomains of a few registrable domains.
+var e2eWeb = testweb.Config{Seed: 7, Hosts: e2eHosts, MaxPages: 120, Heterogeneous: true, Addresses: e2eAddresses, Sitemaps: true, HTTPSShare: e2eHTTPSShare,
+	SubdomainShare: e2eSubdomainShare}
+
+// e2eSubdomainShare is the share of the sites of the e2e web renamed as
+// subdomains of a few registrable domains (two: uni1.cl and
+// hosting1.cl), each on several addresses, some holding several of its
+// sites, a Crawl-delay site sharing its address with a sibling: the
+// politeness unit (address, registrable domain) of issue 34.
+const e2eSubdomainShare = 0.5
 
 // e2eHTTPSShare is the share of the sites of the e2e web served over TLS.
 const e2eHTTPSShare = 0.85
@@ -137,6 +145,7 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 		t.Errorf("the audit checked too little: %d addresses, %d units of several names, %d addresses of several units, %d gaps under a Crawl-delay",
 			rep.Addresses, rep.SharedUnits, rep.SharedAddresses, rep.DelayGaps)
 	}
+	checkSubdomains(t, web)
 	checkTextByURL(t, bin, col, web, fetched)
 	checkTLS(t, bin, col, web, fetched)
 	checkSchemes(t, col, fetched)
@@ -274,6 +283,36 @@ func checkPoliteness(t *testing.T, web *testweb.Web, cfg config.Config) politeau
 		t.Error(p)
 	}
 	return rep
+}
+
+// checkSubdomains: the crawl reached sites of a registrable domain of
+// the subdomain web on several addresses, so that the audit judged the
+// politeness unit (address, registrable domain) where it differs from
+// the domain alone.
+func checkSubdomains(t *testing.T, web *testweb.Web) {
+	t.Helper()
+	domainOf := map[string]string{}
+	for dom, names := range web.Subdomains() {
+		for _, n := range names {
+			domainOf[n] = dom
+		}
+	}
+	addrs := map[string]map[string]bool{}
+	for _, r := range web.Requests() {
+		if dom, ok := domainOf[r.Host]; ok && r.Addr != "" {
+			if addrs[dom] == nil {
+				addrs[dom] = map[string]bool{}
+			}
+			addrs[dom][r.Addr] = true
+		}
+	}
+	most := 0
+	for _, a := range addrs {
+		most = max(most, len(a))
+	}
+	if most < 2 {
+		t.Errorf("the crawl reached the subdomain web's domains on at most %d address(es): %v", most, addrs)
+	}
 }
 
 // explainGap logs, after a politeness failure, what the harvester's own

@@ -175,6 +175,24 @@ type Config struct {
 	// HTTPSAddr is the TLS listen address, an IPv4 loopback address
 	// (default "127.0.0.1:0"; only with HTTPSShare).
 	HTTPSAddr string
+	// SubdomainShare is the fraction of the in-scope sites renamed as
+	// subdomains of a few registrable domains, as universities, hosting
+	// providers and agencies have them (see "The subdomain web" in the
+	// package documentation): <label><k>.uni<N>.<suffix> and
+	// <label><k>.hosting<N>.<suffix>, each domain on several of the
+	// web's addresses, some of them holding several of its sites (one
+	// politeness unit), and with Heterogeneous a Crawl-delay site on
+	// one address of every other domain, with a sibling on that address
+	// and fast sites on the others. At least two sites when positive;
+	// it needs Addresses of at least 2. Zero (the default) renames none:
+	// the web serves exactly what it served before the field existed.
+	SubdomainShare float64
+	// SubdomainDomains is the number of registrable domains holding the
+	// subdomain sites (default DefaultSubdomainDomains: max(2,
+	// Hosts/100)); fewer when there are not two sites for each (only
+	// with SubdomainShare).
+	SubdomainDomains int
+
 	// TroubleFraction is the fraction of the in-scope HTTPS sites whose
 	// TLS is in trouble (expired, wrong-name or self-signed certificate,
 	// SNI required, TLS 1.2 or 1.3 only; default 0.12, negative: none;
@@ -241,6 +259,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c, err := c.httpsDefaults()
 	if err != nil {
+		return c, err
+	}
+	if c, err = c.subdomainDefaults(); err != nil {
 		return c, err
 	}
 	return c.heterogeneousDefaults()

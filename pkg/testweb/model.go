@@ -162,6 +162,7 @@ func (w *Web) buildSites() {
 			s.rules = w.buildRobots(i)
 		}
 	}
+	w.buildSubdomains() // subdomains.go
 	w.byName = make(map[string]int, len(w.sites))
 	for i := range w.sites {
 		w.byName[w.sites[i].name] = i

@@ -193,6 +193,40 @@
 // absolute (a scheme-relative link would keep the wrong port). Without
 // Config.HTTPSShare the web serves byte for byte what it served before
 // the field existed.
+//
+// # The subdomain web
+//
+// On real national webs hundreds of sites sit under one registrable
+// domain (the public suffix list's eTLD+1: *.uchile.cl, a hosting
+// provider's *.hosting.cl), on several servers, and a crawler's
+// politeness unit is the pair (address, registrable domain). With
+// Config.SubdomainShare a fraction of the in-scope sites, drawn from the
+// seed, are renamed as subdomains of Config.SubdomainDomains
+// registrable domains (max(2, Hosts/100) by default): uni1.<suffix>,
+// hosting1.<suffix>, uni2.<suffix> ..., their sites named after a
+// department (fisica3.uni1.cl) or a customer (volcan7.hosting1.cl). The
+// first domains hold the most sites. A renamed site keeps its pages,
+// robots.txt (which names the new host) and response time; every link,
+// redirect and sitemap uses the new name, and it has no bare-name alias.
+// The sites of a domain of m sites are on k = ceil(m/3)+1 of the web's
+// addresses (at least 2, at most m and Config.Addresses, drawn per
+// domain), so each domain has several servers and some servers hold
+// several of its sites, one politeness unit; names of other domains may
+// share these addresses too, as on shared hosting. The sites of a domain
+// whose robots.txt asks for a Crawl-delay are all on its first address,
+// with one sibling that asks for none (which must so wait their delay);
+// the others are on the other addresses, which so serve no Crawl-delay
+// site of the domain. With Config.Heterogeneous every other domain (the
+// first, third ...) of three sites or more has a Crawl-delay site (its
+// smallest is given a delay of CrawlDelayMin to CrawlDelayMax seconds
+// when none of them drew one), so one server of the domain is slow and
+// the others fast. Subdomains gives the domains and their sites;
+// AddressOf, DNS and the request log (Request.Addr) give each site's
+// address, which is what a politeness audit groups by. The subdomain
+// web needs Config.Addresses of at least 2; an HTTPS-only site is on
+// TLSOnlyAddress as ever. Without Config.SubdomainShare the web serves
+// byte for byte what it served before the field existed
+// (TestUnchangedWebs).
 package testweb
 
 import (
@@ -303,6 +337,9 @@ type Web struct {
 
 	aliasOf   map[string]int // Config.Heterogeneous: bare name -> site index
 	aliasFrom map[int][]int  // Config.Heterogeneous: site -> aliases its home page links
+
+	subGroups []subdomainGroup // Config.SubdomainShare: the registrable domains of the subdomain web
+	subAddr   map[int]int      // Config.SubdomainShare: site -> index of its address (subdomains.go)
 
 	https *httpsWeb     // Config.HTTPSShare only
 	sm    *sitemapState // Config.Sitemaps (sitemaps.go)
@@ -496,7 +533,9 @@ func extraAddress(i int) net.IP {
 // AddressOf returns the IPv4 address DNS gives host (after Start): the
 // HTTP listen address, or with Config.Addresses > 1 one of the web's
 // addresses chosen by a hash of the name (of the site's name for an
-// alias, which so shares its site's address).
+// alias, which so shares its site's address), or for a site of the
+// subdomain web (Config.SubdomainShare) the address its domain's
+// placement gave it; an HTTPS-only site's is TLSOnlyAddress.
 func (w *Web) AddressOf(host string) net.IP {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -522,6 +561,14 @@ func (w *Web) addressOfLocked(name string) net.IP {
 	n := 1 + len(w.extraIPs)
 	if n == 1 {
 		return w.answerIP
+	}
+	if si, ok := w.byName[name]; ok {
+		if k, ok := w.subdomainAddress(si); ok && k < n {
+			if k == 0 {
+				return w.answerIP
+			}
+			return w.extraIPs[k-1]
+		}
 	}
 	h := fnv.New32a()
 	h.Write([]byte(name))

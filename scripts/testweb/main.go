@@ -21,6 +21,15 @@
 // --big-sites (5; negative: none) and --alias-fraction (1/3; negative:
 // none). The demo, the end-to-end test and scripts/bench-crawl.sh use it.
 //
+// --subdomain-share F renames a fraction F of the in-scope sites as
+// subdomains of a few registrable domains (testweb.Config.SubdomainShare:
+// fisica3.uni1.cl, volcan7.hosting1.cl ...; --subdomain-domains of them,
+// default max(2, hosts/100)), each domain on several of the --addresses
+// (2 or more needed), some addresses holding several of its sites, and
+// with --heterogeneous a Crawl-delay site sharing its address with a
+// sibling while the domain's other addresses are fast. Off (0) the web is
+// byte for byte the web of before the flag.
+//
 // --https-share F serves a fraction F of the sites over TLS (the HTTPS web
 // of pkg/testweb: most answer 301 to HTTPS on plain HTTP, a few serve
 // both schemes, a few are HTTPS-only; --trouble-fraction of the in-scope
@@ -110,6 +119,8 @@ func newApp(stdout io.Writer) *cli.App {
 			&cli.DurationFlag{Name: "crawl-delay-max", Usage: "with --heterogeneous: greatest Crawl-delay, whole seconds (0: 5s)"},
 			&cli.IntFlag{Name: "big-sites", Usage: "with --heterogeneous: sites of max-pages/4 to max-pages pages (0: 5; negative: none)"},
 			&cli.Float64Flag{Name: "alias-fraction", Usage: "with --heterogeneous: fraction of www.X sites also answering (301) on X (0: 1/3; negative: none)"},
+			&cli.Float64Flag{Name: "subdomain-share", Usage: "fraction of in-scope sites renamed as subdomains of a few registrable domains (uni1.cl, hosting1.cl ...), on several addresses; needs --addresses 2 or more (0: none)"},
+			&cli.IntFlag{Name: "subdomain-domains", Usage: "with --subdomain-share: number of registrable domains holding them (0: max(2, hosts/100))"},
 			&cli.Float64Flag{Name: "https-share", Usage: "fraction of the sites served over TLS, with a CA made at start (0: plain HTTP only)"},
 			&cli.StringFlag{Name: "https", Usage: "with --https-share: TLS listen address (127.0.0.0/8 only; default 127.0.0.1:0)"},
 			&cli.Float64Flag{Name: "trouble-fraction", Usage: "with --https-share: fraction of in-scope HTTPS sites with TLS trouble (0: 0.12; negative: none)"},
@@ -149,6 +160,9 @@ func newApp(stdout io.Writer) *cli.App {
 					CrawlDelayMax:      c.Duration("crawl-delay-max"),
 					BigSites:           c.Int("big-sites"),
 					AliasFraction:      c.Float64("alias-fraction"),
+
+					SubdomainShare:   c.Float64("subdomain-share"),
+					SubdomainDomains: c.Int("subdomain-domains"),
 
 					HTTPSShare:      c.Float64("https-share"),
 					HTTPSAddr:       c.String("https"),

@@ -113,6 +113,70 @@ func TestHeterogeneousFlagsNeedHeterogeneous(t *testing.T) {
 	}
 }
 
+// TestSubdomainFlags: --subdomain-share and --subdomain-domains reach
+// testweb.Config (the configuration written rebuilds the subdomain web),
+// and are refused where the package refuses them.
+func TestSubdomainFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--subdomain-share", "0.5"}, "needs Addresses"},
+		{[]string{"--subdomain-domains", "3", "--addresses", "4"}, "needs SubdomainShare"},
+		{[]string{"--subdomain-share", "2", "--addresses", "4"}, "between 0 and 1"},
+	} {
+		err := newApp(io.Discard).Run(append([]string{"testweb"}, tc.args...))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+
+	dir := t.TempDir()
+	ready, cfgFile := filepath.Join(dir, "ready"), filepath.Join(dir, "web.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- newApp(io.Discard).RunContext(ctx, []string{"testweb", "--hosts", "40", "--seed", "5", "--addresses", "6",
+			"--heterogeneous", "--subdomain-share", "0.5", "--subdomain-domains", "3", "--ready-file", ready, "--config-out", cfgFile})
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ready file never appeared")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg testweb.Config
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.SubdomainShare != 0.5 || cfg.SubdomainDomains != 3 {
+		t.Fatalf("config %+v", cfg)
+	}
+	w, err := testweb.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, names := range w.Subdomains() {
+		n += len(names)
+	}
+	if len(w.Subdomains()) != 3 || n != 20 {
+		t.Errorf("rebuilt web: %d sites under %d domains, want 20 under 3: %v", n, len(w.Subdomains()), w.Subdomains())
+	}
+}
+
 func TestRefusesNonLoopback(t *testing.T) {
 	for _, args := range [][]string{
 		{"--http", "0.0.0.0:0"},
