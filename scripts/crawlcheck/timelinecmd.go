@@ -110,35 +110,48 @@ fetched at the end of its first request that got a response. Prints:
 
   - the time from --start to 50, 90, 99 and 100 % of the reachable pages;
   - at each --at time T, the coverage (reachable pages fetched by then)
-    against the polite bound: the sum over hosts of min(reachable pages
-    of the host, floor(T / max(--wait, Crawl-delay, median response
-    time of the host in the log)));
+    against the polite bound: the reachable pages a crawler keeping every
+    rule could have fetched by T, serving them from time zero in a greedy
+    schedule that never leaves a server idle. The rules: per politeness
+    unit (the host names on one address, as the log shows it, that share
+    a registrable domain) one request at a time, each taking the median
+    response time of the unit's requests in the log, and after each end
+    max(wait, the unit's largest Crawl-delay); per address at most
+    connections_per_ip requests in flight and starts address_wait apart.
+    Beside it, the per-host bound of before issue 34: the sum over hosts
+    of min(reachable pages of the host, floor(T / max(wait, Crawl-delay,
+    median response time of the host))), which ignores units and
+    addresses. wait, address_wait and connections_per_ip are the
+    harvester settings of --collection's wire.toml (default: the
+    built-in defaults), each overridden by its flag;
   - the crawl order's cumulative PageRank against the sorted-PageRank
     bound: sum over k = 1..N of the PageRank of the first k pages fetched,
     over the same sum for the pages in decreasing PageRank (PageRank with
     damping 0.85 on the links among the N reachable pages);
   - pages and requests in all, and the slowest host's own polite time
     (its reachable pages x its polite interval).`,
-		Flags: append(webFlags(),
+		Flags: append(append(webFlags(),
 			&cli.StringFlag{Name: "log", Required: true, Usage: "request log (TSV) of testweb --log"},
 			&cli.TimestampFlag{Name: "start", Required: true, Layout: time.RFC3339Nano, Usage: "time zero (RFC 3339, e.g. 2024-01-02T15:04:05.123456789Z)"},
 			&cli.TimestampFlag{Name: "end", Layout: time.RFC3339Nano, Usage: "when the run ended or was stopped (RFC 3339); coverage points after it are marked"},
-			&cli.DurationFlag{Name: "wait", Usage: "the harvester's wait between two requests to a host (harvester.wait)"},
 			&cli.StringFlag{Name: "at", Value: "60s,120s,300s", Usage: "times of the coverage points, comma-separated"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"},
 			&cli.StringFlag{Name: "json-out", Usage: "also write the JSON to this file"},
-		),
+		), serverRuleFlags()...),
 		Action: func(c *cli.Context) error {
 			at, err := parseDurations(c.String("at"))
 			if err != nil {
 				return fmt.Errorf("--at: %w", err)
 			}
-			o := timelineOptions{start: *c.Timestamp("start"), wait: c.Duration("wait"), at: at, damping: 0.85}
+			o := timelineOptions{start: *c.Timestamp("start"), at: at, damping: 0.85}
 			if e := c.Timestamp("end"); e != nil {
 				o.end = *e
 			}
 			web, cfg, seeds, err := loadCrawl(c)
 			if err != nil {
+				return err
+			}
+			if o.rules, err = rulesOf(c, cfg); err != nil {
 				return err
 			}
 			log, err := readRequestLogFile(c.String("log"))
@@ -177,7 +190,7 @@ fetched at the end of its first request that got a response. Prints:
 func targetsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "targets",
-		Usage: "compare the timelines of bench-timeline.sh with the targets of issue 16",
+		Usage: "compare the timelines of bench-timeline.sh with the targets of issues 16 and 34",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "crawl", Required: true, Usage: "timeline (--json) of the whole crawl at wait 0"},
 			&cli.StringFlag{Name: "harvester", Required: true, Usage: "timeline (--json) of the harvester alone"},
@@ -212,10 +225,10 @@ func (tl Timeline) quantile(pc int) *float64 {
 	return nil
 }
 
-// printTargets writes the figures issue 16 sets targets for.
+// printTargets writes the figures issues 16 and 34 set targets for.
 func printTargets(w io.Writer, crawl, harv, polite Timeline, cycle time.Duration) {
 	c99, h99, c100 := crawl.quantile(99), harv.quantile(99), crawl.quantile(100)
-	fmt.Fprintln(w, "targets (issue 16):")
+	fmt.Fprintln(w, "targets (issues 16 and 34):")
 	if c99 != nil && h99 != nil && *h99 > 0 {
 		fmt.Fprintf(w, "  crawl t99 / harvester t99: %.1f s / %.1f s = %.2f (target <= 5)\n", *c99, *h99, *c99 / *h99)
 	} else {
@@ -228,7 +241,7 @@ func printTargets(w io.Writer, crawl, harv, polite Timeline, cycle time.Duration
 	} else {
 		fmt.Fprintf(w, "  crawl t100 - t99: not reached (t99 %s, t100 %s); against %s\n", seconds(c99), seconds(c100), bound)
 	}
-	for _, at := range []float64{120, 300} {
+	for _, at := range []float64{60, 120, 300} {
 		found := false
 		for _, p := range polite.Coverage {
 			if p.At == at {
@@ -236,8 +249,8 @@ func printTargets(w io.Writer, crawl, harv, polite Timeline, cycle time.Duration
 				if p.AfterEnd {
 					note = ", after the run ended"
 				}
-				fmt.Fprintf(w, "  coverage / polite bound at %.0f s (wait %s): %.3f (%d / %d pages; target >= 0.8%s)\n",
-					at, time.Duration(polite.Wait*float64(time.Second)), p.Ratio, p.Fetched, p.Bound, note)
+				fmt.Fprintf(w, "  coverage / polite bound at %.0f s (wait %s): %.3f (%d / %d pages; target >= 0.9%s); per-host bound %d: %.3f\n",
+					at, secondsDur(polite.Wait), p.Ratio, p.Fetched, p.Bound, note, p.HostBound, p.HostRatio)
 				found = true
 			}
 		}
