@@ -374,8 +374,9 @@ func TestPrintTargets(t *testing.T) {
 	harv := Timeline{Quantiles: []Quantile{{Percent: 99, Seconds: f(25)}}}
 	polite := Timeline{Wait: 1, Coverage: []CoverageAt{{At: 60}, {At: 120, Fetched: 850, Bound: 1000, Ratio: 0.85, HostBound: 1100, HostRatio: 850.0 / 1100},
 		{At: 300, AfterEnd: true}}}
+	disc := &Discovery{Pages: 900, Median: 2.5, P90: 7.25, DiscoveryShare: 0.5, PolitenessShare: 0.01, ValueOrderShare: 0.49}
 	var out bytes.Buffer
-	printTargets(&out, crawl, harv, polite, 5*time.Second)
+	printTargets(&out, crawl, harv, polite, disc, 5*time.Second)
 	want := `targets (issues 16 and 34):
   crawl t99 / harvester t99: 100.0 s / 25.0 s = 4.00 (target <= 5)
   crawl t100 - t99: 30.0 s; against the slowest host's polite time 20.0 s (big.cl) + one cycle 5.0 s = 25.0 s
@@ -383,12 +384,13 @@ func TestPrintTargets(t *testing.T) {
   coverage / polite bound at 120 s (wait 1s): 0.850 (850 / 1000 pages; target >= 0.9); per-host bound 1100: 0.773
   coverage / polite bound at 300 s (wait 1s): 0.000 (0 / 0 pages; target >= 0.9, after the run ended); per-host bound 0: 0.000
   cumulative PageRank, crawl order / sorted bound: 0.900 (whole crawl)
+  found to fetched, median over 900 pages (wait 0s): 2.50 s (target <= 3 s); p90 7.25 s; discovery 50.0%, politeness 1.0%, value order 49.0% of the summed time to fetch
 `
 	if out.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 	out.Reset()
-	printTargets(&out, Timeline{}, harv, Timeline{}, 0)
+	printTargets(&out, Timeline{}, harv, Timeline{}, nil, 0)
 	for _, w := range []string{"crawl t99 / harvester t99: not reached / 25.0 s: no ratio", "crawl t100 - t99: not reached", "at 120 s: not measured"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("output lacks %q:\n%s", w, out.String())

@@ -195,6 +195,7 @@ func targetsCommand() *cli.Command {
 			&cli.StringFlag{Name: "crawl", Required: true, Usage: "timeline (--json) of the whole crawl at wait 0"},
 			&cli.StringFlag{Name: "harvester", Required: true, Usage: "timeline (--json) of the harvester alone"},
 			&cli.StringFlag{Name: "polite", Required: true, Usage: "timeline (--json) of the crawl at wait 1s"},
+			&cli.StringFlag{Name: "discovery", Usage: "crawlcheck discovery --json of the whole crawl at wait 0 (optional)"},
 			&cli.DurationFlag{Name: "cycle", Usage: "one cycle of the whole crawl (its time over its batches)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -208,7 +209,18 @@ func targetsCommand() *cli.Command {
 					return fmt.Errorf("decode timeline %s: %w", c.String(name), err)
 				}
 			}
-			printTargets(c.App.Writer, tls[0], tls[1], tls[2], c.Duration("cycle"))
+			var disc *Discovery
+			if p := c.String("discovery"); p != "" {
+				data, err := os.ReadFile(p)
+				if err != nil {
+					return fmt.Errorf("read discovery: %w", err)
+				}
+				disc = new(Discovery)
+				if err := json.Unmarshal(data, disc); err != nil {
+					return fmt.Errorf("decode discovery %s: %w", p, err)
+				}
+			}
+			printTargets(c.App.Writer, tls[0], tls[1], tls[2], disc, c.Duration("cycle"))
 			return nil
 		},
 	}
@@ -225,8 +237,9 @@ func (tl Timeline) quantile(pc int) *float64 {
 	return nil
 }
 
-// printTargets writes the figures issues 16 and 34 set targets for.
-func printTargets(w io.Writer, crawl, harv, polite Timeline, cycle time.Duration) {
+// printTargets writes the figures issues 16 and 34 set targets for;
+// disc, the whole crawl's discovery, may be nil.
+func printTargets(w io.Writer, crawl, harv, polite Timeline, disc *Discovery, cycle time.Duration) {
 	c99, h99, c100 := crawl.quantile(99), harv.quantile(99), crawl.quantile(100)
 	fmt.Fprintln(w, "targets (issues 16 and 34):")
 	if c99 != nil && h99 != nil && *h99 > 0 {
@@ -259,4 +272,8 @@ func printTargets(w io.Writer, crawl, harv, polite Timeline, cycle time.Duration
 		}
 	}
 	fmt.Fprintf(w, "  cumulative PageRank, crawl order / sorted bound: %.3f (whole crawl)\n", crawl.PageRank)
+	if disc != nil {
+		fmt.Fprintf(w, "  found to fetched, median over %d pages (wait %s): %.2f s (target <= 3 s); p90 %.2f s; discovery %.1f%%, politeness %.1f%%, value order %.1f%% of the summed time to fetch\n",
+			disc.Pages, secondsDur(disc.Wait), disc.Median, disc.P90, 100*disc.DiscoveryShare, 100*disc.PolitenessShare, 100*disc.ValueOrderShare)
+	}
 }
