@@ -20,7 +20,7 @@ func webFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "web", Required: true, Usage: "the web's configuration, as written by testweb --config-out"},
 		&cli.StringFlag{Name: "seeds", Required: true, Usage: "the seed file the crawl started from"},
-		&cli.StringFlag{Name: "collection", Usage: "take the scope and product token from this collection's wire.toml (default: the built-in defaults, scope the web's suffix)"},
+		&cli.StringFlag{Name: "collection", Usage: "take the scope, product token and harvester settings (max_crawl_delay; wait, address_wait, connections_per_ip where used) from this collection's wire.toml (default: the built-in defaults, scope the web's suffix)"},
 	}
 }
 
