@@ -11,16 +11,22 @@
 #
 #  (i)   the whole crawl, harvester.wait 0, scripts/crawl.sh from the
 #        seeds until the frontier is empty (or BENCH_LIMIT): time to 50,
-#        90, 99 and 100 % of the reachable pages, and the crawl order's
-#        cumulative PageRank against the sorted-PageRank bound;
+#        90, 99 and 100 % of the reachable pages, the crawl order's
+#        cumulative PageRank against the sorted-PageRank bound, and when
+#        each page was found and fetched (crawlcheck discovery: the time
+#        from found to fetched, and the lost order split into discovery,
+#        politeness and value order, issue 34);
 #  (ii)  the harvester alone: the collection seeded with every reachable
 #        URL, one manager run making one batch of all of them, then one
 #        harvester run: time to 50 ... 100 % from the harvester's start;
 #  (iii) the crawl at harvester.wait 1s, stopped with SIGINT at
 #        BENCH_POLITE_TIME (300 s): coverage against the polite bound at
-#        60, 120 and 300 s;
+#        60, 120 and 300 s (every rule counted, by politeness unit and by
+#        address, with the per-host bound of before issue 34 beside it),
+#        and crawlcheck discovery as for (i);
 #
-# then the figures issue 16 sets targets for (crawlcheck targets). The
+# then the figures issues 16 and 34 set targets for (crawlcheck
+# targets). The
 # report is printed and saved to BENCH_DIR/timeline.txt. A small run:
 #
 #   BENCH_LIMIT=120 BENCH_POLITE_TIME=120 scripts/bench-timeline.sh 200 5000
@@ -210,6 +216,17 @@ timeline() {
 	sed 's/^/   /' "$dir/$r/timeline.txt" | tee -a "$report"
 }
 
+# discovery RUN WAIT START: when each page of a crawl from the seeds was
+# found and fetched, as text in the report and as JSON in
+# $dir/RUN/discovery.json.
+discovery() {
+	local r=$1 w=$2 start=$3
+	local args=(--web "$dir/$r/web.json" --seeds "$dir/$r/seeds.txt" --log "$dir/$r/requests.tsv" --wait "$w" --start "$start")
+	[ -d "$dir/$r/col" ] && args+=(--collection "$dir/$r/col")
+	"$tools/crawlcheck" discovery "${args[@]}" --json-out "$dir/$r/discovery.json" >"$dir/$r/discovery.txt" || exit 1
+	sed 's/^/   /' "$dir/$r/discovery.txt" | tee -a "$report"
+}
+
 out "== bench-timeline $(date -u +%Y-%m-%dT%H:%MZ): $hosts hosts, about $pages pages (largest site $maxpages), seed $seed, $nseeds seeds, heterogeneous $hetero, hostile $hostile, subdomains $subdomains"
 out "   $addresses addresses, $conns connections ($perip per IP address, 0: no cap), max_fetches_per_script 0, time limit $limit s per run; binaries $bin; dir $dir"
 wire_env=$(env | grep '^WIRE_' | grep -v '^WIRE_BIN=\|^WIRE_BUILD=' | sort | tr '\n' ' ')
@@ -242,6 +259,7 @@ else
 fi
 stage_figures crawl
 timeline crawl 0 --start "$run_start" --end "$run_end"
+discovery crawl 0 "$run_start"
 fi
 
 # (ii) The harvester alone, one batch of every reachable URL.
@@ -295,10 +313,11 @@ fi
 out "   $(ls "$dir/polite/col/batches" 2>/dev/null | wc -l) batches$([ "$run_stopped" = 0 ] && echo ", frontier empty before $polite_t s")"
 stage_figures polite
 timeline polite 1s --start "$run_start" --end "$run_end" --at 60s,120s,300s
+discovery polite 1s "$run_start"
 fi
 
 out ""
 want crawl && want harvester && want polite && "$tools/crawlcheck" targets --crawl "$dir/crawl/timeline.json" --harvester "$dir/harvester/timeline.json" \
-	--polite "$dir/polite/timeline.json" --cycle "${cycle}s" | sed 's/^/   /' | tee -a "$report"
+	--polite "$dir/polite/timeline.json" --discovery "$dir/crawl/discovery.json" --cycle "${cycle}s" | sed 's/^/   /' | tee -a "$report"
 out ""
 out "report: $report"

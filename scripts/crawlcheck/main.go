@@ -6,6 +6,7 @@
 //	crawlcheck batch    --collection DIR N
 //	crawlcheck reachable --web web.json --seeds seeds.txt
 //	crawlcheck timeline --web web.json --seeds seeds.txt --log requests.tsv --start TIME ...
+//	crawlcheck discovery --web web.json --seeds seeds.txt --log requests.tsv --start TIME ...
 //	crawlcheck targets  --crawl A.json --harvester B.json --polite C.json --cycle D
 //	crawlcheck politeness --log requests.tsv --web web.json [--collection DIR] [--wait D] ...
 //
@@ -19,11 +20,12 @@
 // about a batch from its stage markers. reachable prints the reachable
 // allowed pages of the web; timeline measures a crawl from the test web's
 // request log (times to shares of the reachable pages, coverage against a
-// polite bound, the crawl order's cumulative PageRank), and targets
-// compares the timelines of scripts/bench-timeline.sh with the targets of
-// issue 16 (docs/scale.md). politeness audits a crawl by server from the
-// request log (package pkg/testweb/politeaudit) and exits 1 on any
-// violation.
+// polite bound, the crawl order's cumulative PageRank); discovery splits
+// the time to fetch each page into discovery, politeness and value order;
+// targets compares the timelines of scripts/bench-timeline.sh with the
+// targets of issues 16 and 34 (docs/scale.md). politeness audits a crawl
+// by server from the request log (package pkg/testweb/politeaudit) and
+// exits 1 on any violation.
 package main
 
 import (
@@ -57,11 +59,11 @@ func main() {
 func newApp(stdout io.Writer) *cli.App {
 	return &cli.App{
 		Name:            "crawlcheck",
-		Usage:           "check crawls of the synthetic test web (faults, coverage, batch figures, timeline, politeness)",
+		Usage:           "check crawls of the synthetic test web (faults, coverage, batch figures, timeline, discovery, politeness)",
 		HideHelpCommand: true,
 		Writer:          stdout,
 		Commands: []*cli.Command{faultsCommand(), coverageCommand(), batchCommand(),
-			reachableCommand(), timelineCommand(), targetsCommand(), politenessCommand()},
+			reachableCommand(), timelineCommand(), discoveryCommand(), targetsCommand(), politenessCommand()},
 	}
 }
 

@@ -176,8 +176,9 @@ type timelineOptions struct {
 	// start is time zero; end, when not zero, is when the run ended or
 	// was stopped (coverage points after it are marked).
 	start, end time.Time
-	// wait is the harvester's wait between two requests to a host.
-	wait time.Duration
+	// rules are the harvester's politeness settings the polite bound
+	// counts.
+	rules serverRules
 	// at are the times of the coverage points, from start.
 	at []time.Duration
 	// damping is the PageRank damping factor.
@@ -188,8 +189,11 @@ type timelineOptions struct {
 // web's request log. Times are seconds from the start.
 type Timeline struct {
 	Start time.Time `json:"start"`
-	// Wait is the harvester's wait the polite bound assumes.
-	Wait float64 `json:"wait_s"`
+	// Wait, AddressWait and ConnectionsPerIP are the harvester settings
+	// the polite bound counts (see serverRules).
+	Wait             float64 `json:"wait_s"`
+	AddressWait      float64 `json:"address_wait_s"`
+	ConnectionsPerIP int     `json:"connections_per_ip"`
 	// Reachable counts the reachable allowed pages, Hosts their hosts.
 	Reachable int `json:"reachable"`
 	Hosts     int `json:"hosts"`
@@ -207,6 +211,10 @@ type Timeline struct {
 	// Quantiles are the times to 50, 90, 99 and 100 % of the reachable
 	// pages.
 	Quantiles []Quantile `json:"quantiles"`
+	// Units and Addresses count the politeness units and addresses of
+	// the reachable pages' hosts the polite bound serves.
+	Units     int `json:"units"`
+	Addresses int `json:"addresses"`
 	// Coverage are the coverage points against the polite bound.
 	Coverage []CoverageAt `json:"coverage"`
 	// PageRank is the crawl order's sum of cumulative PageRank over the
@@ -236,13 +244,19 @@ type CoverageAt struct {
 	// Fetched counts the reachable pages fetched by then.
 	Fetched int `json:"fetched"`
 	// Bound is the polite bound: the pages a crawler that never leaves a
-	// host idle could have fetched by then (see polite).
+	// server idle could have fetched by then, keeping every rule per
+	// politeness unit and per address (see serverBound).
 	Bound int `json:"bound"`
 	// Coverage is Fetched/Reachable, BoundCoverage Bound/Reachable and
 	// Ratio Fetched/Bound.
 	Coverage      float64 `json:"coverage"`
 	BoundCoverage float64 `json:"bound_coverage"`
 	Ratio         float64 `json:"ratio"`
+	// HostBound is the per-host bound the timeline gave before issue 34
+	// (see politeBound), which ignores the units and the addresses;
+	// HostRatio is Fetched/HostBound.
+	HostBound int     `json:"host_bound"`
+	HostRatio float64 `json:"host_ratio"`
 	// AfterEnd marks a point after the run ended.
 	AfterEnd bool `json:"after_end,omitempty"`
 }
@@ -266,7 +280,8 @@ var timelinePercents = [...]int{50, 90, 99, 100}
 // order) that got a response (status not 0).
 func computeTimeline(ctx context.Context, t *webTruth, log []requestLine, o timelineOptions) (Timeline, error) {
 	n := len(t.pages)
-	tl := Timeline{Start: o.start, Wait: o.wait.Seconds(), Reachable: n, Requests: len(log)}
+	tl := Timeline{Start: o.start, Wait: o.rules.wait.Seconds(), AddressWait: o.rules.addressWait.Seconds(),
+		ConnectionsPerIP: o.rules.connectionsPerIP, Reachable: n, Requests: len(log)}
 	if !o.end.IsZero() {
 		e := o.end.Sub(o.start).Seconds()
 		tl.RunEnd = &e
@@ -323,15 +338,23 @@ func computeTimeline(ctx context.Context, t *webTruth, log []requestLine, o time
 	tl.Hosts = len(pages)
 	interval := map[string]time.Duration{}
 	for h, k := range pages {
-		iv := max(o.wait, t.crawlDelay[h], median(durations[h]))
+		iv := max(o.rules.wait, t.crawlDelay[h], median(durations[h]))
 		interval[h] = iv
 		secs := float64(k) * iv.Seconds()
 		if secs > tl.Slowest.Seconds || tl.Slowest.Host == "" || (secs == tl.Slowest.Seconds && h < tl.Slowest.Host) {
 			tl.Slowest = SlowestHost{Host: h, Pages: k, Interval: iv.Seconds(), Seconds: secs}
 		}
 	}
-	for _, at := range o.at {
-		c := CoverageAt{At: at.Seconds(), Bound: politeBound(pages, interval, at)}
+	units := boundUnits(t, log, o.rules)
+	tl.Units = len(units)
+	addrs := map[string]bool{}
+	for _, u := range units {
+		addrs[u.addr] = true
+	}
+	tl.Addresses = len(addrs)
+	bounds := serverBound(units, o.rules, o.at)
+	for i, at := range o.at {
+		c := CoverageAt{At: at.Seconds(), Bound: bounds[i], HostBound: politeBound(pages, interval, at)}
 		for _, p := range order {
 			if fetchedAt[p] > at {
 				break
@@ -344,6 +367,9 @@ func computeTimeline(ctx context.Context, t *webTruth, log []requestLine, o time
 		}
 		if c.Bound > 0 {
 			c.Ratio = float64(c.Fetched) / float64(c.Bound)
+		}
+		if c.HostBound > 0 {
+			c.HostRatio = float64(c.Fetched) / float64(c.HostBound)
 		}
 		c.AfterEnd = tl.RunEnd != nil && c.At > *tl.RunEnd
 		tl.Coverage = append(tl.Coverage, c)
@@ -361,10 +387,46 @@ func computeTimeline(ctx context.Context, t *webTruth, log []requestLine, o time
 	return tl, nil
 }
 
-// politeBound is Σ over hosts of min(pages of the host, floor(at /
-// interval of the host)): what a crawler could have fetched by then if
-// every host were asked as often as politeness allows from time zero
-// on. A host whose interval is 0 counts all its pages.
+// boundUnits groups the reachable pages' hosts into politeness units
+// (servers: the names on one address that share a registrable domain,
+// the address being the one the log shows for the name): each unit's
+// pages, its response time (the median duration of the log's requests
+// to its names) and its gap (max(wait, the largest Crawl-delay of its
+// names)). Sorted by unit.
+func boundUnits(t *webTruth, log []requestLine, r serverRules) []boundUnit {
+	srv := newServers(log)
+	durs := map[string][]time.Duration{}
+	for _, l := range log {
+		k := srv.unit(l.host)
+		durs[k] = append(durs[k], l.duration())
+	}
+	byKey := map[string]*boundUnit{}
+	var keys []string
+	for _, h := range t.host {
+		k := srv.unit(h)
+		u, ok := byKey[k]
+		if !ok {
+			u = &boundUnit{addr: srv.address(h), resp: median(durs[k]), gap: r.wait}
+			byKey[k] = u
+			keys = append(keys, k)
+		}
+		u.pages++
+		u.gap = max(u.gap, t.crawlDelay[h])
+	}
+	sort.Strings(keys)
+	out := make([]boundUnit, len(keys))
+	for i, k := range keys {
+		out[i] = *byKey[k]
+	}
+	return out
+}
+
+// politeBound is the per-host bound of before issue 34: Σ over hosts of
+// min(pages of the host, floor(at / interval of the host)), what a
+// crawler could have fetched by then if every host were asked as often
+// as politeness allows from time zero on, ignoring that names share a
+// server (a unit) and servers an address. A host whose interval is 0
+// counts all its pages.
 func politeBound(pages map[string]int, interval map[string]time.Duration, at time.Duration) int {
 	b := 0
 	for h, k := range pages {
@@ -464,13 +526,20 @@ func (tl Timeline) Print(w io.Writer) {
 		if c.AfterEnd {
 			note = " (after the run ended)"
 		}
-		fmt.Fprintf(w, "  at %6.0f s: %d pages fetched (%.1f%%), polite bound %d (%.1f%%): coverage/bound %.3f%s\n",
-			c.At, c.Fetched, 100*c.Coverage, c.Bound, 100*c.BoundCoverage, c.Ratio, note)
+		fmt.Fprintf(w, "  at %6.0f s: %d pages fetched (%.1f%%), polite bound %d (%.1f%%): coverage/bound %.3f; per-host bound %d: %.3f%s\n",
+			c.At, c.Fetched, 100*c.Coverage, c.Bound, 100*c.BoundCoverage, c.Ratio, c.HostBound, c.HostRatio, note)
+	}
+	if len(tl.Coverage) > 0 {
+		fmt.Fprintf(w, "  polite bound: %d units on %d addresses; per unit one request at a time, max(wait %s, Crawl-delay) after each end; per address at most %d in flight (0: no cap), starts %s apart\n",
+			tl.Units, tl.Addresses, secondsDur(tl.Wait), tl.ConnectionsPerIP, secondsDur(tl.AddressWait))
 	}
 	fmt.Fprintf(w, "  cumulative PageRank of the crawl order / of the sorted-PageRank order: %.3f by page order, %.3f by time\n", tl.PageRank, tl.PageRankByTime)
 	fmt.Fprintf(w, "  slowest host alone: %s, %d pages x %.3f s = %.1f s (interval max(wait %s, Crawl-delay, median response time))\n",
-		tl.Slowest.Host, tl.Slowest.Pages, tl.Slowest.Interval, tl.Slowest.Seconds, time.Duration(tl.Wait*float64(time.Second)))
+		tl.Slowest.Host, tl.Slowest.Pages, tl.Slowest.Interval, tl.Slowest.Seconds, secondsDur(tl.Wait))
 }
+
+// secondsDur is a time in seconds as a duration.
+func secondsDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // seconds renders a time that may not have been reached.
 func seconds(s *float64) string {

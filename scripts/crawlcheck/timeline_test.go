@@ -26,6 +26,11 @@ func logLine(conn int, host, path string, status int, start, end time.Duration) 
 		t0.Add(start).Format(time.RFC3339Nano), t0.Add(end).Format(time.RFC3339Nano))
 }
 
+// logLineAt is logLine with the address that answered.
+func logLineAt(conn int, host, path string, status int, start, end time.Duration, addr string) string {
+	return strings.TrimSuffix(logLine(conn, host, path, status, start, end), "\n") + "\t" + addr + "\ttcp\n"
+}
+
 func TestParseRequestLine(t *testing.T) {
 	good := strings.TrimSuffix(logLine(3, "a.cl", "/x?y=1", 200, time.Second, 1500*time.Millisecond), "\n")
 	l, err := parseRequestLine(good)
@@ -135,7 +140,7 @@ func TestComputeTimeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	tl, err := computeTimeline(context.Background(), tinyTruth(), lines, timelineOptions{
-		start: t0, end: t0.Add(5 * s), wait: 500 * ms, at: []time.Duration{0, 1 * s, 2 * s, 10 * s}, damping: 0.85})
+		start: t0, end: t0.Add(5 * s), rules: serverRules{wait: 500 * ms}, at: []time.Duration{0, 1 * s, 2 * s, 10 * s}, damping: 0.85})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,20 +158,27 @@ func TestComputeTimeline(t *testing.T) {
 			t.Errorf("time to %d%%: %s, want %s", q.Percent, got, wantQ[q.Percent])
 		}
 	}
-	// Intervals: a.cl max(0.5 s wait, median of 10, 100, 50, 100, 10, 10
-	// ms) = 0.5 s; b.cl max(0.5 s, 2 s Crawl-delay, 10 ms) = 2 s.
+	// The polite bound (a log without addresses: each name its own
+	// address and unit): a.cl answers in the median of 10, 100, 50, 100,
+	// 10, 10 ms = 30 ms and waits 0.5 s after each end, its pages done at
+	// 0.03, 0.56 and 1.09 s; b.cl answers in 10 ms, done at 0.01 s.
+	// The per-host bound: intervals a.cl max(0.5 s wait, 30 ms) = 0.5 s,
+	// b.cl max(0.5 s, 2 s Crawl-delay, 10 ms) = 2 s.
 	wantCov := []struct {
-		fetched, bound int
-		afterEnd       bool
-	}{{0, 0, false}, {1, 2, false}, {2, 4, false}, {3, 4, true}}
+		fetched, bound, hostBound int
+		afterEnd                  bool
+	}{{0, 0, 0, false}, {1, 3, 2, false}, {2, 4, 4, false}, {3, 4, 4, true}}
 	for i, c := range tl.Coverage {
 		w := wantCov[i]
-		if c.Fetched != w.fetched || c.Bound != w.bound || c.AfterEnd != w.afterEnd {
-			t.Errorf("at %v s: fetched %d bound %d after end %v, want %+v", c.At, c.Fetched, c.Bound, c.AfterEnd, w)
+		if c.Fetched != w.fetched || c.Bound != w.bound || c.HostBound != w.hostBound || c.AfterEnd != w.afterEnd {
+			t.Errorf("at %v s: fetched %d bound %d per-host %d after end %v, want %+v", c.At, c.Fetched, c.Bound, c.HostBound, c.AfterEnd, w)
 		}
 	}
-	if c := tl.Coverage[1]; c.Ratio != 0.5 || c.Coverage != 0.25 || c.BoundCoverage != 0.5 {
+	if c := tl.Coverage[1]; c.HostRatio != 0.5 || math.Abs(c.Ratio-1.0/3) > 1e-12 || c.Coverage != 0.25 || c.BoundCoverage != 0.75 {
 		t.Errorf("at 1 s: %+v", c)
+	}
+	if tl.Units != 2 || tl.Addresses != 2 {
+		t.Errorf("%d units on %d addresses, want 2 on 2", tl.Units, tl.Addresses)
 	}
 	// a.cl needs 3 x 0.5 s, b.cl 1 x 2 s.
 	if s := tl.Slowest; s.Host != "b.cl" || s.Pages != 1 || s.Interval != 2 || s.Seconds != 2 {
@@ -178,7 +190,8 @@ func TestComputeTimeline(t *testing.T) {
 	var out bytes.Buffer
 	tl.Print(&out)
 	for _, want := range []string{"4 reachable allowed pages on 2 hosts, 3 fetched (75.0%)", "time to  50% (2 pages): 1.1 s",
-		"time to 100% (4 pages): not reached", "polite bound 2 (50.0%): coverage/bound 0.500", "(after the run ended)",
+		"time to 100% (4 pages): not reached", "polite bound 3 (75.0%): coverage/bound 0.333; per-host bound 2: 0.500", "(after the run ended)",
+		"polite bound: 2 units on 2 addresses",
 		"slowest host alone: b.cl, 1 pages x 2.000 s = 2.0 s"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
@@ -359,21 +372,25 @@ func TestPrintTargets(t *testing.T) {
 	crawl := Timeline{Quantiles: []Quantile{{Percent: 99, Seconds: f(100)}, {Percent: 100, Seconds: f(130)}},
 		PageRank: 0.9, Slowest: SlowestHost{Host: "big.cl", Seconds: 20}}
 	harv := Timeline{Quantiles: []Quantile{{Percent: 99, Seconds: f(25)}}}
-	polite := Timeline{Wait: 1, Coverage: []CoverageAt{{At: 60}, {At: 120, Fetched: 850, Bound: 1000, Ratio: 0.85}, {At: 300, AfterEnd: true}}}
+	polite := Timeline{Wait: 1, Coverage: []CoverageAt{{At: 60}, {At: 120, Fetched: 850, Bound: 1000, Ratio: 0.85, HostBound: 1100, HostRatio: 850.0 / 1100},
+		{At: 300, AfterEnd: true}}}
+	disc := &Discovery{Pages: 900, Median: 2.5, P90: 7.25, DiscoveryShare: 0.5, PolitenessShare: 0.01, ValueOrderShare: 0.49}
 	var out bytes.Buffer
-	printTargets(&out, crawl, harv, polite, 5*time.Second)
-	want := `targets (issue 16):
+	printTargets(&out, crawl, harv, polite, disc, 5*time.Second)
+	want := `targets (issues 16 and 34):
   crawl t99 / harvester t99: 100.0 s / 25.0 s = 4.00 (target <= 5)
   crawl t100 - t99: 30.0 s; against the slowest host's polite time 20.0 s (big.cl) + one cycle 5.0 s = 25.0 s
-  coverage / polite bound at 120 s (wait 1s): 0.850 (850 / 1000 pages; target >= 0.8)
-  coverage / polite bound at 300 s (wait 1s): 0.000 (0 / 0 pages; target >= 0.8, after the run ended)
+  coverage / polite bound at 60 s (wait 1s): 0.000 (0 / 0 pages; target >= 0.9); per-host bound 0: 0.000
+  coverage / polite bound at 120 s (wait 1s): 0.850 (850 / 1000 pages; target >= 0.9); per-host bound 1100: 0.773
+  coverage / polite bound at 300 s (wait 1s): 0.000 (0 / 0 pages; target >= 0.9, after the run ended); per-host bound 0: 0.000
   cumulative PageRank, crawl order / sorted bound: 0.900 (whole crawl)
+  found to fetched, median over 900 pages (wait 0s): 2.50 s (target <= 3 s); p90 7.25 s; discovery 50.0%, politeness 1.0%, value order 49.0% of the summed time to fetch
 `
 	if out.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 	out.Reset()
-	printTargets(&out, Timeline{}, harv, Timeline{}, 0)
+	printTargets(&out, Timeline{}, harv, Timeline{}, nil, 0)
 	for _, w := range []string{"crawl t99 / harvester t99: not reached / 25.0 s: no ratio", "crawl t100 - t99: not reached", "at 120 s: not measured"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("output lacks %q:\n%s", w, out.String())

@@ -20,7 +20,7 @@ func webFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "web", Required: true, Usage: "the web's configuration, as written by testweb --config-out"},
 		&cli.StringFlag{Name: "seeds", Required: true, Usage: "the seed file the crawl started from"},
-		&cli.StringFlag{Name: "collection", Usage: "take the scope and product token from this collection's wire.toml (default: the built-in defaults, scope the web's suffix)"},
+		&cli.StringFlag{Name: "collection", Usage: "take the scope, product token and harvester settings (max_crawl_delay; wait, address_wait, connections_per_ip where used) from this collection's wire.toml (default: the built-in defaults, scope the web's suffix)"},
 	}
 }
 
@@ -110,35 +110,48 @@ fetched at the end of its first request that got a response. Prints:
 
   - the time from --start to 50, 90, 99 and 100 % of the reachable pages;
   - at each --at time T, the coverage (reachable pages fetched by then)
-    against the polite bound: the sum over hosts of min(reachable pages
-    of the host, floor(T / max(--wait, Crawl-delay, median response
-    time of the host in the log)));
+    against the polite bound: the reachable pages a crawler keeping every
+    rule could have fetched by T, serving them from time zero in a greedy
+    schedule that never leaves a server idle. The rules: per politeness
+    unit (the host names on one address, as the log shows it, that share
+    a registrable domain) one request at a time, each taking the median
+    response time of the unit's requests in the log, and after each end
+    max(wait, the unit's largest Crawl-delay); per address at most
+    connections_per_ip requests in flight and starts address_wait apart.
+    Beside it, the per-host bound of before issue 34: the sum over hosts
+    of min(reachable pages of the host, floor(T / max(wait, Crawl-delay,
+    median response time of the host))), which ignores units and
+    addresses. wait, address_wait and connections_per_ip are the
+    harvester settings of --collection's wire.toml (default: the
+    built-in defaults), each overridden by its flag;
   - the crawl order's cumulative PageRank against the sorted-PageRank
     bound: sum over k = 1..N of the PageRank of the first k pages fetched,
     over the same sum for the pages in decreasing PageRank (PageRank with
     damping 0.85 on the links among the N reachable pages);
   - pages and requests in all, and the slowest host's own polite time
     (its reachable pages x its polite interval).`,
-		Flags: append(webFlags(),
+		Flags: append(append(webFlags(),
 			&cli.StringFlag{Name: "log", Required: true, Usage: "request log (TSV) of testweb --log"},
 			&cli.TimestampFlag{Name: "start", Required: true, Layout: time.RFC3339Nano, Usage: "time zero (RFC 3339, e.g. 2024-01-02T15:04:05.123456789Z)"},
 			&cli.TimestampFlag{Name: "end", Layout: time.RFC3339Nano, Usage: "when the run ended or was stopped (RFC 3339); coverage points after it are marked"},
-			&cli.DurationFlag{Name: "wait", Usage: "the harvester's wait between two requests to a host (harvester.wait)"},
 			&cli.StringFlag{Name: "at", Value: "60s,120s,300s", Usage: "times of the coverage points, comma-separated"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"},
 			&cli.StringFlag{Name: "json-out", Usage: "also write the JSON to this file"},
-		),
+		), serverRuleFlags()...),
 		Action: func(c *cli.Context) error {
 			at, err := parseDurations(c.String("at"))
 			if err != nil {
 				return fmt.Errorf("--at: %w", err)
 			}
-			o := timelineOptions{start: *c.Timestamp("start"), wait: c.Duration("wait"), at: at, damping: 0.85}
+			o := timelineOptions{start: *c.Timestamp("start"), at: at, damping: 0.85}
 			if e := c.Timestamp("end"); e != nil {
 				o.end = *e
 			}
 			web, cfg, seeds, err := loadCrawl(c)
 			if err != nil {
+				return err
+			}
+			if o.rules, err = rulesOf(c, cfg); err != nil {
 				return err
 			}
 			log, err := readRequestLogFile(c.String("log"))
@@ -177,11 +190,12 @@ fetched at the end of its first request that got a response. Prints:
 func targetsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "targets",
-		Usage: "compare the timelines of bench-timeline.sh with the targets of issue 16",
+		Usage: "compare the timelines of bench-timeline.sh with the targets of issues 16 and 34",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "crawl", Required: true, Usage: "timeline (--json) of the whole crawl at wait 0"},
 			&cli.StringFlag{Name: "harvester", Required: true, Usage: "timeline (--json) of the harvester alone"},
 			&cli.StringFlag{Name: "polite", Required: true, Usage: "timeline (--json) of the crawl at wait 1s"},
+			&cli.StringFlag{Name: "discovery", Usage: "crawlcheck discovery --json of the whole crawl at wait 0 (optional)"},
 			&cli.DurationFlag{Name: "cycle", Usage: "one cycle of the whole crawl (its time over its batches)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -195,7 +209,18 @@ func targetsCommand() *cli.Command {
 					return fmt.Errorf("decode timeline %s: %w", c.String(name), err)
 				}
 			}
-			printTargets(c.App.Writer, tls[0], tls[1], tls[2], c.Duration("cycle"))
+			var disc *Discovery
+			if p := c.String("discovery"); p != "" {
+				data, err := os.ReadFile(p)
+				if err != nil {
+					return fmt.Errorf("read discovery: %w", err)
+				}
+				disc = new(Discovery)
+				if err := json.Unmarshal(data, disc); err != nil {
+					return fmt.Errorf("decode discovery %s: %w", p, err)
+				}
+			}
+			printTargets(c.App.Writer, tls[0], tls[1], tls[2], disc, c.Duration("cycle"))
 			return nil
 		},
 	}
@@ -212,10 +237,11 @@ func (tl Timeline) quantile(pc int) *float64 {
 	return nil
 }
 
-// printTargets writes the figures issue 16 sets targets for.
-func printTargets(w io.Writer, crawl, harv, polite Timeline, cycle time.Duration) {
+// printTargets writes the figures issues 16 and 34 set targets for;
+// disc, the whole crawl's discovery, may be nil.
+func printTargets(w io.Writer, crawl, harv, polite Timeline, disc *Discovery, cycle time.Duration) {
 	c99, h99, c100 := crawl.quantile(99), harv.quantile(99), crawl.quantile(100)
-	fmt.Fprintln(w, "targets (issue 16):")
+	fmt.Fprintln(w, "targets (issues 16 and 34):")
 	if c99 != nil && h99 != nil && *h99 > 0 {
 		fmt.Fprintf(w, "  crawl t99 / harvester t99: %.1f s / %.1f s = %.2f (target <= 5)\n", *c99, *h99, *c99 / *h99)
 	} else {
@@ -228,7 +254,7 @@ func printTargets(w io.Writer, crawl, harv, polite Timeline, cycle time.Duration
 	} else {
 		fmt.Fprintf(w, "  crawl t100 - t99: not reached (t99 %s, t100 %s); against %s\n", seconds(c99), seconds(c100), bound)
 	}
-	for _, at := range []float64{120, 300} {
+	for _, at := range []float64{60, 120, 300} {
 		found := false
 		for _, p := range polite.Coverage {
 			if p.At == at {
@@ -236,8 +262,8 @@ func printTargets(w io.Writer, crawl, harv, polite Timeline, cycle time.Duration
 				if p.AfterEnd {
 					note = ", after the run ended"
 				}
-				fmt.Fprintf(w, "  coverage / polite bound at %.0f s (wait %s): %.3f (%d / %d pages; target >= 0.8%s)\n",
-					at, time.Duration(polite.Wait*float64(time.Second)), p.Ratio, p.Fetched, p.Bound, note)
+				fmt.Fprintf(w, "  coverage / polite bound at %.0f s (wait %s): %.3f (%d / %d pages; target >= 0.9%s); per-host bound %d: %.3f\n",
+					at, secondsDur(polite.Wait), p.Ratio, p.Fetched, p.Bound, note, p.HostBound, p.HostRatio)
 				found = true
 			}
 		}
@@ -246,4 +272,8 @@ func printTargets(w io.Writer, crawl, harv, polite Timeline, cycle time.Duration
 		}
 	}
 	fmt.Fprintf(w, "  cumulative PageRank, crawl order / sorted bound: %.3f (whole crawl)\n", crawl.PageRank)
+	if disc != nil {
+		fmt.Fprintf(w, "  found to fetched, median over %d pages (wait %s): %.2f s (target <= 3 s); p90 %.2f s; discovery %.1f%%, politeness %.1f%%, value order %.1f%% of the summed time to fetch\n",
+			disc.Pages, secondsDur(disc.Wait), disc.Median, disc.P90, 100*disc.DiscoveryShare, 100*disc.PolitenessShare, 100*disc.ValueOrderShare)
+	}
 }
