@@ -83,6 +83,7 @@ func printResult(w io.Writer, r *manager.Result) error {
 	fmt.Fprintf(tw, "revisits\t%d\n", r.Revisits)
 	fmt.Fprintf(tw, "score\t%s .. %s\n", num(r.ScoreMin), num(r.ScoreMax))
 	if !r.Recovered {
+		fmt.Fprintf(tw, "length\t%s (%s)\n", r.BatchDuration, r.BatchDurationWhy)
 		fmt.Fprintf(tw, "robots.txt\t%d sites with a stored copy in robots.jsonl\n", r.Robots)
 		fmt.Fprintf(tw, "candidates\t%d (%d over max_pages_per_site, %d over max_site_pages, %d over max_fetches_per_script, %d held back by batch_duration, %d over the batch size)\n",
 			r.Stats.Candidates, r.Stats.SiteCapped, r.Stats.SiteFull, r.Stats.ScriptCapped, r.Stats.TimeCapped, r.Stats.Left)

@@ -33,7 +33,8 @@ type Manager struct {
 	HistoricalNewPages  string   `toml:"historical_new_pages" doc:"historical: value of pages the previous crawl did not have: zero, random or parent (the paper's variants), or pagerank (their PageRank in the graph known now, per average page)."`
 	BatchSize           int      `toml:"batch_size" doc:"At most this many URLs in one batch."`
 	MaxPagesPerSite     int      `toml:"max_pages_per_site" doc:"At most this many URLs of one site in one batch: a safety cap; batch_duration sets the pace."`
-	BatchDuration       Duration `toml:"batch_duration" doc:"Target duration of a batch: each host gets at most the URLs it can serve politely in this time (its response time plus the harvester's wait or its robots.txt Crawl-delay per URL); the harvester may take it as its deadline. 0 turns time sizing off."`
+	BatchDuration       Duration `toml:"batch_duration" doc:"Longest target duration of a batch: each host gets at most the URLs it can serve politely in this time (its response time plus the harvester's wait or its robots.txt Crawl-delay per URL); the harvester may take it as its deadline. With batch_cycle_factor the manager plans shorter batches while the other stages are fast. 0 turns time sizing off."`
+	BatchCycleFactor    float64  `toml:"batch_cycle_factor" doc:"A batch is planned to last this many times what the gatherer and the seeder took on the newest seeded batch (from its harvest's end to its seeding's end), at least four harvester waits (four seconds below a one-second wait) and at most batch_duration: short while the pipeline returns links quickly, so no server waits long for the links its pages gave (docs/manager.md, \"How long a batch is\"). 0: every batch lasts batch_duration."`
 	MaxSitePages        int      `toml:"max_site_pages" doc:"At most this many pages of one site are fetched in the whole collection (new pages of a site with that many fetched or scheduled pages wait); 0 means no cap."`
 	MaxDepthStatic      int      `toml:"max_depth_static" doc:"Pages of static URLs deeper than this (links from where the crawl entered the site) are not scheduled."`
 	MaxDepthDynamic     int      `toml:"max_depth_dynamic" doc:"Pages of dynamic URLs (a query, a script extension or /cgi-bin/) deeper than this are not scheduled."`
@@ -65,10 +66,13 @@ func defaultManager() Manager {
 		// so the batch's slowest hosts end with the batch instead of
 		// holding it up, and each cycle's links reach the next batch
 		// within about an hour.
-		BatchDuration:   Duration(time.Hour),
-		MaxSitePages:    25000,
-		MaxDepthStatic:  15,
-		MaxDepthDynamic: 5,
+		BatchDuration: Duration(time.Hour),
+		// Gathering and seeding a batch then cost at most a quarter of
+		// its time (docs/manager.md, "How long a batch is").
+		BatchCycleFactor: 4,
+		MaxSitePages:     25000,
+		MaxDepthStatic:   15,
+		MaxDepthDynamic:  5,
 		DynamicExtensions: []string{
 			"php", "php3", "php4", "php5", "phtml", "asp", "aspx", "jsp", "jspx",
 			"cgi", "pl", "py", "cfm", "shtml", "do", "action", "dll",
@@ -116,6 +120,9 @@ func (c *Manager) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.BatchDuration < 0 {
 		bad("manager.batch_duration", "must not be negative (0 turns time sizing off)")
+	}
+	if !(c.BatchCycleFactor >= 0 && c.BatchCycleFactor <= 1000) {
+		bad("manager.batch_cycle_factor", "must be between 0 and 1000 (0: every batch lasts batch_duration), got %g", c.BatchCycleFactor)
 	}
 	if c.MaxSitePages < 0 {
 		bad("manager.max_site_pages", "must not be negative, got %d", c.MaxSitePages)

@@ -90,6 +90,8 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 	if err != nil {
 		return nil, err
 	}
+	length, _ := batchLength(col, &opts.Config, next)
+	opts.Config.Manager.BatchDuration = config.Duration(length)
 	var ex *Explanation
 	err = g.View(func(tx *linkgraph.Tx) error {
 		id, ok := tx.LookupURL(rawURL)

@@ -35,6 +35,9 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, col: col, cfg: config.Defaults(), ids: map[string]uint64{}}
+	// The tests' batches last batch_duration, as each test sets it; the
+	// adaptive length has tests of its own (batchlength_test.go).
+	f.cfg.Manager.BatchCycleFactor = 0
 	f.open().Close() // graph.db, as seeder init makes it with the collection
 	t.Cleanup(func() {
 		f.view(func(tx *linkgraph.Tx) error {

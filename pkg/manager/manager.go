@@ -84,6 +84,11 @@ type Result struct {
 	Recovered bool // an interrupted batch was completed instead of a new one written
 	Elapsed   time.Duration
 	Stats     Stats // how the batch was chosen (zero when Recovered)
+	// BatchDuration is the batch's planned length (its header's
+	// batch_duration) and BatchDurationWhy how it was chosen
+	// (batchLength).
+	BatchDuration    time.Duration
+	BatchDurationWhy string
 }
 
 // Run writes the next batch: it reads graph.db, scores the candidates,
@@ -129,6 +134,9 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 	if err != nil {
 		return nil, err
 	}
+	length, why := batchLength(col, &opts.Config, id)
+	m.BatchDuration = config.Duration(length) // the budget's, the header's and so the harvester's deadline
+	log.Info("batch length", "batch", id, "batch_duration", length, "why", why)
 	var p *plan
 	err = g.View(func(tx *linkgraph.Tx) error {
 		var err error
@@ -178,6 +186,7 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 		ScoreMin: c.scoreMin, ScoreMax: c.scoreMax,
 		Robots: len(p.robots), Servers: len(p.servers),
 		Elapsed: time.Since(start), Stats: p.stats,
+		BatchDuration: length, BatchDurationWhy: why,
 	}
 	log.Info("wrote batch", "batch", id, "urls", res.URLs, "sites", res.Sites, "new", res.New, "revisits", res.Revisits,
 		"candidates", p.stats.Candidates, "site_capped", p.stats.SiteCapped, "site_full", p.stats.SiteFull,

@@ -1,0 +1,90 @@
+package manager
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
+)
+
+// How long a batch is (docs/manager.md, "How long a batch is").
+//
+// A batch is a barrier for discovery: the links its pages give reach a
+// batch only once it is harvested, gathered and seeded. A page found at
+// the start of an hour-long harvest waits the hour, however fast its
+// server, while a crawl at a short wait has fetched everything else. A
+// batch as short as a few seconds brings links back at once, but each
+// cycle costs a gather, a seed and a manager run. The manager therefore
+// plans each batch to last batchCycleFactor times what the last cycle's
+// other stages took (the newest seeded batch, from its harvest's end to
+// its seeding's end): those stages then take at most that share of the
+// crawl's time, and the batches stay as short as that allows. The
+// measure follows the crawl: a small collection on a fast machine plans
+// batches of seconds, a large one, whose stages take minutes, of
+// minutes, and stages run by hand or by cron an hour apart, of
+// batch_duration. Bounds: at least minBatchWaits harvester waits (a host
+// gets a few URLs a batch; at least minBatchWaits seconds), at most
+// manager.batch_duration.
+
+// minBatchWaits is the least length of an adaptive batch, in
+// harvester.wait (and seconds, for a wait under one second).
+const minBatchWaits = 4
+
+// batchLength is the batch_duration of batch id: the configured one, or
+// with batch_cycle_factor the adaptive length, and why, for the log.
+func batchLength(col *collection.Collection, cfg *config.Config, id int) (time.Duration, string) {
+	longest := cfg.Manager.BatchDuration.D()
+	f := cfg.Manager.BatchCycleFactor
+	if longest <= 0 || f <= 0 {
+		return longest, "batch_duration"
+	}
+	shortest := min(longest, minBatchWaits*max(cfg.Harvester.Wait.D(), time.Second))
+	cost, from, ok := lastCycleCost(col, id)
+	if !ok {
+		return shortest, "no seeded batch says what its cycle took: the shortest batch"
+	}
+	d := time.Duration(f * float64(cost))
+	switch {
+	case d <= shortest:
+		d = shortest
+	case d >= longest:
+		d = longest
+	}
+	return d.Round(time.Millisecond), fmt.Sprintf("%g x %s (batch %s: harvest end to seeded), within %s..%s",
+		f, cost.Round(time.Millisecond), collection.BatchName(from), shortest, longest)
+}
+
+// lastCycleCost is what the stages after the harvester took on the
+// newest seeded batch before id: from its harvest's end
+// (harvested.done's finished) to its seeding's end (seeded.done's
+// started plus elapsed), so gathering, seeding and any wait between them.
+// ok is false when no batch before id is seeded or its markers do not say.
+func lastCycleCost(col *collection.Collection, id int) (cost time.Duration, from int, ok bool) {
+	ids, err := col.BatchIDs()
+	if err != nil {
+		return 0, 0, false
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		b := col.Batch(ids[i])
+		if ids[i] >= id || !b.Done(collection.StageSeeded) {
+			continue
+		}
+		var h struct {
+			Finished time.Time `json:"finished"`
+		}
+		var s struct {
+			Started time.Time `json:"started"`
+			Elapsed string    `json:"elapsed"`
+		}
+		if b.Summary(collection.StageHarvested, &h) != nil || b.Summary(collection.StageSeeded, &s) != nil {
+			return 0, 0, false
+		}
+		took, err := time.ParseDuration(s.Elapsed)
+		if err != nil || h.Finished.IsZero() || s.Started.IsZero() {
+			return 0, 0, false
+		}
+		return max(0, s.Started.Add(took).Sub(h.Finished)), ids[i], true
+	}
+	return 0, 0, false
+}
