@@ -23,13 +23,18 @@ import (
 // measure follows the crawl: a small collection on a fast machine plans
 // batches of seconds, a large one, whose stages take minutes, of
 // minutes, and stages run by hand or by cron an hour apart, of
-// batch_duration. Bounds: at least minBatchWaits harvester waits (a host
-// gets a few URLs a batch; at least minBatchWaits seconds), at most
-// manager.batch_duration.
+// batch_duration. Bounds: at least minBatchWaits harvester waits and
+// minBatch, at most manager.batch_duration.
 
-// minBatchWaits is the least length of an adaptive batch, in
-// harvester.wait (and seconds, for a wait under one second).
-const minBatchWaits = 4
+// minBatchWaits and minBatch bound an adaptive batch from below: at
+// least minBatchWaits harvester waits (a host gets a few URLs a batch),
+// and at least minBatch (at a wait near 0, the fixed cost of starting
+// each stage, 0.1-0.2 s each on the test webs, is not in the measured
+// cycle).
+const (
+	minBatchWaits = 4
+	minBatch      = time.Second
+)
 
 // batchLength is the batch_duration of batch id: the configured one, or
 // with batch_cycle_factor the adaptive length, and why, for the log.
@@ -39,7 +44,7 @@ func batchLength(col *collection.Collection, cfg *config.Config, id int) (time.D
 	if longest <= 0 || f <= 0 {
 		return longest, "batch_duration"
 	}
-	shortest := min(longest, minBatchWaits*max(cfg.Harvester.Wait.D(), time.Second))
+	shortest := min(longest, max(minBatchWaits*cfg.Harvester.Wait.D(), minBatch))
 	cost, from, ok := lastCycleCost(col, id)
 	if !ok {
 		return shortest, "no seeded batch says what its cycle took: the shortest batch"

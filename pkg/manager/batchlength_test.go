@@ -33,7 +33,7 @@ func markCycle(t *testing.T, col *collection.Collection, id int, end time.Time, 
 
 // TestBatchLength: a batch lasts batch_cycle_factor times what the
 // newest seeded batch's gathering and seeding took, within four waits
-// (four seconds below a one-second wait) and batch_duration.
+// (and one second) and batch_duration.
 func TestBatchLength(t *testing.T) {
 	end := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
@@ -46,7 +46,8 @@ func TestBatchLength(t *testing.T) {
 		want    time.Duration
 		why     string
 	}{
-		{"first batch, wait 0", 0, 4, time.Hour, nil, 1, 4 * time.Second, "no seeded batch"},
+		{"first batch, wait 0", 0, 4, time.Hour, nil, 1, time.Second, "no seeded batch"},
+		{"first batch, wait 0.5 s", 500 * time.Millisecond, 4, time.Hour, nil, 1, 2 * time.Second, "no seeded batch"},
 		{"first batch, default wait", 15 * time.Second, 4, time.Hour, nil, 1, time.Minute, "no seeded batch"},
 		{"fast stages", 0, 4, time.Hour, map[int][2]time.Duration{1: {time.Second, 2 * time.Second}}, 2, 12 * time.Second, "4 x 3s"},
 		{"the newest seeded batch counts", 0, 4, time.Hour, map[int][2]time.Duration{1: {time.Second, 2 * time.Second}, 2: {0, 5 * time.Second}}, 4, 20 * time.Second, "batch 000002"},
