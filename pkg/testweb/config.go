@@ -148,6 +148,21 @@ type Config struct {
 	// CrawlDelayMin and CrawlDelayMax bound the Crawl-delay, whole
 	// seconds, at least 1 s (default 2 s and 5 s).
 	CrawlDelayMin, CrawlDelayMax time.Duration
+	// CrawlDelayMaxPages, when positive, draws the Crawl-delay sites
+	// (the same count, round(CrawlDelayFraction * in-scope sites), at
+	// least one) only among the in-scope sites of at most this many
+	// pages, one from each of as many strata of them in size order, so
+	// that no site takes its delay times more than this many pages (a web
+	// whose Crawl-delay sites are small, on which a crawl ends within
+	// seconds). Fewer when fewer sites are that small; with SubdomainShare
+	// a domain whose smallest site is bigger gets no Crawl-delay site of
+	// its own. Pages are a site's linked pages: the 2-5 hidden pages of a
+	// sitemap site come on top, and the "Crawl-delay: 1" some sites of at
+	// most 30 pages ask for (without Heterogeneous too) is not capped.
+	// Zero (the default) draws among the sites of every size, exactly the
+	// web of before the field existed, as does a cap of MaxPages or more.
+	// Only with Heterogeneous; negative is an error.
+	CrawlDelayMaxPages int
 	// BigSites is the number of big sites: the biggest sites get between
 	// MaxPages/4 and MaxPages pages (log-uniform; the biggest exactly
 	// MaxPages), so that with the MaxPages of the scale run (20,000) they
@@ -182,7 +197,8 @@ type Config struct {
 	// <label><k>.hosting<N>.<suffix>, each domain on several of the
 	// web's addresses, some of them holding several of its sites (one
 	// politeness unit), and with Heterogeneous a Crawl-delay site on
-	// one address of every other domain, with a sibling on that address
+	// one address of every other domain of three sites or more (but not
+	// one bigger than CrawlDelayMaxPages), with a sibling on that address
 	// and fast sites on the others. At least two sites when positive;
 	// it needs Addresses of at least 2. Zero (the default) renames none:
 	// the web serves exactly what it served before the field existed.
@@ -272,10 +288,10 @@ func (c Config) withDefaults() (Config, error) {
 func (c Config) heterogeneousDefaults() (Config, error) {
 	if !c.Heterogeneous {
 		if c.ResponseMedian != 0 || c.SlowFraction != 0 || c.SlowMin != 0 || c.SlowMax != 0 ||
-			c.CrawlDelayFraction != 0 || c.CrawlDelayMin != 0 || c.CrawlDelayMax != 0 ||
+			c.CrawlDelayFraction != 0 || c.CrawlDelayMin != 0 || c.CrawlDelayMax != 0 || c.CrawlDelayMaxPages != 0 ||
 			c.BigSites != 0 || c.AliasFraction != 0 {
 			return c, errors.New("testweb: ResponseMedian, SlowFraction, SlowMin, SlowMax, CrawlDelayFraction, " +
-				"CrawlDelayMin, CrawlDelayMax, BigSites and AliasFraction need Heterogeneous")
+				"CrawlDelayMin, CrawlDelayMax, CrawlDelayMaxPages, BigSites and AliasFraction need Heterogeneous")
 		}
 		return c, nil
 	}
@@ -334,6 +350,9 @@ func (c Config) heterogeneousDefaults() (Config, error) {
 	}
 	if c.CrawlDelayMin > c.CrawlDelayMax {
 		return c, fmt.Errorf("testweb: CrawlDelayMin (%v) must not exceed CrawlDelayMax (%v)", c.CrawlDelayMin, c.CrawlDelayMax)
+	}
+	if c.CrawlDelayMaxPages < 0 {
+		return c, fmt.Errorf("testweb: CrawlDelayMaxPages must not be negative (0: no cap), got %d", c.CrawlDelayMaxPages)
 	}
 	switch {
 	case c.BigSites == 0:

@@ -59,20 +59,28 @@ func (w *Web) pickBigSites() {
 // robots.txt answers 500) is chosen, so the biggest, medium and small
 // sites all have some. A chosen site without robots.txt gets one (with
 // the "Disallow: /files/" rule of sites without a private prefix).
-// buildRobots writes the delay into every group.
+// buildRobots writes the delay into every group. With
+// Config.CrawlDelayMaxPages the strata cut only the sites of at most that
+// many pages (the count stays that of all in-scope sites, but not more
+// than those small sites), so the biggest Crawl-delay site is about the
+// cap's size; a cap of the largest site's size or more changes nothing.
 func (w *Web) pickCrawlDelays() {
-	n := w.nIn
+	order := w.bySize // biggest first
+	if limit := w.cfg.CrawlDelayMaxPages; limit > 0 {
+		order = order[sort.Search(len(order), func(i int) bool { return w.sites[order[i]].pages <= limit }):]
+	}
+	n := len(order)
 	if w.cfg.CrawlDelayFraction <= 0 || n == 0 {
 		return
 	}
-	k := min(max(int(math.Round(w.cfg.CrawlDelayFraction*float64(n))), 1), n)
+	k := min(max(int(math.Round(w.cfg.CrawlDelayFraction*float64(w.nIn))), 1), n)
 	r := newRNG(uint64(w.cfg.Seed), tagCrawlDelay, 0)
 	lo, hi := int(w.cfg.CrawlDelayMin/time.Second), int(w.cfg.CrawlDelayMax/time.Second)
 	for j := 0; j < k; j++ {
 		a, b := j*n/k, (j+1)*n/k
 		start := r.intn(b - a)
 		for t := 0; t < b-a; t++ {
-			s := &w.sites[w.bySize[a+(start+t)%(b-a)]]
+			s := &w.sites[order[a+(start+t)%(b-a)]]
 			if s.robots == robotsError {
 				continue
 			}

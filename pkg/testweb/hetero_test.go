@@ -36,6 +36,9 @@ func TestHeterogeneousValidation(t *testing.T) {
 		{"crawl-delay min above max", h(Config{CrawlDelayMin: 4 * time.Second, CrawlDelayMax: 3 * time.Second}), "CrawlDelayMin (4s) must not exceed CrawlDelayMax (3s)"},
 		{"one-second delays", h(Config{CrawlDelayMin: time.Second, CrawlDelayMax: time.Second}), ""},
 		{"more big sites than hosts", h(Config{Hosts: 3, BigSites: 10}), ""},
+		{"crawl-delay cap", h(Config{CrawlDelayMaxPages: 10}), ""},
+		{"crawl-delay cap without Heterogeneous", Config{CrawlDelayMaxPages: 10}, "need Heterogeneous"},
+		{"negative crawl-delay cap", h(Config{CrawlDelayMaxPages: -1}), "CrawlDelayMaxPages must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -154,7 +154,9 @@ func (w *Web) nameGroup(r *rng, gr *subdomainGroup, kind string) {
 // (the "Crawl-delay: 1" of small sites aside), so that every other domain
 // of the heterogeneous web has a slow server among fast ones. The site
 // is the smallest of the domain (the first drawn of equals) whose
-// robots.txt does not answer 500.
+// robots.txt does not answer 500; with Config.CrawlDelayMaxPages, none
+// when that site has more pages than the cap (no random number is drawn
+// then).
 func (w *Web) ensureCrawlDelay(r *rng, gr *subdomainGroup) {
 	if len(gr.members) < 3 {
 		return
@@ -171,6 +173,9 @@ func (w *Web) ensureCrawlDelay(r *rng, gr *subdomainGroup) {
 		}
 	}
 	if pick < 0 {
+		return
+	}
+	if limit := w.cfg.CrawlDelayMaxPages; limit > 0 && w.sites[pick].pages > limit {
 		return
 	}
 	lo, hi := int(w.cfg.CrawlDelayMin/time.Second), int(w.cfg.CrawlDelayMax/time.Second)

@@ -128,7 +128,11 @@
 //     biggest, medium and small sites all have some: in the scale run's
 //     web (10,000 hosts) the first stratum is the 33 biggest sites, and a
 //     site of about 5,000 pages asks for 4 s. CrawlDelay gives it. (The
-//     Crawl-delay: 1 of some small sites, above, stays.)
+//     Crawl-delay: 1 of some small sites, above, stays.) With
+//     CrawlDelayMaxPages N the strata are cut among the sites of at most
+//     N pages only (as many Crawl-delay sites, as far as there are such
+//     sites), so no Crawl-delay site is bigger than N pages: a web on
+//     which a crawl is not held up for minutes by one site's delay.
 //   - Big sites: the BigSites (5) biggest sites get between MaxPages/4
 //     and MaxPages pages, the biggest exactly MaxPages: thousands of
 //     pages with the scale run's MaxPages of 20,000, only MaxPages/4 to
@@ -219,8 +223,9 @@
 // site of the domain. With Config.Heterogeneous every other domain (the
 // first, third ...) of three sites or more has a Crawl-delay site (its
 // smallest is given a delay of CrawlDelayMin to CrawlDelayMax seconds
-// when none of them drew one), so one server of the domain is slow and
-// the others fast. Subdomains gives the domains and their sites;
+// when none of them drew one; with Config.CrawlDelayMaxPages only when
+// that site has at most that many pages), so one server of the domain
+// is slow and the others fast. Subdomains gives the domains and their sites;
 // AddressOf, DNS and the request log (Request.Addr) give each site's
 // address, which is what a politeness audit groups by. The subdomain
 // web needs Config.Addresses of at least 2; an HTTPS-only site is on

@@ -18,8 +18,12 @@
 // --slow-fraction (0.02; negative: none), --slow-min and --slow-max
 // (200ms, 1s), --crawl-delay-fraction (0.03; negative: none),
 // --crawl-delay-min and --crawl-delay-max (2s, 5s; whole seconds),
-// --big-sites (5; negative: none) and --alias-fraction (1/3; negative:
-// none). The demo, the end-to-end test and scripts/bench-crawl.sh use it.
+// --crawl-delay-max-pages (0: sites of every size; N: the Crawl-delay
+// sites, as many, are drawn among the sites of at most N pages only, so
+// that no site holds a crawl up for long: scripts/bench-timeline.sh's
+// BENCH_CRAWL_DELAY_MAX_PAGES), --big-sites (5; negative: none) and
+// --alias-fraction (1/3; negative: none). The demo, the end-to-end test
+// and scripts/bench-crawl.sh use it.
 //
 // --subdomain-share F renames a fraction F of the in-scope sites as
 // subdomains of a few registrable domains (testweb.Config.SubdomainShare:
@@ -117,6 +121,7 @@ func newApp(stdout io.Writer) *cli.App {
 			&cli.Float64Flag{Name: "crawl-delay-fraction", Usage: "with --heterogeneous: fraction of in-scope sites with a Crawl-delay, of every size (0: 0.03; negative: none)"},
 			&cli.DurationFlag{Name: "crawl-delay-min", Usage: "with --heterogeneous: least Crawl-delay, whole seconds (0: 2s)"},
 			&cli.DurationFlag{Name: "crawl-delay-max", Usage: "with --heterogeneous: greatest Crawl-delay, whole seconds (0: 5s)"},
+			&cli.IntFlag{Name: "crawl-delay-max-pages", Usage: "with --heterogeneous: draw the Crawl-delay sites (as many) only among sites of at most this many pages (0: sites of every size)"},
 			&cli.IntFlag{Name: "big-sites", Usage: "with --heterogeneous: sites of max-pages/4 to max-pages pages (0: 5; negative: none)"},
 			&cli.Float64Flag{Name: "alias-fraction", Usage: "with --heterogeneous: fraction of www.X sites also answering (301) on X (0: 1/3; negative: none)"},
 			&cli.Float64Flag{Name: "subdomain-share", Usage: "fraction of in-scope sites renamed as subdomains of a few registrable domains (uni1.cl, hosting1.cl ...), on several addresses; needs --addresses 2 or more (0: none)"},
@@ -158,6 +163,7 @@ func newApp(stdout io.Writer) *cli.App {
 					CrawlDelayFraction: c.Float64("crawl-delay-fraction"),
 					CrawlDelayMin:      c.Duration("crawl-delay-min"),
 					CrawlDelayMax:      c.Duration("crawl-delay-max"),
+					CrawlDelayMaxPages: c.Int("crawl-delay-max-pages"),
 					BigSites:           c.Int("big-sites"),
 					AliasFraction:      c.Float64("alias-fraction"),
 

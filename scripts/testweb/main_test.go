@@ -8,8 +8,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +176,92 @@ func TestSubdomainFlags(t *testing.T) {
 	}
 	if len(w.Subdomains()) != 3 || n != 20 {
 		t.Errorf("rebuilt web: %d sites under %d domains, want 20 under 3: %v", n, len(w.Subdomains()), w.Subdomains())
+	}
+}
+
+// TestCrawlDelayMaxPagesFlag: --crawl-delay-max-pages reaches
+// testweb.Config (the configuration written rebuilds a web whose
+// Crawl-delay sites are no bigger than the cap), and is refused where the
+// package refuses it.
+func TestCrawlDelayMaxPagesFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--crawl-delay-max-pages", "10"}, "need Heterogeneous"},
+		{[]string{"--heterogeneous", "--crawl-delay-max-pages", "-1"}, "CrawlDelayMaxPages must not be negative"},
+	} {
+		err := newApp(io.Discard).Run(append([]string{"testweb"}, tc.args...))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+
+	dir := t.TempDir()
+	ready, cfgFile := filepath.Join(dir, "ready"), filepath.Join(dir, "web.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- newApp(io.Discard).RunContext(ctx, []string{"testweb", "--hosts", "200", "--seed", "2", "--max-pages", "300",
+			"--heterogeneous", "--crawl-delay-fraction", "0.05", "--crawl-delay-max-pages", "6",
+			"--ready-file", ready, "--config-out", cfgFile})
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("command ended early: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ready file never appeared")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg testweb.Config
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CrawlDelayMaxPages != 6 {
+		t.Fatalf("config %+v", cfg)
+	}
+	w, err := testweb.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := map[string]int{}
+	for _, u := range w.URLs() {
+		pu, err := url.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pu.Path != "/img/logo.png" { // the logo is no page
+			pages[pu.Hostname()]++
+		}
+	}
+	delayed, biggest := 0, 0
+	for _, h := range w.HostNames() {
+		if _, alias := w.Aliases()[h]; alias {
+			continue
+		}
+		if d, err := strconv.Atoi(w.CrawlDelay(h)); err == nil && d >= 2 {
+			delayed++
+			biggest = max(biggest, pages[h])
+		}
+	}
+	if delayed != 10 || biggest > 6 || biggest == 0 {
+		t.Errorf("rebuilt web: %d Crawl-delay sites, the biggest of %d pages; want 10 of at most 6", delayed, biggest)
 	}
 }
 
