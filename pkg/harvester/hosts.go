@@ -251,17 +251,23 @@ func (t *hostTable) join(host string, ip netip.Addr) string {
 // that may not be in this run: another name of a unit the run's names
 // will join) to at least at.
 func (t *hostTable) laterUnit(ip netip.Addr, host string, at time.Time) {
-	key := unitKey(ip, host)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if u := t.unitAt(ip, host); at.After(u.notBefore) {
+		u.notBefore = at
+	}
+}
+
+// unitAt returns the unit of host's registrable domain on ip, made if no
+// name of the run has joined it yet; called with mu held.
+func (t *hostTable) unitAt(ip netip.Addr, host string) *unit {
+	key := unitKey(ip, host)
 	u := t.units[key]
 	if u == nil {
 		u = &unit{ip: ip}
 		t.units[key] = u
 	}
-	if at.After(u.notBefore) {
-		u.notBefore = at
-	}
+	return u
 }
 
 // crawlDelayAt records a Crawl-delay (already capped) that a site of
@@ -271,14 +277,9 @@ func (t *hostTable) laterUnit(ip netip.Addr, host string, at time.Time) {
 // waits it from its first request. Names of the domain on other
 // addresses are other units and do not.
 func (t *hostTable) crawlDelayAt(ip netip.Addr, host string, d time.Duration) {
-	key := unitKey(ip, host)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	u := t.units[key]
-	if u == nil {
-		u = &unit{ip: ip}
-		t.units[key] = u
-	}
+	u := t.unitAt(ip, host)
 	u.crawlDelay = max(u.crawlDelay, d)
 }
 

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -67,22 +64,7 @@ a median found to fetched of at most 3 s.`,
 				return err
 			}
 			d := computeDiscovery(truth, log, seedPages(truth, seeds), *c.Timestamp("start"), rules)
-			data, err := json.MarshalIndent(d, "", "  ")
-			if err != nil {
-				return fmt.Errorf("encode discovery: %w", err)
-			}
-			data = append(data, '\n')
-			if p := c.String("json-out"); p != "" {
-				if err := os.WriteFile(p, data, 0o644); err != nil {
-					return fmt.Errorf("write discovery: %w", err)
-				}
-			}
-			if c.Bool("json") {
-				_, err = c.App.Writer.Write(data)
-				return err
-			}
-			d.Print(c.App.Writer)
-			return nil
+			return writeReport(c, "discovery", d, d.Print)
 		},
 	}
 }

@@ -166,24 +166,31 @@ fetched at the end of its first request that got a response. Prints:
 			if err != nil {
 				return err
 			}
-			data, err := json.MarshalIndent(tl, "", "  ")
-			if err != nil {
-				return fmt.Errorf("encode timeline: %w", err)
-			}
-			data = append(data, '\n')
-			if p := c.String("json-out"); p != "" {
-				if err := os.WriteFile(p, data, 0o644); err != nil {
-					return fmt.Errorf("write timeline: %w", err)
-				}
-			}
-			if c.Bool("json") {
-				_, err = c.App.Writer.Write(data)
-				return err
-			}
-			tl.Print(c.App.Writer)
-			return nil
+			return writeReport(c, "timeline", tl, tl.Print)
 		},
 	}
+}
+
+// writeReport writes a report (name: what it is, for errors) as JSON to
+// --json-out if given, and to the command's output as JSON with --json,
+// else as text (print).
+func writeReport(c *cli.Context, name string, v any, print func(io.Writer)) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", name, err)
+	}
+	data = append(data, '\n')
+	if p := c.String("json-out"); p != "" {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	if c.Bool("json") {
+		_, err = c.App.Writer.Write(data)
+		return err
+	}
+	print(c.App.Writer)
+	return nil
 }
 
 // targetsCommand is `crawlcheck targets`.

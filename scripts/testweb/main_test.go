@@ -133,36 +133,8 @@ func TestSubdomainFlags(t *testing.T) {
 		}
 	}
 
-	dir := t.TempDir()
-	ready, cfgFile := filepath.Join(dir, "ready"), filepath.Join(dir, "web.json")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- newApp(io.Discard).RunContext(ctx, []string{"testweb", "--hosts", "40", "--seed", "5", "--addresses", "6",
-			"--heterogeneous", "--subdomain-share", "0.5", "--subdomain-domains", "3", "--ready-file", ready, "--config-out", cfgFile})
-	}()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, err := os.Stat(ready); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("ready file never appeared")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(cfgFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg testweb.Config
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
+	cfg := servedConfig(t, "--hosts", "40", "--seed", "5", "--addresses", "6",
+		"--heterogeneous", "--subdomain-share", "0.5", "--subdomain-domains", "3")
 	if cfg.SubdomainShare != 0.5 || cfg.SubdomainDomains != 3 {
 		t.Fatalf("config %+v", cfg)
 	}
@@ -197,42 +169,8 @@ func TestCrawlDelayMaxPagesFlag(t *testing.T) {
 		}
 	}
 
-	dir := t.TempDir()
-	ready, cfgFile := filepath.Join(dir, "ready"), filepath.Join(dir, "web.json")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- newApp(io.Discard).RunContext(ctx, []string{"testweb", "--hosts", "200", "--seed", "2", "--max-pages", "300",
-			"--heterogeneous", "--crawl-delay-fraction", "0.05", "--crawl-delay-max-pages", "6",
-			"--ready-file", ready, "--config-out", cfgFile})
-	}()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, err := os.Stat(ready); err == nil {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("command ended early: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("ready file never appeared")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(cfgFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg testweb.Config
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
+	cfg := servedConfig(t, "--hosts", "200", "--seed", "2", "--max-pages", "300",
+		"--heterogeneous", "--crawl-delay-fraction", "0.05", "--crawl-delay-max-pages", "6")
 	if cfg.CrawlDelayMaxPages != 6 {
 		t.Fatalf("config %+v", cfg)
 	}
@@ -392,4 +330,45 @@ func TestRequestLogGolden(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("request log:\n%s\nwant (%s):\n%s", got, golden, want)
 	}
+}
+
+// servedConfig runs testweb with args until it is listening, stops it,
+// and returns the configuration it wrote (--config-out).
+func servedConfig(t *testing.T, args ...string) testweb.Config {
+	t.Helper()
+	dir := t.TempDir()
+	ready, cfgFile := filepath.Join(dir, "ready"), filepath.Join(dir, "web.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- newApp(io.Discard).RunContext(ctx, append(append([]string{"testweb"}, args...), "--ready-file", ready, "--config-out", cfgFile))
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("command ended early: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ready file never appeared")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg testweb.Config
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
