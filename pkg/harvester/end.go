@@ -13,6 +13,7 @@ import (
 const (
 	EndDeadline = "deadline" // harvester.batch_deadline (or twice the batch's batch_duration) passed
 	EndTail     = "tail"     // the straggling tail rule (harvester.tail_fraction, tail_factor, tail_min)
+	EndWaits    = "waits"    // every host left waits for its turn past the batch's length, and none is being asked
 )
 
 // batchEnd is the harvester's decision to end a batch early: once made,
@@ -90,6 +91,43 @@ type endRule struct {
 
 	tailBegan time.Time // zero until the tail begins
 	tailEnds  time.Time
+}
+
+// waitsOut tells whether the batch should end now because it would only
+// idle: no server is ready, held by the value clock, parked or being
+// resolved, no request is in flight, and the next turn of every server
+// left (waiting in the queue, or asleep on its connection between two
+// requests) comes after the batch's length (its header's batch_duration
+// from the run's start) and more than a quarter of that length from now
+// (about one cycle of the other stages, whose cost the manager's
+// batch_cycle_factor of 4 makes a quarter of a batch): starting the next
+// batch then costs less than waiting. Never for a batch without a
+// length. A server that politeness makes wait (a Crawl-delay, a pause
+// carried from the last batch) thus does not hold the batch, and every
+// other server of the crawl, until the deadline: its URLs are deferred,
+// and a later batch asks it when its turn has come (the pause is
+// carried).
+func (sc *scheduler) waitsOut(now time.Time) bool {
+	d := sc.h.batchDuration
+	if d <= 0 || sc.ending || sc.ready.Len() > 0 || len(sc.gated) > 0 ||
+		len(sc.resolvedSet) < len(sc.servers) || (sc.waiting.Len() == 0 && len(sc.activeSet) == 0) {
+		return false
+	}
+	for _, parked := range sc.ipParked {
+		if len(parked) > 0 {
+			return false
+		}
+	}
+	after := maxTime(now.Add(d/4), sc.h.started.Add(d))
+	if sc.waiting.Len() > 0 && !(*sc.waiting)[0].notBefore.After(after) {
+		return false
+	}
+	for srv := range sc.activeSet {
+		if !sc.h.hosts.notBefore(srv.Host).After(after) {
+			return false // a request in flight, or a turn soon
+		}
+	}
+	return true
 }
 
 // newEndRule is the rule of a run that starts at start with hosts hosts,

@@ -125,6 +125,61 @@ func TestBatchDeadlineFromDuration(t *testing.T) {
 	}
 }
 
+// TestWaitsOutEndsBatch: a batch planned for 300 ms holds a fast host and
+// two Crawl-delay hosts of two pages each (their robots.txt asks 3 s,
+// which counts from the robots.txt request). Once the fast host is done
+// and the Crawl-delay hosts have had their robots.txt, nothing is left to
+// ask before their turns, which come after the batch's length: the batch
+// ends then, their pages deferred ("waits"), instead of idling to the
+// deadline (600 ms) and every other server of the crawl with it. Nobody
+// is asked early.
+func TestWaitsOutEndsBatch(t *testing.T) {
+	fast := pagesHost("fast.test", 3, 0)
+	var hosts = []*ht.Host{fast}
+	for _, name := range []string{"cd1.test", "cd2.test"} {
+		h := pagesHost(name, 2, 0)
+		h.Robots = robotsPage("User-agent: *\nCrawl-delay: 3\n")
+		h.IP = "127.0.0.2"
+		hosts = append(hosts, h)
+	}
+	web := ht.Start(t, hosts...)
+	var urls []string
+	for _, h := range hosts {
+		urls = append(urls, pageURLs(web, h.Name, len(h.Pages))...)
+	}
+	cfg := web.Config(10 * time.Millisecond)
+	cfg.Harvester.Connections = 4
+	dir := filepath.Join(t.TempDir(), "000001")
+	entries := ht.Entries(urls...)
+	h := batch.Header{Batch: 1, Created: time.Now(), Strategy: "test", Params: map[string]string{"batch_duration": "300ms"},
+		Counts: map[string]int{"urls": len(entries), "sites": 3, "new": len(entries), "revisits": 0}}
+	writeBatchHeader(t, dir, h, entries)
+	start := time.Now()
+	sum, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if sum.Ended != harvester.EndWaits || took > 550*time.Millisecond {
+		t.Errorf("took %v, ended %q: want %q once only the Crawl-delay hosts' turns are left", took, sum.Ended, harvester.EndWaits)
+	}
+	deferred, _ := splitDeferred(t, filepath.Join(dir, collection.HarvestDir))
+	if sum.Fetched != 3 || len(deferred) != 4 {
+		t.Errorf("fetched %d, deferred %v: want the fast host's 3 pages, the Crawl-delay hosts' 4 deferred", sum.Fetched, deferred)
+	}
+	for u, why := range deferred {
+		if why != harvester.EndWaits {
+			t.Errorf("%s deferred %q, want %q", u, why, harvester.EndWaits)
+		}
+	}
+	checkUnits(t, web.Requests(), func(unit string, _ ht.Request) time.Duration {
+		if strings.HasPrefix(unit, "127.0.0.2 ") {
+			return 3 * time.Second
+		}
+		return 10 * time.Millisecond
+	}, 0)
+}
+
 // TestTailEndsBatch: ten hosts, nine with one page and one with many pages
 // at a long wait. Once only that one is left (10 % of the hosts), the
 // tail rule gives it tail_factor times the time so far (at least

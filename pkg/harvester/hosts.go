@@ -496,6 +496,14 @@ func (t *hostTable) release(host string) time.Time {
 	return u.notBefore
 }
 
+// wake signals the scheduler (kick) to look at its servers again.
+func (t *hostTable) wake() {
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
 // borrowPoll is how often a robots.txt redirect checks whether the unit
 // it waits for is free.
 const borrowPoll = 20 * time.Millisecond
@@ -563,8 +571,5 @@ func (t *hostTable) giveBack(host string, end time.Time, d time.Duration) {
 		u.notBefore = at
 	}
 	t.mu.Unlock()
-	select {
-	case t.kick <- struct{}{}:
-	default:
-	}
+	t.wake()
 }

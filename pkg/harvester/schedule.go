@@ -475,6 +475,7 @@ type scheduler struct {
 	finished   chan *Server             // from the connections' goroutines
 	remaining  int                      // servers not done
 	active     int                      // servers holding a connection
+	activeSet  map[*Server]bool         // those servers
 	nextOrder  int                      // the order of the next server sent back to the queue
 	timer      *time.Timer              // wakes the loop (a turn, a hold, the batch's end)
 	gate       *valueGate               // the value ranking's clock, or nil
@@ -499,6 +500,7 @@ func (h *harvest) newScheduler(servers []*Server, nextOrder int) *scheduler {
 		ipActive:    map[netip.Addr]int{},
 		ipParked:    map[netip.Addr][]*Server{},
 		unitActive:  map[string]bool{},
+		activeSet:   map[*Server]bool{},
 		finished:    make(chan *Server),
 		remaining:   len(servers),
 		nextOrder:   nextOrder,
@@ -562,6 +564,9 @@ func (sc *scheduler) loop() {
 	for sc.remaining > 0 && !((sc.stopping || sc.ending) && sc.active == 0) {
 		now := time.Now()
 		endAt, why := sc.rule.observe(now, sc.remaining)
+		if sc.waitsOut(now) {
+			endAt, why = now, EndWaits
+		}
 		if sc.endIfDue(now, endAt, why) {
 			break
 		}
@@ -685,6 +690,7 @@ func (sc *scheduler) start(srv *Server) {
 	h := sc.h
 	srv.state = stateActive
 	sc.active++
+	sc.activeSet[srv] = true
 	sc.ipActive[srv.ip]++
 	if srv.unit != "" {
 		sc.unitActive[srv.unit] = true
@@ -741,6 +747,7 @@ func (sc *scheduler) onResolved(srv *Server) {
 func (sc *scheduler) onFinished(srv *Server) {
 	h := sc.h
 	sc.active--
+	delete(sc.activeSet, srv)
 	h.stats.active.Add(-1)
 	h.stats.waiting.Add(1)
 	sc.ipActive[srv.ip]--

@@ -193,6 +193,7 @@ func (c *conn) waitTurn() error {
 	if d > c.h.cfg.Harvester.MaxIdle.D() {
 		return errIdle
 	}
+	c.h.hosts.wake() // the scheduler looks again: the batch may have nothing left but waits (waitsOut)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
