@@ -27,7 +27,7 @@ type Summary struct {
 	RobotsExcluded int            `json:"robots_excluded"`    // not requested because of robots.txt
 	Errors         map[string]int `json:"errors"`             // failures by kind (first word of the error), robots excluded and deferred excluded
 	Deferred       int            `json:"deferred,omitempty"` // not requested because the harvester ended the batch (deadline, tail): back to the frontier
-	Ended          string         `json:"ended,omitempty"`    // why the last run ended the batch early ("tail", "deadline"), if it did
+	Ended          string         `json:"ended,omitempty"`    // why the last run ended the batch early ("tail", "deadline", "waits"), if it did
 	Hosts          int            `json:"hosts"`              // host names in the batch
 	Sites          int            `json:"sites"`              // sites in the batch
 	RobotsFiles    int            `json:"robots_files"`       // lines of robots.jsonl

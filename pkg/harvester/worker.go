@@ -22,7 +22,7 @@ const (
 	ErrGaveUp = "host-gave-up" // the host failed too often, asked for too long a pause or only streams
 	// ErrDeferred starts the line of a URL the harvester did not request
 	// because it ended the batch (its deadline, or its straggling tail):
-	// "deferred: tail" or "deferred: deadline". The seeder gives such a
+	// "deferred: tail", "deferred: deadline" or "deferred: waits". The seeder gives such a
 	// URL back to the frontier as it was, with no failure counted.
 	ErrDeferred = "deferred"
 	// ErrMIME starts the error of a response whose body was not
