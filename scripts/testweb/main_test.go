@@ -31,22 +31,7 @@ func TestServeUntilCancelled(t *testing.T) {
 			"--http", "127.0.0.1:0", "--dns", "127.0.0.1:0", "--seeds-out", seeds, "--seeds", "4",
 			"--ready-file", ready, "--log", logf})
 	}()
-	var readyText []byte
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		var err error
-		if readyText, err = os.ReadFile(ready); err == nil {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("command ended early: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("ready file never appeared")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	readyText := waitReady(t, ready, done)
 	lines := strings.Split(strings.TrimSpace(string(readyText)), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "http=127.0.0.1:") || !strings.HasPrefix(lines[1], "dns=127.0.0.1:") {
 		t.Fatalf("ready file %q", readyText)
@@ -344,20 +329,7 @@ func servedConfig(t *testing.T, args ...string) testweb.Config {
 	go func() {
 		done <- newApp(io.Discard).RunContext(ctx, append(append([]string{"testweb"}, args...), "--ready-file", ready, "--config-out", cfgFile))
 	}()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, err := os.Stat(ready); err == nil {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("command ended early: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("ready file never appeared")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitReady(t, ready, done)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -371,4 +343,24 @@ func servedConfig(t *testing.T, args ...string) testweb.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// waitReady waits (10 s at most) for testweb's ready file and returns its
+// text; it fails the test if the command ends first (done).
+func waitReady(t *testing.T, ready string, done <-chan error) []byte {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if text, err := os.ReadFile(ready); err == nil {
+			return text
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("command ended early: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ready file never appeared")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
