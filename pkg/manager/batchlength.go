@@ -49,12 +49,14 @@ func batchLength(col *collection.Collection, cfg *config.Config, id int) (time.D
 	if !ok {
 		return shortest, "no seeded batch says what its cycle took: the shortest batch"
 	}
-	d := time.Duration(f * float64(cost))
-	switch {
-	case d <= shortest:
+	var d time.Duration
+	switch x := f * float64(cost); {
+	case x <= float64(shortest):
 		d = shortest
-	case d >= longest:
+	case x >= float64(longest): // also a product past time.Duration's range
 		d = longest
+	default:
+		d = time.Duration(x)
 	}
 	return d.Round(time.Millisecond), fmt.Sprintf("%g x %s (batch %s: harvest end to seeded), within %s..%s",
 		f, cost.Round(time.Millisecond), collection.BatchName(from), shortest, longest)

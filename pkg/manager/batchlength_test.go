@@ -54,6 +54,7 @@ func TestBatchLength(t *testing.T) {
 		{"a later batch does not count", 0, 4, time.Hour, map[int][2]time.Duration{1: {0, 2 * time.Second}, 3: {0, 9 * time.Second}}, 3, 8 * time.Second, "batch 000001"},
 		{"the shortest", 15 * time.Second, 4, time.Hour, map[int][2]time.Duration{1: {0, 3 * time.Second}}, 2, time.Minute, "4 x 3s"},
 		{"stages run by hand", 15 * time.Second, 4, time.Hour, map[int][2]time.Duration{1: {50 * time.Minute, 3 * time.Second}}, 2, time.Hour, "4 x 50m3s"},
+		{"seeded a year after its harvest", 0, 1000, time.Hour, map[int][2]time.Duration{1: {365 * 24 * time.Hour, time.Second}}, 2, time.Hour, "1000 x"},
 		{"off", 0, 0, time.Hour, map[int][2]time.Duration{1: {0, time.Second}}, 2, time.Hour, "batch_duration"},
 		{"no time sizing", 0, 4, 0, map[int][2]time.Duration{1: {0, time.Second}}, 2, 0, "batch_duration"},
 		{"batch_duration below the shortest", 15 * time.Second, 4, 10 * time.Second, nil, 1, 10 * time.Second, "no seeded batch"},
