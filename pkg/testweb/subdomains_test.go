@@ -254,3 +254,33 @@ func TestSubdomainServed(t *testing.T) {
 		}
 	}
 }
+
+// TestServerOf: ServerOf, which needs no Start, groups the web's hosts
+// exactly as the addresses DNS gives them once started (aliases,
+// HTTPS-only sites and subdomain placements included), and a web
+// rebuilt from the same configuration, never started, agrees.
+func TestServerOf(t *testing.T) {
+	cfg := Config{Seed: 9, Hosts: 60, Addresses: 6, Heterogeneous: true, SubdomainShare: 0.5, HTTPSShare: 0.85}
+	w := startWeb(t, cfg)
+	rebuilt, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byServer, byAddr := map[string]string{}, map[string]string{}
+	for _, name := range w.HostNames() {
+		server, addr := w.ServerOf(name), w.AddressOf(name).String()
+		if other := rebuilt.ServerOf(name); other != server {
+			t.Errorf("%s: ServerOf %q, %q on the web never started", name, server, other)
+		}
+		if a, ok := byServer[server]; ok && a != addr {
+			t.Errorf("%s: server %q is address %s, but %s for another host", name, server, addr, a)
+		}
+		if s, ok := byAddr[addr]; ok && s != server {
+			t.Errorf("%s: address %s is server %q, but %q for another host", name, addr, server, s)
+		}
+		byServer[server], byAddr[addr] = addr, server
+	}
+	if len(byServer) < 3 {
+		t.Errorf("%d servers, want several", len(byServer))
+	}
+}

@@ -558,29 +558,54 @@ func (w *Web) addressName(host string) string {
 
 // addressOfLocked is AddressOf for a canonical name; w.mu is held.
 func (w *Web) addressOfLocked(name string) net.IP {
+	k := w.addressIndex(name)
+	switch {
+	case k < 0:
+		return tlsOnlyIP()
+	case k == 0 || k > len(w.extraIPs):
+		return w.answerIP
+	}
+	return w.extraIPs[k-1]
+}
+
+// addressIndex is where the web serves a canonical name: 0 the HTTP
+// listen address, k the k-th of the Config.Addresses-1 further ones, -1
+// the TLS-only address of HTTPS-only sites. It depends on the
+// configuration alone, so a web rebuilt from its configuration and never
+// started knows it too (ServerOf).
+func (w *Web) addressIndex(name string) int {
 	if w.https != nil {
 		if si, ok := w.byName[name]; ok && w.https.scheme[si] == schemeHTTPSOnly {
-			return tlsOnlyIP()
+			return -1
 		}
 	}
-	n := 1 + len(w.extraIPs)
+	n := max(w.cfg.Addresses, 1)
 	if n == 1 {
-		return w.answerIP
+		return 0
 	}
 	if si, ok := w.byName[name]; ok {
 		if k, ok := w.subdomainAddress(si); ok && k < n {
-			if k == 0 {
-				return w.answerIP
-			}
-			return w.extraIPs[k-1]
+			return k
 		}
 	}
 	h := fnv.New32a()
 	h.Write([]byte(name))
-	if k := int(h.Sum32() % uint32(n)); k > 0 {
-		return w.extraIPs[k-1]
+	return int(h.Sum32() % uint32(n))
+}
+
+// ServerOf names the server that answers host, the same name for every
+// host served from one address (AddressOf once started): "address K" (K
+// as addressIndex gives it) or "TLS-only address". Unlike AddressOf it
+// needs no Start: the audits and the crawl's timeline group a web rebuilt
+// from its configuration by it, so that a host the crawl never asked is
+// still on its real server.
+func (w *Web) ServerOf(host string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if k := w.addressIndex(w.addressName(canonicalHost(host))); k >= 0 {
+		return "address " + strconv.Itoa(k)
 	}
-	return w.answerIP
+	return "TLS-only address"
 }
 
 // Close stops the HTTP and DNS servers and waits for their goroutines. It

@@ -138,6 +138,23 @@ func TestBoundUnits(t *testing.T) {
 			t.Errorf("unit %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
+	// With the web's own servers, z.cl, which the crawl never asked, is on
+	// its real server (here y.cl's): a unit of that address, not an
+	// address of its own.
+	tr.serverOf = func(host string) string {
+		if strings.HasSuffix(strings.ToLower(host), "x.cl") {
+			return "address 1"
+		}
+		return "address 2"
+	}
+	// A unit the log never asked takes the web's own response time.
+	tr.responseOf = func(host string) time.Duration { return 40 * ms }
+	byWeb := boundUnits(tr, lines, serverRules{wait: time.Second})
+	if len(byWeb) != 3 || byWeb[2].addr != "address 2" || byWeb[1].addr != "address 2" || byWeb[0].addr != "address 1" ||
+		byWeb[2].resp != 40*ms || byWeb[1].resp != 30*ms {
+		t.Errorf("units by the web's servers %+v", byWeb)
+	}
+	tr.serverOf, tr.responseOf = nil, nil
 	tl, err := computeTimeline(context.Background(), tr, lines, timelineOptions{start: t0,
 		rules: serverRules{wait: time.Second, addressWait: 250 * ms, connectionsPerIP: 8}, at: []time.Duration{time.Second}, damping: 0.85})
 	if err != nil {

@@ -96,7 +96,7 @@ func computeDiscovery(t *webTruth, log []requestLine, seeds []int, start time.Ti
 	for i := range okStart {
 		okStart[i], okEnd[i] = never, never
 	}
-	srv := newServers(log)
+	srv := newServers(log, t.serverOf)
 	units, addrs := map[string]*reqSeq{}, map[string]*reqSeq{}
 	seedsAt := never
 	for _, l := range log {

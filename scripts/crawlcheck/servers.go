@@ -54,20 +54,29 @@ func rulesOf(c *cli.Context, cfg config.Config) (serverRules, error) {
 	return r, nil
 }
 
-// servers says on which address each host name of a request log
-// answered, and so which politeness unit it belongs to: the names on
-// one address that share a registrable domain (urlnorm.Registrable), as
-// pkg/testweb/politeaudit groups them.
+// servers says from which address each host name is served, and so
+// which politeness unit it belongs to: the names on one address that
+// share a registrable domain (urlnorm.Registrable), as
+// pkg/testweb/politeaudit groups them. The address is the web's own
+// (testweb.Web.ServerOf), so that every name is on its real server, the
+// crawl's requests to it or not; without the web, the one of the name's
+// first request in the log.
 type servers struct {
+	// of is the web's ServerOf (nil: the log's addresses).
+	of func(host string) string
 	// addr is the address of each host name (lower case) in the log: the
 	// one of its first request. Logs written before the address was
 	// recorded give "".
 	addr map[string]string
 }
 
-// newServers reads the addresses of the log's host names.
-func newServers(log []requestLine) servers {
-	s := servers{addr: map[string]string{}}
+// newServers reads the addresses of the log's host names; of, when not
+// nil, gives every name's server instead.
+func newServers(log []requestLine, of func(host string) string) servers {
+	s := servers{of: of, addr: map[string]string{}}
+	if of != nil {
+		return s
+	}
 	for _, l := range log {
 		h := strings.ToLower(l.host)
 		if _, ok := s.addr[h]; !ok {
@@ -77,10 +86,14 @@ func newServers(log []requestLine) servers {
 	return s
 }
 
-// address returns the address of host; a name that has none in the log
-// (never asked, or an old log) is an address of its own, "name:" + host,
-// so that it shares neither its floor nor its cap with anyone.
+// address returns the server of host; without the web, a name that has
+// no address in the log (never asked, or an old log) is an address of
+// its own, "name:" + host, so that it shares neither its floor nor its
+// cap with anyone.
 func (s servers) address(host string) string {
+	if s.of != nil {
+		return s.of(host)
+	}
 	if a := s.addr[strings.ToLower(host)]; a != "" {
 		return a
 	}

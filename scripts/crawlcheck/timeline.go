@@ -40,6 +40,14 @@ type webTruth struct {
 	// httpsPort is the web's TLS port (0: none, or not known).
 	httpsPort int
 	norm      *urlnorm.Normalizer
+	// serverOf names the server that answers a host in the web's own
+	// configuration (testweb.Web.ServerOf); nil in a truth built by hand,
+	// where the request log's addresses stand for it (servers).
+	serverOf func(host string) string
+	// responseOf is how long the web makes a host wait before each
+	// response (testweb.Web.ResponseTime), for a unit the log never
+	// asked; nil in a truth built by hand.
+	responseOf func(host string) time.Duration
 }
 
 // reachablePages returns the reachable allowed pages of the web from
@@ -69,6 +77,7 @@ func reachablePages(web *testweb.Web, cfg config.Config, seeds []string) []strin
 func buildTruth(web *testweb.Web, cfg config.Config, seeds []string) (*webTruth, error) {
 	t := newTruth(reachablePages(web, cfg, seeds), cfg.Scope.Normalizer(), web.Port())
 	t.httpsPort = web.HTTPSPort()
+	t.serverOf, t.responseOf = web.ServerOf, web.ResponseTime
 	for _, h := range t.host {
 		if _, done := t.crawlDelay[h]; done {
 			continue
@@ -389,12 +398,13 @@ func computeTimeline(ctx context.Context, t *webTruth, log []requestLine, o time
 
 // boundUnits groups the reachable pages' hosts into politeness units
 // (servers: the names on one address that share a registrable domain,
-// the address being the one the log shows for the name): each unit's
+// the address being the one the web serves the name from): each unit's
 // pages, its response time (the median duration of the log's requests
-// to its names) and its gap (max(wait, the largest Crawl-delay of its
+// to its names; for a unit the log never asked, the web's own response
+// time of its slowest name) and its gap (max(wait, the largest Crawl-delay of its
 // names)). Sorted by unit.
 func boundUnits(t *webTruth, log []requestLine, r serverRules) []boundUnit {
-	srv := newServers(log)
+	srv := newServers(log, t.serverOf)
 	durs := map[string][]time.Duration{}
 	for _, l := range log {
 		k := srv.unit(l.host)
@@ -409,6 +419,9 @@ func boundUnits(t *webTruth, log []requestLine, r serverRules) []boundUnit {
 			u = &boundUnit{addr: srv.address(h), resp: median(durs[k]), gap: r.wait}
 			byKey[k] = u
 			keys = append(keys, k)
+		}
+		if len(durs[k]) == 0 && t.responseOf != nil {
+			u.resp = max(u.resp, t.responseOf(h)) // a unit the crawl never asked: the web's own time
 		}
 		u.pages++
 		u.gap = max(u.gap, t.crawlDelay[h])
