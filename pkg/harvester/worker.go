@@ -193,7 +193,11 @@ func (c *conn) waitTurn() error {
 	if d > c.h.cfg.Harvester.MaxIdle.D() {
 		return errIdle
 	}
-	c.h.hosts.wake() // the scheduler looks again: the batch may have nothing left but waits (waitsOut)
+	if b := c.h.batchDuration; b > 0 && d > b/4 {
+		// The scheduler looks again: the batch may have nothing left
+		// but waits (waitsOut, which a shorter sleep cannot make true).
+		c.h.hosts.wake()
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -24,8 +24,8 @@ For each reachable page p:
   - allowed(p): the earliest time t >= found(p) at which one more
     request to p's server would have kept the rules, given the requests
     the server actually received before t: no request of p's politeness
-    unit (the names on p's host's address, as the log shows it, that
-    share its registrable domain) in flight, t at least max(wait, the
+    unit (the names on p's host's address, the one the web serves it
+    from, that share its registrable domain) in flight, t at least max(wait, the
     unit's largest Crawl-delay) after the end of each of them, t at
     least address_wait after the last start on the address, and fewer
     than connections_per_ip requests in flight there.
@@ -47,23 +47,11 @@ a median found to fetched of at most 3 s.`,
 			&cli.StringFlag{Name: "json-out", Usage: "also write the JSON to this file"},
 		), serverRuleFlags()...),
 		Action: func(c *cli.Context) error {
-			web, cfg, seeds, err := loadCrawl(c)
+			m, err := loadMeasure(c)
 			if err != nil {
 				return err
 			}
-			rules, err := rulesOf(c, cfg)
-			if err != nil {
-				return err
-			}
-			log, err := readRequestLogFile(c.String("log"))
-			if err != nil {
-				return err
-			}
-			truth, err := buildTruth(web, cfg, seeds)
-			if err != nil {
-				return err
-			}
-			d := computeDiscovery(truth, log, seedPages(truth, seeds), *c.Timestamp("start"), rules)
+			d := computeDiscovery(m.truth, m.log, seedPages(m.truth, m.seeds), *c.Timestamp("start"), m.rules)
 			return writeReport(c, "discovery", d, d.Print)
 		},
 	}

@@ -113,9 +113,10 @@ fetched at the end of its first request that got a response. Prints:
     against the polite bound: the reachable pages a crawler keeping every
     rule could have fetched by T, serving them from time zero in a greedy
     schedule that never leaves a server idle. The rules: per politeness
-    unit (the host names on one address, as the log shows it, that share
-    a registrable domain) one request at a time, each taking the median
-    response time of the unit's requests in the log, and after each end
+    unit (the host names on one address, the one the web serves them
+    from, that share a registrable domain) one request at a time, each
+    taking the median response time of the unit's requests in the log
+    (the web's own for a unit never asked), and after each end
     max(wait, the unit's largest Crawl-delay); per address at most
     connections_per_ip requests in flight and starts address_wait apart.
     Beside it, the per-host bound of before issue 34: the sum over hosts
@@ -147,28 +148,45 @@ fetched at the end of its first request that got a response. Prints:
 			if e := c.Timestamp("end"); e != nil {
 				o.end = *e
 			}
-			web, cfg, seeds, err := loadCrawl(c)
+			m, err := loadMeasure(c)
 			if err != nil {
 				return err
 			}
-			if o.rules, err = rulesOf(c, cfg); err != nil {
-				return err
-			}
-			log, err := readRequestLogFile(c.String("log"))
-			if err != nil {
-				return err
-			}
-			truth, err := buildTruth(web, cfg, seeds)
-			if err != nil {
-				return err
-			}
-			tl, err := computeTimeline(c.Context, truth, log, o)
+			o.rules = m.rules
+			tl, err := computeTimeline(c.Context, m.truth, m.log, o)
 			if err != nil {
 				return err
 			}
 			return writeReport(c, "timeline", tl, tl.Print)
 		},
 	}
+}
+
+// measure is what timeline and discovery read: the web's truth from
+// the seeds, the crawl's request log (--log) and the politeness rules.
+type measure struct {
+	truth *webTruth
+	seeds []string
+	log   []requestLine
+	rules serverRules
+}
+
+// loadMeasure loads what webFlags, --log and serverRuleFlags name.
+func loadMeasure(c *cli.Context) (measure, error) {
+	var m measure
+	web, cfg, seeds, err := loadCrawl(c)
+	if err != nil {
+		return m, err
+	}
+	m.seeds = seeds
+	if m.rules, err = rulesOf(c, cfg); err != nil {
+		return m, err
+	}
+	if m.log, err = readRequestLogFile(c.String("log")); err != nil {
+		return m, err
+	}
+	m.truth, err = buildTruth(web, cfg, seeds)
+	return m, err
 }
 
 // writeReport writes a report (name: what it is, for errors) as JSON to
