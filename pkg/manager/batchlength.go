@@ -16,10 +16,11 @@ import (
 // server, while a crawl at a short wait has fetched everything else. A
 // batch as short as a few seconds brings links back at once, but each
 // cycle costs a gather, a seed and a manager run. The manager therefore
-// plans each batch to last batchCycleFactor times what the last cycle's
-// other stages took (the newest seeded batch, from its harvest's end to
-// its seeding's end): those stages then take at most that share of the
-// crawl's time, and the batches stay as short as that allows. The
+// plans each batch to last batchCycleFactor times what the last cycle
+// cost: its other stages (the newest seeded batch, from its harvest's
+// end to its seeding's end) and the harvester's start floor (no server
+// is asked for max(wait, address_wait) from a harvest's start): that
+// cost is then at most that share of the crawl's time, and the batches stay as short as that allows. The
 // measure follows the crawl: a small collection on a fast machine plans
 // batches of seconds, a large one, whose stages take minutes, of
 // minutes, and stages run by hand or by cron an hour apart, of
@@ -49,6 +50,10 @@ func batchLength(col *collection.Collection, cfg *config.Config, id int) (time.D
 	if !ok {
 		return shortest, "no seeded batch says what its cycle took: the shortest batch"
 	}
+	// Each harvest also begins with a pause in which no server is asked:
+	// the larger of harvester.wait and address_wait (the harvester's start
+	// floor, pkg/harvester run.go). A cycle costs the servers that too.
+	cost += max(cfg.Harvester.Wait.D(), cfg.Harvester.AddressWait.D())
 	var d time.Duration
 	switch x := f * float64(cost); {
 	case x <= float64(shortest):
@@ -58,7 +63,7 @@ func batchLength(col *collection.Collection, cfg *config.Config, id int) (time.D
 	default:
 		d = time.Duration(x)
 	}
-	return d.Round(time.Millisecond), fmt.Sprintf("%g x %s (batch %s: harvest end to seeded), within %s..%s",
+	return d.Round(time.Millisecond), fmt.Sprintf("%g x %s (batch %s: harvest end to seeded, and the harvester's start floor), within %s..%s",
 		f, cost.Round(time.Millisecond), collection.BatchName(from), shortest, longest)
 }
 

@@ -32,7 +32,8 @@ func markCycle(t *testing.T, col *collection.Collection, id int, end time.Time, 
 }
 
 // TestBatchLength: a batch lasts batch_cycle_factor times what the
-// newest seeded batch's gathering and seeding took, within four waits
+// newest seeded batch's gathering and seeding took, plus the harvester's
+// start floor (max(wait, address_wait)), within four waits
 // (and one second) and batch_duration.
 func TestBatchLength(t *testing.T) {
 	end := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
@@ -49,11 +50,12 @@ func TestBatchLength(t *testing.T) {
 		{"first batch, wait 0", 0, 4, time.Hour, nil, 1, time.Second, "no seeded batch"},
 		{"first batch, wait 0.5 s", 500 * time.Millisecond, 4, time.Hour, nil, 1, 2 * time.Second, "no seeded batch"},
 		{"first batch, default wait", 15 * time.Second, 4, time.Hour, nil, 1, time.Minute, "no seeded batch"},
-		{"fast stages", 0, 4, time.Hour, map[int][2]time.Duration{1: {time.Second, 2 * time.Second}}, 2, 12 * time.Second, "4 x 3s"},
-		{"the newest seeded batch counts", 0, 4, time.Hour, map[int][2]time.Duration{1: {time.Second, 2 * time.Second}, 2: {0, 5 * time.Second}}, 4, 20 * time.Second, "batch 000002"},
-		{"a later batch does not count", 0, 4, time.Hour, map[int][2]time.Duration{1: {0, 2 * time.Second}, 3: {0, 9 * time.Second}}, 3, 8 * time.Second, "batch 000001"},
-		{"the shortest", 15 * time.Second, 4, time.Hour, map[int][2]time.Duration{1: {0, 3 * time.Second}}, 2, time.Minute, "4 x 3s"},
-		{"stages run by hand", 15 * time.Second, 4, time.Hour, map[int][2]time.Duration{1: {50 * time.Minute, 3 * time.Second}}, 2, time.Hour, "4 x 50m3s"},
+		{"fast stages", 0, 4, time.Hour, map[int][2]time.Duration{1: {time.Second, 2 * time.Second}}, 2, 13 * time.Second, "4 x 3.25s"}, // and address_wait 250 ms
+		{"the newest seeded batch counts", 0, 4, time.Hour, map[int][2]time.Duration{1: {time.Second, 2 * time.Second}, 2: {0, 5 * time.Second}}, 4, 21 * time.Second, "batch 000002"},
+		{"a later batch does not count", 0, 4, time.Hour, map[int][2]time.Duration{1: {0, 2 * time.Second}, 3: {0, 9 * time.Second}}, 3, 9 * time.Second, "batch 000001"},
+		{"the wait in the cycle", 15 * time.Second, 4, time.Hour, map[int][2]time.Duration{1: {0, 3 * time.Second}}, 2, 72 * time.Second, "4 x 18s"},
+		{"the shortest", 15 * time.Second, 2, time.Hour, map[int][2]time.Duration{1: {0, 3 * time.Second}}, 2, time.Minute, "2 x 18s"},
+		{"stages run by hand", 15 * time.Second, 4, time.Hour, map[int][2]time.Duration{1: {50 * time.Minute, 3 * time.Second}}, 2, time.Hour, "4 x 50m18s"},
 		{"seeded a year after its harvest", 0, 1000, time.Hour, map[int][2]time.Duration{1: {365 * 24 * time.Hour, time.Second}}, 2, time.Hour, "1000 x"},
 		{"off", 0, 0, time.Hour, map[int][2]time.Duration{1: {0, time.Second}}, 2, time.Hour, "batch_duration"},
 		{"no time sizing", 0, 4, 0, map[int][2]time.Duration{1: {0, time.Second}}, 2, 0, "batch_duration"},
