@@ -45,6 +45,15 @@ in, and each page whose record cannot be read is written as "unread" (status
 0), which the seeder puts back in the frontier as not fetched, without a
 failure counted. The summary lists the unread records.
 
+With --follow it gathers a batch while the harvester is still writing it:
+each page is parsed as soon as its fetch log line is written, and the run
+ends once the batch is harvested and every line is gathered; what it
+publishes is what a run after the harvest would publish (scripts/crawl.sh
+runs it so; docs/gatherer.md, "Gathering while the harvest is written").
+Without --batch it takes the oldest batch not gathered, harvested or not.
+It waits as long as the harvest takes: stop it with SIGTERM or SIGINT if
+the harvester stops for good.
+
 ` + command.ExitCodes(command.ExitNothingToDo, command.ExitLocked, command.ExitDamaged, command.ExitDiskFull),
 		Flags: command.WithSettings(
 			command.BatchFlag("batch number to gather (default: the oldest harvested, not gathered)"),
@@ -53,6 +62,7 @@ failure counted. The summary lists the unread records.
 			&cli.StringFlag{Name: "text-dir", Usage: "text store directory for --batch-dir"},
 			&cli.BoolFlag{Name: "verify-digests", Usage: "read every record the fetch log points at (redirects and error pages too) and check its WARC-Block-Digest; a mismatch is a damaged record (the gzip CRC of each record read is always checked)"},
 			&cli.BoolFlag{Name: "salvage", Usage: "take in a batch with damaged WARC records: the pages whose records cannot be read go back to the frontier, not fetched"},
+			&cli.BoolFlag{Name: "follow", Usage: "gather the batch while it is harvested: parse each page as its fetch log line is written, end once the batch is harvested"},
 		),
 		Action: command.Action(parseRun, runRun),
 	}
@@ -66,12 +76,13 @@ type runOptions struct {
 	BatchDir   string                 // --batch-dir
 	TextDir    string                 // --text-dir (with --batch-dir)
 	Force      bool
+	Follow     bool          // --follow
 	Config     config.Config // collection.min_free and metrics.dir
 	Std        command.Std
 }
 
 func parseRun(c *cli.Context) (runOptions, error) {
-	o := runOptions{Batch: c.Int("batch"), Force: c.Bool("force"), BatchDir: c.String("batch-dir"), TextDir: c.String("text-dir")}
+	o := runOptions{Batch: c.Int("batch"), Force: c.Bool("force"), Follow: c.Bool("follow"), BatchDir: c.String("batch-dir"), TextDir: c.String("text-dir")}
 	switch {
 	case o.Batch < 0:
 		return o, command.Usage("--batch must be positive, got %d", o.Batch)
@@ -127,9 +138,15 @@ func runRun(ctx context.Context, o runOptions, out io.Writer) (err error) {
 		if lock, err = col.Lock(collection.GathererLock); err != nil {
 			return err
 		}
-		if o.Batch != 0 {
+		switch {
+		case o.Batch != 0:
 			b = col.Batch(o.Batch)
-		} else if b, err = col.NextReady(collection.StageGathered); err != nil {
+		case o.Follow:
+			b, err = nextToFollow(col)
+		default:
+			b, err = col.NextReady(collection.StageGathered)
+		}
+		if err != nil {
 			lock.Release()
 			return err
 		}
@@ -140,12 +157,12 @@ func runRun(ctx context.Context, o runOptions, out io.Writer) (err error) {
 	if err := command.CheckDisk(textDir, o.Config, gatherNeed(b), ""); err != nil {
 		return err
 	}
-	if err := b.CheckReady(collection.StageGathered); err != nil && !(o.Force && errors.Is(err, collection.ErrAlreadyDone)) {
+	if err := b.CheckReady(collection.StageGathered); err != nil && !(o.Force && errors.Is(err, collection.ErrAlreadyDone)) && !(o.Follow && errors.Is(err, collection.ErrNotReady)) {
 		return err
 	}
 
 	opts := o.Gather
-	opts.BatchDir, opts.BatchID, opts.TextDir = b.Dir, b.ID, textDir
+	opts.BatchDir, opts.BatchID, opts.TextDir, opts.Follow = b.Dir, b.ID, textDir, o.Follow
 	opts.Logger = o.Std.Log()
 	var progress *command.Progress
 	opts.Progress = func(done, total int) {
@@ -163,4 +180,20 @@ func runRun(ctx context.Context, o runOptions, out io.Writer) (err error) {
 	recordMetrics(m, s)
 	s.WriteText(out)
 	return nil
+}
+
+// nextToFollow is the oldest batch of col that is written and not
+// gathered, harvested or not.
+func nextToFollow(col *collection.Collection) (*collection.Batch, error) {
+	ids, err := col.BatchIDs()
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		b := col.Batch(id)
+		if b.Done(collection.StageManaged) && !b.Done(collection.StageGathered) {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("no batch is written and not gathered: %w", collection.ErrNothingToDo)
 }

@@ -31,6 +31,15 @@
 #     new since the old crawl, which no history values); written blind,
 #     those pages wait a batch longer (docs/architecture.md, "Overlapping
 #     cycles"). 0 lets every batch overlap.
+#   - the gatherer follows the harvest in flight (gatherer run --follow,
+#     WIRE_FOLLOW=1, the default): when no harvested batch waits for it,
+#     it gathers the batch the harvester is fetching while it is written,
+#     so that the batch is gathered a moment after it is harvested and the
+#     seeder and the manager get its links at once. A harvester that stops
+#     (fails, is killed, finds nothing to do) before its batch is
+#     harvested has the gatherer following it stopped too (SIGTERM; a
+#     rerun follows or gathers the batch again); 0 gathers each batch
+#     after its harvest, as before.
 # So the manager writes batch N+1 while the harvester fetches batch N,
 # and the harvester starts batch N+1 as soon as batch N is done.
 # Batches left half-way by an earlier run (a failure or a kill) are
@@ -62,6 +71,8 @@
 # installed), WIRE_BUILD=1 (rebuild first; 0: never), WIRE_OVERLAP (1, the
 # default; 0 serial), WIRE_OVERLAP_MIN_SITES (50, a percentage; 0 off),
 # WIRE_SERIAL_BATCHES (4: the first batches that do not overlap; 0 none),
+# WIRE_FOLLOW (1, the default: the gatherer follows the harvest in
+# flight; 0 off; only with overlap),
 # and any WIRE_* setting.
 # Needs bash 5.1 or later (wait -n -p). Exit codes: 0 done (or frontier
 # empty), 2 usage, 130/143 interrupted, else the failing stage's code.
@@ -81,6 +92,8 @@ case $overlap in 0 | 1) ;; *) echo "crawl.sh: WIRE_OVERLAP must be 0 or 1, got '
 min_sites_pct=${WIRE_OVERLAP_MIN_SITES:-50}
 case $min_sites_pct in '' | *[!0-9]*) echo "crawl.sh: WIRE_OVERLAP_MIN_SITES must be a whole number (a percentage), got '$min_sites_pct'" >&2; exit 2 ;; esac
 serial_batches=${WIRE_SERIAL_BATCHES:-4}
+follow=${WIRE_FOLLOW:-1}
+case $follow in 0 | 1) ;; *) echo "crawl.sh: WIRE_FOLLOW must be 0 or 1, got '$follow'" >&2; exit 2 ;; esac
 case $serial_batches in '' | *[!0-9]*) echo "crawl.sh: WIRE_SERIAL_BATCHES must be a whole number (of batches), got '$serial_batches'" >&2; exit 2 ;; esac
 [ $# -ge 1 ] && [ $# -le 2 ] || usage
 col=$1
@@ -103,6 +116,8 @@ cycle=0             # batches written by the manager in this run
 mgr_done=0          # 1: no more manager runs (CYCLES reached or frontier empty)
 mgr_wait_seed=0     # 1: the manager found nothing while batches were unfinished: rerun after a seeder
 fail_rc=0 fail_what= fail_how=
+following=0         # 1: the running gatherer follows the harvest in flight (--follow)
+follow_stopped=0    # 1: crawl.sh stopped that gatherer because its harvester stopped
 
 # scan reads the batch markers (docs/format/collection.md) and sets:
 # ready_harvester, ready_gatherer, ready_seeder (the oldest batch ready for
@@ -162,6 +177,7 @@ launch() {
 	local name=$1 b=$2 p role=
 	local args=(run --collection "$col")
 	[ "$name" = manager ] || args+=(--batch "$((10#$b))")
+	[ "$name" = gatherer ] && [ "$following" = 1 ] && args+=(--follow)
 	if [ "$name" = manager ] && [ "$overlap" = 1 ] && [ -n "$last_unfinished" ] && [ "$min_sites_pct" -gt 0 ]; then
 		# Beside a batch in flight, a new batch must be worth the
 		# harvester's time: at least min_sites_pct % of that batch's
@@ -216,8 +232,14 @@ schedule() {
 		! { running manager && [ "$ready_harvester" = "${batch[manager]}" ]; }; then
 		launch harvester "$ready_harvester"
 	fi
-	if ! running gatherer && [ -n "$ready_gatherer" ] && [ -z "${dry[gatherer]:-}" ]; then
-		launch gatherer "$ready_gatherer"
+	if ! running gatherer && [ -z "${dry[gatherer]:-}" ]; then
+		if [ -n "$ready_gatherer" ]; then
+			following=0
+			launch gatherer "$ready_gatherer"
+		elif [ "$follow" = 1 ] && running harvester && [ ! -e "$col/batches/${batch[harvester]}/gathered.done" ]; then
+			following=1 follow_stopped=0
+			launch gatherer "${batch[harvester]}"
+		fi
 	fi
 	local manage=0 seed=0
 	# The harvester's own batch counts as unfinished but not as waiting.
@@ -248,7 +270,23 @@ ended() {
 	local name=$1 rc=$2 b=${batch[$1]} took=$((SECONDS - since[$1]))
 	local desc
 	desc=$(what "$name")
+	local fol=
+	[ "$name" = gatherer ] && [ "$following" = 1 ] && fol=", following its harvest"
 	unset "pid[$name]" "batch[$name]" "since[$name]"
+	if [ "$name" = harvester ] && [ "$rc" != 0 ] && [ "$following" = 1 ] && running gatherer &&
+		[ "${batch[gatherer]}" = "$b" ] && [ ! -e "$col/batches/$b/harvested.done" ]; then
+		# The harvest the gatherer follows will not be published by
+		# this run: stop the gatherer too (a rerun takes the batch up).
+		wire_log "crawl.sh: stopping the gatherer following batch $b: its harvester ended (exit $rc)"
+		follow_stopped=1
+		kill -TERM "${pid[gatherer]}" 2>/dev/null
+	fi
+	if [ "$name" = gatherer ] && [ "$follow_stopped" = 1 ] && { [ "$rc" = 143 ] || [ "$rc" = 130 ]; }; then
+		wire_log "$desc: stopped with its harvester"
+		following=0 follow_stopped=0
+		return
+	fi
+	[ "$name" = gatherer ] && following=0
 	case $rc in
 	0)
 		if [ "$name" = manager ]; then
@@ -256,7 +294,7 @@ ended() {
 			wire_log "cycle $cycle: $desc: done in ${took}s"
 			[ "$cycle" -ge "$cycles" ] && mgr_done=1
 		else
-			wire_log "$desc: done in ${took}s"
+			wire_log "$desc: done in ${took}s$fol"
 			[ "$name" = seeder ] && mgr_wait_seed=0
 		fi
 		return
@@ -325,9 +363,22 @@ while :; do
 	schedule
 	[ ${#pid[@]} -gt 0 ] || break
 	done_pid=
-	wait -n -p done_pid "${pid[@]}"
+	wait -n -p done_pid "${pid[@]}" 2>/dev/null
 	rc=$?
-	[ -n "$done_pid" ] || continue # a signal interrupted the wait
+	if [ -z "${done_pid:-}" ]; then
+		# A signal interrupted the wait, or a stage ended while
+		# crawl.sh was busy and bash filed its status where wait -n
+		# does not look ("no such job"): wait for it by its pid.
+		for s in "${!pid[@]}"; do
+			if ! kill -0 "${pid[$s]}" 2>/dev/null; then
+				done_pid=${pid[$s]}
+				wait "$done_pid"
+				rc=$?
+				break
+			fi
+		done
+		[ -n "${done_pid:-}" ] || continue
+	fi
 	ended "${name_of[$done_pid]}" "$rc"
 	unset "name_of[$done_pid]"
 done

@@ -87,6 +87,11 @@ func testOverlap(t *testing.T, bin string) {
 			t.Errorf("%s of batch %s beside the harvester of batch %s: want an older batch or the same", s[1], s[2], s[3])
 		}
 	}
+	// The gatherer followed harvests in flight (WIRE_FOLLOW=1, the
+	// default) and finished them.
+	if n := len(regexp.MustCompile(`gatherer on batch \d{6}: done in \d+s, following its harvest`).FindAllString(r.stderr, -1)); n == 0 {
+		t.Errorf("no gatherer followed a harvest to its end:\n%s", r.stderr)
+	}
 	// Two stages that open graph.db never ran at once: the log's starts
 	// and ends, replayed.
 	checkExclusion(t, r.stderr)
@@ -203,7 +208,9 @@ func TestCrawlScript(t *testing.T) {
 		// manager runs beside the harvester, so the harvester fails
 		// alone (with overlap, the next batch's manager failed first
 		// now and then, and crawl.sh named it instead).
-		r := e.crawl([]string{"WIRE_HARVESTER_WAIT=soon", "WIRE_SERIAL_BATCHES="}, col, "1")
+		// WIRE_FOLLOW=0: no gatherer follows the harvest either (it
+		// would fail on the setting as well, and now and then first).
+		r := e.crawl([]string{"WIRE_HARVESTER_WAIT=soon", "WIRE_SERIAL_BATCHES=", "WIRE_FOLLOW=0"}, col, "1")
 		if r.code != 2 {
 			t.Fatalf("crawl.sh with a bad harvester setting: exit %d, want the harvester's 2\n%s", r.code, r.stderr)
 		}
@@ -245,6 +252,12 @@ func TestCrawlScript(t *testing.T) {
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.crawl) || strings.Contains(r.stderr, "failed") {
 				t.Errorf("crawl.sh: exit %d, want %d and %q, not \"failed\":\n%s", r.code, tc.code, tc.crawl, r.stderr)
 			}
+			// The gatherer started to follow the batch is stopped with
+			// its harvester, and that is not a failure of its own.
+			if !strings.Contains(r.stderr, "crawl.sh: stopping the gatherer following batch 000001: its harvester ended") ||
+				!strings.Contains(r.stderr, "gatherer on batch 000001: stopped with its harvester") {
+				t.Errorf("crawl.sh did not stop the gatherer following the harvest:\n%s", r.stderr)
+			}
 			r = e.run([]string{"WIRE_BIN=" + bin}, "bash", "cron.sh", col)
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.cron) {
 				t.Errorf("cron.sh: exit %d, want %d and %q:\n%s", r.code, tc.code, tc.cron, r.stderr)
@@ -272,7 +285,9 @@ exit 5
 		if err := os.WriteFile(filepath.Join(bin, "gatherer"), []byte(fake), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		r := e.run(append([]string{"WIRE_BIN=" + bin}, slowEnv...), "bash", "crawl.sh", col, "3")
+		// WIRE_FOLLOW=0: the gatherer of batch 1 runs after its harvest
+		// (a gatherer following it would wait for itself).
+		r := e.run(append([]string{"WIRE_BIN=" + bin, "WIRE_FOLLOW=0"}, slowEnv...), "bash", "crawl.sh", col, "3")
 		if r.code != 5 {
 			t.Fatalf("crawl.sh with a failing gatherer: exit %d, want 5\n%s", r.code, r.stderr)
 		}

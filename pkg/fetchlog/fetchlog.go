@@ -174,6 +174,32 @@ func parse(line string) (Record, error) {
 	return r, nil
 }
 
+// parseLine parses line n (from 1) of a fetch log: the header (checked,
+// no record), a comment or blank line (no record), or a record.
+func parseLine(n int, line string) (Record, bool, error) {
+	if n == 1 {
+		v, ok := strings.CutPrefix(line, header+" ")
+		if !ok {
+			return Record{}, false, fmt.Errorf("%w: line 1: want %q, got %q", ErrFormat, fmt.Sprintf("%s %d", header, Version), line)
+		}
+		if v != strconv.Itoa(Version) {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return Record{}, false, fmt.Errorf("%w: line 1: version %d, this program reads %d", ErrVersion, n, Version)
+			}
+			return Record{}, false, fmt.Errorf("%w: line 1: want %q, got %q", ErrFormat, fmt.Sprintf("%s %d", header, Version), line)
+		}
+		return Record{}, false, nil
+	}
+	if strings.HasPrefix(line, "#") || line == "" {
+		return Record{}, false, nil
+	}
+	rec, err := parse(line)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("%w: line %d: %w", ErrFormat, n, err)
+	}
+	return rec, true, nil
+}
+
 // Read parses a fetch log. A last line without its newline (left by a
 // killed harvester) is ignored; any other bad line is an error naming it.
 func Read(r io.Reader) ([]Record, error) {
@@ -187,26 +213,12 @@ func Read(r io.Reader) ([]Record, error) {
 		if err != nil {
 			return out, fmt.Errorf("line %d: %w", n, err)
 		}
-		line = strings.TrimSuffix(line, "\n")
-		if n == 1 {
-			v, ok := strings.CutPrefix(line, header+" ")
-			if !ok {
-				return nil, fmt.Errorf("%w: line 1: want %q, got %q", ErrFormat, fmt.Sprintf("%s %d", header, Version), line)
-			}
-			if v != strconv.Itoa(Version) {
-				if n, err := strconv.Atoi(v); err == nil && n > 0 {
-					return nil, fmt.Errorf("%w: line 1: version %d, this program reads %d", ErrVersion, n, Version)
-				}
-				return nil, fmt.Errorf("%w: line 1: want %q, got %q", ErrFormat, fmt.Sprintf("%s %d", header, Version), line)
-			}
-			continue
-		}
-		if strings.HasPrefix(line, "#") || line == "" {
-			continue
-		}
-		rec, err := parse(line)
+		rec, ok, err := parseLine(n, strings.TrimSuffix(line, "\n"))
 		if err != nil {
-			return out, fmt.Errorf("%w: line %d: %w", ErrFormat, n, err)
+			return out, err
+		}
+		if !ok {
+			continue
 		}
 		out = append(out, rec)
 	}

@@ -6,6 +6,7 @@ package gatherer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -87,6 +88,14 @@ type Options struct {
 	// damaged record, with an error wrapping collection.ErrDamaged that
 	// names the file and the offset, and publishes nothing.
 	Salvage bool
+	// Follow gathers a batch that is not harvested yet while the
+	// harvester writes it (docs/gatherer.md, "Gathering while the
+	// harvest is written"): each page is parsed once its fetch log line
+	// is written, and the run ends once the batch is harvested and every
+	// line is gathered. What it publishes is what a run after the
+	// harvest would publish. It waits as long as the harvest takes (the
+	// caller cancels ctx to stop it).
+	Follow bool
 	// Agent is the robots.txt product token (meta robots and
 	// X-Robots-Tag addressed to it count).
 	Agent string
@@ -210,6 +219,19 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		o.InflightBytes = config.Defaults().Gatherer.InflightBytes
 	}
 	b := &collection.Batch{ID: o.BatchID, Dir: o.BatchDir}
+	if o.Follow && !b.Done(collection.StageHarvested) {
+		sum, err := gather(ctx, o, b, log, start, true)
+		if !errors.Is(err, errFollowLost) {
+			return sum, err
+		}
+		log.Warn("gathering the batch again from its published harvest", "batch", b.Name(), "why", err)
+	}
+	return gather(ctx, o, b, log, start, false)
+}
+
+// gather is Run on a batch whose harvest is read whole, or followed while
+// it is written (follow.go).
+func gather(ctx context.Context, o Options, b *collection.Batch, log *slog.Logger, start time.Time, following bool) (*Summary, error) {
 	fail := func(err error) (*Summary, error) {
 		return nil, fmt.Errorf("gather batch %s: %w", b.Name(), err)
 	}
@@ -226,12 +248,18 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return clearedErr
 	}
 	defer waitCleared()
-	ins, err := readHarvest(b)
+	sitemaps, entries, err := sitemapEntries(o.BatchDir)
 	if err != nil {
 		return fail(err)
 	}
-	if err := markSitemaps(o.BatchDir, ins); err != nil {
-		return fail(err)
+	var ins []input
+	if !following {
+		if ins, err = readHarvest(b); err != nil {
+			return fail(err)
+		}
+		for i := range ins {
+			ins[i].sitemap = sitemaps[ins[i].rec.DocID]
+		}
 	}
 	// A gatherer killed while writing its segment leaves its temporary
 	// files (text/.seg-*.tmp-*); the lock held makes every one debris.
@@ -254,13 +282,26 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return fail(err)
 	}
 	defer store.Close()
-	urls := make([]string, len(ins))
-	for i := range ins {
-		urls[i] = ins[i].rec.URL
-	}
-	prev, err := store.PreviousHashes(b.ID, urls)
-	if err != nil {
-		return fail(fmt.Errorf("read older text segments: %w", err))
+	var src source
+	total := len(ins)
+	if following {
+		src = follow(ctx, b, sitemaps, store)
+		// The progress counts the batch's URLs: the fetch log has a
+		// line for each once it is published.
+		total = entries
+	} else {
+		urls := make([]string, len(ins))
+		for i := range ins {
+			urls[i] = ins[i].rec.URL
+		}
+		prev, err := store.PreviousHashes(b.ID, urls)
+		if err != nil {
+			return fail(fmt.Errorf("read older text segments: %w", err))
+		}
+		for i := range ins {
+			ins[i].prev, ins[i].hadPrev = prev[ins[i].rec.URL]
+		}
+		src = &sliceSource{ins: ins}
 	}
 	seg, err := textstore.Create(o.TextDir, b.ID, o.TextMode, o.SummaryWords)
 	if err != nil {
@@ -306,14 +347,13 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		ex:    extract.New(extract.Options{Normalizer: norm, MaxURLLength: o.MaxURLLength, Agent: o.Agent, Fallback: o.FallbackCharset}),
 		norm:  norm,
 		log:   log,
-		ins:   ins,
-		prev:  prev,
+		src:   src,
 		store: store,
 		batch: b.ID,
 		docs:  w,
 		seg:   seg,
 		sum:   sum,
-		total: len(ins),
+		total: total,
 	}
 	if err := p.run(ctx); err != nil {
 		return fail(err)

@@ -6,8 +6,10 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -32,6 +34,14 @@ type input struct {
 	rec     *fetchlog.Record
 	dir     string
 	sitemap bool // a batch entry of kind sitemap (docs/sitemaps.md)
+	// published is the directory dir becomes when the harvester
+	// publishes it, for a record read while the harvest is written
+	// (follow.go); "" otherwise.
+	published string
+	// prev is the text hash of the URL in the newest older segment,
+	// if hadPrev.
+	prev    uint64
+	hadPrev bool
 }
 
 // pipeline fans the records out to workers and writes their results back
@@ -42,9 +52,8 @@ type pipeline struct {
 	lang  *langid.Detector // nil: languages not detected
 	norm  *urlnorm.Normalizer
 	log   *slog.Logger
-	ins   []input
-	prev  map[string]uint64 // text hash of each URL in the newest older segment
-	store *textstore.Store  // older segments, for texts already stored
+	src   source           // the records, in fetch log order
+	store *textstore.Store // older segments, for texts already stored
 	batch int
 	docs  *parsed.Writer
 	seg   *textstore.Writer
@@ -55,12 +64,14 @@ type pipeline struct {
 // job is a record handed to a worker, with the budget it holds.
 type job struct {
 	i    int
+	in   *input
 	cost int64
 }
 
 // result is what a worker made of one record.
 type result struct {
 	i       int
+	in      *input
 	doc     *parsed.Doc
 	html    bool
 	text    string
@@ -147,19 +158,23 @@ func (p *pipeline) run(ctx context.Context) error {
 	// it, so inflating and checking records uses every core too.
 	go func() {
 		defer close(jobs)
-		for i := range p.ins {
+		for i := 0; ; i++ {
+			in, ok := p.src.next(ctx)
+			if !ok {
+				return
+			}
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
 				return
 			}
-			rec := p.ins[i].rec
+			rec := in.rec
 			cost, ok := bud.take(max(rec.Bytes, rec.Length))
 			if !ok {
 				return
 			}
 			select {
-			case jobs <- job{i, cost}:
+			case jobs <- job{i, in, cost}:
 			case <-ctx.Done():
 				return
 			}
@@ -178,7 +193,7 @@ func (p *pipeline) run(ctx context.Context) error {
 			rd.VerifyDigest = p.o.VerifyDigests
 			defer rd.Close()
 			for j := range jobs {
-				r, resp := p.load(j.i, rd)
+				r, resp := p.load(j.i, j.in, rd)
 				r.cost = j.cost
 				if resp != nil {
 					if err := p.parse(r, resp); err != nil {
@@ -225,11 +240,14 @@ func (p *pipeline) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := p.src.err(); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if next != len(p.ins) {
-		return fmt.Errorf("internal error: wrote %d of %d records", next, len(p.ins))
+	if n := p.src.count(); next != n {
+		return fmt.Errorf("internal error: wrote %d of %d records", next, n)
 	}
 	return nil
 }
@@ -248,7 +266,7 @@ func (p *pipeline) write(r *result) error {
 		}
 		p.log.Warn("unread record: the page goes back to the frontier", "url", d.URL, "warc", r.unread.path, "offset", r.unread.offset, "err", r.unread.cause)
 	}
-	prev, hadPrev := p.prev[d.URL]
+	prev, hadPrev := r.in.prev, r.in.hadPrev
 	switch {
 	case d.Status == 304:
 		d.Unchanged = true
@@ -324,11 +342,10 @@ func (p *pipeline) write(r *result) error {
 // and with Options.VerifyDigests every record, to check its digest. A
 // record that cannot be read is marked unread (result.unread). Workers
 // call it concurrently.
-func (p *pipeline) load(i int, rd *warcio.Reader) (*result, *warcio.Response) {
-	in := p.ins[i]
+func (p *pipeline) load(i int, in *input, rd *warcio.Reader) (*result, *warcio.Response) {
 	rec := in.rec
 	d := &parsed.Doc{DocID: rec.DocID, URL: rec.URL, Status: rec.Status, Err: rec.Err, Fetched: rec.Fetched, MIME: rec.MIME, Bytes: rec.Bytes}
-	r := &result{i: i, doc: d}
+	r := &result{i: i, in: in, doc: d}
 	if rec.Err != "" || rec.WARC == "" {
 		return r, nil // no response to read
 	}
@@ -336,7 +353,7 @@ func (p *pipeline) load(i int, rd *warcio.Reader) (*result, *warcio.Response) {
 	read := func() bool {
 		var err error
 		if resp, err = p.read(rd, in); err != nil {
-			dm := newDamage(in, err)
+			dm := newDamage(*in, err)
 			p.log.Debug("unreadable WARC record", "url", d.URL, "err", dm)
 			dm.unreadDoc(r)
 			return false
@@ -387,7 +404,7 @@ func validators(d *parsed.Doc, h http.Header) {
 
 // parse decodes and parses the body of a 2xx response.
 func (p *pipeline) parse(r *result, resp *warcio.Response) error {
-	rec, d := p.ins[r.i].rec, r.doc
+	rec, d := r.in.rec, r.doc
 	body := resp.Body
 	var err error
 	if ce := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); ce != "" && ce != "identity" {
@@ -400,7 +417,7 @@ func (p *pipeline) parse(r *result, resp *warcio.Response) error {
 	if d.Bytes == 0 {
 		d.Bytes = int64(len(body))
 	}
-	if p.ins[r.i].sitemap {
+	if r.in.sitemap {
 		p.parseSitemap(r, body, resp.Truncated)
 		return nil
 	}
@@ -467,13 +484,18 @@ func (p *pipeline) parse(r *result, resp *warcio.Response) error {
 	return nil
 }
 
-func (p *pipeline) read(rd *warcio.Reader, in input) (*warcio.Response, error) {
+func (p *pipeline) read(rd *warcio.Reader, in *input) (*warcio.Response, error) {
 	rec := in.rec
 	limit := p.o.MaxBodyBytes
 	if in.sitemap {
 		limit = max(limit, p.o.MaxSitemapBytes)
 	}
-	return rd.ReadResponse(filepath.Join(in.dir, rec.WARC), rec.Offset, rec.Length, limit)
+	resp, err := rd.ReadResponse(filepath.Join(in.dir, rec.WARC), rec.Offset, rec.Length, limit)
+	if err != nil && in.published != "" && errors.Is(err, fs.ErrNotExist) {
+		// Published between the fetch log line and this read.
+		return rd.ReadResponse(filepath.Join(in.published, rec.WARC), rec.Offset, rec.Length, limit)
+	}
+	return resp, err
 }
 
 // resolve resolves a redirect target against the page URL; a target that

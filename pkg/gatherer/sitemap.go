@@ -25,17 +25,18 @@ const (
 	futureSlack   = 24 * time.Hour
 )
 
-// markSitemaps flags the inputs whose batch entry is of kind sitemap. A
+// sitemapEntries reads the batch file of the batch directory dir: the
+// doc ids of its entries of kind sitemap, and how many entries it has. A
 // batch directory without batch.tsv (a harvest gathered elsewhere) has
 // none.
-func markSitemaps(dir string, ins []input) error {
+func sitemapEntries(dir string) (map[uint64]bool, int, error) {
 	path := filepath.Join(dir, collection.BatchFile)
 	if _, err := os.Stat(path); os.IsNotExist(err) {
-		return nil
+		return nil, 0, nil
 	}
 	_, entries, err := batch.ReadFile(path)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	maps := map[uint64]bool{}
 	for _, e := range entries {
@@ -43,13 +44,7 @@ func markSitemaps(dir string, ins []input) error {
 			maps[e.DocID] = true
 		}
 	}
-	if len(maps) == 0 {
-		return nil
-	}
-	for i := range ins {
-		ins[i].sitemap = maps[ins[i].rec.DocID]
-	}
-	return nil
+	return maps, len(entries), nil
 }
 
 // parseSitemap reads a sitemap's body (Content-Encoding already removed;
