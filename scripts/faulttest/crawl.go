@@ -79,6 +79,9 @@ type KillReport struct {
 	Missed int
 	// Runs counts the stage runs, killed or not.
 	Runs int
+	// Follows counts the gatherer runs that followed a harvest in flight
+	// (gatherer run --follow), killed or not.
+	Follows int
 	// FrontierEmpty is true when the crawl stopped because the manager
 	// had nothing to schedule.
 	FrontierEmpty bool

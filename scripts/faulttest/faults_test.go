@@ -113,6 +113,10 @@ func TestCrawlSurvivesKills(t *testing.T) {
 	for _, n := range rep.Notes {
 		t.Log("note: " + n)
 	}
+	if rep.Follows == 0 {
+		t.Error("no gatherer followed a harvest in flight: the kills did not cover gatherer run --follow")
+	}
+	t.Logf("%d gatherer runs followed a harvest in flight", rep.Follows)
 	check, err := CheckCollection(ctx, r, CheckOptions{Seed: sd})
 	if err != nil {
 		t.Fatal(err)

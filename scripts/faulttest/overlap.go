@@ -16,7 +16,13 @@ import (
 // the oldest batch ready for it; never the manager beside the seeder; the
 // manager writes a batch only when at most one batch is unfinished and
 // none waits for the harvester; when the manager and the seeder could
-// both start, the manager first if the harvester is idle.
+// both start, the manager first if the harvester is idle; the gatherer,
+// when no harvested batch waits for it, follows the harvest in flight
+// (gatherer run --follow). Unlike crawl.sh, which stops the crawl when a
+// stage is killed, a killed harvester is run again at once here, and the
+// gatherer following its batch goes on following it: the rerun repairs
+// the partial fetch log, and the follower must notice and gather the
+// published harvest again.
 
 // ojob is a running stage of the overlapped crawl.
 type ojob struct {
@@ -27,6 +33,7 @@ type ojob struct {
 	killSent     bool
 	beside       []string // the other running stages when the kill was sent
 	rerun        bool     // this run reruns a killed one
+	follow       bool     // a gatherer following the harvest in flight
 }
 
 // oevent is the end of a job.
@@ -100,18 +107,23 @@ func (o *overlapped) cycle() int { return o.rep.Cycles + o.cycles + 1 }
 // killing tells whether kills are still planned: not in the final drain.
 func (o *overlapped) killing() bool { return !o.mgrDone }
 
-// launch starts stage on batch b, with a kill planned at random.
-func (o *overlapped) launch(stage, b string) error {
+// launch starts stage on batch b, with a kill planned at random; follow
+// runs the gatherer with --follow.
+func (o *overlapped) launch(stage, b string, follow bool) error {
 	args := []string{"run", "--collection", o.r.Collection}
 	if stage != "manager" {
 		n, _ := strconv.Atoi(b)
 		args = append(args, "--batch", strconv.Itoa(n))
 	}
+	if follow {
+		args = append(args, "--follow")
+		o.rep.Follows++
+	}
 	p, err := o.r.Start(o.ctx, stage, args...)
 	if err != nil {
 		return err
 	}
-	j := &ojob{stage: stage, batch: b, proc: p, started: time.Now(), rerun: o.rerun[stage]}
+	j := &ojob{stage: stage, batch: b, proc: p, started: time.Now(), rerun: o.rerun[stage], follow: follow}
 	o.attempts[stage+b]++
 	chance := o.opts.KillChance
 	if j.rerun {
@@ -156,13 +168,19 @@ func (o *overlapped) schedule() error {
 	}
 	run := func(s string) bool { return o.running[s] != nil }
 	if b := st.ready["harvester"]; !run("harvester") && b != "" && !(run("manager") && o.running["manager"].batch == b) {
-		if err := o.launch("harvester", b); err != nil {
+		if err := o.launch("harvester", b, false); err != nil {
 			return err
 		}
 	}
-	if b := st.ready["gatherer"]; !run("gatherer") && b != "" {
-		if err := o.launch("gatherer", b); err != nil {
-			return err
+	if !run("gatherer") {
+		if b := st.ready["gatherer"]; b != "" {
+			if err := o.launch("gatherer", b, false); err != nil {
+				return err
+			}
+		} else if h := o.running["harvester"]; h != nil && !o.batch(h.batch).Done(collection.StageGathered) {
+			if err := o.launch("gatherer", h.batch, true); err != nil {
+				return err
+			}
 		}
 	}
 	waiting := st.unharvested
@@ -173,11 +191,17 @@ func (o *overlapped) schedule() error {
 	seed := !run("seeder") && !run("manager") && st.ready["seeder"] != ""
 	switch {
 	case manage && (!seed || !run("harvester")):
-		return o.launch("manager", st.next)
+		return o.launch("manager", st.next, false)
 	case seed:
-		return o.launch("seeder", st.ready["seeder"])
+		return o.launch("seeder", st.ready["seeder"], false)
 	}
 	return nil
+}
+
+// batch is the collection's batch of name b.
+func (o *overlapped) batch(b string) *collection.Batch {
+	n, _ := strconv.Atoi(b)
+	return o.col.Batch(n)
 }
 
 // besides lists the running stages other than j.
