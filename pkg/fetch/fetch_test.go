@@ -446,6 +446,31 @@ func TestBadURL(t *testing.T) {
 	}
 }
 
+// TestBadRequestTarget: a URL whose request target would not be sent as
+// one (a space splitting the request line, a control or non-ASCII byte
+// that url.Parse leaves in a query) is refused before anything is sent
+// (issue 37: "GET /robots.txt?a b HTTP/1.0 HTTP/1.1" was sent).
+func TestBadRequestTarget(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
+	for _, tc := range []struct{ path, want string }{
+		{"/robots.txt?a b HTTP/1.0", "bad-url: request target has byte 0x20 at offset 13: only visible ASCII can be sent (not a normalised URL)"},
+		{"/?q=\xc3\xa9", "bad-url: request target has byte 0xc3 at offset 4: only visible ASCII can be sent (not a normalised URL)"},
+	} {
+		resp, err, _ := get(t, testConfig(), s.URL+tc.path)
+		if resp != nil || Text(err) != tc.want {
+			t.Errorf("%q: %v, %v, want %q", tc.path, resp, err, tc.want)
+		}
+	}
+	if n := s.requests.Load(); n != 0 {
+		t.Errorf("server saw %d requests, want none", n)
+	}
+	// The same URLs spelt by the normaliser go through.
+	resp, err, _ := get(t, testConfig(), s.URL+"/robots.txt?a%20b%20HTTP/1.0")
+	if err != nil || resp.Status != 200 {
+		t.Fatalf("escaped target: %v, %v", resp, err)
+	}
+}
+
 // dnsServer answers A queries for names in hosts with 127.0.0.1 and
 // NXDOMAIN otherwise; it counts queries.
 func dnsServer(t *testing.T, hosts ...string) (string, *atomic.Int64) {
