@@ -201,3 +201,32 @@ func TestKindOf(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBlocked: an address from a DNS answer (any 16 bytes) is judged
+// without a panic, and an IPv4 address gets the same verdict in every
+// IPv6 wrapping that carries it (IPv4-mapped, NAT64, IPv4-compatible,
+// SIIT, 6to4, Teredo with a public server) as on its own.
+func FuzzBlocked(f *testing.F) {
+	for _, s := range []string{"10.0.0.1", "8.8.8.8", "0.0.0.1", "100.64.0.0", "255.255.255.255", "172.32.0.0"} {
+		f.Add(netip.MustParseAddr(s).AsSlice(), netip.MustParseAddr("64:ff9b::"+s).AsSlice())
+	}
+	f.Add([]byte{}, netip.MustParseAddr("2001:0:4136:e378:8000:63bf:3fff:fdd2").AsSlice())
+	f.Fuzz(func(t *testing.T, v4, v6b []byte) {
+		if ip, ok := netip.AddrFromSlice(v6b); ok {
+			err := Policy{}.Check(ip)
+			if Blocked(ip) != (err != nil) || (err != nil && KindOf(Text(err)) != string(KindBlocked)) {
+				t.Fatalf("%s: Blocked %v, Check %v", ip, Blocked(ip), err)
+			}
+		}
+		if len(v4) != 4 {
+			return
+		}
+		a := [4]byte(v4)
+		want := Blocked(netip.AddrFrom4(a))
+		for _, e := range embeddings {
+			if ip := e.wrap(a); Blocked(ip) != want {
+				t.Fatalf("%s of %s: %s blocked %v, the IPv4 address %v", e.name, netip.AddrFrom4(a), ip, !want, want)
+			}
+		}
+	})
+}
