@@ -21,7 +21,10 @@ func fetchCommand() *cli.Command {
 		ArgsUsage: "URL",
 		Description: `A debugging aid: one GET with the harvester's User-Agent, DNS, address
 policy, time limits, body cap and gzip handling, without robots.txt or waits.
-The headers printed are the ones the harvester would store.
+The URL is normalised first, as a batch URL would be (user info dropped,
+spaces and other bytes percent-encoded); a URL the normaliser refuses is a
+usage error and nothing is sent. The headers printed are the ones the
+harvester would store.
 
 ` + command.ExitCodes(command.ExitOK),
 		Flags:  command.WithSettings(&cli.BoolFlag{Name: "body", Usage: "print the body too"}),
@@ -42,11 +45,16 @@ func parseFetch(c *cli.Context) (fetchOptions, error) {
 	if err != nil {
 		return fetchOptions{}, err
 	}
-	return fetchOptions{Config: cfg, URL: c.Args().First(), Body: c.Bool("body"), Std: command.StdFrom(c)}, nil
+	arg := c.Args().First()
+	if _, err := cfg.Scope.Normalizer().Normalize(arg); err != nil {
+		return fetchOptions{}, command.Usage("fetch: %w (nothing was done)", err)
+	}
+	return fetchOptions{Config: cfg, URL: arg, Body: c.Bool("body"), Std: command.StdFrom(c)}, nil
 }
 
-// runFetch fetches o.URL as the harvester would and prints the status
-// line, the headers, the size, over TLS the protocol, cipher and the
+// runFetch fetches o.URL (normalised) as the harvester would and prints
+// the status line, the headers, the size, the URL requested if
+// normalising changed it, over TLS the protocol, cipher and the
 // certificate's verdict, and (with o.Body) the body on out.
 func runFetch(ctx context.Context, o fetchOptions, out io.Writer) error {
 	resp, err := harvester.FetchOne(ctx, o.Config, o.URL, o.Std.Log())
@@ -79,6 +87,9 @@ func runFetch(ctx context.Context, o fetchOptions, out io.Writer) error {
 			resumed = ", session resumed"
 		}
 		fmt.Fprintf(out, "%s %s%s; %s\n", ti.Version, ti.Cipher, resumed, cert)
+	}
+	if resp.URL != o.URL {
+		fmt.Fprintf(out, "requested %s (the URL normalised)\n", resp.URL)
 	}
 	if loc := resp.Location(); loc != "" {
 		fmt.Fprintf(out, "redirect to %s (not followed)\n", loc)

@@ -190,6 +190,22 @@ func TestFetchCommand(t *testing.T) {
 	if code != command.ExitFailure || !strings.Contains(errs, "blocked-address 127.0.0.1") {
 		t.Fatalf("blocked: exit %d, %s", code, errs)
 	}
+
+	// The URL is normalised as a batch URL would be (issue 37: a space
+	// went raw into the request line, "GET /p0?a b HTTP/1.1").
+	web.Reset()
+	raw := "http://user:pw@h0.test:" + web.Port + "/p0?a b"
+	out, errs, code = runCLI(t, "fetch", "--harvester-allow-private", "--harvester-dns-server", web.DNSAddr, raw)
+	if code != command.ExitOK || !strings.Contains(out, "requested "+web.URL("h0.test", "/p0?a%20b")+" (the URL normalised)") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if rs := web.Requests(); len(rs) != 1 || rs[0].Path != "/p0?a%20b" {
+		t.Errorf("server saw %+v, want one request for /p0?a%%20b", rs)
+	}
+	_, errs, code = runCLI(t, "fetch", "--harvester-allow-private", "--harvester-dns-server", web.DNSAddr, "http://exa mple.test/")
+	if code != command.ExitUsage || !strings.Contains(errs, `fetch: url "http://exa mple.test/": unparsable`) || !strings.Contains(errs, "nothing was done") {
+		t.Errorf("unnormalisable URL: exit %d, %s", code, errs)
+	}
 }
 
 // subprocess starts the harvester binary (this test binary) on a batch

@@ -689,7 +689,11 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		h.drop()
 		h.connScheme, h.connHost = u.Scheme, hostPort
 	}
-	request := h.c.request(u.RequestURI(), hostPort, r)
+	uri := u.RequestURI()
+	if err := checkTarget(uri); err != nil {
+		return nil, &Error{URL: rawURL, Kind: KindBadURL, Detail: err.Error()}
+	}
+	request := h.c.request(uri, hostPort, r)
 
 	// The request's context: cancelled with a cause by the time limits —
 	// the total one (a timer armed here), and those of the inflight
@@ -857,6 +861,20 @@ func atEOF(body io.Reader) bool {
 	var b [1]byte
 	n, err := body.Read(b[:])
 	return n == 0 && err == io.EOF
+}
+
+// checkTarget refuses a request target that would not be sent as one
+// (RFC 9112 §3.2: visible ASCII only): a space would split the request
+// line ("GET /robots.txt?a b HTTP/1.0 HTTP/1.1"), a line break end it.
+// url.Parse leaves such bytes in a query as they came; URLs the project's
+// normaliser spelt never have them.
+func checkTarget(uri string) error {
+	for i := 0; i < len(uri); i++ {
+		if c := uri[i]; c <= ' ' || c >= 0x7f {
+			return fmt.Errorf("request target has byte %#02x at offset %d: only visible ASCII can be sent (not a normalised URL)", c, i)
+		}
+	}
+	return nil
 }
 
 // request formats the request as it is sent and stored: the header

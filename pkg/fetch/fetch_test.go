@@ -446,17 +446,55 @@ func TestBadURL(t *testing.T) {
 	}
 }
 
+// TestBadRequestTarget: a URL whose request target would not be sent as
+// one (a space splitting the request line, a control or non-ASCII byte
+// that url.Parse leaves in a query) is refused before anything is sent
+// (issue 37: "GET /robots.txt?a b HTTP/1.0 HTTP/1.1" was sent).
+func TestBadRequestTarget(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
+	for _, tc := range []struct{ path, want string }{
+		{"/robots.txt?a b HTTP/1.0", "bad-url: request target has byte 0x20 at offset 13: only visible ASCII can be sent (not a normalised URL)"},
+		{"/?q=\xc3\xa9", "bad-url: request target has byte 0xc3 at offset 4: only visible ASCII can be sent (not a normalised URL)"},
+	} {
+		resp, err, _ := get(t, testConfig(), s.URL+tc.path)
+		if resp != nil || Text(err) != tc.want {
+			t.Errorf("%q: %v, %v, want %q", tc.path, resp, err, tc.want)
+		}
+	}
+	if n := s.requests.Load(); n != 0 {
+		t.Errorf("server saw %d requests, want none", n)
+	}
+	// The same URLs spelt by the normaliser go through.
+	resp, err, _ := get(t, testConfig(), s.URL+"/robots.txt?a%20b%20HTTP/1.0")
+	if err != nil || resp.Status != 200 {
+		t.Fatalf("escaped target: %v, %v", resp, err)
+	}
+}
+
 // dnsServer answers A queries for names in hosts with 127.0.0.1 and
 // NXDOMAIN otherwise; it counts queries.
 func dnsServer(t *testing.T, hosts ...string) (string, *atomic.Int64) {
+	t.Helper()
+	var records []string
+	for _, h := range hosts {
+		records = append(records, dns.Fqdn(h)+" 60 IN A 127.0.0.1")
+	}
+	return dnsRecordServer(t, records...)
+}
+
+// dnsRecordServer answers each question with the records (zone file
+// lines) of its name and type, NXDOMAIN for a name without records; it
+// counts queries.
+func dnsRecordServer(t *testing.T, records ...string) (string, *atomic.Int64) {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	known := map[string]bool{}
-	for _, h := range hosts {
-		known[dns.Fqdn(h)] = true
+	known := map[string][]dns.RR{}
+	for _, s := range records {
+		r := rr(t, s)
+		known[strings.ToLower(r.Header().Name)] = append(known[strings.ToLower(r.Header().Name)], r)
 	}
 	var queries atomic.Int64
 	started := make(chan struct{})
@@ -466,10 +504,14 @@ func dnsServer(t *testing.T, hosts ...string) (string, *atomic.Int64) {
 		m.SetReply(r)
 		m.Authoritative = true // else Go's resolver takes an empty answer for a lame referral and asks again
 		q := r.Question[0]
-		if !known[strings.ToLower(q.Name)] {
+		rrs, ok := known[strings.ToLower(q.Name)]
+		if !ok {
 			m.Rcode = dns.RcodeNameError
-		} else if q.Qtype == dns.TypeA {
-			m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: net.IPv4(127, 0, 0, 1)})
+		}
+		for _, a := range rrs {
+			if a.Header().Rrtype == q.Qtype {
+				m.Answer = append(m.Answer, a)
+			}
 		}
 		w.WriteMsg(m)
 	})}
@@ -477,6 +519,45 @@ func dnsServer(t *testing.T, hosts ...string) (string, *atomic.Int64) {
 	<-started
 	t.Cleanup(func() { srv.Shutdown() })
 	return pc.LocalAddr().String(), &queries
+}
+
+// TestBlockedAAAA: a name whose AAAA record carries a private IPv4
+// address (NAT64, IPv4-compatible, SIIT, 6to4, Teredo) is refused after
+// the lookup and nothing is dialled; one carrying a public IPv4 address
+// is allowed, as a host behind DNS64 needs (issue 37).
+func TestBlockedAAAA(t *testing.T) {
+	dnsAddr, _ := dnsRecordServer(t,
+		"nat64.x.test. 60 IN AAAA 64:ff9b::7f00:1",
+		"compat.x.test. 60 IN AAAA ::127.0.0.1",
+		"siit.x.test. 60 IN AAAA ::ffff:0:a00:1",
+		"sixtofour.x.test. 60 IN AAAA 2002:a9fe:a9fe::1",
+		"teredo.x.test. 60 IN AAAA 2001:0:4136:e378:8000:63bf:3f57:5601",
+		"public.x.test. 60 IN AAAA 64:ff9b::c801:203",
+	)
+	cfg := testConfig()
+	cfg.DNSServer = dnsAddr
+	cfg.AllowPrivate = false
+	c := New(cfg, nil)
+	for host, want := range map[string]string{
+		"nat64.x.test":     "blocked-address 64:ff9b::7f00:1 (NAT64 of 127.0.0.1)",
+		"compat.x.test":    "blocked-address ::7f00:1 (IPv4-compatible of 127.0.0.1)",
+		"siit.x.test":      "blocked-address ::ffff:0:a00:1 (SIIT of 10.0.0.1)",
+		"sixtofour.x.test": "blocked-address 2002:a9fe:a9fe::1 (6to4 of 169.254.169.254)",
+		"teredo.x.test":    "blocked-address 2001:0:4136:e378:8000:63bf:3f57:5601 (Teredo client of 192.168.169.254)",
+	} {
+		if _, err := c.Resolve(context.Background(), host); Text(err) != want {
+			t.Errorf("Resolve(%s): %v, want %q", host, err, want)
+		}
+		h := c.NewHost()
+		resp, err := h.Get(context.Background(), "http://"+host+"/", testMax)
+		h.Close()
+		if resp != nil || Text(err) != want {
+			t.Errorf("Get(%s): %v, %v, want %q", host, resp, err, want)
+		}
+	}
+	if ip, err := c.Resolve(context.Background(), "public.x.test"); err != nil || ip.String() != "64:ff9b::c801:203" {
+		t.Errorf("NAT64 of a public address: %v, %v", ip, err)
+	}
 }
 
 // TestConfiguredDNS goes through a DNS server given in the config, with

@@ -144,15 +144,23 @@ func Accept(patterns []string) func(mediaType string) bool {
 
 // FetchOne fetches a single URL with the harvester's client and limits
 // (address policy and accepted media types included), without robots.txt
-// or politeness: a debugging aid.
+// or politeness: a debugging aid. The URL is first spelt as the harvester
+// would have it in a batch (the project's normaliser: user info dropped,
+// spaces and other bytes escaped; the response's URL says what was
+// requested); one the normaliser refuses is a *urlnorm.Error and nothing
+// is sent.
 func FetchOne(ctx context.Context, cfg config.Config, rawURL string, log *slog.Logger) (*fetch.Response, error) {
+	u, err := cfg.Scope.Normalizer().Normalize(rawURL)
+	if err != nil {
+		return nil, err
+	}
 	fc, err := ClientConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	h := fetch.New(fc, log).NewHost()
 	defer h.Close()
-	return h.Do(ctx, fetch.Request{URL: rawURL, MaxBody: cfg.Harvester.MaxBodyBytes, Accept: Accept(cfg.Harvester.AcceptMIME)})
+	return h.Do(ctx, fetch.Request{URL: u, MaxBody: cfg.Harvester.MaxBodyBytes, Accept: Accept(cfg.Harvester.AcceptMIME)})
 }
 
 // RunCollection harvests batch id of the collection, or the oldest batch

@@ -347,7 +347,7 @@ func (o *output) page(resp *fetch.Response, meta []warcio.Field, rec fetchlog.Re
 		var be *warcio.BuildError
 		switch {
 		case errors.As(err, &be):
-			rec.Err = "store: " + be.Reason
+			rec.Err = ErrStore + ": " + be.Reason
 			enc = nil
 		case err != nil:
 			return err
@@ -410,14 +410,11 @@ func (o *output) appendLine(rec *fetchlog.Record) error {
 }
 
 // robotsResponse stores a robots.txt response (one hop of it) in the WARC
-// file.
+// file. A response that cannot be made into a WARC record is not stored
+// and its *warcio.BuildError returned: the caller must not let it decide
+// the site's rules.
 func (o *output) robotsResponse(resp *fetch.Response) error {
 	enc, err := warcio.Encode(exchange(resp, nil))
-	var be *warcio.BuildError
-	if errors.As(err, &be) {
-		o.log.Warn("robots.txt response not stored", "url", resp.URL, "err", err)
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,9 @@ type harvest struct {
 	// client is set by run before the scheduler starts and only read
 	// afterwards (a fetch.Client is safe for concurrent use).
 	client *fetch.Client
+	// norm is the project's URL normaliser (scope.max_url_length,
+	// scope.session_params): robots.txt redirect targets are spelt by it.
+	norm *urlnorm.Normalizer
 	// known holds the robots.txt lines of the batch's robots.jsonl and
 	// of an earlier run; kept the sites already in the output. Setup
 	// (newHarvest, carryOver, todo, delayOf) uses them without a lock;
@@ -136,6 +139,7 @@ func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *co
 		prog:     opts.Progress,
 		every:    opts.ProgressEvery,
 		accept:   Accept(opts.Config.Harvester.AcceptMIME),
+		norm:     opts.Config.Scope.Normalizer(),
 		hosts:    newHostTable(opts.Config.Harvester.AddressWait.D()),
 		known:    map[string]fetchlog.Robots{},
 		kept:     map[string]bool{},

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +28,11 @@ const (
 	// downloaded because its media type is not in harvester.accept_mime
 	// (the response, headers only, is stored).
 	ErrMIME = "mime"
+	// ErrStore starts the error of a response that could not be made
+	// into a WARC record (warcio.BuildError), and of a site whose
+	// robots.txt response could not be, which then counts as
+	// unreachable.
+	ErrStore = "store"
 )
 
 // GaveUpStreaming starts the reason a host was given up for when its
@@ -511,10 +515,19 @@ func (c *conn) fetchRobots(site string) (fetchlog.Robots, error) {
 			rec.Status, rec.Err = 0, fetch.Text(ferr)
 			break
 		}
-		if err := h.out.robotsResponse(resp); err != nil {
-			return rec, h.fatal(err)
-		}
 		rec.Status = resp.Status
+		if err := h.out.robotsResponse(resp); err != nil {
+			var be *warcio.BuildError
+			if !errors.As(err, &be) {
+				return rec, h.fatal(err)
+			}
+			// Not in the archive, so it decides nothing: the
+			// robots.txt counts as unreachable.
+			h.log.Warn("robots.txt response not stored: robots.txt unreachable", "site", site, "url", resp.URL, "err", err)
+			rec.Err = ErrStore + ": " + be.Reason
+			resp.Release()
+			break
+		}
 		if ferr != nil {
 			// Cut by a time limit or a reset: an incomplete file is
 			// not trusted (RFC 9309 §2.3.1.4, unreachable).
@@ -523,11 +536,16 @@ func (c *conn) fetchRobots(site string) (fetchlog.Robots, error) {
 			break
 		}
 		if loc := resp.Location(); loc != "" && hop < robots.MaxRedirects {
-			if next, ok := resolveRedirect(target, loc); ok {
+			// The target as the project spells URLs (user info dropped,
+			// spaces and other bytes escaped), as a page's redirect
+			// becomes a link: it is what is requested and archived.
+			next, err := h.norm.ResolveString(target, loc)
+			if err == nil {
 				target = next
 				resp.Release()
 				continue
 			}
+			h.log.Warn("robots.txt redirect not followed", "site", site, "url", target, "err", err)
 		}
 		if resp.Status >= 200 && resp.Status < 300 {
 			rec.Body = string(robots.Clip(resp.Body, maxBytes, resp.Truncated != "")) // a copy
@@ -608,23 +626,6 @@ func (c *conn) waitTurnForRobots() error {
 	case <-c.h.startCtx.Done():
 		return errStopped
 	}
-}
-
-func resolveRedirect(from, loc string) (string, bool) {
-	base, err := url.Parse(from)
-	if err != nil {
-		return "", false
-	}
-	ref, err := url.Parse(strings.TrimSpace(loc))
-	if err != nil {
-		return "", false
-	}
-	u := base.ResolveReference(ref)
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", false
-	}
-	u.Fragment = ""
-	return u.String(), true
 }
 
 // robotsDenial returns the fetch log error of a URL that robots.txt
