@@ -246,6 +246,7 @@ import (
 	"image/png"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -282,6 +283,9 @@ type PageInfo struct {
 	// <a> with white space collapsed, the alt text of <area>, and "" for
 	// frames, iframes and image-only links.
 	Anchors []string
+	// Version is the version of a changing page (Config.Change) the
+	// answer is of: 0 for every page that never changes.
+	Version int
 }
 
 // Request is one HTTP request received by the web.
@@ -308,6 +312,17 @@ type Request struct {
 	// > 1 the address DNS gave the host, which is what a politeness
 	// audit groups servers by.
 	Addr string
+	// Conditional tells whether the request carried If-None-Match or
+	// If-Modified-Since (a 304 answer has Status 304).
+	Conditional bool
+	// Version is the version of the changing page served (Config.Change;
+	// 0 for every other answer, and for a 304).
+	Version int
+	// Encoding is the content coding of the answer's body: "gzip", "br"
+	// or "" (Config.CompressShare); Chunked whether it was sent with
+	// chunked transfer coding (Config.ChunkedShare).
+	Encoding string
+	Chunked  bool
 }
 
 // Conn is one TCP connection accepted by the HTTP server.
@@ -378,6 +393,10 @@ type Web struct {
 	// localAddrs interns the local IP addresses of connections.
 	localAddrs map[string]string
 
+	// now is the clock of the changing web and the validators (time.Now;
+	// tests of the package set their own before Start).
+	now func() time.Time
+
 	dnsQueries atomic.Int64
 	dnsMode    atomic.Int32         // a DNSMode, set by SetDNSDown
 	dnsAnswers map[string]dnsAnswer // set by SetDNSAnswer, guarded by mu
@@ -391,6 +410,9 @@ type reqRecord struct {
 	host, path, method, ua, addr, local string
 	status                              int
 	start, end                          int64
+	version                             int32  // Request.Version
+	coding                              string // Request.Encoding: a constant, shared
+	chunked, conditional                bool
 }
 
 // reqChunk is the number of request records per chunk.
@@ -407,7 +429,11 @@ func New(cfg Config) (*Web, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Web{cfg: c, voc: newVocab(), connIDs: make(map[net.Conn]uint64), localAddrs: map[string]string{}, quit: make(chan struct{})}
+	if c.timed() && c.TimeOrigin.IsZero() {
+		c.TimeOrigin = time.Now().Truncate(time.Second).UTC()
+	}
+	w := &Web{cfg: c, voc: newVocab(), connIDs: make(map[net.Conn]uint64), localAddrs: map[string]string{}, quit: make(chan struct{}),
+		now: time.Now}
 	if _, port, err := net.SplitHostPort(c.HTTPAddr); err == nil {
 		// A fixed port is known before Start: URLs carry it at once.
 		if p, err := strconv.Atoi(port); err == nil && p > 0 {
@@ -419,6 +445,7 @@ func New(cfg Config) (*Web, error) {
 	w.buildSitemaps()
 	w.pickAliases()
 	w.buildHTTPS()
+	w.buildServing()
 	w.logo, err = makeLogo(c.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("testweb: drawing logo: %w", err)
@@ -705,8 +732,17 @@ func (w *Web) OutOfScopeHostNames() []string {
 // the URL is not a page of the model; info then still says what the
 // server answers (404 for unknown paths, 421 for unknown hosts; robots.txt
 // is not a page). The port and fragment of rawURL are ignored. Call it
-// after Start so that the URLs in the answer carry the port.
+// after Start so that the URLs in the answer carry the port. A changing
+// page (Config.Change) is described as it is now: PageAt describes it at
+// another time.
 func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
+	return w.PageAt(rawURL, w.now())
+}
+
+// PageAt is Page at time t: a changing page (Config.Change) is described
+// in the version live at t (see VersionAt); every other page is the same
+// at any time.
+func (w *Web) PageAt(rawURL string, t time.Time) (info PageInfo, ok bool) {
 	u, err := url.Parse(rawURL)
 	if err != nil || !strings.EqualFold(u.Scheme, "http") && !(w.https != nil && strings.EqualFold(u.Scheme, "https")) {
 		return PageInfo{URL: rawURL}, false
@@ -727,7 +763,7 @@ func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
 		return info, false
 	}
 	if w.https != nil && !alias {
-		if info, ok, done := w.pageOnScheme(si, u.RequestURI(), overTLS); done {
+		if info, ok, done := w.pageOnScheme(si, u.RequestURI(), overTLS, t); done {
 			return info, ok
 		}
 	}
@@ -737,7 +773,7 @@ func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
 		_, info = w.aliasResponse(si, u.RequestURI())
 		return info, u.RequestURI() == "/"
 	}
-	_, info, ok = w.respond(si, u.RequestURI(), true)
+	_, info, ok = w.respondAt(si, w.origin(si), u.RequestURI(), true, t)
 	return info, ok
 }
 
@@ -782,7 +818,7 @@ func (w *Web) Requests() []Request {
 		out[k] = Request{
 			ConnID: r.connID, Host: r.host, Path: r.path, Method: r.method, UserAgent: r.ua,
 			Status: r.status, Start: time.Unix(0, r.start), End: time.Unix(0, r.end), RemoteAddr: r.addr,
-			Addr: r.local,
+			Addr: r.local, Conditional: r.conditional, Version: int(r.version), Encoding: r.coding, Chunked: r.chunked,
 		}
 	}
 	return out
@@ -893,7 +929,9 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 	if d > 0 {
 		w.pause(req, d)
 	}
+	now := w.now()
 	var status int
+	var served response // the in-memory answer, for the record
 	streamed := false
 	if known && !alias {
 		status, streamed = w.serveSitemapStream(rw, req, si, uri)
@@ -912,18 +950,25 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 		case alias:
 			resp, _ = w.aliasResponse(si, uri)
 		case w.https != nil:
-			resp = w.respondOnScheme(si, uri, req.TLS != nil)
+			resp = w.respondOnSchemeAt(si, uri, req.TLS != nil, now)
 		default:
-			resp, _, _ = w.respond(si, uri, false)
+			resp, _, _ = w.respondAt(si, w.origin(si), uri, false, now)
+		}
+		if known {
+			resp = w.decorate(req, si, resp, now)
 		}
 		w.writeResponse(rw, req, resp)
-		status = resp.status
+		status, served = resp.status, resp
 	}
 	end := time.Now()
 	rec := reqRecord{
 		seq: seq, connID: connID, host: host, path: req.RequestURI, method: req.Method,
 		ua: w.internUA(req.UserAgent()), addr: req.RemoteAddr, local: local, status: status,
 		start: start.UnixNano(), end: end.UnixNano(),
+		coding: served.header.coding, chunked: served.header.chunked, conditional: served.header.conditional,
+	}
+	if status == http.StatusOK {
+		rec.version = int32(min(served.version, math.MaxInt32))
 	}
 	w.mu.Lock()
 	if n := len(w.requests); n == 0 || len(w.requests[n-1]) == reqChunk {
@@ -946,12 +991,33 @@ func (w *Web) internUA(ua string) string {
 	return ua
 }
 
-// writeResponse sends a complete in-memory response.
+// writeResponse sends a complete in-memory response, with what
+// decorate added (serve.go): validators, a 304 without body, a content
+// coding (the body is coded already), chunked transfer coding.
 func (w *Web) writeResponse(rw http.ResponseWriter, req *http.Request, resp response) {
 	h := rw.Header()
 	h["Date"] = nil // keep responses byte-identical
+	x := &resp.header
+	if x.lastModified != "" {
+		h.Set("Last-Modified", x.lastModified)
+	}
+	if x.etag != "" {
+		h.Set("ETag", x.etag)
+	}
+	if x.vary {
+		h.Set("Vary", "Accept-Encoding")
+	}
+	if resp.status == http.StatusNotModified {
+		rw.WriteHeader(resp.status)
+		return
+	}
 	h.Set("Content-Type", resp.ctype)
-	h.Set("Content-Length", strconv.Itoa(len(resp.body)))
+	if x.coding != "" {
+		h.Set("Content-Encoding", x.coding)
+	}
+	if !x.chunked {
+		h.Set("Content-Length", strconv.Itoa(len(resp.body)))
+	}
 	if resp.location != "" {
 		h.Set("Location", resp.location)
 	}
@@ -959,7 +1025,11 @@ func (w *Web) writeResponse(rw http.ResponseWriter, req *http.Request, resp resp
 		h.Set("Allow", "GET, HEAD")
 	}
 	rw.WriteHeader(resp.status)
-	if req.Method != http.MethodHead {
+	switch {
+	case req.Method == http.MethodHead:
+	case x.chunked:
+		writeChunked(rw, resp.body)
+	default:
 		_, _ = rw.Write(resp.body)
 	}
 }
