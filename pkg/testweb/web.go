@@ -232,6 +232,29 @@
 // TLSOnlyAddress as ever. Without Config.SubdomainShare the web serves
 // byte for byte what it served before the field existed
 // (TestUnchangedWebs).
+//
+// # The changing web
+//
+// With Config.Change a share of the HTML pages (ChangeShare, 70%) change
+// in time, each as a Poisson process of its own mean interval, drawn
+// log-uniformly between ChangeIntervalMin and ChangeIntervalMax (30 s to
+// 50 min): the version of a page live at a time is the number of its
+// changes since the web's time origin (Config.TimeOrigin, by default when
+// New built it), a function of the configuration alone (VersionAt,
+// ChangeTimes, ChangeInterval, PageAt). Each version adds a paragraph to
+// the page and, on some pages (ChangeLinkShare), links to other pages of
+// its site; version 0 is the page of the web without Change. Every site
+// then has a validator policy (Validators): HonestShare (60%) send a true
+// Last-Modified and ETag and answer conditional requests with 304,
+// LyingShare (20%) send "Last-Modified: now" with every answer, the
+// others send none; sitemaps' lastmod are true, now or absent alike.
+// Config.CompressShare and ChunkedShare make sites answer with gzip or br
+// (Encodings) and with chunked transfer coding (Chunked). The request log
+// records conditional requests, 304s, versions, codings and chunking.
+// docs/testweb.md gives the rule of the versions step by step, so that a
+// tool can recompute it, and the policies in detail. Without these fields
+// the web serves byte for byte what it served before they existed
+// (TestUnchangedWebs).
 package testweb
 
 import (
@@ -370,6 +393,8 @@ type Web struct {
 	bombOnce      sync.Once
 	bomb          []byte        // the gzip bomb, built on first request
 	quit          chan struct{} // closed by Close: streaming handlers stop
+	gzipWriters   sync.Pool     // *gzip.Writer of compressed answers (serve.go)
+	brWriters     sync.Pool     // *brotli.Writer of compressed answers
 	lastUA        atomic.Pointer[string]
 
 	life    sync.Mutex // serializes Start and Close
