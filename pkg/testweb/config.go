@@ -214,6 +214,61 @@ type Config struct {
 	// SNI required, TLS 1.2 or 1.3 only; default 0.12, negative: none;
 	// only with HTTPSShare).
 	TroubleFraction float64
+
+	// Change makes a share of the pages change in time (see "The
+	// changing web" in the package documentation and docs/testweb.md):
+	// each changing page is a Poisson process of its own rate, and the
+	// version live at a time (VersionAt) adds a paragraph, and on some
+	// pages links, to the page. It also gives every site a validator
+	// policy (HonestShare, LyingShare). The fields ChangeShare to
+	// ChangeLinkShare tune it; zero means the default given, and setting
+	// any of them without Change is an error. Off (the default) no page
+	// changes and the web serves exactly what it served before the field
+	// existed.
+	Change bool
+	// ChangeShare is the fraction of the HTML pages (home, ordinary and
+	// private pages; not framesets) that change, drawn per page (default
+	// 0.7; negative: none).
+	ChangeShare float64
+	// ChangeIntervalMin and ChangeIntervalMax bound the mean interval
+	// between two changes of a page, drawn per page log-uniformly between
+	// them (default 30s and 50m, two decades); whole seconds, at least 1 s.
+	ChangeIntervalMin, ChangeIntervalMax time.Duration
+	// ChangeLinkShare is the fraction of the changing pages whose links
+	// change with the version too (default 0.5; negative: none).
+	ChangeLinkShare float64
+	// TimeOrigin is the origin of the web's time: version 0 of every
+	// page is live from it, and the Last-Modified of what never changes
+	// is it. Zero means the time New builds the web, truncated to the
+	// second (Origin gives it, and the testweb command writes it in its
+	// --config-out so that the web rebuilt from that file has the same
+	// versions); a time with a fraction of a second is truncated. Only
+	// with Change, HonestShare or LyingShare.
+	TimeOrigin time.Time `json:",omitzero"`
+
+	// HonestShare is the fraction of the sites (drawn per site) that send
+	// a true Last-Modified (the time the live version appeared) and a
+	// strong ETag (a hash of the body) with every 200, answer
+	// If-None-Match and If-Modified-Since with 304 Not Modified as RFC
+	// 9110 says, and give their sitemaps' pages a true lastmod. LyingShare
+	// is the fraction that send "Last-Modified: now" with every answer,
+	// never answer 304, and give every sitemap lastmod the time of the
+	// request. The other sites send no validators and no lastmod. With
+	// Change the defaults are 0.6 and 0.2 (negative: none); without it
+	// zero means none, and a positive share gives the validators to a web
+	// whose pages never change. Off (both zero, without Change) the web
+	// sends no validators, exactly what it served before the fields
+	// existed. Their sum must not exceed 1.
+	HonestShare, LyingShare float64
+	// CompressShare is the fraction of the sites (drawn per site) that
+	// compress their text answers (HTML, XML, plain text) when the
+	// request's Accept-Encoding allows it: half of them with gzip only, a
+	// quarter with br only, a quarter with either (br preferred); see
+	// Encodings. ChunkedShare is the fraction of the sites that send
+	// every answer with chunked transfer coding, in two chunks or more,
+	// without Content-Length. Zero (the default) for both: no site
+	// compresses or chunks, exactly the web of before the fields existed.
+	CompressShare, ChunkedShare float64
 }
 
 // withDefaults fills zero fields and validates the configuration.
@@ -280,6 +335,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c, err = c.subdomainDefaults(); err != nil {
 		return c, err
 	}
+	if c, err = c.changeDefaults(); err != nil {
+		return c, err
+	}
 	return c.heterogeneousDefaults()
 }
 
@@ -295,24 +353,13 @@ func (c Config) heterogeneousDefaults() (Config, error) {
 		}
 		return c, nil
 	}
-	fraction := func(name string, v *float64, def float64) error {
-		switch {
-		case math.IsNaN(*v) || *v > 1:
-			return fmt.Errorf("testweb: %s must be at most 1 (negative: none), got %v", name, *v)
-		case *v == 0:
-			*v = def
-		case *v < 0:
-			*v = 0
-		}
-		return nil
-	}
-	if err := fraction("SlowFraction", &c.SlowFraction, DefaultSlowFraction); err != nil {
+	if err := defaultFraction("SlowFraction", &c.SlowFraction, DefaultSlowFraction); err != nil {
 		return c, err
 	}
-	if err := fraction("CrawlDelayFraction", &c.CrawlDelayFraction, DefaultCrawlDelayFraction); err != nil {
+	if err := defaultFraction("CrawlDelayFraction", &c.CrawlDelayFraction, DefaultCrawlDelayFraction); err != nil {
 		return c, err
 	}
-	if err := fraction("AliasFraction", &c.AliasFraction, DefaultAliasFraction); err != nil {
+	if err := defaultFraction("AliasFraction", &c.AliasFraction, DefaultAliasFraction); err != nil {
 		return c, err
 	}
 	if c.ResponseMedian == 0 {
@@ -362,6 +409,21 @@ func (c Config) heterogeneousDefaults() (Config, error) {
 	}
 	c.BigSites = min(c.BigSites, c.Hosts)
 	return c, nil
+}
+
+// defaultFraction fills a fraction field that takes a default: zero
+// becomes def, a negative value 0 (none); NaN and values above 1 are
+// refused, naming the field.
+func defaultFraction(name string, v *float64, def float64) error {
+	switch {
+	case math.IsNaN(*v) || *v > 1:
+		return fmt.Errorf("testweb: %s must be at most 1 (negative: none), got %v", name, *v)
+	case *v == 0:
+		*v = def
+	case *v < 0:
+		*v = 0
+	}
+	return nil
 }
 
 // checkSuffix accepts one or more DNS labels of lower-case letters,

@@ -23,6 +23,13 @@ func startWeb(t testing.TB, cfg Config) *Web {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	serve(t, w)
+	return w
+}
+
+// serve starts w and closes it when the test ends.
+func serve(t testing.TB, w *Web) {
+	t.Helper()
 	if err := w.Start(); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -31,7 +38,6 @@ func startWeb(t testing.TB, cfg Config) *Web {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	return w
 }
 
 // resolverFor returns a pure-Go resolver that sends every query to the
@@ -65,6 +71,10 @@ type fetched struct {
 	status int
 	header http.Header
 	body   []byte
+	// chunked tells whether the body came with chunked transfer
+	// coding; length is the Content-Length (-1 when none).
+	chunked bool
+	length  int64
 }
 
 // fetch GETs rawURL.
@@ -76,12 +86,22 @@ func fetch(t testing.TB, c *http.Client, rawURL string) fetched {
 // do sends one request and reads the whole response.
 func do(t testing.TB, c *http.Client, method, rawURL, ua string) fetched {
 	t.Helper()
+	h := http.Header{}
+	if ua != "" {
+		h.Set("User-Agent", ua)
+	}
+	return doHeader(t, c, method, rawURL, h)
+}
+
+// doHeader sends one request with header h and reads the whole response.
+func doHeader(t testing.TB, c *http.Client, method, rawURL string, h http.Header) fetched {
+	t.Helper()
 	req, err := http.NewRequest(method, rawURL, nil)
 	if err != nil {
 		t.Fatalf("request %s: %v", rawURL, err)
 	}
-	if ua != "" {
-		req.Header.Set("User-Agent", ua)
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -92,7 +112,8 @@ func do(t testing.TB, c *http.Client, method, rawURL, ua string) fetched {
 	if err != nil {
 		t.Fatalf("reading %s: %v", rawURL, err)
 	}
-	return fetched{status: resp.StatusCode, header: resp.Header, body: body}
+	return fetched{status: resp.StatusCode, header: resp.Header, body: body,
+		chunked: len(resp.TransferEncoding) > 0 && resp.TransferEncoding[0] == "chunked", length: resp.ContentLength}
 }
 
 // extracted is what a standard tokenizer finds in an HTML document.

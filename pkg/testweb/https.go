@@ -151,15 +151,7 @@ func (c Config) httpsDefaults() (Config, error) {
 	if err := CheckLoopback(c.HTTPSAddr); err != nil {
 		return c, fmt.Errorf("testweb: HTTPS address: %w", err)
 	}
-	switch {
-	case math.IsNaN(c.TroubleFraction) || c.TroubleFraction > 1:
-		return c, fmt.Errorf("testweb: TroubleFraction must be at most 1 (negative: none), got %v", c.TroubleFraction)
-	case c.TroubleFraction == 0:
-		c.TroubleFraction = DefaultTroubleFraction
-	case c.TroubleFraction < 0:
-		c.TroubleFraction = 0
-	}
-	return c, nil
+	return c, defaultFraction("TroubleFraction", &c.TroubleFraction, DefaultTroubleFraction)
 }
 
 // buildHTTPS draws each site's scheme and TLS trouble. Call it once the
@@ -745,7 +737,7 @@ func (w *Web) listenTLS(extra []net.IP) ([]net.Listener, error) {
 // pageOnScheme is Page for site si (not an alias) on the side the
 // request's scheme names, when that side is not the site's own: done is
 // false when the site's own answer (respond) is the truth.
-func (w *Web) pageOnScheme(si int, uri string, overTLS bool) (info PageInfo, ok, done bool) {
+func (w *Web) pageOnScheme(si int, uri string, overTLS bool, at time.Time) (info PageInfo, ok, done bool) {
 	sc := w.https.scheme[si]
 	switch {
 	case sc == schemeHTTP && overTLS:
@@ -758,7 +750,7 @@ func (w *Web) pageOnScheme(si int, uri string, overTLS bool) (info PageInfo, ok,
 		_, info = w.upgradeResponse(si, uri)
 		return info, uri == "/" && w.sites[si].inScope, true
 	case sc == schemeBoth:
-		_, info, ok = w.respondAt(si, w.httpOrigin(si), uri, true)
+		_, info, ok = w.respondAt(si, w.httpOrigin(si), uri, true, at)
 		return info, ok, true
 	}
 	// HTTPS-only: the connection is refused, there is no answer.
@@ -766,8 +758,13 @@ func (w *Web) pageOnScheme(si int, uri string, overTLS bool) (info PageInfo, ok,
 }
 
 // respondOnScheme is the answer of site si (not an alias) to a request
-// for uri over TLS or plain HTTP.
+// for uri over TLS or plain HTTP, now.
 func (w *Web) respondOnScheme(si int, uri string, overTLS bool) response {
+	return w.respondOnSchemeAt(si, uri, overTLS, w.now())
+}
+
+// respondOnSchemeAt is respondOnScheme at time at.
+func (w *Web) respondOnSchemeAt(si int, uri string, overTLS bool, at time.Time) response {
 	sc := w.https.scheme[si]
 	switch {
 	case sc == schemeHTTP && overTLS, sc == schemeHTTPSOnly && !overTLS:
@@ -777,10 +774,10 @@ func (w *Web) respondOnScheme(si int, uri string, overTLS bool) response {
 		resp, _ := w.upgradeResponse(si, uri)
 		return resp
 	case sc == schemeBoth && !overTLS:
-		resp, _, _ := w.respondAt(si, w.httpOrigin(si), uri, false)
+		resp, _, _ := w.respondAt(si, w.httpOrigin(si), uri, false, at)
 		return resp
 	}
-	resp, _, _ := w.respond(si, uri, false)
+	resp, _, _ := w.respondAt(si, w.origin(si), uri, false, at)
 	return resp
 }
 
@@ -827,10 +824,10 @@ func (w *Web) plainSideCount(si int) int {
 }
 
 // plainSidePages is the truth of every page of plainSideURLs(si).
-func (w *Web) plainSidePages(si int) []PageInfo {
+func (w *Web) plainSidePages(si int, at time.Time) []PageInfo {
 	var out []PageInfo
 	for _, u := range w.plainSideURLs(si) {
-		info, _ := w.Page(u)
+		info, _ := w.PageAt(u, at)
 		out = append(out, info)
 	}
 	return out

@@ -70,6 +70,12 @@ type site struct {
 	respTime   time.Duration // slept before every response
 	crawlDelay int           // Crawl-delay in seconds of every robots.txt group, or 0
 	alias      string        // bare name answering with redirects to name, or ""
+
+	// How the site serves (serve.go): Config.Change, HonestShare,
+	// LyingShare, CompressShare, ChunkedShare.
+	validators ValidatorPolicy
+	codings    codingSet
+	chunked    bool
 }
 
 // pageKind classifies a page of the model.

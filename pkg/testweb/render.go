@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/text/encoding/charmap"
 )
@@ -18,6 +19,11 @@ type response struct {
 	ctype    string
 	location string // Location header as sent (may be relative)
 	body     []byte
+
+	// What the changing web and the validators (change.go, serve.go) add.
+	version  int       // the version of a changing page served
+	modified time.Time // when the content last changed; zero: it never did (the origin)
+	header   extraHeader
 }
 
 const (
@@ -28,24 +34,25 @@ const (
 	logoPath     = "/img/logo.png"
 )
 
-// respond computes the response for uri on site si together with the
-// truth about it. inModel is false for URLs that are not pages of the
+// respond computes the response for uri on site si now together with
+// the truth about it. inModel is false for URLs that are not pages of the
 // model (unknown paths, /robots.txt). Without truth the links and anchors
 // of info are left out, which saves resolving every link when serving.
 func (w *Web) respond(si int, uri string, truth bool) (resp response, info PageInfo, inModel bool) {
-	return w.respondAt(si, w.origin(si), uri, truth)
+	return w.respondAt(si, w.origin(si), uri, truth, w.now())
 }
 
-// respondAt is respond on the side of site si whose origin is origin:
-// its own, or the plain-HTTP side of a site that serves its pages on
-// both schemes (relative links and Locations resolve there).
-func (w *Web) respondAt(si int, origin, uri string, truth bool) (resp response, info PageInfo, inModel bool) {
+// respondAt is respond at time at (which version of a changing page is
+// live) on the side of site si whose origin is origin: its own, or the
+// plain-HTTP side of a site that serves its pages on both schemes
+// (relative links and Locations resolve there).
+func (w *Web) respondAt(si int, origin, uri string, truth bool, at time.Time) (resp response, info PageInfo, inModel bool) {
 	s := &w.sites[si]
 	if uri == "/robots.txt" {
 		resp = w.robotsResponse(si)
 		return resp, PageInfo{URL: origin + uri, Status: resp.status, MIME: resp.ctype}, false
 	}
-	if resp, info, ok := w.sitemapRespond(si, uri); ok {
+	if resp, info, ok := w.sitemapRespond(si, uri, at); ok {
 		return resp, info, true
 	}
 	if s.hasLogo && uri == logoPath {
@@ -62,9 +69,12 @@ func (w *Web) respondAt(si int, origin, uri string, truth bool) (resp response, 
 	pageURL := origin + m.path
 	switch m.kind {
 	case kindHome, kindHTML, kindPrivate, kindFrames:
-		body, info := w.renderHTML(si, i, m, truth, origin)
+		pc := w.changeOf(si, i)
+		v, since := w.versionAt(pc, at)
+		body, info := w.renderHTML(si, i, m, truth, origin, pc, v)
 		info.URL = pageURL
 		info.Status = 200
+		info.Version = v
 		info.MIME = s.charset.contentType()
 		if s.charset.latin1() {
 			enc, err := charmap.ISO8859_1.NewEncoder().Bytes(body)
@@ -76,7 +86,11 @@ func (w *Web) respondAt(si int, origin, uri string, truth bool) (resp response, 
 				body = enc
 			}
 		}
-		return response{status: 200, ctype: info.MIME, body: body}, info, true
+		resp = response{status: 200, ctype: info.MIME, body: body, version: v}
+		if v > 0 {
+			resp.modified = since
+		}
+		return resp, info, true
 	case kindPDF:
 		body := w.pdfBody(si, i)
 		return response{status: 200, ctype: mimePDF, body: body},
@@ -425,14 +439,20 @@ func (p *pageWriter) anchorFor(tsi, j int) string {
 	return p.w.shortTitle(tsi, j)
 }
 
-// sentence writes one sentence of pseudo-Spanish.
+// sentence writes one sentence of pseudo-Spanish drawn from the page's
+// stream.
 func (p *pageWriter) sentence() {
-	n := p.r.between(6, 16)
+	p.w.sentence(&p.b, &p.r)
+}
+
+// sentence writes one sentence of pseudo-Spanish drawn from r.
+func (w *Web) sentence(b *bytes.Buffer, r *rng) {
+	n := r.between(6, 16)
 	words := make([]string, n)
 	for k := range words {
-		words[k] = p.r.pick(p.w.voc.text)
+		words[k] = r.pick(w.voc.text)
 	}
-	p.b.WriteString(html.EscapeString(capitalize(strings.Join(words, " "))) + ". ")
+	b.WriteString(html.EscapeString(capitalize(strings.Join(words, " "))) + ". ")
 }
 
 // inlineLink writes one link of the running text.
@@ -518,8 +538,9 @@ func (s *site) charsetMeta() string {
 
 // renderHTML renders an HTML page (home, ordinary, private or frameset)
 // and returns its UTF-8 text with the Title (and, with truth, the Links
-// and Anchors) of the truth filled in.
-func (w *Web) renderHTML(si, i int, m pageMeta, truth bool, origin string) ([]byte, PageInfo) {
+// and Anchors) of the truth filled in. v is the version of a changing
+// page (pc its change model; 0 for every other page).
+func (w *Web) renderHTML(si, i int, m pageMeta, truth bool, origin string, pc pageChange, v int) ([]byte, PageInfo) {
 	s := &w.sites[si]
 	base, err := url.Parse(origin + m.path)
 	if err != nil {
@@ -629,6 +650,9 @@ func (w *Web) renderHTML(si, i int, m pageMeta, truth bool, origin string) ([]by
 	if w.cfg.HeavyPages {
 		w.appendix(p)
 	}
+	if v > 0 {
+		w.writeVersion(p, pc, v)
+	}
 	b.WriteString("<div id=\"pie\">\n<p>© 2024 " + html.EscapeString(s.label) + ". Todos los derechos reservados.</p>\n<p>")
 	p.a(p.hrefTo(si, "/"), "Inicio")
 	if p.r.chance(0.5) {
@@ -704,12 +728,7 @@ func (w *Web) appendix(p *pageWriter) {
 	for start := b.Len(); b.Len()-start < size; {
 		b.WriteString("<p>")
 		for ns := r.between(3, 8); ns > 0; ns-- {
-			n := r.between(6, 16)
-			words := make([]string, n)
-			for k := range words {
-				words[k] = r.pick(w.voc.text)
-			}
-			b.WriteString(html.EscapeString(capitalize(strings.Join(words, " "))) + ". ")
+			w.sentence(b, &r)
 		}
 		b.WriteString("</p>\n")
 	}

@@ -27,6 +27,11 @@ const (
 	tagBig
 	tagAlias
 	tagAliasLink
+	tagChange     // a page's change model (change.go)
+	tagVersion    // the text and links of a page's version
+	tagValidators // a site's validator policy (serve.go)
+	tagEncoding   // a site's content codings
+	tagChunked    // whether a site chunks its answers
 )
 
 const golden = 0x9e3779b97f4a7c15

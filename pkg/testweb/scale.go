@@ -133,18 +133,20 @@ func (w *Web) ForEachPage(fn func(PageInfo) error) error {
 	return err
 }
 
-// sitePages renders the truth of every page of site si.
+// sitePages renders the truth of every page of site si, changing pages
+// (Config.Change) in their version 0, live from the web's origin.
 func (w *Web) sitePages(si int) []PageInfo {
+	at := w.cfg.TimeOrigin
 	s := &w.sites[si]
 	o := w.origin(si)
 	out := make([]PageInfo, 0, s.pages+1)
 	for i := 0; i < s.pages; i++ {
-		_, info, _ := w.respond(si, w.pathOf(s, i, s.kindOf(i)), true)
+		_, info, _ := w.respondAt(si, o, w.pathOf(s, i, s.kindOf(i)), true, at)
 		info.URL = o + w.pathOf(s, i, s.kindOf(i))
 		out = append(out, info)
 	}
 	if s.hasLogo {
-		_, info, _ := w.respond(si, logoPath, true)
+		_, info, _ := w.respondAt(si, o, logoPath, true, at)
 		out = append(out, info)
 	}
 	if s.alias != "" {
@@ -152,7 +154,7 @@ func (w *Web) sitePages(si int) []PageInfo {
 		out = append(out, info)
 	}
 	if w.https != nil {
-		out = append(out, w.plainSidePages(si)...)
+		out = append(out, w.plainSidePages(si, at)...)
 	}
 	return out
 }

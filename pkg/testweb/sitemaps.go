@@ -173,7 +173,7 @@ func (w *Web) sitemapLines(si int) string {
 
 // sitemapRespond answers the sitemap paths of a sitemap site; handled is
 // false for any other path (and site).
-func (w *Web) sitemapRespond(si int, uri string) (resp response, info PageInfo, handled bool) {
+func (w *Web) sitemapRespond(si int, uri string, at time.Time) (resp response, info PageInfo, handled bool) {
 	hidden, ok := w.sm.hidden[si]
 	if !ok {
 		return resp, info, false
@@ -189,7 +189,8 @@ func (w *Web) sitemapRespond(si int, uri string) (resp response, info PageInfo, 
 		return xmlResp(index(o+sitemapPagesPath, o+sitemapExtraPath))
 	case uri == sitemapPagesPath:
 		info.MIME = mimeGzip
-		return response{status: 200, ctype: mimeGzip, body: gzipBytes([]byte(w.pagesSitemap(si)))}, info, true
+		text, modified := w.pagesSitemap(si, at)
+		return response{status: 200, ctype: mimeGzip, body: gzipBytes([]byte(text)), modified: modified}, info, true
 	case uri == sitemapExtraPath:
 		var b strings.Builder
 		for n := 0; n < hidden; n++ {
@@ -324,11 +325,16 @@ func index(locs ...string) string {
 }
 
 // pagesSitemap is the urlset of a site's HTML pages (not its private
-// ones), each with a lastmod, changefreq and priority.
-func (w *Web) pagesSitemap(si int) string {
+// ones) at time at, each with a lastmod, changefreq and priority, and the
+// time its content last changed (zero: never). The lastmod is a date
+// between lastModEpoch and 300 days later drawn per page, or with
+// validators (Config.Change, HonestShare, LyingShare) what the site's
+// policy tells (lastMod).
+func (w *Web) pagesSitemap(si int, at time.Time) (string, time.Time) {
 	s := &w.sites[si]
 	o := w.origin(si)
 	epoch, _ := time.Parse(time.RFC3339, lastModEpoch)
+	var modified time.Time
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
 	for i := 0; i < s.pages; i++ {
@@ -338,15 +344,25 @@ func (w *Web) pagesSitemap(si int) string {
 		}
 		r := newRNG(s.seed, tagSitemap, uint64(i)+1)
 		lm := epoch.Add(time.Duration(r.intn(300)) * 24 * time.Hour).Format("2006-01-02")
+		if s.validators != ValidatorsOff {
+			var since time.Time
+			lm, since = w.lastMod(si, i, at)
+			if since.After(modified) {
+				modified = since
+			}
+		}
+		if lm != "" {
+			lm = "<lastmod>" + lm + "</lastmod>"
+		}
 		prio := "0.5"
 		if k == kindHome {
 			prio = "1.0"
 		}
-		fmt.Fprintf(&b, "<url><loc>%s</loc><lastmod>%s</lastmod><changefreq>%s</changefreq><priority>%s</priority></url>\n",
+		fmt.Fprintf(&b, "<url><loc>%s</loc>%s<changefreq>%s</changefreq><priority>%s</priority></url>\n",
 			html.EscapeString(o+w.pathOf(s, i, k)), lm, sitemapFreq, prio)
 	}
 	b.WriteString("</urlset>\n")
-	return b.String()
+	return b.String(), modified
 }
 
 // hiddenText is the paragraph of a hidden page.

@@ -232,6 +232,29 @@
 // TLSOnlyAddress as ever. Without Config.SubdomainShare the web serves
 // byte for byte what it served before the field existed
 // (TestUnchangedWebs).
+//
+// # The changing web
+//
+// With Config.Change a share of the HTML pages (ChangeShare, 70%) change
+// in time, each as a Poisson process of its own mean interval, drawn
+// log-uniformly between ChangeIntervalMin and ChangeIntervalMax (30 s to
+// 50 min): the version of a page live at a time is the number of its
+// changes since the web's time origin (Config.TimeOrigin, by default when
+// New built it), a function of the configuration alone (VersionAt,
+// ChangeTimes, ChangeInterval, PageAt). Each version adds a paragraph to
+// the page and, on some pages (ChangeLinkShare), links to other pages of
+// its site; version 0 is the page of the web without Change. Every site
+// then has a validator policy (Validators): HonestShare (60%) send a true
+// Last-Modified and ETag and answer conditional requests with 304,
+// LyingShare (20%) send "Last-Modified: now" with every answer, the
+// others send none; sitemaps' lastmod are true, now or absent alike.
+// Config.CompressShare and ChunkedShare make sites answer with gzip or br
+// (Encodings) and with chunked transfer coding (Chunked). The request log
+// records conditional requests, 304s, versions, codings and chunking.
+// docs/testweb.md gives the rule of the versions step by step, so that a
+// tool can recompute it, and the policies in detail. Without these fields
+// the web serves byte for byte what it served before they existed
+// (TestUnchangedWebs).
 package testweb
 
 import (
@@ -246,6 +269,7 @@ import (
 	"image/png"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -282,6 +306,9 @@ type PageInfo struct {
 	// <a> with white space collapsed, the alt text of <area>, and "" for
 	// frames, iframes and image-only links.
 	Anchors []string
+	// Version is the version of a changing page (Config.Change) the
+	// answer is of: 0 for every page that never changes.
+	Version int
 }
 
 // Request is one HTTP request received by the web.
@@ -308,6 +335,17 @@ type Request struct {
 	// > 1 the address DNS gave the host, which is what a politeness
 	// audit groups servers by.
 	Addr string
+	// Conditional tells whether the request carried If-None-Match or
+	// If-Modified-Since (a 304 answer has Status 304).
+	Conditional bool
+	// Version is the version of the changing page served (Config.Change;
+	// 0 for every other answer, and for a 304).
+	Version int
+	// Encoding is the content coding of the answer's body: "gzip", "br"
+	// or "" (Config.CompressShare); Chunked whether it was sent with
+	// chunked transfer coding (Config.ChunkedShare).
+	Encoding string
+	Chunked  bool
 }
 
 // Conn is one TCP connection accepted by the HTTP server.
@@ -355,6 +393,8 @@ type Web struct {
 	bombOnce      sync.Once
 	bomb          []byte        // the gzip bomb, built on first request
 	quit          chan struct{} // closed by Close: streaming handlers stop
+	gzipWriters   sync.Pool     // *gzip.Writer of compressed answers (serve.go)
+	brWriters     sync.Pool     // *brotli.Writer of compressed answers
 	lastUA        atomic.Pointer[string]
 
 	life    sync.Mutex // serializes Start and Close
@@ -378,6 +418,10 @@ type Web struct {
 	// localAddrs interns the local IP addresses of connections.
 	localAddrs map[string]string
 
+	// now is the clock of the changing web and the validators (time.Now;
+	// tests of the package set their own before Start).
+	now func() time.Time
+
 	dnsQueries atomic.Int64
 	dnsMode    atomic.Int32         // a DNSMode, set by SetDNSDown
 	dnsAnswers map[string]dnsAnswer // set by SetDNSAnswer, guarded by mu
@@ -391,6 +435,9 @@ type reqRecord struct {
 	host, path, method, ua, addr, local string
 	status                              int
 	start, end                          int64
+	version                             int32  // Request.Version
+	coding                              string // Request.Encoding: a constant, shared
+	chunked, conditional                bool
 }
 
 // reqChunk is the number of request records per chunk.
@@ -407,7 +454,11 @@ func New(cfg Config) (*Web, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Web{cfg: c, voc: newVocab(), connIDs: make(map[net.Conn]uint64), localAddrs: map[string]string{}, quit: make(chan struct{})}
+	if c.timed() && c.TimeOrigin.IsZero() {
+		c.TimeOrigin = time.Now().Truncate(time.Second).UTC()
+	}
+	w := &Web{cfg: c, voc: newVocab(), connIDs: make(map[net.Conn]uint64), localAddrs: map[string]string{}, quit: make(chan struct{}),
+		now: time.Now}
 	if _, port, err := net.SplitHostPort(c.HTTPAddr); err == nil {
 		// A fixed port is known before Start: URLs carry it at once.
 		if p, err := strconv.Atoi(port); err == nil && p > 0 {
@@ -419,6 +470,7 @@ func New(cfg Config) (*Web, error) {
 	w.buildSitemaps()
 	w.pickAliases()
 	w.buildHTTPS()
+	w.buildServing()
 	w.logo, err = makeLogo(c.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("testweb: drawing logo: %w", err)
@@ -705,8 +757,17 @@ func (w *Web) OutOfScopeHostNames() []string {
 // the URL is not a page of the model; info then still says what the
 // server answers (404 for unknown paths, 421 for unknown hosts; robots.txt
 // is not a page). The port and fragment of rawURL are ignored. Call it
-// after Start so that the URLs in the answer carry the port.
+// after Start so that the URLs in the answer carry the port. A changing
+// page (Config.Change) is described as it is now: PageAt describes it at
+// another time.
 func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
+	return w.PageAt(rawURL, w.now())
+}
+
+// PageAt is Page at time t: a changing page (Config.Change) is described
+// in the version live at t (see VersionAt); every other page is the same
+// at any time.
+func (w *Web) PageAt(rawURL string, t time.Time) (info PageInfo, ok bool) {
 	u, err := url.Parse(rawURL)
 	if err != nil || !strings.EqualFold(u.Scheme, "http") && !(w.https != nil && strings.EqualFold(u.Scheme, "https")) {
 		return PageInfo{URL: rawURL}, false
@@ -727,7 +788,7 @@ func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
 		return info, false
 	}
 	if w.https != nil && !alias {
-		if info, ok, done := w.pageOnScheme(si, u.RequestURI(), overTLS); done {
+		if info, ok, done := w.pageOnScheme(si, u.RequestURI(), overTLS, t); done {
 			return info, ok
 		}
 	}
@@ -737,7 +798,7 @@ func (w *Web) Page(rawURL string) (info PageInfo, ok bool) {
 		_, info = w.aliasResponse(si, u.RequestURI())
 		return info, u.RequestURI() == "/"
 	}
-	_, info, ok = w.respond(si, u.RequestURI(), true)
+	_, info, ok = w.respondAt(si, w.origin(si), u.RequestURI(), true, t)
 	return info, ok
 }
 
@@ -782,7 +843,7 @@ func (w *Web) Requests() []Request {
 		out[k] = Request{
 			ConnID: r.connID, Host: r.host, Path: r.path, Method: r.method, UserAgent: r.ua,
 			Status: r.status, Start: time.Unix(0, r.start), End: time.Unix(0, r.end), RemoteAddr: r.addr,
-			Addr: r.local,
+			Addr: r.local, Conditional: r.conditional, Version: int(r.version), Encoding: r.coding, Chunked: r.chunked,
 		}
 	}
 	return out
@@ -893,7 +954,9 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 	if d > 0 {
 		w.pause(req, d)
 	}
+	now := w.now()
 	var status int
+	var served response // the in-memory answer, for the record
 	streamed := false
 	if known && !alias {
 		status, streamed = w.serveSitemapStream(rw, req, si, uri)
@@ -912,18 +975,25 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 		case alias:
 			resp, _ = w.aliasResponse(si, uri)
 		case w.https != nil:
-			resp = w.respondOnScheme(si, uri, req.TLS != nil)
+			resp = w.respondOnSchemeAt(si, uri, req.TLS != nil, now)
 		default:
-			resp, _, _ = w.respond(si, uri, false)
+			resp, _, _ = w.respondAt(si, w.origin(si), uri, false, now)
+		}
+		if known {
+			resp = w.decorate(req, si, resp, now)
 		}
 		w.writeResponse(rw, req, resp)
-		status = resp.status
+		status, served = resp.status, resp
 	}
 	end := time.Now()
 	rec := reqRecord{
 		seq: seq, connID: connID, host: host, path: req.RequestURI, method: req.Method,
 		ua: w.internUA(req.UserAgent()), addr: req.RemoteAddr, local: local, status: status,
 		start: start.UnixNano(), end: end.UnixNano(),
+		coding: served.header.coding, chunked: served.header.chunked, conditional: served.header.conditional,
+	}
+	if status == http.StatusOK {
+		rec.version = int32(min(served.version, math.MaxInt32))
 	}
 	w.mu.Lock()
 	if n := len(w.requests); n == 0 || len(w.requests[n-1]) == reqChunk {
@@ -946,12 +1016,33 @@ func (w *Web) internUA(ua string) string {
 	return ua
 }
 
-// writeResponse sends a complete in-memory response.
+// writeResponse sends a complete in-memory response, with what
+// decorate added (serve.go): validators, a 304 without body, a content
+// coding (the body is coded already), chunked transfer coding.
 func (w *Web) writeResponse(rw http.ResponseWriter, req *http.Request, resp response) {
 	h := rw.Header()
 	h["Date"] = nil // keep responses byte-identical
+	x := &resp.header
+	if x.lastModified != "" {
+		h.Set("Last-Modified", x.lastModified)
+	}
+	if x.etag != "" {
+		h.Set("ETag", x.etag)
+	}
+	if x.vary {
+		h.Set("Vary", "Accept-Encoding")
+	}
+	if resp.status == http.StatusNotModified {
+		rw.WriteHeader(resp.status)
+		return
+	}
 	h.Set("Content-Type", resp.ctype)
-	h.Set("Content-Length", strconv.Itoa(len(resp.body)))
+	if x.coding != "" {
+		h.Set("Content-Encoding", x.coding)
+	}
+	if !x.chunked {
+		h.Set("Content-Length", strconv.Itoa(len(resp.body)))
+	}
 	if resp.location != "" {
 		h.Set("Location", resp.location)
 	}
@@ -959,7 +1050,11 @@ func (w *Web) writeResponse(rw http.ResponseWriter, req *http.Request, resp resp
 		h.Set("Allow", "GET, HEAD")
 	}
 	rw.WriteHeader(resp.status)
-	if req.Method != http.MethodHead {
+	switch {
+	case req.Method == http.MethodHead:
+	case x.chunked:
+		writeChunked(rw, resp.body)
+	default:
 		_, _ = rw.Write(resp.body)
 	}
 }

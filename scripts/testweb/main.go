@@ -44,6 +44,26 @@
 // line, "https=127.0.0.1:PORT". With --hostile the HTTPS web adds the
 // hostile TLS hosts (tls-stall, tls-drip, tls-garbage, scheme-loop).
 //
+// --change serves a web whose pages change (testweb.Config.Change,
+// docs/testweb.md): a share --change-share (0.7; negative: none) of the
+// HTML pages change as Poisson processes, each of its own mean interval
+// drawn log-uniformly between --change-interval-min and
+// --change-interval-max (30s and 50m; whole seconds), each version adding
+// a paragraph and, on a share --change-link-share (0.5) of them, links.
+// Versions count from --time-origin (RFC 3339; default: when the web is
+// built, written into --config-out so that testweb.New rebuilds the same
+// versions). With --change every site gets a validator policy: a share
+// --honest-share (0.6) sends a true Last-Modified and ETag and answers
+// conditional requests with 304, --lying-share (0.2) sends
+// "Last-Modified: now" with every answer, the others send no validators;
+// their sitemaps' lastmod are true, now, or absent alike. Without
+// --change, --honest-share and --lying-share give the validators to a web
+// whose pages never change. --compress-share F makes a fraction F of the
+// sites answer with gzip or br when the request's Accept-Encoding allows,
+// and --chunked-share F a fraction F send chunked answers without
+// Content-Length. All off (0), the web is byte for byte the web of before
+// the flags.
+//
 // Once listening it writes the seed URLs (one per line) to --seeds-out,
 // the effective configuration as JSON (testweb.Config, with the actual
 // listen addresses, so that testweb.New rebuilds the same web with the
@@ -130,6 +150,16 @@ func newApp(stdout io.Writer) *cli.App {
 			&cli.StringFlag{Name: "https", Usage: "with --https-share: TLS listen address (127.0.0.0/8 only; default 127.0.0.1:0)"},
 			&cli.Float64Flag{Name: "trouble-fraction", Usage: "with --https-share: fraction of in-scope HTTPS sites with TLS trouble (0: 0.12; negative: none)"},
 			&cli.StringFlag{Name: "ca-out", Usage: "with --https-share: write the CA certificate (PEM) here once listening"},
+			&cli.BoolFlag{Name: "change", Usage: "pages that change as Poisson processes, and validators (honest, none, lying) per site"},
+			&cli.Float64Flag{Name: "change-share", Usage: "with --change: fraction of the HTML pages that change (0: 0.7; negative: none)"},
+			&cli.DurationFlag{Name: "change-interval-min", Usage: "with --change: shortest mean interval between two changes of a page, whole seconds (0: 30s)"},
+			&cli.DurationFlag{Name: "change-interval-max", Usage: "with --change: longest mean interval between two changes of a page, whole seconds (0: 50m)"},
+			&cli.Float64Flag{Name: "change-link-share", Usage: "with --change: fraction of the changing pages whose links change too (0: 0.5; negative: none)"},
+			&cli.StringFlag{Name: "time-origin", Usage: "with --change or validators: time (RFC 3339) from which versions count (default: when the web is built)"},
+			&cli.Float64Flag{Name: "honest-share", Usage: "fraction of the sites with true Last-Modified and ETag, answering 304 (with --change 0: 0.6; negative: none)"},
+			&cli.Float64Flag{Name: "lying-share", Usage: "fraction of the sites sending Last-Modified: now on every answer (with --change 0: 0.2; negative: none)"},
+			&cli.Float64Flag{Name: "compress-share", Usage: "fraction of the sites answering gzip or br when Accept-Encoding allows (0: none)"},
+			&cli.Float64Flag{Name: "chunked-share", Usage: "fraction of the sites sending chunked answers without Content-Length (0: none)"},
 			&cli.StringFlag{Name: "config-out", Usage: "write the effective configuration (JSON, actual addresses) here once listening"},
 			&cli.StringFlag{Name: "seeds-out", Usage: "write seed URLs (one per line) to this file"},
 			&cli.IntFlag{Name: "seeds", Value: 20, Usage: "number of seed URLs (biggest sites first)"},
@@ -139,6 +169,14 @@ func newApp(stdout io.Writer) *cli.App {
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return fmt.Errorf("unexpected arguments: %v", c.Args().Slice())
+			}
+			var origin time.Time
+			if v := c.String("time-origin"); v != "" {
+				t, err := time.Parse(time.RFC3339, v)
+				if err != nil {
+					return fmt.Errorf("--time-origin %q: not an RFC 3339 time such as 2026-12-01T00:00:00Z: %w", v, err)
+				}
+				origin = t
 			}
 			opts := options{
 				cfg: testweb.Config{
@@ -173,6 +211,17 @@ func newApp(stdout io.Writer) *cli.App {
 					HTTPSShare:      c.Float64("https-share"),
 					HTTPSAddr:       c.String("https"),
 					TroubleFraction: c.Float64("trouble-fraction"),
+
+					Change:            c.Bool("change"),
+					ChangeShare:       c.Float64("change-share"),
+					ChangeIntervalMin: c.Duration("change-interval-min"),
+					ChangeIntervalMax: c.Duration("change-interval-max"),
+					ChangeLinkShare:   c.Float64("change-link-share"),
+					TimeOrigin:        origin,
+					HonestShare:       c.Float64("honest-share"),
+					LyingShare:        c.Float64("lying-share"),
+					CompressShare:     c.Float64("compress-share"),
+					ChunkedShare:      c.Float64("chunked-share"),
 				},
 				caOut:     c.String("ca-out"),
 				configOut: c.String("config-out"),
@@ -228,6 +277,7 @@ func run(ctx context.Context, opts options, stdout io.Writer) (err error) {
 	if opts.configOut != "" {
 		cfg := opts.cfg
 		cfg.HTTPAddr, cfg.DNSAddr, cfg.HTTPSAddr = w.HTTPAddr(), w.DNSAddr(), w.HTTPSAddr()
+		cfg.TimeOrigin = w.Origin() // the default origin is when the web was built: the rebuilt web needs it
 		data, err := json.MarshalIndent(cfg, "", "  ")
 		if err != nil {
 			return fmt.Errorf("encoding configuration: %w", err)

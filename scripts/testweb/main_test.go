@@ -364,3 +364,57 @@ func waitReady(t *testing.T, ready string, done <-chan error) []byte {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestChangeFlags: the flags of the changing web, the validators and the
+// codings reach testweb.Config, the time origin the web took is written
+// into --config-out (so the rebuilt web has the same versions), and bad
+// values are refused where the package or the command refuses them.
+func TestChangeFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--change-share", "0.5"}, "need Change"},
+		{[]string{"--change", "--time-origin", "yesterday"}, `--time-origin "yesterday": not an RFC 3339 time`},
+		{[]string{"--time-origin", "2026-12-01T00:00:00Z"}, "TimeOrigin needs Change, HonestShare or LyingShare"},
+		{[]string{"--honest-share", "0.8", "--lying-share", "0.5"}, "add up to more than 1"},
+		{[]string{"--change", "--change-interval-min", "1500ms"}, "ChangeIntervalMin must be a whole number of seconds"},
+		{[]string{"--compress-share", "-1"}, "CompressShare and ChunkedShare must be between 0 and 1"},
+	} {
+		err := newApp(io.Discard).Run(append([]string{"testweb", "--hosts", "5"}, tc.args...))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+
+	before := time.Now().Truncate(time.Second)
+	cfg := servedConfig(t, "--hosts", "30", "--seed", "3", "--change", "--change-interval-min", "10s", "--change-interval-max", "1000s",
+		"--change-link-share", "0.2", "--honest-share", "0.5", "--lying-share", "-1", "--compress-share", "0.3", "--chunked-share", "0.2")
+	if !cfg.Change || cfg.ChangeIntervalMin != 10*time.Second || cfg.ChangeIntervalMax != 1000*time.Second || cfg.ChangeLinkShare != 0.2 ||
+		cfg.HonestShare != 0.5 || cfg.LyingShare != -1 || cfg.CompressShare != 0.3 || cfg.ChunkedShare != 0.2 ||
+		cfg.TimeOrigin.Before(before) || cfg.TimeOrigin.After(time.Now()) || cfg.TimeOrigin.Nanosecond() != 0 {
+		t.Fatalf("config %+v (served after %v)", cfg, before)
+	}
+	w, err := testweb.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Origin().Equal(cfg.TimeOrigin) {
+		t.Errorf("rebuilt web's origin %v, written %v", w.Origin(), cfg.TimeOrigin)
+	}
+	policies := map[testweb.ValidatorPolicy]int{}
+	for _, h := range w.HostNames() {
+		policies[w.Validators(h)]++
+	}
+	if policies[testweb.ValidatorsHonest] == 0 || policies[testweb.ValidatorsNone] == 0 || policies[testweb.ValidatorsLying] != 0 {
+		t.Errorf("rebuilt web's validator policies %v, want honest and none only", policies)
+	}
+
+	cfg = servedConfig(t, "--hosts", "5", "--change", "--time-origin", "2026-12-01T03:00:00-03:00")
+	if want := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC); !cfg.TimeOrigin.Equal(want) {
+		t.Errorf("--time-origin: config says %v, want %v", cfg.TimeOrigin, want)
+	}
+	if cfg := servedConfig(t, "--hosts", "5"); !cfg.TimeOrigin.IsZero() || cfg.Change {
+		t.Errorf("plain web: config %+v", cfg)
+	}
+}
