@@ -15,7 +15,10 @@
 #        cumulative PageRank against the sorted-PageRank bound, and when
 #        each page was found and fetched (crawlcheck discovery: the time
 #        from found to fetched, and the lost order split into discovery,
-#        politeness and value order, issue 34);
+#        politeness and value order, issue 34), and where its time went
+#        batch by batch (crawlcheck cycles: harvests, the harvester's idle
+#        time between them, gathering and seeding after each harvest, in
+#        BENCH_DIR/crawl/cycles.txt, its totals in the report);
 #  (ii)  the harvester alone: the collection seeded with every reachable
 #        URL, one manager run making one batch of all of them, then one
 #        harvester run: time to 50 ... 100 % from the harvester's start;
@@ -249,6 +252,14 @@ discovery() {
 	sed 's/^/   /' "$dir/$r/discovery.txt" | tee -a "$report"
 }
 
+# cycles RUN START: where the crawl's time went, batch by batch
+# (crawlcheck cycles), in $dir/RUN/cycles.txt; its last line in the report.
+cycles() {
+	[ -d "$dir/$1/col" ] || return 0
+	"$tools/crawlcheck" cycles --collection "$dir/$1/col" --start "$2" >"$dir/$1/cycles.txt" 2>&1 || return 0
+	tail -1 "$dir/$1/cycles.txt" | sed 's/^/   cycles: /' | tee -a "$report"
+}
+
 out "== bench-timeline $(date -u +%Y-%m-%dT%H:%MZ): $hosts hosts, about $pages pages (largest site $maxpages), seed $seed, $nseeds seeds, heterogeneous $hetero, hostile $hostile, subdomains $subdomains$([ "$cd_max_pages" = 0 ] || echo ", Crawl-delay sites of at most $cd_max_pages pages")"
 out "   $addresses addresses, $conns connections ($perip per IP address, 0: no cap), max_fetches_per_script 0, time limit $limit s per run; binaries $bin; dir $dir"
 wire_env=$(env | grep '^WIRE_' | grep -v '^WIRE_BIN=\|^WIRE_BUILD=' | sort | tr '\n' ' ')
@@ -282,6 +293,7 @@ fi
 stage_figures crawl
 timeline crawl 0 --start "$run_start" --end "$run_end"
 discovery crawl 0 "$run_start"
+cycles crawl "$run_start"
 fi
 
 # (ii) The harvester alone, one batch of every reachable URL.
@@ -336,6 +348,7 @@ out "   $(ls "$dir/polite/col/batches" 2>/dev/null | wc -l) batches$([ "$run_sto
 stage_figures polite
 timeline polite 1s --start "$run_start" --end "$run_end" --at 60s,120s,300s
 discovery polite 1s "$run_start"
+cycles polite "$run_start"
 fi
 
 out ""
