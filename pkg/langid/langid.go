@@ -14,7 +14,9 @@
 // It tells the language in two steps. First the script of the sample's
 // letters: a script only one of the detector's languages is written in
 // (Greek, Hebrew, Hangul, Japanese kana, Han, Devanagari for the default
-// languages) answers alone, as lingua's rules do. Otherwise the languages
+// languages) answers alone, as lingua's rules do. A sample with Chinese,
+// Japanese or Korean letters is told by the script of its running text,
+// leaving out Latin-script code, menus and names (cjk.go). Otherwise the languages
 // written in that script (Latin, Cyrillic ...) are scored as lingua scores
 // them in its low-accuracy mode, the one it uses for any text of 120
 // characters or more: the sum of the logarithms of the probabilities of
