@@ -144,3 +144,35 @@ func TestCJK(t *testing.T) {
 		t.Errorf("%d of %d texts right, under 95 %%", right, total)
 	}
 }
+
+// TestDeclared: the language of a declared tag, and whether it agrees
+// with a detected one.
+func TestDeclared(t *testing.T) {
+	tests := []struct {
+		tag, detected, lang string
+		agree, known        bool
+	}{
+		{"es-CL", "es", "es", true, true},
+		{"EN", "en", "en", true, true},
+		{" zh_TW ", "zh", "zh", true, true},
+		{"zh-Hant-TW", "ja", "zh", false, true},
+		{"en", "ja", "en", false, true},
+		{"iw", "he", "he", true, true},
+		{"nn-NO", "nb", "nn", true, true},
+		{"no", "nb", "no", true, true},
+		{"cmn-Hans", "zh", "cmn", true, true},
+		{"es", Unknown, "es", false, false},
+		{"es", "", "es", false, false},
+		{"", "es", "", false, false},
+		{"und", "es", "", false, false},
+		{"x-klingon", "es", "", false, false},
+	}
+	for _, tt := range tests {
+		if got := Declared(tt.tag); got != tt.lang {
+			t.Errorf("Declared(%q) = %q, want %q", tt.tag, got, tt.lang)
+		}
+		if agree, known := Agree(tt.tag, tt.detected); agree != tt.agree || known != tt.known {
+			t.Errorf("Agree(%q, %q) = %v, %v; want %v, %v", tt.tag, tt.detected, agree, known, tt.agree, tt.known)
+		}
+	}
+}
