@@ -60,7 +60,9 @@ func countCJK(sample string) cjkCounts {
 		}
 		var letters, prose [numScripts]int
 		cjk, words, proseWords, capitals := 0, 0, 0, 0
-		for _, tok := range strings.FieldsFunc(cut(line, LineBytes), unicode.IsSpace) {
+		for tokens := cut(line, LineBytes); tokens != ""; {
+			var tok string
+			tok, tokens = nextToken(tokens)
 			n := countCJKLetters(tok, &letters)
 			if n > 0 || !hasWordRune(tok) {
 				cjk += n
@@ -87,6 +89,23 @@ func countCJK(sample string) cjkCounts {
 		}
 	}
 	return c
+}
+
+// nextToken returns the first run of non-space runes of s (white space,
+// the ideographic space included, separates them), and the rest of s
+// after it; tok is "" when s holds only spaces.
+func nextToken(s string) (tok, rest string) {
+	isSpace := func(r rune) bool { return r == ' ' || r == '\t' || r >= utf8.RuneSelf && unicode.IsSpace(r) }
+	start := strings.IndexFunc(s, func(r rune) bool { return !isSpace(r) })
+	if start < 0 {
+		return "", ""
+	}
+	s = s[start:]
+	end := strings.IndexFunc(s, isSpace)
+	if end < 0 {
+		return s, ""
+	}
+	return s[:end], s[end:]
 }
 
 // countCJKLetters adds the CJK letters of tok to letters, by script, and
@@ -128,9 +147,19 @@ func (c *cjkCounts) main() (string, float64) {
 }
 
 // cjkScript returns han, kana or hangul for a letter of those scripts,
-// else -1.
+// else -1. The blocks most of their letters are in are told without the
+// Unicode tables.
 func cjkScript(r rune) int {
-	if r < 0x1100 || !unicode.IsLetter(r) {
+	switch {
+	case r < 0x1100:
+		return -1
+	case r >= 0x4e00 && r <= 0x9fff: // CJK Unified Ideographs
+		return han
+	case r >= 0x3041 && r <= 0x3096 || r >= 0x30a1 && r <= 0x30fa || r == 0x30fc: // hiragana, katakana, ー
+		return kana
+	case r >= 0xac00 && r <= 0xd7a3: // Hangul syllables
+		return hangul
+	case !unicode.IsLetter(r):
 		return -1
 	}
 	switch s := scriptOf(r); s {
