@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,6 +12,9 @@ import (
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/gatherer"
+	"github.com/wirecrawl/wire/pkg/langid"
+	"github.com/wirecrawl/wire/pkg/parsed"
 	"github.com/wirecrawl/wire/pkg/textstore"
 )
 
@@ -25,8 +29,19 @@ digits only is a doc id. Prints nothing (and says why on standard error)
 when the segment keeps no text: text_mode none, or a noindex page. Exits 1
 when no segment has the page.
 
+With --lang it also prints, on standard error, the language the page
+declares and the one told from its text, marking a disagreement:
+"gatherer: URL: lang declared es, detected en (confidence 97): disagree".
+The detected language is in the page's document record, looked up as
+show looks it up (--batch-dir, the batch of the text store entry, then
+every batch of the collection).
+
 ` + command.ExitCodes(command.ExitOK),
-		Flags:  command.WithSections([]string{"scope"}, &cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"}),
+		Flags: command.WithSections([]string{"scope"},
+			&cli.StringFlag{Name: "text-dir", Usage: "text store directory (default: COLLECTION/text)"},
+			&cli.BoolFlag{Name: "lang", Usage: "also print the declared and the detected language on standard error"},
+			&cli.StringFlag{Name: "batch-dir", Usage: "with --lang: batch directory whose parsed/docs.jsonl to search first"},
+		),
 		Action: command.Action(parseCat, runCat),
 	}
 }
@@ -96,15 +111,77 @@ func (o lookupOptions) lookup() (store *textstore.Store, m textstore.Meta, looku
 	return store, m, lookupErr, nil
 }
 
+// findRecord looks for the target's document record, in this order:
+// batchDir (if given), the batch of the text store entry m (when
+// lookupErr is nil), then every batch of the collection from the newest
+// down. It returns the record and its file, or gatherer.ErrNoDoc, and
+// how many batch directories it searched.
+func (o lookupOptions) findRecord(batchDir string, m textstore.Meta, lookupErr error) (*parsed.Doc, string, int, error) {
+	var dirs []string
+	seen := map[string]bool{}
+	add := func(dir string) {
+		if dir != "" && !seen[dir] {
+			seen[dir] = true
+			dirs = append(dirs, dir)
+		}
+	}
+	add(batchDir)
+	if col := o.Collection; col != nil {
+		if lookupErr == nil {
+			add(col.Batch(m.Batch).Dir)
+		}
+		ids, err := col.BatchIDs()
+		if err != nil {
+			return nil, "", 0, err
+		}
+		for i := len(ids) - 1; i >= 0; i-- {
+			add(col.Batch(ids[i]).Dir)
+		}
+	}
+	t := o.Target
+	if lookupErr == nil {
+		t.url = m.URL // the exact spelling the records use
+	}
+	doc, path, err := gatherer.FindDoc(dirs, t.url, t.docID)
+	return doc, path, len(dirs), err
+}
+
+// langLine says what a page's language is: the declared one (its
+// <html lang>), the one told from its text in its document record d and
+// the detector's confidence, and whether they agree ("declared es,
+// detected en (confidence 97): disagree"; langid.Agree). d is nil when
+// no record was found.
+func langLine(declared string, d *parsed.Doc) string {
+	s := "declared " + declared
+	if declared == "" {
+		s = "declared none"
+	}
+	switch {
+	case d == nil:
+		return s + "; detected: no record found"
+	case d.DetectedLang == "":
+		return s + "; detected: not recorded (gatherer.language_sample 0, or gathered before detection)"
+	}
+	s += fmt.Sprintf(", detected %s (confidence %d)", d.DetectedLang, d.LangConf)
+	if agree, known := langid.Agree(declared, d.DetectedLang); known && agree {
+		s += ": agree"
+	} else if known {
+		s += ": disagree"
+	}
+	return s
+}
+
 // catOptions is what `gatherer cat` needs.
 type catOptions struct {
 	lookupOptions
-	Std command.Std
+	Lang     bool   // print the declared and detected language on Std.Err
+	BatchDir string // with Lang: a batch directory to search first
+	Std      command.Std
 }
 
 func parseCat(c *cli.Context) (catOptions, error) {
 	o, err := parseLookup(c)
-	return catOptions{lookupOptions: o, Std: command.StdFrom(c)}, err
+	return catOptions{lookupOptions: o, Lang: c.Bool("lang"), BatchDir: c.String("batch-dir"), Std: command.StdFrom(c)}, err
 }
 
 // runCat prints the page's stored text on out, or on o.Std.Err why there
@@ -121,6 +198,13 @@ func runCat(ctx context.Context, o catOptions, out io.Writer) error {
 	text, err := store.Text(m)
 	if err != nil {
 		return err
+	}
+	if o.Lang {
+		doc, _, _, err := o.findRecord(o.BatchDir, m, nil)
+		if err != nil && !errors.Is(err, gatherer.ErrNoDoc) {
+			return err
+		}
+		fmt.Fprintf(o.Std.Err, "gatherer: %s: lang %s\n", m.URL, langLine(m.Lang, doc))
 	}
 	if text == "" && m.TextBytes > 0 {
 		fmt.Fprintf(o.Std.Err, "gatherer: %s: %s\n", m.URL, whyNoText(store, m))

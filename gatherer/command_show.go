@@ -24,7 +24,9 @@ func showCommand() *cli.Command {
 		ArgsUsage: "URL|DOCID",
 		Description: `Prints the page's entry in the text store (title, charset, language, status,
 text hash, text length, the segment it is in) and its document record with
-its out-links, and for an https page the TLS facts the harvester recorded
+its out-links; the language line sets the one the page declares beside
+the one told from its text, from the record ("lang  declared es, detected
+en (confidence 97): disagree"), and for an https page the TLS facts the harvester recorded
 (protocol, cipher, whether the certificate was valid for the name and why
 not). The record comes from the newest parsed/docs.jsonl that has
 the page: first the batch named by the text store entry, then every batch
@@ -62,32 +64,7 @@ func runShow(ctx context.Context, o showOptions, out io.Writer) error {
 	if merr != nil && !errors.Is(merr, textstore.ErrNotFound) {
 		return merr
 	}
-	col, t := o.Collection, o.Target
-	var dirs []string
-	seen := map[string]bool{}
-	add := func(dir string) {
-		if dir != "" && !seen[dir] {
-			seen[dir] = true
-			dirs = append(dirs, dir)
-		}
-	}
-	add(o.BatchDir)
-	if col != nil {
-		if merr == nil {
-			add(col.Batch(m.Batch).Dir)
-		}
-		ids, err := col.BatchIDs()
-		if err != nil {
-			return err
-		}
-		for i := len(ids) - 1; i >= 0; i-- {
-			add(col.Batch(ids[i]).Dir)
-		}
-	}
-	if merr == nil {
-		t.url = m.URL // the exact spelling the records use
-	}
-	doc, path, derr := gatherer.FindDoc(dirs, t.url, t.docID)
+	doc, path, searched, derr := o.findRecord(o.BatchDir, m, merr)
 	if derr != nil && !errors.Is(derr, gatherer.ErrNoDoc) {
 		return derr
 	}
@@ -95,7 +72,7 @@ func runShow(ctx context.Context, o showOptions, out io.Writer) error {
 		return merr
 	}
 	if merr == nil {
-		writeMeta(out, store, m)
+		writeMeta(out, store, m, doc)
 	} else {
 		fmt.Fprintf(out, "text store: no entry\n")
 	}
@@ -103,12 +80,14 @@ func runShow(ctx context.Context, o showOptions, out io.Writer) error {
 		writeDoc(out, doc, path)
 		writeTLS(out, path, doc)
 	} else {
-		fmt.Fprintf(out, "record: none found in %d batch directories\n", len(dirs))
+		fmt.Fprintf(out, "record: none found in %d batch directories\n", searched)
 	}
 	return nil
 }
 
-func writeMeta(w io.Writer, s *textstore.Store, m textstore.Meta) {
+// writeMeta writes the text store entry m, with the language detected
+// in its document record d (nil: none found) beside the declared one.
+func writeMeta(w io.Writer, s *textstore.Store, m textstore.Meta, d *parsed.Doc) {
 	seg := fmt.Sprintf("%06d", m.Segment)
 	if g, ok := s.Segment(m.Segment); ok {
 		seg += fmt.Sprintf(" (text_mode %s", g.Mode)
@@ -125,7 +104,7 @@ func writeMeta(w io.Writer, s *textstore.Store, m textstore.Meta) {
 	fmt.Fprintf(w, "fetched      %s\n", m.Fetched.Format(time.RFC3339))
 	fmt.Fprintf(w, "mime         %s\n", m.MIME)
 	fmt.Fprintf(w, "charset      %s\n", m.Charset)
-	fmt.Fprintf(w, "lang         %s\n", m.Lang)
+	fmt.Fprintf(w, "lang         %s\n", langLine(m.Lang, d))
 	fmt.Fprintf(w, "title        %s\n", m.Title)
 	if m.Description != "" {
 		fmt.Fprintf(w, "description  %s\n", m.Description)
@@ -156,6 +135,7 @@ func writeMeta(w io.Writer, s *textstore.Store, m textstore.Meta) {
 	}
 }
 
+// writeDoc writes the document record d, read from path.
 func writeDoc(w io.Writer, d *parsed.Doc, path string) {
 	fmt.Fprintf(w, "record       %s\n", path)
 	fmt.Fprintf(w, "  url        %s (doc %d, status %d)\n", d.URL, d.DocID, d.Status)
@@ -168,7 +148,10 @@ func writeDoc(w io.Writer, d *parsed.Doc, path string) {
 	if d.Hash != "" {
 		fmt.Fprintf(w, "  hash       %s (%d bytes of text)\n", d.Hash, d.TextBytes)
 	}
-	for _, kv := range [][2]string{{"charset", d.Charset}, {"lang", d.Lang}, {"duplicate", d.DuplicateOf}, {"modified", d.LastModified}, {"etag", d.ETag}, {"redirect", d.Redirect}, {"canonical", d.Canonical}} {
+	if d.Lang != "" || d.DetectedLang != "" {
+		fmt.Fprintf(w, "  lang       %s\n", langLine(d.Lang, d))
+	}
+	for _, kv := range [][2]string{{"charset", d.Charset}, {"duplicate", d.DuplicateOf}, {"modified", d.LastModified}, {"etag", d.ETag}, {"redirect", d.Redirect}, {"canonical", d.Canonical}} {
 		if kv[1] != "" {
 			fmt.Fprintf(w, "  %-10s %s\n", kv[0], kv[1])
 		}

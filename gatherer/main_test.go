@@ -18,6 +18,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/gatherer"
 	"github.com/wirecrawl/wire/pkg/gatherer/gathertest"
+	"github.com/wirecrawl/wire/pkg/parsed"
 	"github.com/wirecrawl/wire/pkg/textstore"
 )
 
@@ -106,13 +107,20 @@ func TestRunCatShow(t *testing.T) {
 	if _, _, code := run(t, "cat", "--collection", dir); code != command.ExitUsage {
 		t.Errorf("cat without argument: exit %d", code)
 	}
+	// cat --lang: the languages on standard error, the text alone on
+	// standard output.
+	out, errOut, code = run(t, "cat", "--collection", dir, "--lang", "11")
+	if code != 0 || !strings.Contains(out, "About SQLite") || strings.Contains(out, "declared") ||
+		errOut != "gatherer: http://www.a.cl/: lang declared none, detected en (confidence 100)\n" {
+		t.Errorf("cat --lang 11: exit %d, %.80q, %q", code, out, errOut)
+	}
 
 	// show: the text store entry and the record with its links.
 	out, errOut, code = run(t, "show", "--collection", dir, "http://www.a.cl/b")
 	if code != 0 {
 		t.Fatalf("show: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"title        B", "charset      utf-8", "status       200", "segment      000001", "hash         ", "text         12 bytes, 12 stored", "links      1", `http://www.a.cl/c  "C" [nofollow]`, filepath.Join("000001", "parsed", "docs.jsonl")} {
+	for _, want := range []string{"title        B", "charset      utf-8", "lang         declared none, detected unknown (confidence 0)", "status       200", "segment      000001", "hash         ", "text         12 bytes, 12 stored", "links      1", `http://www.a.cl/c  "C" [nofollow]`, filepath.Join("000001", "parsed", "docs.jsonl")} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}
@@ -337,5 +345,26 @@ func TestVerifyDigests(t *testing.T) {
 	}
 	if out, _, _ := run(t, "show", "--collection", dir, "12"); !strings.Contains(out, "digest") {
 		t.Errorf("show 12 does not name the digest mismatch:\n%s", out)
+	}
+}
+
+// TestLangLine: the language line of show and cat --lang (issue 37).
+func TestLangLine(t *testing.T) {
+	tests := []struct {
+		declared string
+		d        *parsed.Doc
+		want     string
+	}{
+		{"es", nil, "declared es; detected: no record found"},
+		{"es", &parsed.Doc{}, "declared es; detected: not recorded (gatherer.language_sample 0, or gathered before detection)"},
+		{"", &parsed.Doc{DetectedLang: "ja", LangConf: 100}, "declared none, detected ja (confidence 100)"},
+		{"es-CL", &parsed.Doc{DetectedLang: "es", LangConf: 99}, "declared es-CL, detected es (confidence 99): agree"},
+		{"en", &parsed.Doc{DetectedLang: "ja", LangConf: 64}, "declared en, detected ja (confidence 64): disagree"},
+		{"en", &parsed.Doc{DetectedLang: "unknown"}, "declared en, detected unknown (confidence 0)"},
+	}
+	for _, tt := range tests {
+		if got := langLine(tt.declared, tt.d); got != tt.want {
+			t.Errorf("langLine(%q, %+v) = %q, want %q", tt.declared, tt.d, got, tt.want)
+		}
 	}
 }

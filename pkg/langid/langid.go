@@ -14,7 +14,9 @@
 // It tells the language in two steps. First the script of the sample's
 // letters: a script only one of the detector's languages is written in
 // (Greek, Hebrew, Hangul, Japanese kana, Han, Devanagari for the default
-// languages) answers alone, as lingua's rules do. Otherwise the languages
+// languages) answers alone, as lingua's rules do. A sample with Chinese,
+// Japanese or Korean letters is told by the script of its running text,
+// leaving out Latin-script code, menus and names (cjk.go). Otherwise the languages
 // written in that script (Latin, Cyrillic ...) are scored as lingua scores
 // them in its low-accuracy mode, the one it uses for any text of 120
 // characters or more: the sum of the logarithms of the probabilities of
@@ -151,7 +153,14 @@ func (d *Detector) Detect(text string) (lang string, confidence int) {
 	sc := scan{trigrams: buf.trigrams[:0]}
 	sc.read(s)
 	buf.trigrams = sc.trigrams
-	script, share := sc.dominant()
+	// A text no longer than a sample is counted whole for its CJK
+	// script: its short lines (headings, menu items), which the sample
+	// leaves out, hold most of its CJK letters.
+	whole := len(text) <= d.sample
+	if whole {
+		s = text
+	}
+	script, share := sc.dominant(s, whole)
 	var cands uint64
 	for i, sn := range m.scripts {
 		if d.allowed&(1<<i) != 0 && sn == script {
@@ -323,12 +332,14 @@ var scriptNames = [numScripts]string{"Latin", "Cyrillic", "Greek", "Arabic", "He
 
 var scriptTables = [numScripts]*unicode.RangeTable{unicode.Latin, unicode.Cyrillic, unicode.Greek, unicode.Arabic, unicode.Hebrew, unicode.Han, nil, unicode.Hangul, unicode.Devanagari, unicode.Thai, nil}
 
-// scriptOf returns the script of a letter.
+// scriptOf returns the script of a letter. The prolonged sound mark
+// (ー, and its half-width form), common to hiragana and katakana, is
+// kana: only Japanese writes it.
 func scriptOf(r rune) int {
 	switch {
 	case r < 0x250: // ASCII, Latin-1, Latin Extended-A and -B
 		return latin
-	case unicode.In(r, unicode.Hiragana, unicode.Katakana):
+	case unicode.In(r, unicode.Hiragana, unicode.Katakana) || r == 0x30fc || r == 0xff70:
 		return kana
 	}
 	for s, t := range scriptTables {
@@ -381,17 +392,27 @@ func (sc *scan) read(s string) {
 	}
 }
 
-// dominant returns the script most of the words are in (as lingua's rules
-// count them) and its share of them: Han and kana count together, as
-// Japanese when kana are at least a tenth of them (Japanese mixes the
-// two; Chinese has no kana).
-func (sc *scan) dominant() (string, float64) {
+// dominant returns the main script of text, whose sample's words sc
+// counted, and its share of the words. With CJK letters (in the sample,
+// or anywhere in a text counted whole), that of its running text
+// (countCJK); otherwise, or when the running text in other scripts has
+// more words than the CJK lines have letters, the script most of the
+// sample's words are in (as lingua's rules count them) among the others.
+func (sc *scan) dominant(text string, whole bool) (string, float64) {
 	counts := sc.words
-	counts[han] += counts[kana]
-	counts[kana] = 0
-	total, best := 0, -1
-	for s, c := range counts {
+	total := 0
+	for _, c := range counts {
 		total += c
+	}
+	if counts[han]+counts[kana]+counts[hangul] > 0 || whole && strings.ContainsFunc(text, func(r rune) bool { return cjkScript(r) >= 0 }) {
+		c := countCJK(text)
+		if script, share := c.main(); script != "" {
+			return script, share
+		}
+		counts[han], counts[kana], counts[hangul] = 0, 0, 0
+	}
+	best := -1
+	for s, c := range counts {
 		if s != otherScript && c > 0 && (best < 0 || c > counts[best]) {
 			best = s
 		}
@@ -399,11 +420,7 @@ func (sc *scan) dominant() (string, float64) {
 	if best < 0 {
 		return "", 0
 	}
-	share := float64(counts[best]) / float64(total)
-	if best == han && sc.words[kana]*10 >= counts[han] {
-		return scriptNames[kana], share
-	}
-	return scriptNames[best], share
+	return scriptNames[best], float64(counts[best]) / float64(total)
 }
 
 // Sample returns the part of text a detector looks at, at most max bytes

@@ -106,6 +106,15 @@ func FuzzDetect(f *testing.F) {
 	for _, s := range []string{"", "hola", strings.Repeat("la casa es grande y blanca ", 10), "\xff\xfe", "画像の一部を切り抜きます。画像の一部を切り抜きます。"} {
 		f.Add(s, 64)
 	}
+	// Pages of CJK script with Latin-script code, menus and names, and
+	// Latin-script pages with CJK names (testdata/cjk).
+	cjk, _ := filepath.Glob("testdata/cjk/*-control-*.txt")
+	more, _ := filepath.Glob("testdata/cjk/*-short-*.txt")
+	for _, name := range append(cjk, more...) {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(string(b), 1024)
+		}
+	}
 	d, _ := New(0, DefaultLanguages)
 	f.Fuzz(func(t *testing.T, s string, max int) {
 		max = max%2048 + 1

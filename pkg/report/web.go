@@ -143,7 +143,7 @@ func readWeb(col *collection.Collection) (*Web, error) {
 				p.lang = langid.Unknown
 			}
 			langs[p.lang]++
-			if l := primaryTag(d.Lang); l != "" {
+			if l := langid.Declared(d.Lang); l != "" {
 				declared[l]++
 			} else {
 				declared["(none)"]++
@@ -370,14 +370,4 @@ func tld(host string) string {
 		return "(IP address)"
 	}
 	return l
-}
-
-// primaryTag is the primary subtag of a language tag, lower case ("es"
-// for "es-CL"), or "".
-func primaryTag(tag string) string {
-	tag = strings.TrimSpace(tag)
-	if i := strings.IndexAny(tag, "-_"); i >= 0 {
-		tag = tag[:i]
-	}
-	return strings.ToLower(tag)
 }

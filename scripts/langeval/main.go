@@ -17,6 +17,10 @@
 // pkg/langid) at several sample sizes, with the accuracy per language of
 // pkg/langid's default, and how often pkg/langid and lingua agree on the
 // same sample. -lingua=false leaves lingua out (it takes minutes).
+//
+// -fixture DIR writes pkg/langid/testdata/gimp; -cjk-fixture DIR writes
+// pkg/langid/testdata/cjk from the Chinese, Japanese and Korean manuals
+// listed in cjkfixture.go (installed under -root).
 package main
 
 import (
@@ -54,7 +58,13 @@ func main() {
 	withLingua := flag.Bool("lingua", true, "measure lingua-go too (slow)")
 	dump := flag.String("dump", "", "write the text of every page of 50 words or more here (LANG-NAME.txt) and stop")
 	fixture := flag.String("fixture", "", "write a sample of the pages' texts here (LANG-NAME.txt, 3 long pages a language) and stop")
+	cjkFixture := flag.String("cjk-fixture", "", "write the texts of pages in Chinese, Japanese and Korean with Latin-script code, menus or names, and of short ones, here (LANG-KIND-SOURCE-PAGE.txt) and stop")
+	root := flag.String("root", "/", "with -cjk-fixture: where the Debian packages are installed or unpacked")
 	flag.Parse()
+	if *cjkFixture != "" {
+		writeCJKFixture(*root, *cjkFixture)
+		return
+	}
 	pages, skipped := load(*dir, *max, strings.Split(*exclude, ","))
 	if *dump != "" {
 		for _, p := range pages {
