@@ -274,7 +274,7 @@ func TestKillAndResume(t *testing.T) {
 	if err := web.CheckOneConnPerHost(); err != nil {
 		t.Error(err)
 	}
-	warcs, _ := filepath.Glob(filepath.Join(bdir, collection.HarvestDir, "data-*.warc.gz"))
+	warcs, _ := filepath.Glob(filepath.Join(bdir, collection.HarvestDir, "*.warc.gz"))
 	if len(warcs) < 3 {
 		t.Errorf("WARC files %v: want a new file per run", warcs)
 	}
@@ -326,7 +326,7 @@ func TestWARCSize(t *testing.T) {
 	if code != command.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	warcs, _ := filepath.Glob(filepath.Join(bdir, collection.HarvestDir, "data-*.warc.gz"))
+	warcs, _ := filepath.Glob(filepath.Join(bdir, collection.HarvestDir, "*.warc.gz"))
 	if len(warcs) < 4 {
 		t.Errorf("%d WARC files, want several at 2 KiB each", len(warcs))
 	}

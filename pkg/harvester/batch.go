@@ -62,7 +62,7 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	}
 	resuming := exists(partial)
 	mine := shardEntries(s, entries)
-	h, res, err := startHarvest(b, hdr, mine, partial, opts, log)
+	h, res, err := startHarvest(b, hdr, mine, partial, start, opts, log)
 	if err != nil {
 		return nil, err
 	}
@@ -161,10 +161,12 @@ func shardEntries(s Shard, entries []batch.Entry) []batch.Entry {
 // sets up the run's shared state: robots.txt copies and server estimates
 // from the batch, an earlier run of this harvest and the previous
 // harvest (carry.go), and the batch header's batch_duration. On an
-// error the output is closed.
-func startHarvest(b *collection.Batch, hdr batch.Header, mine []batch.Entry, partial string, opts Options, log *slog.Logger) (*harvest, *resumed, error) {
+// error the output is closed. The WARC files are named after the run's
+// start, unless an earlier run of the harvest left some (nextWARCName).
+func startHarvest(b *collection.Batch, hdr batch.Header, mine []batch.Entry, partial string, start time.Time, opts Options, log *slog.Logger) (*harvest, *resumed, error) {
 	s := opts.Shard
-	out, res, err := openOutput(partial, s.WARCPrefix(), opts.Config.Harvester.WARCMaxBytes, warcInfo(opts.Config, b, s), log)
+	tmpl := s.WARCName(opts.Config.Harvester.WARCPrefix, b.ID, start)
+	out, res, err := openOutput(partial, tmpl, opts.Config.Harvester.WARCMaxBytes, warcInfo(opts.Config, b, s), log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/excerpt"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
+	"github.com/wirecrawl/wire/pkg/warcio"
 )
 
 // Shard is one part of a batch shared by N harvesters (N machines): shard
@@ -109,13 +110,17 @@ func (s Shard) LockName() string {
 	return collection.ShardLockName(s.I, s.N)
 }
 
-// WARCPrefix is the prefix of the shard's WARC file names: "data", or
-// "data-sIofN", so that the files of all shards can share one directory.
-func (s Shard) WARCPrefix() string {
+// WARCName is the template of the names of the shard's WARC files
+// (warcio.Name, serial left to the output): the configured prefix, the
+// harvest's start, the batch and the shard (1 of 1 for the whole batch),
+// so that the files of all shards, and of all batches, can share one
+// directory or one archive.
+func (s Shard) WARCName(prefix string, batch int, start time.Time) warcio.Name {
+	i, n := s.I, s.N
 	if s.Whole() {
-		return WARCPrefix
+		i, n = 1, 1
 	}
-	return fmt.Sprintf("%s-s%dof%d", WARCPrefix, s.I, s.N)
+	return warcio.Name{Prefix: prefix, Time: start, Batch: batch, ShardI: i, ShardN: n}
 }
 
 // shardDone tells whether the shard's marker exists in the batch

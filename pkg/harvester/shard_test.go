@@ -39,8 +39,16 @@ func TestShardOf(t *testing.T) {
 		}
 	}
 	s := harvester.Shard{I: 2, N: 3}
-	if s.HarvestDir() != "harvest-shard-2-of-3" || s.Marker() != "harvested-shard-2-of-3.done" || s.WARCPrefix() != "data-s2of3" || s.PartialDir() != "harvest-shard-2-of-3.partial" {
-		t.Errorf("shard names %q %q %q %q", s.HarvestDir(), s.Marker(), s.WARCPrefix(), s.PartialDir())
+	start := time.Date(2026, 11, 22, 2, 3, 11, 0, time.UTC)
+	warc := s.WARCName("wire", 42, start)
+	warc.Serial = 1
+	if s.HarvestDir() != "harvest-shard-2-of-3" || s.Marker() != "harvested-shard-2-of-3.done" || warc.String() != "wire-20261122020311-000042-s2of3-00001.warc.gz" || s.PartialDir() != "harvest-shard-2-of-3.partial" {
+		t.Errorf("shard names %q %q %q %q", s.HarvestDir(), s.Marker(), warc, s.PartialDir())
+	}
+	whole := harvester.Shard{}.WARCName("wire", 42, start)
+	whole.Serial = 3
+	if got := whole.String(); got != "wire-20261122020311-000042-s1of1-00003.warc.gz" {
+		t.Errorf("whole batch's WARC name %s", got)
 	}
 }
 
@@ -110,7 +118,7 @@ func TestShardsSharedDirectory(t *testing.T) {
 	}
 	for url, r := range logged {
 		host := strings.Split(strings.TrimPrefix(url, "http://"), ":")[0]
-		if want := fmt.Sprintf("data-s%dof3-", harvester.Of(host, 3)); !strings.HasPrefix(r.WARC, want) {
+		if want := fmt.Sprintf("-000005-s%dof3-", harvester.Of(host, 3)); !strings.HasPrefix(r.WARC, "wire-") || !strings.Contains(r.WARC, want) {
 			t.Errorf("%s in %s, want a file of shard %s", url, r.WARC, want)
 		}
 	}
