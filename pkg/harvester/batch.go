@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
@@ -221,8 +222,8 @@ func fetchLeft(ctx context.Context, h *harvest, b *collection.Batch, mine []batc
 // publish ends a complete run. Everything is in the files: they are
 // fsynced and closed (the WARC files first, then the logs) while the
 // fetch log is read back and checked and the servers file written; the
-// run is summed up, and nothing is published (partial renamed to final)
-// before both are done.
+// run is summed up, each closed WARC file gets its CDXJ index, and
+// nothing is published (partial renamed to final) before all are done.
 func publish(h *harvest, b *collection.Batch, s Shard, res *resumed, mine []batch.Entry, partial, final string, resuming bool, start time.Time) (*Summary, error) {
 	closed := make(chan error, 1)
 	go func() { closed <- h.out.close() }()
@@ -257,6 +258,9 @@ func publish(h *harvest, b *collection.Batch, s Shard, res *resumed, mine []batc
 	sum.Ended = h.end.reason()
 	if err := waitClose(); err != nil {
 		return nil, err
+	}
+	if err := indexWARCs(partial, h.log); err != nil {
+		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
 	sum.Started, sum.Finished = start.UTC(), time.Now().UTC()
 	sum.ElapsedSeconds = sum.Finished.Sub(sum.Started).Seconds()
@@ -315,6 +319,19 @@ func warcInfo(cfg config.Config, b *collection.Batch, s Shard) warcio.Info {
 		info = append(info, warcio.Field{Name: "hostname", Value: host})
 	}
 	return info
+}
+
+// indexWARCs writes the CDXJ index of every WARC file of a harvest
+// directory that has none (docs/format/harvest.md, "CDXJ indexes"): the
+// files of this run, and of an earlier run of a harvester from before
+// the indexes. The WARC files are closed and never change again.
+func indexWARCs(dir string, log *slog.Logger) error {
+	st, err := cdxj.IndexDir(dir, false, log)
+	if err != nil {
+		return err
+	}
+	log.Debug("indexed WARC files", "dir", dir, "files", st.Indexed, "lines", st.Lines)
+	return nil
 }
 
 // countLines is the number of whole lines in the file at path (0 if it

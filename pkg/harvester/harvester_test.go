@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/fetch"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
@@ -673,6 +674,50 @@ func checkWARCs(t *testing.T, dir string) {
 		in, ok := byFile[r.WARC][r.Offset]
 		if !ok || (in.Type != "response" && in.Type != "revisit") || in.TargetURI != r.URL {
 			t.Errorf("%s: log points at %s@%d, which holds %+v", r.URL, r.WARC, r.Offset, in)
+		}
+	}
+	checkIndexes(t, dir, byFile, recs)
+}
+
+// checkIndexes checks the CDXJ index beside each WARC file: one line per
+// response and revisit record of the file, at the record's offset, for
+// its URL, and the line of every fetch log pointer with its length and
+// status (a 304 a revisit).
+func checkIndexes(t *testing.T, dir string, byFile map[string]map[int64]warcio.RecordInfo, recs []fetchlog.Record) {
+	t.Helper()
+	lines := map[string]map[int64]cdxj.Line{}
+	for name, records := range byFile {
+		idx, err := cdxj.ReadFile(filepath.Join(dir, cdxj.IndexName(name)))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		m := map[int64]cdxj.Line{}
+		for _, l := range idx {
+			in, ok := records[l.Offset]
+			if !ok || (in.Type != "response" && in.Type != "revisit") || in.TargetURI != l.URL || l.Filename != name {
+				t.Errorf("%s: index line %s points at %+v", name, l.String(), in)
+			}
+			m[l.Offset] = l
+		}
+		captures := 0
+		for _, in := range records {
+			if in.Type == "response" || in.Type == "revisit" {
+				captures++
+			}
+		}
+		if len(m) != len(idx) || len(idx) != captures {
+			t.Errorf("%s: %d index lines for %d responses and revisits", name, len(idx), captures)
+		}
+		lines[name] = m
+	}
+	for _, r := range recs {
+		if r.WARC == "" {
+			continue
+		}
+		l, ok := lines[r.WARC][r.Offset]
+		if !ok || l.Length != r.Length || l.Status != r.Status || (l.MIME == cdxj.MIMERevisit) != (r.Status == 304) {
+			t.Errorf("%s: fetch log %s@%d+%d %d, index line %+v", r.URL, r.WARC, r.Offset, r.Length, r.Status, l)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/excerpt"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
@@ -172,7 +173,8 @@ func missingShards(dir string, n int) []int {
 }
 
 // mergeShards builds the batch's harvest/ from the n finished shard
-// directories: the WARC files are hard-linked (no copy), the fetch logs,
+// directories: the WARC files and their indexes are hard-linked (no
+// copy; a missing index is written), the fetch logs,
 // robots files and servers files concatenated, the result checked
 // against the batch, and published by one rename; the shard directories
 // are removed afterwards. Readers of harvest/ see an ordinary harvest.
@@ -209,7 +211,15 @@ func mergeShards(dir string, n int, entries []batch.Entry) ([]fetchlog.Record, e
 			if err := os.Link(filepath.Join(sdir, w), filepath.Join(tmp, w)); err != nil {
 				return nil, fmt.Errorf("merge shards: %w", err)
 			}
+			idx := cdxj.IndexName(w)
+			if err := os.Link(filepath.Join(sdir, idx), filepath.Join(tmp, idx)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("merge shards: %w", err)
+			}
 		}
+	}
+	// A shard published by a harvester from before the indexes has none.
+	if err := indexWARCs(tmp, slog.New(slog.DiscardHandler)); err != nil {
+		return nil, fmt.Errorf("merge shards: %w", err)
 	}
 	if err := verify(entries, recs); err != nil {
 		return nil, fmt.Errorf("merge shards: %w", err)
