@@ -37,7 +37,7 @@ type Line struct {
 	URL       string // WARC-Target-URI
 	MIME      string // media type of the response, MIMERevisit for a revisit, MIMEUnknown if none
 	Status    int    // HTTP status; 0 = none (left out)
-	Digest    string // WARC-Payload-Digest; "" = none (left out: revisits)
+	Digest    string // WARC-Payload-Digest, a SHA-1 without its "sha1:" label; "" = none (left out: revisits)
 	Length    int64  // length of the record's gzip member
 	Offset    int64  // its offset in the WARC file
 	Filename  string // the WARC file's name
@@ -54,7 +54,7 @@ func (l *Line) Time() time.Time {
 // status, digest, length, offset and filename in that order, every value
 // a string, status and digest left out when unknown:
 //
-//	cl,uchile)/ 20261122020312 {"url": "http://www.uchile.cl/", "mime": "text/html", "status": "200", "digest": "sha1:…", "length": "2447", "offset": "1240", "filename": "wire-….warc.gz"}
+//	cl,uchile)/ 20261122020312 {"url": "http://www.uchile.cl/", "mime": "text/html", "status": "200", "digest": "2CKOYS3I…", "length": "2447", "offset": "1240", "filename": "wire-….warc.gz"}
 func (l *Line) Append(b []byte) []byte {
 	b = append(b, l.Key...)
 	b = append(b, ' ')

@@ -29,8 +29,8 @@ func TestLineText(t *testing.T) {
 		want string
 	}{
 		{Line{Key: "cl,uchile)/", Timestamp: "20261122020312", URL: "http://www.uchile.cl/", MIME: "text/html", Status: 200,
-			Digest: "sha1:2CKOYS3I5ZUQAPJ3NS2JSLWOBOV6DEYG", Length: 2447, Offset: 1240, Filename: "wire-20261122020311-000042-s1of1-00001.warc.gz"},
-			`cl,uchile)/ 20261122020312 {"url": "http://www.uchile.cl/", "mime": "text/html", "status": "200", "digest": "sha1:2CKOYS3I5ZUQAPJ3NS2JSLWOBOV6DEYG", "length": "2447", "offset": "1240", "filename": "wire-20261122020311-000042-s1of1-00001.warc.gz"}`},
+			Digest: "2CKOYS3I5ZUQAPJ3NS2JSLWOBOV6DEYG", Length: 2447, Offset: 1240, Filename: "wire-20261122020311-000042-s1of1-00001.warc.gz"},
+			`cl,uchile)/ 20261122020312 {"url": "http://www.uchile.cl/", "mime": "text/html", "status": "200", "digest": "2CKOYS3I5ZUQAPJ3NS2JSLWOBOV6DEYG", "length": "2447", "offset": "1240", "filename": "wire-20261122020311-000042-s1of1-00001.warc.gz"}`},
 		{Line{Key: "cl,uchile)/", Timestamp: "20261122020329", URL: "http://www.uchile.cl/", MIME: MIMERevisit, Status: 304, Length: 612, Offset: 5078, Filename: "x.warc.gz"},
 			`cl,uchile)/ 20261122020329 {"url": "http://www.uchile.cl/", "mime": "warc/revisit", "status": "304", "length": "612", "offset": "5078", "filename": "x.warc.gz"}`},
 		{Line{Key: "cl,a)/%c3%b1", Timestamp: "20261122020329", URL: "http://a.cl/\u00f1\"\\\U0001F600", MIME: MIMEUnknown, Length: 1, Offset: 0, Filename: "x.warc.gz"},

@@ -42,7 +42,7 @@ func FromWARC(path, filename string) (lines []Line, torn int64, err error) {
 			return fmt.Errorf("%w: %s at %d: %s record of %s without a WARC-Date", warcio.ErrRecord, path, r.Offset, r.Type, r.TargetURI)
 		}
 		l := Line{Key: urlnorm.SURT(r.TargetURI), Timestamp: r.Date.UTC().Format(TimestampLayout), URL: r.TargetURI,
-			MIME: mediaType(r.ContentType), Status: r.Status, Digest: r.PayloadDigest, Length: r.Length, Offset: r.Offset, Filename: filename}
+			MIME: mediaType(r.ContentType), Status: r.Status, Digest: digest(r.PayloadDigest), Length: r.Length, Offset: r.Offset, Filename: filename}
 		if revisit {
 			l.MIME = MIMERevisit
 		}
@@ -54,6 +54,16 @@ func FromWARC(path, filename string) (lines []Line, torn int64, err error) {
 	}
 	Sort(lines)
 	return lines, torn, nil
+}
+
+// digest is a line's digest: the WARC-Payload-Digest, without its
+// "sha1:" label (the CDX convention, which pywb and warcio.js follow: a
+// bare digest is SHA-1 in base 32); another algorithm keeps its label.
+func digest(d string) string {
+	if algo, v, ok := strings.Cut(d, ":"); ok && strings.EqualFold(algo, "sha1") {
+		return v
+	}
+	return d
 }
 
 // mediaType is the media type of a Content-Type, lower case, without
