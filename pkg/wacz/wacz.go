@@ -7,6 +7,7 @@ package wacz
 
 import (
 	"archive/zip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -124,8 +125,9 @@ func ArchiveName(batchName, name string) string {
 // already, and a replay tool reads a record at its offset). A batch
 // without a harvest directory, or two WARC files packed under one name,
 // is an error; a WARC file without its index is indexed in memory (and
-// logged: harvester index writes it).
-func Write(path string, batches []Batch, opts Options) (*Summary, error) {
+// logged: harvester index writes it). A cancelled ctx stops it, leaving
+// no file.
+func Write(ctx context.Context, path string, batches []Batch, opts Options) (*Summary, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -143,7 +145,7 @@ func Write(path string, batches []Batch, opts Options) (*Summary, error) {
 		return nil, fmt.Errorf("write wacz: %w", err)
 	}
 	defer f.Abort()
-	p := &packer{zw: zip.NewWriter(f), created: now().UTC().Truncate(time.Second), log: log,
+	p := &packer{ctx: ctx, zw: zip.NewWriter(f), created: now().UTC().Truncate(time.Second), log: log,
 		sum: Summary{Batches: len(batches), WARCFiles: len(files)}}
 	if err := p.pack(batches, files, opts); err != nil {
 		return nil, fmt.Errorf("write wacz %s: %w", path, err)
@@ -189,6 +191,7 @@ func listWARCs(batches []Batch) ([]warcFile, error) {
 // packer writes the entries of one WACZ file, in order: archive/, the
 // index, the pages, the manifest and its digest.
 type packer struct {
+	ctx       context.Context
 	zw        *zip.Writer
 	created   time.Time
 	log       *slog.Logger
@@ -279,7 +282,7 @@ func (p *packer) archive(w warcFile) error {
 		return fmt.Errorf("batch %s: %w", w.batch.Name, err)
 	}
 	err = p.entry(ArchiveDir+w.archive, st.ModTime(), true, func(out io.Writer) error {
-		n, err := io.Copy(out, in)
+		n, err := io.Copy(out, &ctxReader{ctx: p.ctx, r: in})
 		if err == nil && n != st.Size() {
 			err = fmt.Errorf("%s changed while it was packed (%d bytes, then %d)", path, st.Size(), n)
 		}
@@ -287,6 +290,19 @@ func (p *packer) archive(w warcFile) error {
 		return err
 	})
 	return err
+}
+
+// ctxReader reads r until ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
 }
 
 // index writes indexes/index.cdxj: the WARC files' indexes merged, each

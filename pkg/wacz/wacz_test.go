@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -87,7 +88,7 @@ func TestWrite(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "crawl.wacz")
 	created := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	sum, err := wacz.Write(out, batches, wacz.Options{Title: "test crawl", Software: "wire test", Now: func() time.Time { return created }})
+	sum, err := wacz.Write(context.Background(), out, batches, wacz.Options{Title: "test crawl", Software: "wire test", Now: func() time.Time { return created }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,13 +230,27 @@ func TestWriteRefuses(t *testing.T) {
 		{"index of another file", []wacz.Batch{c}, "a line of other.warc.gz", true},
 	} {
 		out := filepath.Join(t.TempDir(), "x.wacz")
-		_, err := wacz.Write(out, tt.batches, wacz.Options{})
+		_, err := wacz.Write(context.Background(), out, tt.batches, wacz.Options{})
 		if err == nil || !strings.Contains(err.Error(), tt.want) || errors.Is(err, cdxj.ErrFormat) != tt.format {
 			t.Errorf("%s: %v, want an error saying %q", tt.name, err, tt.want)
 		}
-		if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "*")); len(left) != 0 {
+		if left, _ := os.ReadDir(filepath.Dir(out)); len(left) != 0 {
 			t.Errorf("%s: left %v behind", tt.name, left)
 		}
+	}
+}
+
+// TestWriteCancelled: a cancelled run (SIGINT) stops and leaves no file.
+func TestWriteCancelled(t *testing.T) {
+	b := harvestCopy(t, t.TempDir(), "000001", oldName, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(t.TempDir(), "x.wacz")
+	if _, err := wacz.Write(ctx, out, []wacz.Batch{b}, wacz.Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	if left, _ := os.ReadDir(filepath.Dir(out)); len(left) != 0 {
+		t.Errorf("left %v behind", left)
 	}
 }
 
