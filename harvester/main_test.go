@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
 	"github.com/wirecrawl/wire/pkg/config"
@@ -334,6 +335,17 @@ func TestWARCSize(t *testing.T) {
 		infos, err := warcio.Verify(w)
 		if err != nil || len(infos) < 2 || infos[0].Type != "warcinfo" {
 			t.Errorf("%s: %d records, %v", w, len(infos), err)
+		}
+		// Every file has its index, the ones closed on the way too.
+		lines, err := cdxj.ReadFile(strings.TrimSuffix(w, warcio.Suffix) + cdxj.Suffix)
+		captures := 0
+		for _, in := range infos {
+			if in.Type == "response" || in.Type == "revisit" {
+				captures++
+			}
+		}
+		if err != nil || len(lines) != captures {
+			t.Errorf("%s: %d index lines for %d responses, %v", w, len(lines), captures, err)
 		}
 	}
 }

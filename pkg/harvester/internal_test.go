@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/fetch"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/warcio"
@@ -293,7 +294,8 @@ func TestRepairHeader(t *testing.T) {
 	}
 }
 
-// TestWARCRotation starts a new file when the current one is full.
+// TestWARCRotation starts a new file when the current one is full, and
+// indexes the full one.
 func TestWARCRotation(t *testing.T) {
 	dir := t.TempDir()
 	o, _, err := openOutput(dir, testWARCName, 1, nil, nil)
@@ -306,9 +308,23 @@ func TestWARCRotation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	o.close()
-	if got := warcFiles(dir); len(got) != 3 || got[2] != "wire-20261122020311-000007-s1of1-00003.warc.gz" {
-		t.Errorf("files %v", got)
+	if err := o.close(); err != nil {
+		t.Fatal(err)
+	}
+	got := warcFiles(dir)
+	if len(got) != 3 || got[2] != "wire-20261122020311-000007-s1of1-00003.warc.gz" {
+		t.Fatalf("files %v", got)
+	}
+	// The files closed on the way are indexed by then; the last one is
+	// left to the publication (indexWARCs).
+	for i, name := range got {
+		lines, err := cdxj.ReadFile(filepath.Join(dir, cdxj.IndexName(name)))
+		switch {
+		case i < 2 && (err != nil || len(lines) != 1 || lines[0].URL != "http://a.cl/"+itoa(i)):
+			t.Errorf("%s: index %v, %v; want the page's line", name, lines, err)
+		case i == 2 && err == nil:
+			t.Errorf("%s, the open file, was indexed before the publication", name)
+		}
 	}
 }
 
