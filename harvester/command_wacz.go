@@ -40,7 +40,7 @@ docs/format/wacz.md.
 		Flags: append(command.CommonFlags(),
 			&cli.StringFlag{Name: "batches", Usage: "pack the batches of `RANGE` only: N, N-M or N- (default: every harvested batch)"},
 			&cli.StringFlag{Name: "batch-dir", Usage: "pack the bare batch directory `DIR` (no collection needed)"},
-			&cli.StringFlag{Name: "title", Usage: "the archive's title in datapackage.json (default: wire crawl of COLLECTION, batches RANGE)"},
+			&cli.StringFlag{Name: "title", Usage: "the archive's title in datapackage.json (default: wire crawl of NAME[, batches RANGE])"},
 		),
 		Action: command.Action(parseWACZ, runWACZ),
 	}
@@ -91,11 +91,7 @@ func runWACZ(ctx context.Context, o waczOptions, out io.Writer) error {
 	}
 	title := o.Title
 	if title == "" {
-		src := o.BatchDir
-		if src == "" {
-			src = fmt.Sprintf("%s, batches %s", filepath.Base(filepath.Clean(o.Collection)), o.Batches)
-		}
-		title = "wire crawl of " + src
+		title = defaultTitle(o)
 	}
 	sum, err := wacz.Write(ctx, o.Output, in, wacz.Options{Title: title, Software: "wire harvester wacz", Logger: o.Std.Log()})
 	if err != nil {
@@ -103,4 +99,22 @@ func runWACZ(ctx context.Context, o waczOptions, out io.Writer) error {
 	}
 	_, err = fmt.Fprintf(out, "%s: %s\n", o.Output, sum)
 	return err
+}
+
+// defaultTitle is the archive's title without --title: "wire crawl of
+// NAME", the collection's (or batch directory's) name, and the range of
+// batches when it is not every batch.
+func defaultTitle(o waczOptions) string {
+	dir := o.BatchDir
+	if dir == "" {
+		dir = o.Collection
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	title := "wire crawl of " + filepath.Base(dir)
+	if o.BatchDir == "" && o.Batches != (collection.BatchRange{}) {
+		title += ", batches " + o.Batches.String()
+	}
+	return title
 }

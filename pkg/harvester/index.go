@@ -31,6 +31,6 @@ func IndexBatch(b *collection.Batch, force bool, log *slog.Logger) (cdxj.Stats, 
 	if err != nil {
 		return st, fmt.Errorf("index batch %s: %w", b.Dir, err)
 	}
-	log.Info("indexed", "batch", b.Dir, "warc_files", st.Files, "written", st.Indexed, "lines", st.Lines)
+	log.Debug("indexed", "batch", b.Dir, "warc_files", st.Files, "written", st.Indexed, "lines", st.Lines)
 	return st, nil
 }
