@@ -274,6 +274,32 @@ func TestRepair(t *testing.T) {
 	}
 }
 
+// TestNextWARCName: the first file of a run goes on from the files a
+// killed run left in the partial directory — the highest serial plus one,
+// the harvest's start time from their names — whatever the kind of name:
+// a harvest begun by a harvester of before issue 37 (data-00001.warc.gz)
+// goes on under the new names.
+func TestNextWARCName(t *testing.T) {
+	later := testWARCName
+	later.Time = later.Time.Add(90 * time.Minute)
+	for _, tt := range []struct {
+		name  string
+		files []string
+		want  string
+	}{
+		{"fresh", nil, "wire-20261122033311-000007-s1of1-00001.warc.gz"},
+		{"resumed", []string{"wire-20261122020311-000007-s1of1-00001.warc.gz", "wire-20261122020311-000007-s1of1-00002.warc.gz", "fetch.log"},
+			"wire-20261122020311-000007-s1of1-00003.warc.gz"},
+		{"old names", []string{"data-00001.warc.gz", "data-00002.warc.gz"}, "wire-20261122033311-000007-s1of1-00003.warc.gz"},
+		{"old then new", []string{"data-00001.warc.gz", "wire-20261122020311-000007-s1of1-00002.warc.gz"}, "wire-20261122020311-000007-s1of1-00003.warc.gz"},
+		{"not WARC files", []string{"notes.txt", "x.warc.gz"}, "wire-20261122033311-000007-s1of1-00001.warc.gz"},
+	} {
+		if got := nextWARCName(later, tt.files).String(); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestRepairHeader(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, fetchlog.LogFile), []byte(fetchlog.Header()[:10]), 0o644)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/harvester"
 	ht "github.com/wirecrawl/wire/pkg/harvester/harvestertest"
@@ -193,8 +194,17 @@ func TestShardsCopiedBack(t *testing.T) {
 	if _, err := harvester.RunDir(context.Background(), a, harvester.Options{Config: cfg, Shard: s1}); !errors.Is(err, collection.ErrAlreadyDone) {
 		t.Errorf("shard 1/2 again: %v", err)
 	}
-	// Copy shard 2 back (as rsync would) and finish.
+	// Copy shard 2 back (as rsync would) and finish. Its indexes are
+	// left behind, as a harvester from before them left none: the merge
+	// writes them (checkWARCs checks every file's).
 	copyDir(t, filepath.Join(b, s2.HarvestDir()), filepath.Join(a, s2.HarvestDir()))
+	indexes, _ := filepath.Glob(filepath.Join(a, s2.HarvestDir(), "*"+cdxj.Suffix))
+	if len(indexes) == 0 {
+		t.Fatal("shard 2 published no index")
+	}
+	for _, f := range indexes {
+		os.Remove(f)
+	}
 	data, _ := os.ReadFile(filepath.Join(b, s2.Marker()))
 	os.WriteFile(filepath.Join(a, s2.Marker()), data, 0o644)
 	n := len(web.Requests())
