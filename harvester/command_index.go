@@ -28,10 +28,10 @@ func indexCommand() *cli.Command {
 NAME.cdxj: one line per response and revisit record, "SURT-KEY TIMESTAMP
 {JSON}" with url, mime, status, digest, length, offset and filename, sorted
 (pywb's form; docs/format/harvest.md, "CDXJ indexes"). This command writes the
-indexes a harvest lacks — batches harvested before the indexes existed, an
-index lost or damaged — for every harvested batch of the collection, or those
-of --batches (N, N-M or N-). --force rewrites every index. --batch-dir works on
-one bare batch directory instead. Each batch is indexed under its harvester
+indexes a harvest lacks (batches harvested before the indexes existed, an
+index removed) for every harvested batch of the collection, or those of
+--batches (N, N-M or N-); --force rewrites every index, a damaged one too.
+--batch-dir works on one bare batch directory instead. Each batch is indexed under its harvester
 lock. A WARC file's torn last record (a killed run's) is left out, with a
 warning.
 
