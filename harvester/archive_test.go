@@ -247,3 +247,24 @@ func checkWACZ(t *testing.T, path string, lines int) []string {
 	}
 	return warcs
 }
+
+// TestDefaultTitle: the archive's title without --title names the
+// collection (an absolute name, whatever the spelling of --collection)
+// and the range, when not every batch.
+func TestDefaultTitle(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cl-2026")
+	for _, tt := range []struct {
+		o    waczOptions
+		want string
+	}{
+		{waczOptions{Collection: dir}, "wire crawl of cl-2026"},
+		{waczOptions{Collection: dir + "/."}, "wire crawl of cl-2026"},
+		{waczOptions{Collection: dir, Batches: collection.BatchRange{First: 1}}, "wire crawl of cl-2026"},
+		{waczOptions{Collection: dir, Batches: collection.BatchRange{First: 3, Last: 7}}, "wire crawl of cl-2026, batches 3-7"},
+		{waczOptions{BatchDir: filepath.Join(dir, "batches", "000042")}, "wire crawl of 000042"},
+	} {
+		if got := defaultTitle(tt.o); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.o, got, tt.want)
+		}
+	}
+}

@@ -113,8 +113,8 @@ func defaultTitle(o waczOptions) string {
 		dir = abs
 	}
 	title := "wire crawl of " + filepath.Base(dir)
-	if o.BatchDir == "" && o.Batches != (collection.BatchRange{}) {
-		title += ", batches " + o.Batches.String()
+	if r := o.Batches.String(); o.BatchDir == "" && r != "all" {
+		title += ", batches " + r
 	}
 	return title
 }

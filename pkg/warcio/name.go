@@ -29,9 +29,9 @@ const DefaultPrefix = "wire"
 // MaxPrefix is the longest prefix a name may have, in bytes.
 const MaxPrefix = 64
 
-// Name is the name of one WARC file of a harvest. Every field but
-// Serial is fixed for the harvest (a resumed run keeps them); Serial
-// counts its files from 1.
+// Name is the name of one WARC file of a harvest. Time is the harvest's
+// start, which a resumed run keeps; Serial counts the harvest's files
+// from 1.
 type Name struct {
 	Prefix string    // harvester.warc_prefix: letters, digits, '.', '_', '-'
 	Time   time.Time // when the harvest started (second precision, UTC)
