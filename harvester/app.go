@@ -10,5 +10,5 @@ import (
 // (command_<name>.go), each with its options, parser and run
 // (docs/architecture.md, "How a command is built").
 func newApp() *cli.App {
-	return command.NewApp("harvester", "download a batch politely (WIRE short-term scheduler)", runCommand(), fetchCommand())
+	return command.NewApp("harvester", "download a batch politely (WIRE short-term scheduler)", runCommand(), fetchCommand(), indexCommand(), waczCommand())
 }

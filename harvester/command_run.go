@@ -23,7 +23,8 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "harvest the next batch ready for the harvester (or batch N, or a bare batch directory)",
 		UsageText: "harvester run [--batch N] [--force] [--shard i/N] [-c COLLECTION]\n   harvester run --batch-dir DIR [--config FILE] [--force] [--shard i/N]",
-		Description: `Downloads every URL of the batch into BATCH/harvest/ (WARC files, fetch.log,
+		Description: `Downloads every URL of the batch into BATCH/harvest/ (WARC files named
+PREFIX-TIME-BATCH-sIofN-SERIAL.warc.gz, each with its CDXJ index, fetch.log,
 robots.jsonl, servers.jsonl; docs/format/harvest.md) and marks the batch
 harvested. Work goes to BATCH/harvest.partial/ first: a run that is interrupted
 (SIGINT, SIGTERM: requests in flight get harvester.stop_timeout to finish) or

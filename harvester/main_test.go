@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
 	"github.com/wirecrawl/wire/pkg/config"
@@ -290,7 +291,7 @@ func TestKillAndResume(t *testing.T) {
 	if err := web.CheckOneConnPerHost(); err != nil {
 		t.Error(err)
 	}
-	warcs, _ := filepath.Glob(filepath.Join(bdir, collection.HarvestDir, "data-*.warc.gz"))
+	warcs, _ := filepath.Glob(filepath.Join(bdir, collection.HarvestDir, "*.warc.gz"))
 	if len(warcs) < 3 {
 		t.Errorf("WARC files %v: want a new file per run", warcs)
 	}
@@ -342,7 +343,7 @@ func TestWARCSize(t *testing.T) {
 	if code != command.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	warcs, _ := filepath.Glob(filepath.Join(bdir, collection.HarvestDir, "data-*.warc.gz"))
+	warcs, _ := filepath.Glob(filepath.Join(bdir, collection.HarvestDir, "*.warc.gz"))
 	if len(warcs) < 4 {
 		t.Errorf("%d WARC files, want several at 2 KiB each", len(warcs))
 	}
@@ -350,6 +351,17 @@ func TestWARCSize(t *testing.T) {
 		infos, err := warcio.Verify(w)
 		if err != nil || len(infos) < 2 || infos[0].Type != "warcinfo" {
 			t.Errorf("%s: %d records, %v", w, len(infos), err)
+		}
+		// Every file has its index, the ones closed on the way too.
+		lines, err := cdxj.ReadFile(strings.TrimSuffix(w, warcio.Suffix) + cdxj.Suffix)
+		captures := 0
+		for _, in := range infos {
+			if in.Type == "response" || in.Type == "revisit" {
+				captures++
+			}
+		}
+		if err != nil || len(lines) != captures {
+			t.Errorf("%s: %d index lines for %d responses, %v", w, len(lines), captures, err)
 		}
 	}
 }

@@ -50,6 +50,8 @@ var cliCommands = []struct {
 	{bin: "manager", cmd: "simulate"},
 	{bin: "harvester", cmd: "run"},
 	{bin: "harvester", cmd: "fetch", args: []string{"http://127.0.0.1:1/"}},
+	{bin: "harvester", cmd: "index"},
+	{bin: "harvester", cmd: "wacz", args: []string{"out.wacz"}},
 	{bin: "gatherer", cmd: "run"},
 	{bin: "gatherer", cmd: "cat", args: []string{"1"}},
 	{bin: "gatherer", cmd: "show", args: []string{"1"}},

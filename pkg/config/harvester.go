@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/excerpt"
+	"github.com/wirecrawl/wire/pkg/warcio"
 )
 
 // Rankings returns the server rankings of the harvester's two-level
@@ -51,6 +52,7 @@ type Harvester struct {
 	DNSLookups            int      `toml:"dns_lookups" doc:"Simultaneous DNS lookups."`
 	OutageHosts           int      `toml:"outage_hosts" doc:"A network outage stops the harvest (exit code 5, nothing counted against the web) when this many host names in a row fail their DNS lookup for the resolver's fault (refused, no answer, SERVFAIL; NXDOMAIN is an answer) with no lookup answered in between, or fail to connect for lack of a route with no connection made in between; a batch of fewer hosts needs them all (at least 2). 0 turns the detection off."`
 	WARCMaxBytes          int64    `toml:"warc_max_bytes" doc:"A new WARC file is started once the current one is this large."`
+	WARCPrefix            string   `toml:"warc_prefix" doc:"First part of the WARC file names, PREFIX-YYYYMMDDhhmmss-BATCH-sIofN-SERIAL.warc.gz (the harvest's start, the batch, the shard, the file's number): 1 to 64 letters, digits, '.', '_' or '-' (not first). Give each crawl its own (an institution's, a country's) so that its files keep unique names in archives that gather many crawls."`
 	StopTimeout           Duration `toml:"stop_timeout" doc:"On SIGINT or SIGTERM, requests in flight get this long to finish before they are abandoned."`
 	BatchDeadline         Duration `toml:"batch_deadline" doc:"A harvest ends this long after it started: URLs not requested by then are logged deferred and go back to the frontier unharmed. 0: twice the batch's manager.batch_duration (in its header), or no deadline for a batch without one."`
 	TailFraction          float64  `toml:"tail_fraction" doc:"The straggling tail of a harvest begins when the hosts that still have URLs left are at most this fraction of the batch's hosts; 0 turns the tail rule off."`
@@ -93,6 +95,7 @@ func defaultHarvester() Harvester {
 		DNSLookups:            32,
 		OutageHosts:           10,
 		WARCMaxBytes:          1 << 30,
+		WARCPrefix:            warcio.DefaultPrefix,
 		StopTimeout:           Duration(10 * time.Second),
 		BatchDeadline:         0,
 		TailFraction:          0.1,
@@ -208,6 +211,9 @@ func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.WARCMaxBytes < 1024 {
 		bad("harvester.warc_max_bytes", "must be at least 1024, got %d", c.WARCMaxBytes)
+	}
+	if err := warcio.CheckPrefix(c.WARCPrefix); err != nil {
+		bad("harvester.warc_prefix", "%v, in %s", err, excerpt.Quote(c.WARCPrefix))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
@@ -62,7 +63,7 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	}
 	resuming := exists(partial)
 	mine := shardEntries(s, entries)
-	h, res, err := startHarvest(b, hdr, mine, partial, opts, log)
+	h, res, err := startHarvest(b, hdr, mine, partial, start, opts, log)
 	if err != nil {
 		return nil, err
 	}
@@ -161,10 +162,12 @@ func shardEntries(s Shard, entries []batch.Entry) []batch.Entry {
 // sets up the run's shared state: robots.txt copies and server estimates
 // from the batch, an earlier run of this harvest and the previous
 // harvest (carry.go), and the batch header's batch_duration. On an
-// error the output is closed.
-func startHarvest(b *collection.Batch, hdr batch.Header, mine []batch.Entry, partial string, opts Options, log *slog.Logger) (*harvest, *resumed, error) {
+// error the output is closed. The WARC files are named after the run's
+// start, unless an earlier run of the harvest left some (nextWARCName).
+func startHarvest(b *collection.Batch, hdr batch.Header, mine []batch.Entry, partial string, start time.Time, opts Options, log *slog.Logger) (*harvest, *resumed, error) {
 	s := opts.Shard
-	out, res, err := openOutput(partial, s.WARCPrefix(), opts.Config.Harvester.WARCMaxBytes, warcInfo(opts.Config, b, s), log)
+	tmpl := s.WARCName(opts.Config.Harvester.WARCPrefix, b.ID, start)
+	out, res, err := openOutput(partial, tmpl, opts.Config.Harvester.WARCMaxBytes, warcInfo(opts.Config, b, s), log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
@@ -219,8 +222,8 @@ func fetchLeft(ctx context.Context, h *harvest, b *collection.Batch, mine []batc
 // publish ends a complete run. Everything is in the files: they are
 // fsynced and closed (the WARC files first, then the logs) while the
 // fetch log is read back and checked and the servers file written; the
-// run is summed up, and nothing is published (partial renamed to final)
-// before both are done.
+// run is summed up, each closed WARC file gets its CDXJ index, and
+// nothing is published (partial renamed to final) before all are done.
 func publish(h *harvest, b *collection.Batch, s Shard, res *resumed, mine []batch.Entry, partial, final string, resuming bool, start time.Time) (*Summary, error) {
 	closed := make(chan error, 1)
 	go func() { closed <- h.out.close() }()
@@ -255,6 +258,9 @@ func publish(h *harvest, b *collection.Batch, s Shard, res *resumed, mine []batc
 	sum.Ended = h.end.reason()
 	if err := waitClose(); err != nil {
 		return nil, err
+	}
+	if err := indexWARCs(partial, h.log); err != nil {
+		return nil, fmt.Errorf("harvest batch %s: %w", b.Name(), err)
 	}
 	sum.Started, sum.Finished = start.UTC(), time.Now().UTC()
 	sum.ElapsedSeconds = sum.Finished.Sub(sum.Started).Seconds()
@@ -313,6 +319,19 @@ func warcInfo(cfg config.Config, b *collection.Batch, s Shard) warcio.Info {
 		info = append(info, warcio.Field{Name: "hostname", Value: host})
 	}
 	return info
+}
+
+// indexWARCs writes the CDXJ index of every WARC file of a harvest
+// directory that has none (docs/format/harvest.md, "CDXJ indexes"): the
+// files of this run, and of an earlier run of a harvester from before
+// the indexes. The WARC files are closed and never change again.
+func indexWARCs(dir string, log *slog.Logger) error {
+	st, err := cdxj.IndexDir(dir, false, log)
+	if err != nil {
+		return err
+	}
+	log.Debug("indexed WARC files", "dir", dir, "files", st.Indexed, "lines", st.Lines)
+	return nil
 }
 
 // countLines is the number of whole lines in the file at path (0 if it

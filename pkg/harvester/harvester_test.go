@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/fetch"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
@@ -209,9 +210,12 @@ func TestHarvest(t *testing.T) {
 	if big.Truncated != "length" {
 		t.Errorf("big page: WARC-Truncated %q", big.Truncated)
 	}
-	warcs, _ := filepath.Glob(filepath.Join(b.HarvestPath(), "data-*.warc.gz"))
-	if len(warcs) != 1 || filepath.Base(warcs[0]) != "data-00001.warc.gz" {
-		t.Errorf("WARC files %v", warcs)
+	warcs, _ := filepath.Glob(filepath.Join(b.HarvestPath(), "*.warc.gz"))
+	if len(warcs) != 1 {
+		t.Fatalf("WARC files %v, want one", warcs)
+	}
+	if n, ok := warcio.ParseName(filepath.Base(warcs[0])); !ok || n.Prefix != "wire" || n.Batch != 1 || n.ShardN != 1 || n.Serial != 1 || n.Time.After(time.Now()) {
+		t.Errorf("WARC file %s: want wire-YYYYMMDDhhmmss-000001-s1of1-00001.warc.gz", filepath.Base(warcs[0]))
 	}
 	data, _ := os.ReadFile(warcs[0])
 	if !bytes.Contains(gunzipAll(t, data), []byte("WARC-Target-URI: "+u("a.test", "/robots.txt"))) {
@@ -308,7 +312,8 @@ func slowWeb(t *testing.T, hosts, pages int) (*ht.Web, []batch.Entry) {
 
 // TestResume cancels a run in the middle (as SIGINT does), then runs
 // again: every URL ends with exactly one line, robots.txt is not fetched
-// again, politeness holds across the two runs.
+// again, politeness holds across the two runs, and the second run's WARC
+// file goes on with the serial and keeps the harvest's start in its name.
 func TestResume(t *testing.T) {
 	web, entries := slowWeb(t, 3, 8)
 	cfg := web.Config(wait)
@@ -328,6 +333,13 @@ func TestResume(t *testing.T) {
 	}
 	robotsBefore, _ := fetchlog.ReadRobots(filepath.Join(partial, fetchlog.RobotsFile))
 	nreq := len(web.Requests())
+	// The second run starts in a later second than the first's file
+	// name says, so that keeping the harvest's start is seen.
+	if names, _ := filepath.Glob(filepath.Join(partial, "*.warc.gz")); len(names) == 1 {
+		if n, ok := warcio.ParseName(filepath.Base(names[0])); ok {
+			time.Sleep(time.Until(n.Time.Add(time.Second)))
+		}
+	}
 
 	sum, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg})
 	if err != nil {
@@ -345,9 +357,14 @@ func TestResume(t *testing.T) {
 			t.Errorf("%s: line changed by the resume: %+v → %+v", u, r, final[u])
 		}
 	}
-	warcs, _ := filepath.Glob(filepath.Join(dir, collection.HarvestDir, "data-*.warc.gz"))
+	warcs, _ := filepath.Glob(filepath.Join(dir, collection.HarvestDir, "*.warc.gz"))
 	if len(warcs) != 2 {
-		t.Errorf("WARC files %v, want one per run", warcs)
+		t.Fatalf("WARC files %v, want one per run", warcs)
+	}
+	n1, ok1 := warcio.ParseName(filepath.Base(warcs[0]))
+	n2, ok2 := warcio.ParseName(filepath.Base(warcs[1]))
+	if !ok1 || !ok2 || n1.Serial != 1 || n2.Serial != 2 || !n1.Time.Equal(n2.Time) || n1.Batch != 4 || n2.Batch != 4 {
+		t.Errorf("WARC files %s and %s: want serials 1 and 2 of batch 4 with the harvest's one start time", filepath.Base(warcs[0]), filepath.Base(warcs[1]))
 	}
 	for u, r := range final {
 		if r.WARC == "" {
@@ -378,6 +395,43 @@ func TestResume(t *testing.T) {
 
 // TestRunDirRefusesHarvested: a bare batch directory, harvested, then
 // refused; --force harvests it again and replaces the output.
+// TestWARCNamesUnique harvests the same URLs as two batches, with a
+// prefix of the crawl's own: their WARC files have different names
+// (issue 37: every batch named its file data-00001.warc.gz, and an
+// archive over several batches could not tell them apart), each naming
+// its prefix and its batch.
+func TestWARCNamesUnique(t *testing.T) {
+	web := ht.Start(t, &ht.Host{Name: "a.test", Pages: map[string]*ht.Page{"/": html("x"), "/1": html("y")}})
+	cfg := web.Config(wait)
+	cfg.Harvester.WARCPrefix = "cl-2026"
+	root := t.TempDir()
+	seen := map[string]int{}
+	for _, id := range []int{1, 2} {
+		dir := filepath.Join(root, collection.BatchName(id))
+		ht.WriteBatch(t, dir, id, ht.Entries(web.URL("a.test", "/"), web.URL("a.test", "/1")))
+		sum, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sum.WARCFiles) != 1 {
+			t.Fatalf("batch %d: WARC files %v, want one", id, sum.WARCFiles)
+		}
+		name := sum.WARCFiles[0]
+		if n, ok := warcio.ParseName(name); !ok || n.Prefix != "cl-2026" || n.Batch != id {
+			t.Errorf("batch %d: WARC file %s, want cl-2026-TIME-%06d-s1of1-00001.warc.gz", id, name, id)
+		}
+		if other, dup := seen[name]; dup {
+			t.Errorf("batches %d and %d both named their WARC file %s", other, id, name)
+		}
+		seen[name] = id
+		for _, r := range readLog(t, filepath.Join(dir, collection.HarvestDir)) {
+			if r.WARC != name {
+				t.Errorf("batch %d: %s points at %s, not %s", id, r.URL, r.WARC, name)
+			}
+		}
+	}
+}
+
 func TestRunDirRefusesHarvested(t *testing.T) {
 	web := ht.Start(t, &ht.Host{Name: "a.test", Pages: map[string]*ht.Page{"/": html("x")}})
 	cfg := web.Config(wait)
@@ -620,6 +674,50 @@ func checkWARCs(t *testing.T, dir string) {
 		in, ok := byFile[r.WARC][r.Offset]
 		if !ok || (in.Type != "response" && in.Type != "revisit") || in.TargetURI != r.URL {
 			t.Errorf("%s: log points at %s@%d, which holds %+v", r.URL, r.WARC, r.Offset, in)
+		}
+	}
+	checkIndexes(t, dir, byFile, recs)
+}
+
+// checkIndexes checks the CDXJ index beside each WARC file: one line per
+// response and revisit record of the file, at the record's offset, for
+// its URL, and the line of every fetch log pointer with its length and
+// status (a 304 a revisit).
+func checkIndexes(t *testing.T, dir string, byFile map[string]map[int64]warcio.RecordInfo, recs []fetchlog.Record) {
+	t.Helper()
+	lines := map[string]map[int64]cdxj.Line{}
+	for name, records := range byFile {
+		idx, err := cdxj.ReadFile(filepath.Join(dir, cdxj.IndexName(name)))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		m := map[int64]cdxj.Line{}
+		for _, l := range idx {
+			in, ok := records[l.Offset]
+			if !ok || (in.Type != "response" && in.Type != "revisit") || in.TargetURI != l.URL || l.Filename != name {
+				t.Errorf("%s: index line %s points at %+v", name, l.String(), in)
+			}
+			m[l.Offset] = l
+		}
+		captures := 0
+		for _, in := range records {
+			if in.Type == "response" || in.Type == "revisit" {
+				captures++
+			}
+		}
+		if len(m) != len(idx) || len(idx) != captures {
+			t.Errorf("%s: %d index lines for %d responses and revisits", name, len(idx), captures)
+		}
+		lines[name] = m
+	}
+	for _, r := range recs {
+		if r.WARC == "" {
+			continue
+		}
+		l, ok := lines[r.WARC][r.Offset]
+		if !ok || l.Length != r.Length || l.Status != r.Status || (l.MIME == cdxj.MIMERevisit) != (r.Status == 304) {
+			t.Errorf("%s: fetch log %s@%d+%d %d, index line %+v", r.URL, r.WARC, r.Offset, r.Length, r.Status, l)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/fetch"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/warcio"
@@ -213,12 +214,16 @@ func response(url, body string) *fetch.Response {
 		Status: 200, StatusLine: "HTTP/1.1 200 OK", Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte(body)}
 }
 
+// testWARCName names the WARC files of the output tests: batch 7, whole,
+// started at a fixed second.
+var testWARCName = warcio.Name{Prefix: "wire", Time: time.Date(2026, 11, 22, 2, 3, 11, 0, time.UTC), Batch: 7, ShardI: 1, ShardN: 1}
+
 // TestRepair resumes from a harvest.partial left by a crash: a torn last
 // line, a line whose WARC record never reached the disk, a torn robots
 // line. What cannot be trusted is dropped (and so fetched again).
 func TestRepair(t *testing.T) {
 	dir := t.TempDir()
-	o, res, err := openOutput(dir, WARCPrefix, 0, nil, nil)
+	o, res, err := openOutput(dir, testWARCName, 0, nil, nil)
 	if err != nil || len(res.records) != 0 || len(res.robots) != 0 {
 		t.Fatalf("fresh: %v %+v", err, res)
 	}
@@ -234,13 +239,17 @@ func TestRepair(t *testing.T) {
 	if err := o.close(); err != nil {
 		t.Fatal(err)
 	}
-	warc := filepath.Join(dir, "data-00001.warc.gz")
+	first := "wire-20261122020311-000007-s1of1-00001.warc.gz"
+	warc := filepath.Join(dir, first)
 	st, _ := os.Stat(warc)
-	ghost := fetchlog.Record{DocID: 3, URL: "http://a.cl/3", Status: 200, Fetched: time.Now(), WARC: "data-00001.warc.gz", Offset: st.Size(), Length: 500}
+	ghost := fetchlog.Record{DocID: 3, URL: "http://a.cl/3", Status: 200, Fetched: time.Now(), WARC: first, Offset: st.Size(), Length: 500}
 	appendFile(t, filepath.Join(dir, fetchlog.LogFile), ghost.Format()+"4\thttp://a.cl/4\t200\t12")
 	appendFile(t, filepath.Join(dir, fetchlog.RobotsFile), `{"site":"http://b.cl","sta`)
 
-	o, res, err = openOutput(dir, WARCPrefix, 0, nil, nil)
+	// The resumed run starts later: its files keep the harvest's start.
+	later := testWARCName
+	later.Time = later.Time.Add(time.Hour)
+	o, res, err = openOutput(dir, later, 0, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,8 +257,8 @@ func TestRepair(t *testing.T) {
 	if len(res.records) != 2 || res.records[1].URL != "http://a.cl/2" || len(res.robots) != 1 || len(res.repaired) != 2 {
 		t.Fatalf("resumed %d records, %d robots, repaired %q", len(res.records), len(res.robots), res.repaired)
 	}
-	if o.nextWARC != 2 {
-		t.Errorf("next WARC file %d, want 2 (never append to an old one)", o.nextWARC)
+	if got, want := o.nextWARC.String(), "wire-20261122020311-000007-s1of1-00002.warc.gz"; got != want {
+		t.Errorf("next WARC file %s, want %s (never append to an old one, keep the harvest's start)", got, want)
 	}
 	recs, err := fetchlog.ReadFile(filepath.Join(dir, fetchlog.LogFile))
 	if err != nil || len(recs) != 2 {
@@ -265,10 +274,36 @@ func TestRepair(t *testing.T) {
 	}
 }
 
+// TestNextWARCName: the first file of a run goes on from the files a
+// killed run left in the partial directory — the highest serial plus one,
+// the harvest's start time from their names — whatever the kind of name:
+// a harvest begun by a harvester of before issue 37 (data-00001.warc.gz)
+// goes on under the new names.
+func TestNextWARCName(t *testing.T) {
+	later := testWARCName
+	later.Time = later.Time.Add(90 * time.Minute)
+	for _, tt := range []struct {
+		name  string
+		files []string
+		want  string
+	}{
+		{"fresh", nil, "wire-20261122033311-000007-s1of1-00001.warc.gz"},
+		{"resumed", []string{"wire-20261122020311-000007-s1of1-00001.warc.gz", "wire-20261122020311-000007-s1of1-00002.warc.gz", "fetch.log"},
+			"wire-20261122020311-000007-s1of1-00003.warc.gz"},
+		{"old names", []string{"data-00001.warc.gz", "data-00002.warc.gz"}, "wire-20261122033311-000007-s1of1-00003.warc.gz"},
+		{"old then new", []string{"data-00001.warc.gz", "wire-20261122020311-000007-s1of1-00002.warc.gz"}, "wire-20261122020311-000007-s1of1-00003.warc.gz"},
+		{"not WARC files", []string{"notes.txt", "x.warc.gz"}, "wire-20261122033311-000007-s1of1-00001.warc.gz"},
+	} {
+		if got := nextWARCName(later, tt.files).String(); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestRepairHeader(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, fetchlog.LogFile), []byte(fetchlog.Header()[:10]), 0o644)
-	o, res, err := openOutput(dir, WARCPrefix, 0, nil, nil)
+	o, res, err := openOutput(dir, testWARCName, 0, nil, nil)
 	if err != nil || len(res.records) != 0 {
 		t.Fatalf("torn header: %v", err)
 	}
@@ -280,15 +315,16 @@ func TestRepairHeader(t *testing.T) {
 
 	other := t.TempDir()
 	os.WriteFile(filepath.Join(other, fetchlog.LogFile), []byte("# wire-fetchlog 2\n"), 0o644)
-	if _, _, err := openOutput(other, WARCPrefix, 0, nil, nil); err == nil {
+	if _, _, err := openOutput(other, testWARCName, 0, nil, nil); err == nil {
 		t.Error("a fetch log of another version was accepted")
 	}
 }
 
-// TestWARCRotation starts a new file when the current one is full.
+// TestWARCRotation starts a new file when the current one is full, and
+// indexes the full one.
 func TestWARCRotation(t *testing.T) {
 	dir := t.TempDir()
-	o, _, err := openOutput(dir, WARCPrefix, 1, nil, nil)
+	o, _, err := openOutput(dir, testWARCName, 1, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,9 +334,23 @@ func TestWARCRotation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	o.close()
-	if got := warcFiles(dir); len(got) != 3 || got[2] != "data-00003.warc.gz" {
-		t.Errorf("files %v", got)
+	if err := o.close(); err != nil {
+		t.Fatal(err)
+	}
+	got := warcFiles(dir)
+	if len(got) != 3 || got[2] != "wire-20261122020311-000007-s1of1-00003.warc.gz" {
+		t.Fatalf("files %v", got)
+	}
+	// The files closed on the way are indexed by then; the last one is
+	// left to the publication (indexWARCs).
+	for i, name := range got {
+		lines, err := cdxj.ReadFile(filepath.Join(dir, cdxj.IndexName(name)))
+		switch {
+		case i < 2 && (err != nil || len(lines) != 1 || lines[0].URL != "http://a.cl/"+itoa(i)):
+			t.Errorf("%s: index %v, %v; want the page's line", name, lines, err)
+		case i == 2 && err == nil:
+			t.Errorf("%s, the open file, was indexed before the publication", name)
+		}
 	}
 }
 
@@ -359,7 +409,7 @@ func FuzzParseShard(f *testing.F) {
 // disk.
 func TestLogNeverAheadOfWARC(t *testing.T) {
 	dir := t.TempDir()
-	o, _, err := openOutput(dir, WARCPrefix, 0, nil, nil)
+	o, _, err := openOutput(dir, testWARCName, 0, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +447,7 @@ func TestCloseChecksLogSize(t *testing.T) {
 	for _, cut := range []bool{false, true} {
 		dir := t.TempDir()
 		for round := 0; round < 2; round++ { // the second round resumes
-			o, _, err := openOutput(dir, WARCPrefix, 0, nil, nil)
+			o, _, err := openOutput(dir, testWARCName, 0, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/fetch"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
@@ -23,39 +23,39 @@ import (
 
 // Names inside a batch directory and a harvest directory
 // (docs/format/harvest.md); the batch directory's names are spelled in
-// pkg/collection (names.go).
+// pkg/collection (names.go), the WARC files' in pkg/warcio (name.go).
 const (
 	// PartialDir is the harvest directory while it is being written.
 	PartialDir = collection.HarvestPartialDir
 	// LockFile is the lock a harvester holds on a batch directory.
 	LockFile = collection.HarvesterLock + collection.LockSuffix
-	// WARCPrefix starts the name of every WARC file of an unsharded
-	// harvest: data-00001.warc.gz, data-00002.warc.gz, ...
-	WARCPrefix = "data"
 	// WARCSuffix ends the name of every WARC file.
-	WARCSuffix = ".warc.gz"
+	WARCSuffix = warcio.Suffix
 )
 
-// warcFileName is the name of the n-th WARC file with a prefix.
-func warcFileName(prefix string, n int) string {
-	return fmt.Sprintf("%s-%05d%s", prefix, n, WARCSuffix)
-}
-
-// warcNumber returns n for a name warcFileName(prefix, n).
-func warcNumber(prefix, name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, prefix+"-")
-	if !ok {
-		return 0, false
+// nextWARCName returns the name of the first WARC file a run writes in a
+// harvest directory holding the files names (the run's template has its
+// prefix, batch, shard and start time): the serial goes on from the
+// highest one there, whatever the kind of name (an old
+// PREFIX-NNNNN.warc.gz too), and the time is the one of the harvest's
+// files already there, so a resumed harvest keeps its start time (a run
+// killed before its first file took none).
+func nextWARCName(tmpl warcio.Name, names []string) warcio.Name {
+	n := tmpl
+	n.Serial = 1
+	n.Time = n.Time.UTC().Truncate(time.Second)
+	last := 0
+	for _, name := range names {
+		s, ok := warcio.SerialOf(name)
+		if !ok {
+			continue
+		}
+		n.Serial = max(n.Serial, s+1)
+		if p, ok := warcio.ParseName(name); ok && s >= last {
+			n.Time, last = p.Time, s
+		}
 	}
-	digits, ok := strings.CutSuffix(rest, WARCSuffix)
-	if !ok || len(digits) < 5 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(digits)
-	if err != nil || n < 0 || strings.ContainsAny(digits, "+-") {
-		return 0, false
-	}
-	return n, true
+	return n
 }
 
 // The WARC file and the fetch log are buffered (up to warcBuffer bytes of
@@ -79,7 +79,6 @@ type output struct {
 	dir     string
 	log     *slog.Logger
 	maxWARC int64
-	prefix  string      // WARC file name prefix
 	info    warcio.Info // content of each WARC file's warcinfo record
 	now     func() time.Time
 
@@ -89,8 +88,8 @@ type output struct {
 	robotsf  *os.File
 	serversf *os.File
 	warc     *warcio.Writer
-	warcFile string // name of the open WARC file
-	nextWARC int    // number of the next WARC file to open
+	warcFile string      // name of the open WARC file
+	nextWARC warcio.Name // name of the next WARC file to open
 	dirty    bool
 	// newFile is set when a WARC file was created since the last sync,
 	// which then fsyncs the directory too (before the logs that name
@@ -102,6 +101,10 @@ type output struct {
 	// logBytes is the size the fetch log has once its buffer is
 	// written: close checks the file against it.
 	logBytes int64
+	// indexing runs the indexes of the WARC files closed so far
+	// (indexLater); indexErr is what failed of them (under mu).
+	indexing sync.WaitGroup
+	indexErr error
 }
 
 // resumed is what an existing harvest.partial already holds.
@@ -116,18 +119,18 @@ type resumed struct {
 }
 
 // openOutput opens (creating or resuming) the harvest directory dir,
-// whose WARC files are named prefix-NNNNN.warc.gz. An existing fetch log
+// whose WARC files are named after tmpl (nextWARCName). An existing fetch log
 // is read and repaired: a torn last line, a damaged line (and everything
 // after it) and lines whose WARC record is not whole on disk are dropped,
 // so that their URLs are fetched again.
-func openOutput(dir, prefix string, maxWARC int64, info warcio.Info, log *slog.Logger) (*output, *resumed, error) {
+func openOutput(dir string, tmpl warcio.Name, maxWARC int64, info warcio.Info, log *slog.Logger) (*output, *resumed, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("create %s: %w", dir, err)
 	}
-	o := &output{dir: dir, log: log, maxWARC: maxWARC, prefix: prefix, info: info, nextWARC: 1, now: time.Now}
+	o := &output{dir: dir, log: log, maxWARC: maxWARC, info: info, now: time.Now}
 	if o.maxWARC <= 0 {
 		o.maxWARC = 1 << 30
 	}
@@ -136,16 +139,17 @@ func openOutput(dir, prefix string, maxWARC int64, info warcio.Info, log *slog.L
 		return nil, nil, fmt.Errorf("read %s: %w", dir, err)
 	}
 	sizes := map[string]int64{}
+	var names []string
 	for _, e := range entries {
-		n, ok := warcNumber(prefix, e.Name())
-		if !ok {
+		if !strings.HasSuffix(e.Name(), WARCSuffix) {
 			continue
 		}
-		o.nextWARC = max(o.nextWARC, n+1)
+		names = append(names, e.Name())
 		if info, err := e.Info(); err == nil {
 			sizes[e.Name()] = info.Size()
 		}
 	}
+	o.nextWARC = nextWARCName(tmpl, names)
 	res := &resumed{robots: map[string]fetchlog.Robots{}, servers: map[string]fetchlog.Server{}}
 	if err := res.loadLog(filepath.Join(dir, fetchlog.LogFile), sizes); err != nil {
 		return nil, nil, err
@@ -486,15 +490,16 @@ func (o *output) appendWARC(enc *warcio.Encoded) (string, int64, int64, error) {
 		if err := o.warc.Close(); err != nil {
 			return "", 0, 0, err
 		}
+		o.indexLater(o.warcFile)
 		o.warc = nil
 	}
 	if o.warc == nil {
-		name := warcFileName(o.prefix, o.nextWARC)
+		name := o.nextWARC.String()
 		w, err := warcio.CreateWithInfo(filepath.Join(o.dir, name), o.info)
 		if err != nil {
 			return "", 0, 0, err
 		}
-		o.nextWARC++
+		o.nextWARC.Serial++
 		o.warc, o.warcFile = w, name
 		o.newFile = true
 		if err := w.SetBuffer(warcBuffer); err != nil {
@@ -506,6 +511,25 @@ func (o *output) appendWARC(enc *warcio.Encoded) (string, int64, int64, error) {
 		return "", 0, 0, err
 	}
 	return o.warcFile, off, n, nil
+}
+
+// indexLater writes the CDXJ index of the WARC file name, closed and
+// synced, in the background while the harvest goes on (reading a file
+// back costs about 180 µs a page: docs/harvester.md, "Output"); close
+// waits for it. The run's last file is indexed when the harvest is
+// published (indexWARCs). Called with mu held.
+func (o *output) indexLater(name string) {
+	o.indexing.Go(func() {
+		_, torn, err := cdxj.WriteIndex(o.dir, name)
+		if err == nil && torn >= 0 {
+			err = fmt.Errorf("index %s: the closed file has a torn record at %d", name, torn)
+		}
+		if err != nil {
+			o.mu.Lock()
+			o.indexErr = errors.Join(o.indexErr, err)
+			o.mu.Unlock()
+		}
+	})
 }
 
 // flush writes the buffered WARC records, then the buffered fetch log
@@ -602,10 +626,25 @@ func (o *output) tick() error {
 	return o.sync()
 }
 
-// close syncs and closes everything. It checks that the fetch log on
+// close syncs and closes everything, and waits for the indexes of the
+// WARC files closed on the way (indexLater). It checks that the fetch log on
 // disk holds exactly the bytes appended to it: the harvest's summary and
 // check are made from the lines as they were appended, not read back.
 func (o *output) close() error {
+	err := o.closeFiles()
+	// No file is closed past closeFiles (closed is set), so no index is
+	// started after this wait.
+	o.indexing.Wait()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err == nil {
+		err = o.indexErr
+	}
+	return err
+}
+
+// closeFiles syncs and closes the files, once.
+func (o *output) closeFiles() error {
 	err := o.sync()
 	o.mu.Lock()
 	defer o.mu.Unlock()

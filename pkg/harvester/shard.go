@@ -15,10 +15,12 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/excerpt"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
+	"github.com/wirecrawl/wire/pkg/warcio"
 )
 
 // Shard is one part of a batch shared by N harvesters (N machines): shard
@@ -109,13 +111,17 @@ func (s Shard) LockName() string {
 	return collection.ShardLockName(s.I, s.N)
 }
 
-// WARCPrefix is the prefix of the shard's WARC file names: "data", or
-// "data-sIofN", so that the files of all shards can share one directory.
-func (s Shard) WARCPrefix() string {
+// WARCName is the template of the names of the shard's WARC files
+// (warcio.Name, serial left to the output): the configured prefix, the
+// harvest's start, the batch and the shard (1 of 1 for the whole batch),
+// so that the files of all shards, and of all batches, can share one
+// directory or one archive.
+func (s Shard) WARCName(prefix string, batch int, start time.Time) warcio.Name {
+	i, n := s.I, s.N
 	if s.Whole() {
-		return WARCPrefix
+		i, n = 1, 1
 	}
-	return fmt.Sprintf("%s-s%dof%d", WARCPrefix, s.I, s.N)
+	return warcio.Name{Prefix: prefix, Time: start, Batch: batch, ShardI: i, ShardN: n}
 }
 
 // shardDone tells whether the shard's marker exists in the batch
@@ -167,7 +173,8 @@ func missingShards(dir string, n int) []int {
 }
 
 // mergeShards builds the batch's harvest/ from the n finished shard
-// directories: the WARC files are hard-linked (no copy), the fetch logs,
+// directories: the WARC files and their indexes are hard-linked (no
+// copy; a missing index is written), the fetch logs,
 // robots files and servers files concatenated, the result checked
 // against the batch, and published by one rename; the shard directories
 // are removed afterwards. Readers of harvest/ see an ordinary harvest.
@@ -204,7 +211,15 @@ func mergeShards(dir string, n int, entries []batch.Entry) ([]fetchlog.Record, e
 			if err := os.Link(filepath.Join(sdir, w), filepath.Join(tmp, w)); err != nil {
 				return nil, fmt.Errorf("merge shards: %w", err)
 			}
+			idx := cdxj.IndexName(w)
+			if err := os.Link(filepath.Join(sdir, idx), filepath.Join(tmp, idx)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("merge shards: %w", err)
+			}
 		}
+	}
+	// A shard published by a harvester from before the indexes has none.
+	if err := indexWARCs(tmp, slog.New(slog.DiscardHandler)); err != nil {
+		return nil, fmt.Errorf("merge shards: %w", err)
 	}
 	if err := verify(entries, recs); err != nil {
 		return nil, fmt.Errorf("merge shards: %w", err)

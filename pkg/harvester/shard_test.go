@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/harvester"
 	ht "github.com/wirecrawl/wire/pkg/harvester/harvestertest"
@@ -39,8 +40,16 @@ func TestShardOf(t *testing.T) {
 		}
 	}
 	s := harvester.Shard{I: 2, N: 3}
-	if s.HarvestDir() != "harvest-shard-2-of-3" || s.Marker() != "harvested-shard-2-of-3.done" || s.WARCPrefix() != "data-s2of3" || s.PartialDir() != "harvest-shard-2-of-3.partial" {
-		t.Errorf("shard names %q %q %q %q", s.HarvestDir(), s.Marker(), s.WARCPrefix(), s.PartialDir())
+	start := time.Date(2026, 11, 22, 2, 3, 11, 0, time.UTC)
+	warc := s.WARCName("wire", 42, start)
+	warc.Serial = 1
+	if s.HarvestDir() != "harvest-shard-2-of-3" || s.Marker() != "harvested-shard-2-of-3.done" || warc.String() != "wire-20261122020311-000042-s2of3-00001.warc.gz" || s.PartialDir() != "harvest-shard-2-of-3.partial" {
+		t.Errorf("shard names %q %q %q %q", s.HarvestDir(), s.Marker(), warc, s.PartialDir())
+	}
+	whole := harvester.Shard{}.WARCName("wire", 42, start)
+	whole.Serial = 3
+	if got := whole.String(); got != "wire-20261122020311-000042-s1of1-00003.warc.gz" {
+		t.Errorf("whole batch's WARC name %s", got)
 	}
 }
 
@@ -110,7 +119,7 @@ func TestShardsSharedDirectory(t *testing.T) {
 	}
 	for url, r := range logged {
 		host := strings.Split(strings.TrimPrefix(url, "http://"), ":")[0]
-		if want := fmt.Sprintf("data-s%dof3-", harvester.Of(host, 3)); !strings.HasPrefix(r.WARC, want) {
+		if want := fmt.Sprintf("-000005-s%dof3-", harvester.Of(host, 3)); !strings.HasPrefix(r.WARC, "wire-") || !strings.Contains(r.WARC, want) {
 			t.Errorf("%s in %s, want a file of shard %s", url, r.WARC, want)
 		}
 	}
@@ -185,8 +194,17 @@ func TestShardsCopiedBack(t *testing.T) {
 	if _, err := harvester.RunDir(context.Background(), a, harvester.Options{Config: cfg, Shard: s1}); !errors.Is(err, collection.ErrAlreadyDone) {
 		t.Errorf("shard 1/2 again: %v", err)
 	}
-	// Copy shard 2 back (as rsync would) and finish.
+	// Copy shard 2 back (as rsync would) and finish. Its indexes are
+	// left behind, as a harvester from before them left none: the merge
+	// writes them (checkWARCs checks every file's).
 	copyDir(t, filepath.Join(b, s2.HarvestDir()), filepath.Join(a, s2.HarvestDir()))
+	indexes, _ := filepath.Glob(filepath.Join(a, s2.HarvestDir(), "*"+cdxj.Suffix))
+	if len(indexes) == 0 {
+		t.Fatal("shard 2 published no index")
+	}
+	for _, f := range indexes {
+		os.Remove(f)
+	}
 	data, _ := os.ReadFile(filepath.Join(b, s2.Marker()))
 	os.WriteFile(filepath.Join(a, s2.Marker()), data, 0o644)
 	n := len(web.Requests())

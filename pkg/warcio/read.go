@@ -249,6 +249,7 @@ func (r *Reader) inflate(f io.ReaderAt, offset, length, limit int64) (plain []by
 // (cut short when the member was not read to its end).
 type record struct {
 	typ, target, date, truncated, digest string
+	payloadDigest, profile               string // read for Scan (scan.go)
 	contentLength                        int64
 	block                                []byte
 	whole                                bool // block holds all Content-Length bytes
@@ -299,6 +300,10 @@ func parseRecord(plain []byte, complete bool) (*record, error) {
 			rec.truncated = string(value)
 		case fieldIs(name, "WARC-Block-Digest"):
 			rec.digest = string(value)
+		case fieldIs(name, "WARC-Payload-Digest"):
+			rec.payloadDigest = string(value)
+		case fieldIs(name, "WARC-Profile"):
+			rec.profile = string(value)
 		case fieldIs(name, "Content-Length"):
 			n, err := strconv.ParseInt(string(value), 10, 64)
 			if err != nil || n < 0 {
