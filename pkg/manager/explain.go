@@ -115,7 +115,7 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 		if err != nil {
 			return fmt.Errorf("explain %s: %w", rawURL, err)
 		}
-		ex.SiteStreaming, ex.Streaming = site.Streaming, describeStreaming(site, next, opts.Config.Harvester.MaxStreaming, now, opts.Config.Manager.MinRevisit.D())
+		ex.SiteStreaming, ex.Streaming = site.Streaming, describeStreaming(site, next, opts.Config.Harvester.MaxStreaming, now, opts.Config.Manager.Revisit())
 		if site.MirrorOf != 0 {
 			of, err := tx.Site(site.MirrorOf)
 			if err != nil {
@@ -166,7 +166,7 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 	default:
 		ex.RQWhy = "not fetched, only the URL is known: rq_url"
 	}
-	ex.F, ex.Change = freshness(d, now, m.MinRevisit.D())
+	ex.F, ex.Change = NewClock(m).freshness(d, now)
 	switch {
 	case !d.HasFetchedCopy() && d.State == linkgraph.StateFetched:
 		ex.FWhy = "fetched, but the time of the fetch is unknown"
@@ -220,7 +220,7 @@ func skipReason(w *watched, m *config.Manager, now time.Time) string {
 		return fmt.Sprintf("its state is %q", d.State)
 	case skipRecent:
 		return fmt.Sprintf("fetched %s ago, less than min_revisit %s (a candidate again from %s)",
-			now.Sub(d.Fetched).Round(time.Minute), m.MinRevisit, d.Fetched.Add(m.MinRevisit.D()).UTC().Format(time.RFC3339))
+			now.Sub(d.Fetched).Round(time.Minute), m.Revisit(), d.Fetched.Add(m.Revisit()).UTC().Format(time.RFC3339))
 	case skipDeep:
 		kind, limit := "static", m.MaxDepthStatic
 		if w.a.dynamic {
