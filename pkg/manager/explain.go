@@ -13,6 +13,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/timescale"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
@@ -38,9 +39,12 @@ type Explanation struct {
 	F      float64 // freshness now
 	FWhy   string
 	Change History // the change-rate estimate (fetched pages)
-	VNow   float64 // IQ^α·RQ^β·F^γ
-	VAfter float64 // IQ^α: a visit brings RQ and F to 1
-	Profit float64 // (VAfter − VNow), halved for a page whose last attempt failed, times manager.near_duplicate_weight for a near-duplicate
+	// TimeScale is manager.time_scale, the factor on the durations of
+	// the freshness estimate and min_revisit.
+	TimeScale timescale.Scale
+	VNow      float64 // IQ^α·RQ^β·F^γ
+	VAfter    float64 // IQ^α: a visit brings RQ and F to 1
+	Profit    float64 // (VAfter − VNow), halved for a page whose last attempt failed, times manager.near_duplicate_weight for a near-duplicate
 
 	// NearDup is the URL of the fetched page this one is a near-duplicate
 	// of (or that its rel=canonical names), "" for none; NearDupWeight is
@@ -167,6 +171,7 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 		ex.RQWhy = "not fetched, only the URL is known: rq_url"
 	}
 	ex.F, ex.Change = NewClock(m).freshness(d, now)
+	ex.TimeScale = m.Scale()
 	switch {
 	case !d.HasFetchedCopy() && d.State == linkgraph.StateFetched:
 		ex.FWhy = "fetched, but the time of the fetch is unknown"
@@ -299,6 +304,9 @@ func (ex *Explanation) Print(w io.Writer) error {
 	fmt.Fprintf(tw, "IQ\t%s\t%s\n", g4(ex.IQ), ex.IQWhy)
 	fmt.Fprintf(tw, "RQ\t%s\t%s\n", g4(ex.RQ), ex.RQWhy)
 	fmt.Fprintf(tw, "F\t%s\t%s\n", g4(ex.F), ex.FWhy)
+	if ex.TimeScale.Factor() != 1 {
+		fmt.Fprintf(tw, "time scale\t%s\tmanager.time_scale: the prior, min_revisit and the other freshness durations are scaled\n", ex.TimeScale)
+	}
 	if h := ex.Change; h.Visits > 0 {
 		src := "visit history"
 		if h.FromDoc {
