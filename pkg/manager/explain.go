@@ -180,7 +180,7 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 	case sitemapStale(d):
 		ex.FWhy = fmt.Sprintf("stale: its sitemap's lastmod %s is after the fetch %s", d.SitemapLastMod.UTC().Format(time.RFC3339), d.Fetched.UTC().Format(time.RFC3339))
 	default:
-		ex.FWhy = fmt.Sprintf("exp(−λ·age), λ = %s changes/day, age %s", g4(ex.Change.Lambda), now.Sub(d.Fetched).Round(time.Minute))
+		ex.FWhy = fmt.Sprintf("exp(−λ·age), λ = %s changes/day, age %s", g4(ex.Change.Lambda), shownAge(now.Sub(d.Fetched), m))
 	}
 	iqa := math.Pow(ex.IQ, m.Alpha)
 	ex.VAfter = iqa
@@ -211,6 +211,16 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 	return ex
 }
 
+// shownAge rounds an age for explain: to the minute, or to the second
+// when manager.time_scale compresses time (a scaled day may last a
+// minute).
+func shownAge(age time.Duration, m *config.Manager) time.Duration {
+	if m.Scale().Factor() < 1 {
+		return age.Round(time.Second)
+	}
+	return age.Round(time.Minute)
+}
+
 // skipReason says why the watched document is not a candidate.
 func skipReason(w *watched, m *config.Manager, now time.Time) string {
 	d := w.doc
@@ -225,7 +235,7 @@ func skipReason(w *watched, m *config.Manager, now time.Time) string {
 		return fmt.Sprintf("its state is %q", d.State)
 	case skipRecent:
 		return fmt.Sprintf("fetched %s ago, less than min_revisit %s (a candidate again from %s)",
-			now.Sub(d.Fetched).Round(time.Minute), m.Revisit(), d.Fetched.Add(m.Revisit()).UTC().Format(time.RFC3339))
+			shownAge(now.Sub(d.Fetched), m), m.Revisit(), d.Fetched.Add(m.Revisit()).UTC().Format(time.RFC3339))
 	case skipDeep:
 		kind, limit := "static", m.MaxDepthStatic
 		if w.a.dynamic {
