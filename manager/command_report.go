@@ -55,7 +55,7 @@ func parseReport(c *cli.Context) (reportOptions, error) {
 	}
 	return reportOptions{
 		Collection: col,
-		Report:     report.Options{Damping: cfg.Manager.Damping, Top: c.Int("top")},
+		Report:     report.Options{Damping: cfg.Manager.Damping, Top: c.Int("top"), TimeScale: cfg.Manager.Scale()},
 		Output:     c.String("output"),
 		JSON:       c.Bool("json"),
 		Std:        command.StdFrom(c),

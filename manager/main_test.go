@@ -195,3 +195,69 @@ func TestStatsExplainHistory(t *testing.T) {
 		t.Errorf("import of a missing file: exit %d", code)
 	}
 }
+
+// TestTimeScale runs explain and run through the binary on a collection
+// whose wire.toml sets manager.time_scale to 1/1440 (issue 35): a page
+// fetched 30 minutes ago has the prior's λ of 48 changes a day (one per
+// 30 minutes), is past min_revisit (7 minutes) and goes into the batch as
+// a revisit; the batch file records the scale. The flag overriding the
+// scale back to 1 gives the real-time figures.
+func TestTimeScale(t *testing.T) {
+	dir := newCollection(t)
+	path := filepath.Join(dir, config.FileName)
+	toml, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled := strings.Replace(string(toml), "\ntime_scale = 1.0\n", "\ntime_scale = 0.000694444444444444\n", 1)
+	if scaled == string(toml) {
+		t.Fatal("the sample config has no time_scale = 1.0 line")
+	}
+	if err := os.WriteFile(path, []byte(scaled), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fetched := time.Now().Add(-30 * time.Minute).UTC().Truncate(time.Second)
+	g, err := linkgraph.Open(filepath.Join(dir, collection.GraphFile), false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = g.Update(func(tx *linkgraph.Tx) error {
+		id, _ := tx.LookupURL("http://a.cl/1")
+		d, err := tx.Doc(id)
+		if err != nil {
+			return err
+		}
+		d.State, d.Visits, d.Status, d.Fetched, d.FirstFetched = linkgraph.StateFetched, 1, 200, fetched, fetched
+		d.History = []linkgraph.Visit{{Time: fetched, Status: 200}}
+		return tx.PutDoc(d)
+	})
+	g.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := runApp(t, "explain", "-c", dir, "http://a.cl/1")
+	flat := strings.Join(strings.Fields(out), " ")
+	if code != command.ExitOK || !strings.Contains(flat, "λ = 48 changes/day") || !strings.Contains(flat, "next batch in the next batch") ||
+		!strings.Contains(flat, "time scale 0.000694444 (a day lasts 1m0s)") {
+		t.Errorf("explain at time scale 1/1440: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runApp(t, "explain", "-c", dir, "--manager-time-scale", "1", "http://a.cl/1")
+	flat = strings.Join(strings.Fields(out), " ")
+	if code != command.ExitOK || !strings.Contains(flat, "λ = 0.03333 changes/day") || !strings.Contains(flat, "less than min_revisit 168h0m0s") || strings.Contains(flat, "time scale") {
+		t.Errorf("explain at time scale 1: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runApp(t, "explain", "-c", dir, "--manager-time-scale", "0", "http://a.cl/1")
+	if code != command.ExitUsage || !strings.Contains(errOut, "manager.time_scale: must be between 1e-05 and 1") {
+		t.Errorf("explain at time scale 0: exit %d\n%s%s", code, out, errOut)
+	}
+
+	code, out, errOut = runApp(t, "run", "-c", dir, "-q")
+	if code != command.ExitOK || !strings.Contains(out, "revisits    1") {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runApp(t, "show", "-c", dir, "1")
+	if code != command.ExitOK || !strings.Contains(out, "time_scale=0.000694444444444444") || !strings.Contains(out, "min_revisit=168h0m0s") {
+		t.Errorf("show 1: exit %d\n%s", code, out)
+	}
+}

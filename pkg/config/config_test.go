@@ -216,3 +216,36 @@ func TestNonFinite(t *testing.T) {
 		t.Errorf("long value: error of %d bytes", len(fmt.Sprint(err)))
 	}
 }
+
+// TestTimeScale: manager.time_scale from each source, the min_revisit it
+// gives (issue 35: s = 1/1440 turns min_revisit's week into 7 minutes),
+// and bad values refused with the key and the value named.
+func TestTimeScale(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		src     Sources
+		revisit time.Duration
+		bad     string // words of the error; "" for none
+	}{
+		{"default", Sources{NoEnv: true}, 7 * 24 * time.Hour, ""},
+		{"file", Sources{File: "testdata/time-scale.good.toml", NoEnv: true}, 7 * time.Minute, ""},
+		{"environment", Sources{LookupEnv: func(k string) (string, bool) { return "0.5", k == "WIRE_MANAGER_TIME_SCALE" }}, 84 * time.Hour, ""},
+		{"flag", Sources{NoEnv: true, Overrides: map[string]string{"manager.time_scale": "0.000694444444444444"}}, 7 * time.Minute, ""},
+		{"zero", Sources{NoEnv: true, Overrides: map[string]string{"manager.time_scale": "0"}}, 0, "manager.time_scale: must be between 1e-05 and 1 (1/1440 = 0.000694444444444444 turns a day into a minute), got 0"},
+		{"negative", Sources{NoEnv: true, Overrides: map[string]string{"manager.time_scale": "-1"}}, 0, "manager.time_scale: must be between 1e-05 and 1"},
+		{"stretched", Sources{NoEnv: true, Overrides: map[string]string{"manager.time_scale": "1440"}}, 0, "got 1440"},
+		{"too small", Sources{NoEnv: true, Overrides: map[string]string{"manager.time_scale": "1e-6"}}, 0, "got 1e-06"},
+		{"a fraction is not a number", Sources{NoEnv: true, Overrides: map[string]string{"manager.time_scale": "1/1440"}}, 0, `--manager-time-scale: manager.time_scale: want a number, got "1/1440"`},
+		{"nan", Sources{NoEnv: true, Overrides: map[string]string{"manager.time_scale": "nan"}}, 0, "manager.time_scale: want a finite number"},
+	} {
+		c, err := Load(tt.src)
+		switch {
+		case tt.bad == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.bad == "" && c.Manager.Revisit() != tt.revisit:
+			t.Errorf("%s: time_scale %g gives min_revisit %s, want %s", tt.name, c.Manager.TimeScale, c.Manager.Revisit(), tt.revisit)
+		case tt.bad != "" && (err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.bad)):
+			t.Errorf("%s: error %v, want ErrInvalid with %q", tt.name, err, tt.bad)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/excerpt"
+	"github.com/wirecrawl/wire/pkg/timescale"
 )
 
 // Strategies returns the intrinsic-quality estimators the manager knows,
@@ -40,10 +41,19 @@ type Manager struct {
 	MaxDepthDynamic     int      `toml:"max_depth_dynamic" doc:"Pages of dynamic URLs (a query, a script extension or /cgi-bin/) deeper than this are not scheduled."`
 	DynamicExtensions   []string `toml:"dynamic_extensions" doc:"File extensions (without dot) that make a URL dynamic even without a query."`
 	MaxFetchesPerScript int      `toml:"max_fetches_per_script" doc:"At most this many URLs with a query are fetched per script (URL before the '?'); 0 means no limit."`
-	MinRevisit          Duration `toml:"min_revisit" doc:"A fetched page is not scheduled again before this much time has passed."`
+	MinRevisit          Duration `toml:"min_revisit" doc:"A fetched page is not scheduled again before this much time has passed (times time_scale)."`
+	TimeScale           float64  `toml:"time_scale" doc:"Factor s on every duration of the freshness machinery: the change-rate prior (one change per 30 days), the 365-day cap on Last-Modified ages, sitemap changefreq rates, the lying-sitemap window (1 h) and future slack (24 h), the report's age classes and min_revisit (docs/manager.md, \"Time scale\"); 1 is real time, 1/1440 (0.000694444444444444) turns a day into a minute. Harvester waits, Crawl-delay, timeouts and batch lengths are not scaled."`
 	RobotsMaxAge        Duration `toml:"robots_max_age" doc:"A site's stored robots.txt younger than this goes into the batch (robots.jsonl) so the harvester need not fetch it again; 0 sends none."`
 	NearDuplicateWeight float64  `toml:"near_duplicate_weight" doc:"Factor of the profit of a page that is a near-duplicate of a fetched page (simhash within 3 bits, or rel=canonical to it), or a page of a site found to mirror another (docs/manager.md): 1 ignores near-duplicates."`
 }
+
+// Scale returns manager.time_scale, the factor on the durations of the
+// freshness machinery.
+func (c *Manager) Scale() timescale.Scale { return timescale.Scale(c.TimeScale) }
+
+// Revisit returns min_revisit at the time scale: the one value every use
+// of min_revisit takes.
+func (c *Manager) Revisit() time.Duration { return c.Scale().D(c.MinRevisit.D()) }
 
 func defaultManager() Manager {
 	return Manager{
@@ -79,6 +89,7 @@ func defaultManager() Manager {
 		},
 		MaxFetchesPerScript: 1,
 		MinRevisit:          Duration(7 * 24 * time.Hour),
+		TimeScale:           1,
 		RobotsMaxAge:        Duration(24 * time.Hour),
 		NearDuplicateWeight: 0.1,
 	}
@@ -140,6 +151,9 @@ func (c *Manager) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.MinRevisit < 0 {
 		bad("manager.min_revisit", "must not be negative")
+	}
+	if err := timescale.Check(c.TimeScale); err != nil {
+		bad("manager.time_scale", "%v", err)
 	}
 	if c.RobotsMaxAge < 0 {
 		bad("manager.robots_max_age", "must not be negative")

@@ -24,6 +24,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/parsed"
 	"github.com/wirecrawl/wire/pkg/sitemap"
 	"github.com/wirecrawl/wire/pkg/textstore"
+	"github.com/wirecrawl/wire/pkg/timescale"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
@@ -99,6 +100,10 @@ type Options struct {
 	// Agent is the robots.txt product token (meta robots and
 	// X-Robots-Tag addressed to it count).
 	Agent string
+	// TimeScale is manager.time_scale: it scales the window and the
+	// future slack of the lying-sitemap rule (docs/sitemaps.md, "A
+	// sitemap that lies"); zero means 1.
+	TimeScale timescale.Scale
 	// Logger receives per-page problems at debug level and a line per
 	// batch; nil discards.
 	Logger *slog.Logger
@@ -125,6 +130,7 @@ func OptionsFromConfig(cfg config.Config) (Options, error) {
 		MaxURLLength:    cfg.Scope.MaxURLLength,
 		SessionParams:   cfg.Scope.SessionParams,
 		Agent:           cfg.Crawl.ProductToken,
+		TimeScale:       cfg.Manager.Scale(),
 		FallbackCharset: cfg.Gatherer.FallbackCharset,
 		InflightBytes:   cfg.Gatherer.InflightBytes,
 		LanguageSample:  cfg.Gatherer.LanguageSample,

@@ -12,12 +12,15 @@ import (
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/parsed"
 	"github.com/wirecrawl/wire/pkg/sitemap"
+	"github.com/wirecrawl/wire/pkg/timescale"
 )
 
 // Lying dates: a sitemap whose entries nearly all claim to have changed
 // within lyingWindow of its fetch (a generator that writes "now" for every
 // URL) has its lastmod dates left out, as has any single date later than
-// the fetch by more than futureSlack (docs/sitemaps.md, "Freshness").
+// the fetch by more than futureSlack (docs/sitemaps.md, "Freshness"). Both
+// durations are at time scale 1; trustDates takes them through the
+// manager.time_scale of the run.
 const (
 	lyingWindow   = time.Hour
 	lyingMin      = 10  // entries with a date before the rule applies
@@ -101,30 +104,32 @@ func (p *pipeline) parseSitemap(r *result, body []byte, truncated string) {
 		}
 		sm.Reason = why
 	}
-	sm.Untrusted = trustDates(links, dates, d.Fetched)
+	sm.Untrusted = trustDates(links, dates, d.Fetched, p.o.TimeScale)
 	d.Sitemap, d.Links = sm, links
 	r.bytesIn = int64(len(body))
 	r.sitemapTime = time.Since(start)
 }
 
 // trustDates copies the entries' lastmod dates into the links unless the
-// sitemap lies about them, and says why when it does.
-func trustDates(links []parsed.Link, dates []time.Time, fetched time.Time) string {
+// sitemap lies about them, and says why when it does; its window and
+// future slack are scaled by s.
+func trustDates(links []parsed.Link, dates []time.Time, fetched time.Time, s timescale.Scale) string {
+	window, slack := s.D(lyingWindow), s.D(futureSlack)
 	dated, recent := 0, 0
 	for _, t := range dates {
 		if t.IsZero() {
 			continue
 		}
 		dated++
-		if !fetched.IsZero() && t.After(fetched.Add(-lyingWindow)) {
+		if !fetched.IsZero() && t.After(fetched.Add(-window)) {
 			recent++
 		}
 	}
 	if dated >= lyingMin && float64(recent) >= lyingFraction*float64(dated) {
-		return fmt.Sprintf("%d of %d lastmod dates within %s of the fetch", recent, dated, lyingWindow)
+		return fmt.Sprintf("%d of %d lastmod dates within %s of the fetch", recent, dated, window)
 	}
 	for i, t := range dates {
-		if t.IsZero() || (!fetched.IsZero() && t.After(fetched.Add(futureSlack))) {
+		if t.IsZero() || (!fetched.IsZero() && t.After(fetched.Add(slack))) {
 			continue
 		}
 		links[i].LastMod = t.Format(time.RFC3339)

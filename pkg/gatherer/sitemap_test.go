@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/gatherer/gathertest"
+	"github.com/wirecrawl/wire/pkg/parsed"
+	"github.com/wirecrawl/wire/pkg/timescale"
 )
 
 // TestSitemaps: entries of kind sitemap are read as sitemaps (gzip by its
@@ -79,5 +82,55 @@ func TestSitemaps(t *testing.T) {
 	}
 	if s.Sitemaps != 4 || s.SitemapErrors != 1 || s.SitemapEntries != 4+2+20+1 {
 		t.Errorf("summary: %+v", s)
+	}
+}
+
+// TestTrustDatesScaled: the lying-sitemap rule's window (1 h) and future
+// slack (24 h) at manager.time_scale (issue 35): at s = 1/1440 they last
+// 2.5 s and a minute, so a test web whose pages change every few scaled
+// days writes honest dates seconds apart, and OptionsFromConfig passes
+// the scale on.
+func TestTrustDatesScaled(t *testing.T) {
+	fetched := gathertest.Fetched
+	const minute = timescale.Scale(0.000694444444444444)
+	// n dates, each ago before the fetch.
+	dates := func(n int, ago time.Duration) []time.Time {
+		out := make([]time.Time, n)
+		for i := range out {
+			out[i] = fetched.Add(-ago)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name  string
+		s     timescale.Scale
+		dates []time.Time
+		lying bool
+		kept  int // dates copied into the links
+	}{
+		{"20 dates 10 s before the fetch, real time: lying", timescale.Real, dates(20, 10*time.Second), true, 0},
+		{"the same, a day a minute: honest", minute, dates(20, 10*time.Second), false, 20},
+		{"20 dates 2 s before the fetch, a day a minute: lying", minute, dates(20, 2*time.Second), true, 0},
+		{"20 dates 30 min before, real time: lying", 0, dates(20, 30*time.Minute), true, 0},
+		{"a date 2 min after the fetch, real time: kept", timescale.Real, dates(1, -2*time.Minute), false, 1},
+		{"a date 2 min after the fetch, a day a minute: dropped", minute, dates(1, -2*time.Minute), false, 0},
+		{"a date 30 s after the fetch, a day a minute: kept", minute, dates(1, -30*time.Second), false, 1},
+	} {
+		links := make([]parsed.Link, len(tt.dates))
+		why := trustDates(links, tt.dates, fetched, tt.s)
+		kept := 0
+		for _, l := range links {
+			if l.LastMod != "" {
+				kept++
+			}
+		}
+		if (why != "") != tt.lying || kept != tt.kept {
+			t.Errorf("%s: untrusted %q, %d dates kept; want lying %v, %d kept", tt.name, why, kept, tt.lying, tt.kept)
+		}
+	}
+	cfg := config.Defaults()
+	cfg.Manager.TimeScale = float64(minute)
+	if o, err := OptionsFromConfig(cfg); err != nil || o.TimeScale != minute {
+		t.Errorf("OptionsFromConfig: time scale %g, %v", o.TimeScale, err)
 	}
 }

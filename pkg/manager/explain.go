@@ -13,6 +13,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/timescale"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
@@ -38,9 +39,12 @@ type Explanation struct {
 	F      float64 // freshness now
 	FWhy   string
 	Change History // the change-rate estimate (fetched pages)
-	VNow   float64 // IQ^α·RQ^β·F^γ
-	VAfter float64 // IQ^α: a visit brings RQ and F to 1
-	Profit float64 // (VAfter − VNow), halved for a page whose last attempt failed, times manager.near_duplicate_weight for a near-duplicate
+	// TimeScale is manager.time_scale, the factor on the durations of
+	// the freshness estimate and min_revisit.
+	TimeScale timescale.Scale
+	VNow      float64 // IQ^α·RQ^β·F^γ
+	VAfter    float64 // IQ^α: a visit brings RQ and F to 1
+	Profit    float64 // (VAfter − VNow), halved for a page whose last attempt failed, times manager.near_duplicate_weight for a near-duplicate
 
 	// NearDup is the URL of the fetched page this one is a near-duplicate
 	// of (or that its rel=canonical names), "" for none; NearDupWeight is
@@ -115,7 +119,7 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 		if err != nil {
 			return fmt.Errorf("explain %s: %w", rawURL, err)
 		}
-		ex.SiteStreaming, ex.Streaming = site.Streaming, describeStreaming(site, next, opts.Config.Harvester.MaxStreaming, now, opts.Config.Manager.MinRevisit.D())
+		ex.SiteStreaming, ex.Streaming = site.Streaming, describeStreaming(site, next, opts.Config.Harvester.MaxStreaming, now, opts.Config.Manager.Revisit())
 		if site.MirrorOf != 0 {
 			of, err := tx.Site(site.MirrorOf)
 			if err != nil {
@@ -166,7 +170,8 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 	default:
 		ex.RQWhy = "not fetched, only the URL is known: rq_url"
 	}
-	ex.F, ex.Change = freshness(d, now, m.MinRevisit.D())
+	ex.F, ex.Change = NewClock(m).freshness(d, now)
+	ex.TimeScale = m.Scale()
 	switch {
 	case !d.HasFetchedCopy() && d.State == linkgraph.StateFetched:
 		ex.FWhy = "fetched, but the time of the fetch is unknown"
@@ -175,7 +180,7 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 	case sitemapStale(d):
 		ex.FWhy = fmt.Sprintf("stale: its sitemap's lastmod %s is after the fetch %s", d.SitemapLastMod.UTC().Format(time.RFC3339), d.Fetched.UTC().Format(time.RFC3339))
 	default:
-		ex.FWhy = fmt.Sprintf("exp(−λ·age), λ = %s changes/day, age %s", g4(ex.Change.Lambda), now.Sub(d.Fetched).Round(time.Minute))
+		ex.FWhy = fmt.Sprintf("exp(−λ·age), λ = %s changes/day, age %s", g4(ex.Change.Lambda), shownAge(now.Sub(d.Fetched), m))
 	}
 	iqa := math.Pow(ex.IQ, m.Alpha)
 	ex.VAfter = iqa
@@ -206,6 +211,16 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 	return ex
 }
 
+// shownAge rounds an age for explain: to the minute, or to the second
+// when manager.time_scale compresses time (a scaled day may last a
+// minute).
+func shownAge(age time.Duration, m *config.Manager) time.Duration {
+	if m.Scale().Factor() < 1 {
+		return age.Round(time.Second)
+	}
+	return age.Round(time.Minute)
+}
+
 // skipReason says why the watched document is not a candidate.
 func skipReason(w *watched, m *config.Manager, now time.Time) string {
 	d := w.doc
@@ -220,7 +235,7 @@ func skipReason(w *watched, m *config.Manager, now time.Time) string {
 		return fmt.Sprintf("its state is %q", d.State)
 	case skipRecent:
 		return fmt.Sprintf("fetched %s ago, less than min_revisit %s (a candidate again from %s)",
-			now.Sub(d.Fetched).Round(time.Minute), m.MinRevisit, d.Fetched.Add(m.MinRevisit.D()).UTC().Format(time.RFC3339))
+			shownAge(now.Sub(d.Fetched), m), m.Revisit(), d.Fetched.Add(m.Revisit()).UTC().Format(time.RFC3339))
 	case skipDeep:
 		kind, limit := "static", m.MaxDepthStatic
 		if w.a.dynamic {
@@ -299,6 +314,9 @@ func (ex *Explanation) Print(w io.Writer) error {
 	fmt.Fprintf(tw, "IQ\t%s\t%s\n", g4(ex.IQ), ex.IQWhy)
 	fmt.Fprintf(tw, "RQ\t%s\t%s\n", g4(ex.RQ), ex.RQWhy)
 	fmt.Fprintf(tw, "F\t%s\t%s\n", g4(ex.F), ex.FWhy)
+	if ex.TimeScale.Factor() != 1 {
+		fmt.Fprintf(tw, "time scale\t%s\tmanager.time_scale: the prior, min_revisit and the other freshness durations are scaled\n", ex.TimeScale)
+	}
 	if h := ex.Change; h.Visits > 0 {
 		src := "visit history"
 		if h.FromDoc {

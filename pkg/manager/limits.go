@@ -12,13 +12,15 @@ import (
 // limits holds the URL rules of the batch limits: which URLs are dynamic
 // (Baeza-Yates et al. 2005, §5.1: "known filename extensions and a
 // question mark") and which script a query URL belongs to (Nakahira et
-// al.: at most one fetch per script).
+// al.: at most one fetch per script), and the clock of the revisit rule
+// and the freshness estimate (min_revisit at manager.time_scale).
 type limits struct {
-	exts map[string]bool // lower-case extensions without dot
+	exts  map[string]bool // lower-case extensions without dot
+	clock Clock
 }
 
 func newLimits(m *config.Manager) *limits {
-	l := &limits{exts: make(map[string]bool, len(m.DynamicExtensions))}
+	l := &limits{exts: make(map[string]bool, len(m.DynamicExtensions)), clock: NewClock(m)}
 	for _, e := range m.DynamicExtensions {
 		l.exts[strings.ToLower(e)] = true
 	}

@@ -217,7 +217,7 @@ func emptyFrontier(st Stats, m *config.Manager) error {
 			case n == 0:
 				continue
 			case k == "recent":
-				why += fmt.Sprintf("; %s: %d (min_revisit %s)", skipHelp[k], n, m.MinRevisit)
+				why += fmt.Sprintf("; %s: %d (min_revisit %s)", skipHelp[k], n, m.Revisit())
 			case k == "no_gain":
 				why += fmt.Sprintf("; %s: %d (beta=%g, gamma=%g)", skipHelp[k], n, m.Beta, m.Gamma)
 			default:

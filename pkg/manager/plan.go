@@ -94,7 +94,7 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 			w.rank = v.rankOf(int32(w.cand))
 		}
 	}
-	if v.streaming, err = streamingSites(tx, v, batch, now, m.MinRevisit.D()); err != nil {
+	if v.streaming, err = streamingSites(tx, v, batch, now, m.Revisit()); err != nil {
 		return nil, err
 	}
 	tb, err := newBudget(tx, v, cfg, now)
@@ -232,6 +232,9 @@ func header(id int, created time.Time, m *config.Manager, p *plan) batch.Header 
 		h.Params["pagerank_interval"] = strconv.Itoa(m.PageRankInterval)
 	case StrategyHistorical:
 		h.Params["historical_new_pages"] = m.HistoricalNewPages
+	}
+	if s := m.Scale().Factor(); s != 1 {
+		h.Params["time_scale"] = f(s) // min_revisit is as configured, before it
 	}
 	c := count(p.entries)
 	h.Counts["urls"], h.Counts["sites"], h.Counts["new"], h.Counts["revisits"] = len(p.entries), c.sites, c.new, c.revisits

@@ -23,7 +23,8 @@ const (
 
 // changeFreqRates are the rates, in changes per day, that the values of
 // <changefreq> name ("always" as hourly: a page fetched more often would
-// be no fresher for the crawler's batches).
+// be no fresher for the crawler's batches), at time scale 1: they are
+// read through Clock.ChangeFreqRate.
 var changeFreqRates = map[string]float64{
 	"always": 24, "hourly": 24, "daily": 1, "weekly": 1.0 / 7, "monthly": 1.0 / 30, "yearly": 1.0 / 365, "never": 1.0 / 3650,
 }
@@ -34,10 +35,10 @@ func sitemapStale(d *linkgraph.Doc) bool {
 	return !d.SitemapLastMod.IsZero() && !d.Fetched.IsZero() && d.SitemapLastMod.After(d.Fetched)
 }
 
-// hintedRate is λ moved by the sitemap's changefreq while the history is
-// short.
-func hintedRate(d *linkgraph.Doc, h History) float64 {
-	r, ok := changeFreqRates[d.ChangeFreq]
+// hintedRate is λ moved by the sitemap's changefreq (at the clock's time
+// scale) while the history is short.
+func (c Clock) hintedRate(d *linkgraph.Doc, h History) float64 {
+	r, ok := c.ChangeFreqRate(d.ChangeFreq)
 	if !ok || h.Visits >= ChangeFreqVisits || h.Lambda <= 0 {
 		return h.Lambda
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/timescale"
 )
 
 // The value of a page in the index (Castillo, ch. 3, eq. 3.3) is
@@ -28,7 +29,8 @@ import (
 // manager.rq_anchors (Castillo ch. 3, §3.4).
 const RQFull = 1.0
 
-// Freshness prior and failure handling.
+// Freshness prior and failure handling. The durations are at time scale
+// 1; the estimator takes them through its Clock (manager.time_scale).
 const (
 	// PriorChangeInterval is the mean time between changes assumed for a
 	// page before its history says otherwise: one change per 30 days.
@@ -71,6 +73,40 @@ type History struct {
 	FromDoc   bool    // no visit history: built from Visits, Changes and FirstFetched
 }
 
+// Clock is the time of the freshness machinery: min_revisit and the
+// estimator's durations at the time scale manager.time_scale
+// (docs/manager.md, "Time scale"). The estimator, the revisit rule and
+// the streaming probes ask it for every duration they use, so each is
+// scaled here and nowhere else. The zero value's scale is 1.
+type Clock struct {
+	// MinRevisit is manager.min_revisit, scaled: no page is fetched again
+	// sooner.
+	MinRevisit time.Duration
+	// Scale is manager.time_scale.
+	Scale timescale.Scale
+}
+
+// NewClock returns the clock of the settings m.
+func NewClock(m *config.Manager) Clock {
+	return Clock{MinRevisit: m.Revisit(), Scale: m.Scale()}
+}
+
+// PriorChangeInterval is PriorChangeInterval scaled: the mean time
+// between changes the estimator assumes for a page seen once.
+func (c Clock) PriorChangeInterval() time.Duration { return c.Scale.D(PriorChangeInterval) }
+
+// MaxLastModifiedAge is MaxLastModifiedAge scaled: the longest span a
+// Last-Modified date adds to a page's history.
+func (c Clock) MaxLastModifiedAge() time.Duration { return c.Scale.D(MaxLastModifiedAge) }
+
+// ChangeFreqRate is the rate, in changes per day, a sitemap's
+// <changefreq> names at the time scale ("daily" is one change per scaled
+// day); false for a value it does not know.
+func (c Clock) ChangeFreqRate(changeFreq string) (float64, bool) {
+	r, ok := changeFreqRates[changeFreq]
+	return c.Scale.Rate(r), ok
+}
+
 // ChangeRate estimates λ, the page's rate of change in changes per day.
 // See EstimateHistory.
 func ChangeRate(d *linkgraph.Doc, minRevisit time.Duration) float64 {
@@ -101,7 +137,17 @@ func ChangeRate(d *linkgraph.Doc, minRevisit time.Duration) float64 {
 // Without a visit history (History empty) the estimate uses Visits − 1
 // intervals of equal length spanning FirstFetched to Fetched (or
 // min_revisit each if FirstFetched is unknown), Changes of them changed.
+//
+// It runs at time scale 1 with min_revisit minRevisit; Clock.History runs
+// at any.
 func EstimateHistory(d *linkgraph.Doc, minRevisit time.Duration) History {
+	return Clock{MinRevisit: minRevisit}.History(d)
+}
+
+// History is EstimateHistory at the clock's time scale: the prior is one
+// change per PriorChangeInterval·s and a Last-Modified date adds at most
+// MaxLastModifiedAge·s.
+func (c Clock) History(d *linkgraph.Doc) History {
 	var h History
 	var buf [linkgraph.MaxHistory]float64
 	changed := buf[:0] // lengths of changed intervals, days
@@ -114,7 +160,7 @@ func EstimateHistory(d *linkgraph.Doc, minRevisit time.Duration) History {
 			slices.SortStableFunc(visits, byTime)
 		}
 		h.Visits = 1
-		if a, ok := lastModifiedAge(visits[0].LastModified, visits[0].Time, time.Time{}); ok {
+		if a, ok := c.lastModifiedAge(visits[0].LastModified, visits[0].Time, time.Time{}); ok {
 			h.Exact++
 			exposure += a
 			h.Span += a
@@ -127,7 +173,7 @@ func EstimateHistory(d *linkgraph.Doc, minRevisit time.Duration) History {
 			h.Visits++
 			dt := days(cur.Time.Sub(prev.Time))
 			h.Span += dt
-			switch a, ok := lastModifiedAge(cur.LastModified, cur.Time, prev.Time); {
+			switch a, ok := c.lastModifiedAge(cur.LastModified, cur.Time, prev.Time); {
 			case !cur.Changed:
 				h.Unchanged++
 				exposure += dt
@@ -150,7 +196,7 @@ func EstimateHistory(d *linkgraph.Doc, minRevisit time.Duration) History {
 		case !d.FirstFetched.IsZero() && d.Fetched.After(d.FirstFetched):
 			span = d.Fetched.Sub(d.FirstFetched)
 		default:
-			span = time.Duration(n) * minRevisit
+			span = time.Duration(n) * c.MinRevisit
 		}
 		h.Span = days(span)
 		if n > 0 {
@@ -162,14 +208,14 @@ func EstimateHistory(d *linkgraph.Doc, minRevisit time.Duration) History {
 			exposure = each * float64(n-x)
 		}
 	}
-	h.Lambda = solveRate(float64(h.Exact), changed, exposure)
+	h.Lambda = solveRate(days(c.PriorChangeInterval()/2), float64(h.Exact), changed, exposure)
 	return h
 }
 
 // lastModifiedAge parses a Last-Modified value sent at time t and returns
 // the days from it to t, if it is a valid date not after t and after
-// since (when since is set), capped at MaxLastModifiedAge.
-func lastModifiedAge(lm string, t, since time.Time) (float64, bool) {
+// since (when since is set), capped at the clock's MaxLastModifiedAge.
+func (c Clock) lastModifiedAge(lm string, t, since time.Time) (float64, bool) {
 	if lm == "" {
 		return 0, false
 	}
@@ -177,13 +223,14 @@ func lastModifiedAge(lm string, t, since time.Time) (float64, bool) {
 	if err != nil || m.After(t) || (!since.IsZero() && !m.After(since)) {
 		return 0, false
 	}
-	return days(min(t.Sub(m), MaxLastModifiedAge)), true
+	return days(min(t.Sub(m), c.MaxLastModifiedAge())), true
 }
 
 // solveRate finds the root of ½ + exact + Σ g(λΔᵢ) − λ·T with T = prior +
-// Σ Δᵢ + exposure, by Newton's method from the left.
-func solveRate(exact float64, changed []float64, exposure float64) float64 {
-	total := days(PriorChangeInterval/2) + exposure
+// Σ Δᵢ + exposure (prior: the Gamma prior's rate, half the prior change
+// interval, in days), by Newton's method from the left.
+func solveRate(prior, exact float64, changed []float64, exposure float64) float64 {
+	total := prior + exposure
 	for _, dt := range changed {
 		total += dt
 	}
@@ -219,26 +266,32 @@ func censored(x float64) (g, dg float64) {
 // the page's content, exp(−λ·age) with age the time since the last fetch.
 // A page never fetched has no copy that could be stale: F = 1 (the index
 // holds its URL and anchor text, as current as the links that gave them).
-// A copy whose fetch time is unknown has F = 0.
+// A copy whose fetch time is unknown has F = 0. It runs at time scale 1;
+// Clock.Freshness runs at any.
 func Freshness(d *linkgraph.Doc, now time.Time, minRevisit time.Duration) float64 {
-	f, _ := freshness(d, now, minRevisit)
+	return Clock{MinRevisit: minRevisit}.Freshness(d, now)
+}
+
+// Freshness is F(p) now at the clock's time scale (see Freshness).
+func (c Clock) Freshness(d *linkgraph.Doc, now time.Time) float64 {
+	f, _ := c.freshness(d, now)
 	return f
 }
 
-func freshness(d *linkgraph.Doc, now time.Time, minRevisit time.Duration) (float64, History) {
+func (c Clock) freshness(d *linkgraph.Doc, now time.Time) (float64, History) {
 	if !d.HasFetchedCopy() {
 		if d.State == linkgraph.StateFetched {
 			return 0, History{}
 		}
 		return 1, History{}
 	}
-	h := EstimateHistory(d, minRevisit)
+	h := c.History(d)
 	if sitemapStale(d) {
 		// A sitemap's lastmod after the fetch: the copy is out of date
 		// now (min_revisit still applies).
 		return 0, h
 	}
-	h.Lambda = hintedRate(d, h)
+	h.Lambda = c.hintedRate(d, h)
 	age := max(now.Sub(d.Fetched), 0)
 	return math.Exp(-h.Lambda * days(age)), h
 }
@@ -295,7 +348,7 @@ func assess(d *linkgraph.Doc, m *config.Manager, rules *limits, now time.Time) a
 		}
 		a.logGain = math.Log(FailedFactor)
 	case linkgraph.StateFetched:
-		if !d.Fetched.IsZero() && now.Sub(d.Fetched) < m.MinRevisit.D() {
+		if !d.Fetched.IsZero() && now.Sub(d.Fetched) < rules.clock.MinRevisit {
 			a.skip = skipRecent
 			return a
 		}
@@ -317,7 +370,7 @@ func assess(d *linkgraph.Doc, m *config.Manager, rules *limits, now time.Time) a
 		return a
 	}
 	a.rq = RepresentationalQuality(d, m)
-	a.f, _ = freshness(d, now, m.MinRevisit.D())
+	a.f, _ = rules.clock.freshness(d, now)
 	now1 := math.Pow(a.rq, m.Beta) * math.Pow(a.f, m.Gamma)
 	if now1 >= 1 {
 		a.skip = skipNoGain

@@ -148,7 +148,7 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 		}
 		if w := v.watch; w != nil && w.id == d.ID {
 			w.doc, w.pos, w.a, w.cand = d, p, a, c
-			_, w.hist = freshness(d, now, m.MinRevisit.D())
+			_, w.hist = rules.clock.freshness(d, now)
 		}
 		return nil
 	})

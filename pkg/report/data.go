@@ -28,6 +28,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/pagerank"
+	"github.com/wirecrawl/wire/pkg/timescale"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 	"github.com/wirecrawl/wire/pkg/warcio"
 )
@@ -55,6 +56,9 @@ type Options struct {
 	GraphTimeout time.Duration
 	// Now is the report's time stamp (the zero time means time.Now).
 	Now time.Time
+	// TimeScale is manager.time_scale: the page age classes are its
+	// scaled days, weeks, months and years (zero means 1).
+	TimeScale timescale.Scale
 	// Logger receives progress messages; nil discards them.
 	Logger *slog.Logger
 }
@@ -216,7 +220,7 @@ func Collect(ctx context.Context, col *collection.Collection, opts Options) (*Da
 	if err := d.readBatches(col); err != nil {
 		return nil, err
 	}
-	web, err := readWeb(col)
+	web, err := readWeb(col, opts.TimeScale)
 	if err != nil {
 		return nil, fmt.Errorf("report on %s: %w", col.Dir, err)
 	}

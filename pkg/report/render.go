@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wirecrawl/wire/pkg/simhash"
+	"github.com/wirecrawl/wire/pkg/timescale"
 	"html/template"
 	"io"
 	"strconv"
@@ -115,8 +116,11 @@ func (d *Data) webPlots(add func(svg, caption string)) {
 		"HTML pages by the encoding they were decoded from (declared, or detected).")
 	add(countBars("plot-sizes", "Page sizes", "2xx responses", w.Sizes).SVG(),
 		"Successful responses of every type by body size (after Content-Encoding was removed and the size cap applied).")
-	add(countBars("plot-ages", "Page age", "HTML pages", w.Ages).SVG(),
-		"HTML pages by the age their Last-Modified header gave when fetched (unknown: no header, or a date in the future).")
+	ages := "HTML pages by the age their Last-Modified header gave when fetched (unknown: no header, or a date in the future)."
+	if w.TimeScale != 0 {
+		ages += fmt.Sprintf(" Ages are in scaled time: manager.time_scale %s.", timescale.Scale(w.TimeScale))
+	}
+	add(countBars("plot-ages", "Page age", "HTML pages", w.Ages).SVG(), ages)
 	add(countBars("plot-link-tlds", "Links to other domains by top-level domain", "links", w.LinkTLDs).SVG(),
 		fmt.Sprintf("The %d links of fetched HTML pages to another registrable domain, by the target's top-level domain: which countries the national web links to.", w.LinksOut))
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/parsed"
 	"github.com/wirecrawl/wire/pkg/simhash"
+	"github.com/wirecrawl/wire/pkg/timescale"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/report.golden.html")
@@ -425,5 +427,51 @@ func TestGroupByVersion(t *testing.T) {
 	}
 	if got, want := fmt.Sprint(groupByVersion(pages, fps)), "[0 0 0 0 4 5]"; got != want {
 		t.Errorf("one version: groups %s, want %s", got, want)
+	}
+}
+
+// TestAgeClassScaled: the page age classes and their hour of tolerance
+// for a Last-Modified after the fetch at manager.time_scale (issue 35): at
+// s = 1/1440 a day lasts a minute, a year 365 minutes; at s = 1 (and the
+// zero value) they are as they were.
+func TestAgeClassScaled(t *testing.T) {
+	const minute = timescale.Scale(0.000694444444444444)
+	at := func(ago time.Duration) string { return t0.Add(-ago).Format(http.TimeFormat) }
+	for _, tt := range []struct {
+		s    timescale.Scale
+		ago  time.Duration // Last-Modified this long before the fetch
+		want string
+	}{
+		{timescale.Real, 30 * time.Second, "< 1 day"},
+		{0, 2 * time.Minute, "< 1 day"},
+		{timescale.Real, 10 * 24 * time.Hour, "1 week–1 month"},
+		{timescale.Real, -30 * time.Minute, "< 1 day"}, // within the hour of tolerance
+		{timescale.Real, -2 * time.Hour, "unknown"},
+		{minute, 30 * time.Second, "< 1 day"},
+		{minute, 2 * time.Minute, "1 day–1 week"},
+		{minute, 10 * time.Minute, "1 week–1 month"},
+		{minute, 2 * time.Hour, "1 month–1 year"},
+		{minute, 10 * time.Hour, "1–3 years"},
+		{minute, 10 * 24 * time.Hour, "≥ 3 years"},
+		{minute, -2 * time.Second, "< 1 day"}, // within 2.5 s
+		{minute, -30 * time.Minute, "unknown"},
+	} {
+		if got := ageClass(at(tt.ago), t0, tt.s); got != tt.want {
+			t.Errorf("s = %g, Last-Modified %s before the fetch: %q, want %q", tt.s.Factor(), tt.ago, got, tt.want)
+		}
+	}
+	// Through Collect and the page: the one dated page (1–3 years at
+	// s = 1, TestWeb) is over 3 scaled years old, and the plot says the
+	// ages are scaled.
+	d, err := Collect(context.Background(), newCollection(t), Options{Now: t0, TimeScale: minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(d.Web.Ages) != "[{≥ 3 years 1} {unknown 8}]" || d.Web.TimeScale != float64(minute) {
+		t.Errorf("ages %v, time scale %g", d.Web.Ages, d.Web.TimeScale)
+	}
+	var out bytes.Buffer
+	if err := d.Render(&out); err != nil || !strings.Contains(out.String(), "Ages are in scaled time: manager.time_scale 0.000694444 (a day lasts 1m0s).") {
+		t.Errorf("render: %v; the page does not say the ages are scaled", err)
 	}
 }

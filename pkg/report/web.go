@@ -16,6 +16,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/langid"
 	"github.com/wirecrawl/wire/pkg/parsed"
 	"github.com/wirecrawl/wire/pkg/simhash"
+	"github.com/wirecrawl/wire/pkg/timescale"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
@@ -58,6 +59,9 @@ type Web struct {
 	// Ages count pages by the age their Last-Modified header gives at
 	// the time of the fetch ("unknown" without one).
 	Ages []Count `json:"ages"`
+	// TimeScale is manager.time_scale when it is not 1 (0 when it is):
+	// the age classes are then scaled days, weeks, months and years.
+	TimeScale float64 `json:"timeScale,omitempty"`
 	// LinkTLDs count links to other registrable domains by the target's
 	// top-level domain; LinksOut is their total.
 	LinkTLDs []Count `json:"linkTLDs"`
@@ -87,20 +91,25 @@ var sizeClasses = []struct {
 	label string
 }{{1 << 10, "< 1 KB"}, {4 << 10, "1–4 KB"}, {16 << 10, "4–16 KB"}, {64 << 10, "16–64 KB"}, {256 << 10, "64–256 KB"}, {1 << 20, "256 KB–1 MB"}, {1 << 62, "≥ 1 MB"}}
 
-// ageClasses are the page age classes, upper bounds.
+// ageClasses are the page age classes, upper bounds at time scale 1;
+// ageClass scales them.
 var ageClasses = []struct {
 	max   time.Duration
 	label string
 }{{24 * time.Hour, "< 1 day"}, {7 * 24 * time.Hour, "1 day–1 week"}, {30 * 24 * time.Hour, "1 week–1 month"}, {365 * 24 * time.Hour, "1 month–1 year"}, {3 * 365 * 24 * time.Hour, "1–3 years"}, {1 << 62, "≥ 3 years"}}
 
 // readWeb reads the document records of every gathered batch, newest
-// batch first, so that each URL counts once, as last fetched.
-func readWeb(col *collection.Collection) (*Web, error) {
+// batch first, so that each URL counts once, as last fetched; page ages
+// are classed at time scale s.
+func readWeb(col *collection.Collection, s timescale.Scale) (*Web, error) {
 	ids, err := col.BatchIDs()
 	if err != nil {
 		return nil, err
 	}
 	w := &Web{}
+	if f := s.Factor(); f != 1 {
+		w.TimeScale = f
+	}
 	seen := map[string]bool{}
 	var chunks [][]webPage // per batch, newest batch first; each in file order
 	langs, declared, charsets, sizes, ages, tlds := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
@@ -151,7 +160,7 @@ func readWeb(col *collection.Collection) (*Web, error) {
 			if d.Charset != "" {
 				charsets[d.Charset]++
 			}
-			ages[ageClass(d.LastModified, d.Fetched)]++
+			ages[ageClass(d.LastModified, d.Fetched, s)]++
 			if d.Simhash != "" {
 				p.simhash, _ = strconv.ParseUint(d.Simhash, 16, 64)
 				p.simV = d.SimhashVersion()
@@ -316,18 +325,20 @@ func sizeClass(n int64) string {
 }
 
 // ageClass is the age class of a page from its Last-Modified header at
-// its fetch time; "unknown" without a valid one (or one in the future).
-func ageClass(lastModified string, fetched time.Time) string {
+// its fetch time, the classes and their hour of tolerance for a date after
+// the fetch scaled by s; "unknown" without a valid one (or one in the
+// future).
+func ageClass(lastModified string, fetched time.Time, s timescale.Scale) string {
 	if lastModified == "" {
 		return "unknown"
 	}
 	t, err := http.ParseTime(lastModified)
-	if err != nil || t.After(fetched.Add(time.Hour)) {
+	if err != nil || t.After(fetched.Add(s.D(time.Hour))) {
 		return "unknown"
 	}
 	age := fetched.Sub(t)
 	for _, c := range ageClasses {
-		if age < c.max {
+		if age < s.D(c.max) {
 			return c.label
 		}
 	}
