@@ -63,7 +63,7 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	}
 	resuming := exists(partial)
 	mine := shardEntries(s, entries)
-	h, res, err := startHarvest(b, hdr, mine, partial, start, opts, log)
+	h, res, err := startHarvest(b, hdr, mine, partial, start, resuming, opts, log)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func shardEntries(s Shard, entries []batch.Entry) []batch.Entry {
 // harvest (carry.go), and the batch header's batch_duration. On an
 // error the output is closed. The WARC files are named after the run's
 // start, unless an earlier run of the harvest left some (nextWARCName).
-func startHarvest(b *collection.Batch, hdr batch.Header, mine []batch.Entry, partial string, start time.Time, opts Options, log *slog.Logger) (*harvest, *resumed, error) {
+func startHarvest(b *collection.Batch, hdr batch.Header, mine []batch.Entry, partial string, start time.Time, resuming bool, opts Options, log *slog.Logger) (*harvest, *resumed, error) {
 	s := opts.Shard
 	tmpl := s.WARCName(opts.Config.Harvester.WARCPrefix, b.ID, start)
 	out, res, err := openOutput(partial, tmpl, opts.Config.Harvester.WARCMaxBytes, warcInfo(opts.Config, b, s), log)
@@ -186,7 +186,11 @@ func startHarvest(b *collection.Batch, hdr batch.Header, mine []batch.Entry, par
 	// What the previous harvest left for these hosts (an earlier run of
 	// this harvest, already in h, wins over it).
 	now := time.Now()
-	h.carryOver(previousHarvests(b, h.carryHorizon(), now), mine, now)
+	prev := previousHarvests(b, h.carryHorizon(), now)
+	h.carryOver(prev, mine, now)
+	if !opts.bare {
+		h.quiet, h.quietOK = quietSince(b, s, resuming, prev)
+	}
 	if v := hdr.Params[batchDurationParam]; v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
@@ -256,6 +260,7 @@ func publish(h *harvest, b *collection.Batch, s Shard, res *resumed, mine []batc
 	sum.Shard = s.String()
 	sum.Resumed = resuming && len(res.records) > 0
 	sum.Ended = h.end.reason()
+	sum.Holds = s.Whole()
 	if err := waitClose(); err != nil {
 		return nil, err
 	}

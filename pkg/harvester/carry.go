@@ -168,3 +168,59 @@ func (h *harvest) carryFrom(dir string, sites, hosts, domains map[string]bool, n
 	}
 	return later, reused
 }
+
+// quietSince tells whether a run of batch b may start without a floor of
+// a whole wait, and from when: the end of the newest harvest before it.
+// It may when everything that asked a server since the carry horizon
+// left what it held in a file the run has carried (dirs, from
+// previousHarvests, newest first):
+//
+//   - the run is of the whole batch (shards may run at once, on other
+//     machines) and not a resume (a killed run of this batch may have had
+//     requests in flight it never logged);
+//   - no other batch of the collection holds a harvest being written
+//     (a harvester running, or killed and not resumed) nor is harvested
+//     after b (its requests came later than those of dirs[0]);
+//   - each harvest in dirs was a whole-batch run that wrote a line for
+//     every name it held (Summary.Holds).
+//
+// With no harvest before b at all, nothing was asked: the time is zero.
+func quietSince(b *collection.Batch, s Shard, resuming bool, dirs []string) (time.Time, bool) {
+	if resuming || !s.Whole() || b.ID <= 0 {
+		return time.Time{}, false
+	}
+	parent := filepath.Dir(b.Dir)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, e := range entries {
+		id, err := strconv.Atoi(e.Name())
+		if err != nil || !e.IsDir() || id <= 0 || id == b.ID || collection.BatchName(id) != e.Name() {
+			continue
+		}
+		other := &collection.Batch{ID: id, Dir: filepath.Join(parent, e.Name())}
+		if id > b.ID && other.Done(collection.StageHarvested) {
+			return time.Time{}, false
+		}
+		if writing, err := filepath.Glob(filepath.Join(other.Dir, collection.HarvestDir+"*"+collection.PartialSuffix)); err != nil || len(writing) > 0 {
+			return time.Time{}, false
+		}
+	}
+	var quiet time.Time
+	for _, dir := range dirs {
+		var sum struct {
+			Finished time.Time `json:"finished"`
+			Shard    string    `json:"shard"`
+			Holds    bool      `json:"holds"`
+		}
+		prev := &collection.Batch{Dir: filepath.Dir(dir)}
+		if err := prev.Summary(collection.StageHarvested, &sum); err != nil || !sum.Holds || sum.Shard != "" || sum.Finished.IsZero() {
+			return time.Time{}, false
+		}
+		if sum.Finished.After(quiet) {
+			quiet = sum.Finished
+		}
+	}
+	return quiet, true
+}

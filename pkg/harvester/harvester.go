@@ -88,6 +88,11 @@ type Options struct {
 	// output is still to be copied back to the collection (GNU parallel
 	// --return), so only a run in the collection removes them.
 	KeepShards bool
+
+	// bare is set by RunDir: the batch directory is not in a collection,
+	// so the harvests before it (on this machine or another) are not
+	// known, and the run keeps its start floor (quietSince).
+	bare bool
 }
 
 // ClientConfig returns the HTTP client settings of a configuration; it
@@ -215,6 +220,6 @@ func RunDir(ctx context.Context, dir string, opts Options) (*Summary, error) {
 	if id, err := strconv.Atoi(filepath.Base(b.Dir)); err == nil {
 		b.ID = id
 	}
-	opts.KeepShards = true
+	opts.KeepShards, opts.bare = true, true
 	return harvestBatch(ctx, b, opts)
 }

@@ -327,6 +327,30 @@ func (t *hostTable) unitCrawlDelay(host string) time.Duration {
 	return t.get(host).crawlDelay
 }
 
+// hold is a host name the next harvest must not ask before notBefore.
+type hold struct {
+	host       string
+	ip         netip.Addr // invalid if never resolved
+	notBefore  time.Time
+	crawlDelay time.Duration
+}
+
+// holds returns every host name in the table whose next request may not
+// start before a time after now (its unit's turn or its address's
+// floor): the names the run asked or held back, the batch's servers and
+// any other (a redirect's target, a robots.txt redirect's host).
+func (t *hostTable) holds(now time.Time) []hold {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []hold
+	for host, u := range t.hosts {
+		if at := t.turn(u); at.After(now) {
+			out = append(out, hold{host: host, ip: u.ip, notBefore: at, crawlDelay: u.crawlDelay})
+		}
+	}
+	return out
+}
+
 // notBefore is the earliest time of the next request to the host: its
 // unit's turn, and its address's floor.
 func (t *hostTable) notBefore(host string) time.Time {

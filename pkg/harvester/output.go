@@ -740,10 +740,39 @@ func (h *harvest) finalServers(dir string, recs []fetchlog.Record) error {
 			c.errors++
 		}
 	}
+	// Each name's hold as it stands now: a server's line took its
+	// unit's turn when the server was done, and another name of the unit
+	// may have been asked since.
+	holds := h.hosts.holds(time.Now())
+	held := make(map[string]time.Time, len(holds))
+	for _, hd := range holds {
+		held[hd.host] = hd.notBefore
+	}
 	var lines []fetchlog.Server
 	for host, l := range h.finished {
 		if c := counts[host]; c != nil {
 			l.Pages, l.Bytes, l.Errors = c.pages, c.bytes, c.errors
+		}
+		if at, ok := held[host]; ok && at.After(l.NotBefore) {
+			l.NotBefore = at.UTC()
+		}
+		lines = append(lines, l)
+	}
+	// Every other name the next harvest may not ask yet (a redirect's
+	// target, another name of a unit, a server of the batch a killed
+	// run of it held back): a line with its hold alone, so that the
+	// next harvest needs no start floor of its own (carryOver,
+	// quietSince).
+	for _, hd := range holds {
+		if _, ok := h.finished[hd.host]; ok {
+			continue
+		}
+		l := fetchlog.Server{Host: hd.host, NotBefore: hd.notBefore.UTC()}
+		if hd.ip.IsValid() {
+			l.IP = hd.ip.String()
+			if hd.crawlDelay > 0 {
+				l.CrawlDelay = hd.crawlDelay.Seconds()
+			}
 		}
 		lines = append(lines, l)
 	}

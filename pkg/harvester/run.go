@@ -72,6 +72,13 @@ type harvest struct {
 	// harvest holds back (carryOver writes it during setup, run reads
 	// it: moved.go).
 	held []heldUnit
+	// quiet, if quietOK, is when the last harvest before this one ended,
+	// every harvest since the carry horizon having left a line for each
+	// name it held (quietSince): the run starts without a floor of a
+	// whole wait, only the address floor after that end. Set during
+	// setup, read by run.
+	quiet   time.Time
+	quietOK bool
 	// est holds the batch's servers.jsonl and an earlier run's: written
 	// during setup (newHarvest, carryOver), read by run before the
 	// scheduler starts, never written afterwards.
@@ -529,8 +536,17 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 	// had requests in flight that it never logged, and the run of the
 	// previous batch (or shard) may have asked the same host a moment ago,
 	// from another process this one knows nothing of. The same holds for
-	// an address (its floor, address_wait, is not carried over).
+	// an address (its floor, address_wait, is not carried over). Unless
+	// the run starts quiet (quietSince): then the previous harvests'
+	// holds, carried, say all that.
 	floor := time.Now().Add(max(hc.Wait.D(), hc.AddressWait.D()))
+	if h.quietOK {
+		// Nothing ran since the previous harvest ended, and its holds
+		// (and older ones') are carried: only an address it asked last
+		// just before its end may need address_wait.
+		floor = h.quiet.Add(hc.AddressWait.D())
+		h.log.Info("no start floor: the previous harvests left every hold", "since", h.quiet, "floor", floor)
+	}
 	for _, srv := range servers {
 		h.hosts.later(srv.Host, floor)
 	}

@@ -28,21 +28,27 @@ type Summary struct {
 	Errors         map[string]int `json:"errors"`             // failures by kind (first word of the error), robots excluded and deferred excluded
 	Deferred       int            `json:"deferred,omitempty"` // not requested because the harvester ended the batch (deadline, tail): back to the frontier
 	Ended          string         `json:"ended,omitempty"`    // why the last run ended the batch early ("tail", "deadline", "waits"), if it did
-	Hosts          int            `json:"hosts"`              // host names in the batch
-	Sites          int            `json:"sites"`              // sites in the batch
-	RobotsFiles    int            `json:"robots_files"`       // lines of robots.jsonl
-	WARCFiles      []string       `json:"warc_files"`         // WARC files of the harvest
-	Ranking        string         `json:"ranking"`            // server ranking used
-	Shard          string         `json:"shard,omitempty"`    // "i/N" for a shard's marker
-	Shards         int            `json:"shards,omitempty"`   // N when the batch was harvested in N shards and merged
-	Merged         bool           `json:"merged,omitempty"`   // this run merged the shards into harvest/
-	Resumed        bool           `json:"resumed"`            // the last run continued an interrupted one
-	Started        time.Time      `json:"started"`            // start of the last run
-	Finished       time.Time      `json:"finished"`           // end of the last run
-	ElapsedSeconds float64        `json:"elapsed_seconds"`    // duration of the last run
-	RunFetched     int            `json:"run_fetched"`        // pages fetched by the last run
-	Requests       int            `json:"requests"`           // requests made by the last run, robots.txt included
-	PagesPerSecond float64        `json:"pages_per_second"`   // RunFetched / ElapsedSeconds
+	// Holds says that servers.jsonl has a line for every host name the
+	// next harvest may not ask yet (docs/format/harvest.md), so that a
+	// harvest after this one needs no start floor (harvester.md, "From
+	// one batch to the next"). Written by whole-batch runs since
+	// 2026-12-07.
+	Holds          bool      `json:"holds,omitempty"`
+	Hosts          int       `json:"hosts"`            // host names in the batch
+	Sites          int       `json:"sites"`            // sites in the batch
+	RobotsFiles    int       `json:"robots_files"`     // lines of robots.jsonl
+	WARCFiles      []string  `json:"warc_files"`       // WARC files of the harvest
+	Ranking        string    `json:"ranking"`          // server ranking used
+	Shard          string    `json:"shard,omitempty"`  // "i/N" for a shard's marker
+	Shards         int       `json:"shards,omitempty"` // N when the batch was harvested in N shards and merged
+	Merged         bool      `json:"merged,omitempty"` // this run merged the shards into harvest/
+	Resumed        bool      `json:"resumed"`          // the last run continued an interrupted one
+	Started        time.Time `json:"started"`          // start of the last run
+	Finished       time.Time `json:"finished"`         // end of the last run
+	ElapsedSeconds float64   `json:"elapsed_seconds"`  // duration of the last run
+	RunFetched     int       `json:"run_fetched"`      // pages fetched by the last run
+	Requests       int       `json:"requests"`         // requests made by the last run, robots.txt included
+	PagesPerSecond float64   `json:"pages_per_second"` // RunFetched / ElapsedSeconds
 }
 
 // summarize counts a complete fetch log.
