@@ -30,14 +30,15 @@ import (
 	"net/netip"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/andybalholm/brotli"
-	"github.com/klauspost/compress/gzip"
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/wirecrawl/wire/pkg/contentcoding"
 )
 
 // Header names the stored response headers use.
@@ -96,6 +97,13 @@ type Config struct {
 	// net.Dialer with ConnectTimeout (tests use it to play a network
 	// without routes).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Raw keeps responses as the server sent them (harvester.warc_mode
+	// "raw"): Response.Head holds the status line and header lines as
+	// received, and Body the entity body with its content coding, which
+	// is decoded only to count the decoded bytes against the cap
+	// (Response.Size). False decodes gzip and br bodies and renames
+	// their Content-Encoding (DecodedHeader).
+	Raw bool
 }
 
 // Client fetches URLs under one Config. It is safe for concurrent use;
@@ -177,10 +185,34 @@ type Response struct {
 	IP         string        // server address
 	Request    []byte        // request line and headers as sent
 	Status     int           // HTTP status code
-	StatusLine string        // e.g. "HTTP/1.1 200 OK"
-	Header     http.Header   // stored headers: see DecodedHeader; Content-Length dropped when the body differs from it
-	Body       []byte        // body as stored: de-chunked, decoded, at most the cap
-	Truncated  string        // WARC-Truncated reason, or ""
+	StatusLine string        // e.g. "HTTP/1.1 200 OK"; in raw mode the first line as received
+	Header     http.Header   // decoded mode: the stored headers (see DecodedHeader; Content-Length dropped when the body differs from it); raw mode: the headers as net/http parsed them
+	// Head, in raw mode (Config.Raw), is the head of the response as
+	// stored: the status line and the header lines as received — names,
+	// their case, order, values and repeats kept — each ending in CRLF
+	// (a bare LF made CRLF), then the empty line; but without the
+	// Transfer-Encoding and Content-Length lines of a chunked response,
+	// whose body is stored de-chunked (see rawHead). Nil in decoded
+	// mode.
+	Head []byte
+	// Body is the body as stored, at most the cap: de-chunked; decoded
+	// (gzip, br) in decoded mode, with its content coding as received in
+	// raw mode (Coding).
+	Body []byte
+	// Size is the decoded size of Body, what the cap counts: len(Body)
+	// in decoded mode; in raw mode the bytes Body decodes to (the
+	// received bytes for identity or a coding the client cannot
+	// decode).
+	Size int64
+	// Coding is the content coding Body is stored in: "" when it is not
+	// encoded (identity, or decoded in decoded mode), else the
+	// Content-Encoding value as received, lower case.
+	Coding string
+	// Dechunked tells that the response came with Transfer-Encoding:
+	// chunked, removed from the stored body (and, in raw mode, its
+	// header line from Head).
+	Dechunked bool
+	Truncated string // WARC-Truncated reason, or ""
 	// Skipped says why the body was not downloaded at all ("media type
 	// application/zip not accepted"); the body is then empty and
 	// Truncated is TruncatedOther.
@@ -227,6 +259,20 @@ func (r *Response) Release() {
 
 // MIME is the media type of the response, lower-case, without parameters.
 func (r *Response) MIME() string { return MediaType(r.Header.Get("Content-Type")) }
+
+// Content returns Body decoded from its content coding (Coding), at most
+// max bytes: Body itself when it is not encoded, or in a coding this
+// package cannot decode. A body that does not decode to its end gives
+// what decoded of it, and the error.
+func (r *Response) Content(max int64) ([]byte, error) {
+	c, ok := contentcoding.Parse(r.Coding)
+	if !ok || c == contentcoding.Identity {
+		return r.Body[:min(int64(len(r.Body)), max)], nil
+	}
+	var d contentcoding.Decoder
+	out, _, err := d.Append(nil, c, r.Body, max)
+	return out, err
+}
 
 // MediaType returns the media type of a Content-Type value, lower-case,
 // without parameters ("" if empty).
@@ -278,7 +324,8 @@ type Request struct {
 // no transport goroutines, no request ever sent twice. Methods must not
 // be called concurrently. Close it when the host is done.
 type Host struct {
-	c *Client
+	c   *Client
+	dec contentcoding.Decoder // decodes the bodies of the host's responses
 
 	conn       *conn2 // the open connection (idle between requests), or nil
 	connScheme string // the scheme and host[:port] conn goes to
@@ -616,6 +663,10 @@ type conn2 struct {
 	left     int64     // bytes the response head may still take (noLimit: not reading one)
 	reqs     int       // requests carried
 	reported bool      // its requests were reported to ServerCloses (or must not be)
+	// recording, while a response head is read in raw mode, appends
+	// every byte read from the connection to rec (readHead).
+	recording bool
+	rec       []byte
 }
 
 func (c *conn2) Read(p []byte) (int, error) {
@@ -632,8 +683,43 @@ func (c *conn2) Read(p []byte) (int, error) {
 	if n > 0 && c.f != nil {
 		c.f.read(n)
 	}
+	if c.recording {
+		c.rec = append(c.rec, p[:n]...)
+	}
 	return n, err
 }
+
+// readHead reads a response head with net/http's parser and, when raw,
+// returns the bytes it took from the connection: the status line and
+// header lines exactly as received. They are recorded, not re-read: the
+// bytes already in the read buffer when the head begins, then every byte
+// read from the connection while the parser reads, less what is left in
+// the buffer after it (the start of the body) — the parser takes the head
+// from the buffer in order, up to and including its empty line, and
+// never reads into the body.
+func (c *conn2) readHead(raw bool) (*http.Response, []byte, error) {
+	if !raw {
+		resp, err := http.ReadResponse(c.br, nil)
+		return resp, nil, err
+	}
+	buffered, _ := c.br.Peek(c.br.Buffered())
+	c.rec = append(c.rec[:0], buffered...)
+	c.recording = true
+	resp, err := http.ReadResponse(c.br, nil)
+	c.recording = false
+	if err != nil {
+		return nil, nil, err
+	}
+	head := c.rec[:len(c.rec)-c.br.Buffered()]
+	if cap(c.rec) > maxKeptHead {
+		c.rec = nil // the head is copied out (rawHead) before the next one
+	}
+	return resp, head, nil
+}
+
+// maxKeptHead bounds the recording buffer a connection keeps between
+// responses.
+const maxKeptHead = 16 << 10
 
 // errHeadTooLarge is returned by reads past the cap on a response head.
 var errHeadTooLarge = errors.New("response head too large")
@@ -763,9 +849,10 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 	}
 	f.startTTFB(h.c.cfg.FirstByteTimeout)
 	var resp *http.Response
+	var head []byte
 	for n := 0; ; n++ {
 		c.left = h.c.cfg.MaxHeaderBytes
-		resp, err = http.ReadResponse(c.br, nil)
+		resp, head, err = c.readHead(h.c.cfg.Raw)
 		c.left = noLimit
 		if err != nil {
 			if errors.Is(err, errHeadTooLarge) {
@@ -797,6 +884,11 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		Reused:       reused,
 		ConnRequests: c.reqs,
 		TLS:          c.tls,
+		Dechunked:    slices.Contains(resp.TransferEncoding, "chunked"),
+	}
+	if h.c.cfg.Raw {
+		out.Head = rawHead(head, out.Dechunked)
+		out.StatusLine = string(bytes.TrimRight(out.Head[:bytes.IndexByte(out.Head, '\n')], "\r"))
 	}
 	if a, ok := c.raw.RemoteAddr().(*net.TCPAddr); ok {
 		out.IP = a.IP.String()
@@ -822,7 +914,16 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		whole = drain(resp)
 	} else {
 		out.bodyBuf = bodyPool.Get().(*bytes.Buffer)
-		body, truncated, readErr = readBodyInto(out.bodyBuf, resp, r.MaxBody)
+		if h.c.cfg.Raw {
+			body, out.Size, truncated, readErr = h.readRaw(out.bodyBuf, resp, r.MaxBody)
+			out.Coding = strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+			if c, ok := contentcoding.Parse(out.Coding); ok && c == contentcoding.Identity {
+				out.Coding = ""
+			}
+		} else {
+			body, truncated, readErr = h.readBodyInto(out.bodyBuf, resp, r.MaxBody)
+			out.Size = int64(len(body))
+		}
 		whole = truncated == "" && readErr == nil && atEOF(resp.Body)
 	}
 	out.Body, out.Truncated = body, truncated
@@ -847,7 +948,9 @@ func (h *Host) Do(ctx context.Context, r Request) (*Response, error) {
 		h.drop()
 	}
 	out.Duration = time.Since(start)
-	storedHeader(out, resp, truncated != "" || readErr != nil)
+	if !h.c.cfg.Raw {
+		storedHeader(out, resp, truncated != "" || readErr != nil)
+	}
 	if readErr != nil {
 		return out, readErr
 	}
@@ -942,50 +1045,41 @@ func statusLine(resp *http.Response) string {
 	return proto + " " + resp.Status
 }
 
-// coding returns the content coding the client decodes for the response:
-// "gzip" (also for x-gzip), "br", or "" (identity, or a coding it did not
-// ask for, which is stored as received).
-func coding(resp *http.Response) string {
-	switch strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))) {
-	case "gzip", "x-gzip":
-		return "gzip"
-	case "br":
-		return "br"
+// coding returns the content coding the client decodes in decoded mode:
+// gzip (also x-gzip) and br, the codings it asks for; Identity for any
+// other, which is stored as received.
+func coding(resp *http.Response) contentcoding.Coding {
+	switch c, _ := contentcoding.Parse(resp.Header.Get("Content-Encoding")); c {
+	case contentcoding.Gzip, contentcoding.Brotli:
+		return c
 	}
-	return ""
+	return contentcoding.Identity
 }
 
-// readBody reads at most max decoded bytes. The encoded input is capped
-// too (at max plus an eighth, enough for incompressible data), so neither
-// a compression bomb nor an endless stream of empty blocks is read
-// further.
+// readBody reads at most max decoded bytes, as a Host in decoded mode
+// does (tests).
 func readBody(resp *http.Response, max int64) ([]byte, string, error) {
-	return readBodyInto(new(bytes.Buffer), resp, max)
+	var h Host
+	return h.readBodyInto(new(bytes.Buffer), resp, max)
 }
 
-// readBodyInto is readBody into buf (empty), whose bytes it returns.
-func readBodyInto(buf *bytes.Buffer, resp *http.Response, max int64) ([]byte, string, error) {
-	rawCap := max + max/8 + 64<<10
-	lr := &io.LimitedReader{R: resp.Body, N: rawCap + 1}
-	var r io.Reader = lr
-	switch coding(resp) {
-	case "gzip":
-		zr, err := gzip.NewReader(lr)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil, "", nil // an empty body announced as gzip
-			}
-			if !isDecodeError(err) {
-				return nil, "", err
-			}
-			return nil, "", &Error{Kind: KindDecode, Detail: "gzip: " + strings.TrimPrefix(err.Error(), "gzip: "), Err: err}
-		}
-		zr.Multistream(true)
-		r = zr
-	case "br":
-		r = brotli.NewReader(lr)
+// rawCap is the most encoded bytes read for a cap of max decoded ones:
+// an eighth more, and 64 KiB, enough for incompressible data, so that
+// neither a compression bomb nor an endless stream of empty blocks is
+// read further.
+func rawCap(max int64) int64 { return max + max/8 + 64<<10 }
+
+// readBodyInto reads at most max decoded bytes into buf (empty), whose
+// bytes it returns: the decoded mode, which decodes gzip and br (the
+// codings it asks for) and keeps any other coding as received.
+func (h *Host) readBodyInto(buf *bytes.Buffer, resp *http.Response, max int64) ([]byte, string, error) {
+	lr := &io.LimitedReader{R: resp.Body, N: rawCap(max) + 1}
+	c := coding(resp)
+	r, err := h.dec.NewReader(c, lr)
+	if err != nil {
+		return nil, "", decodeError(c, err)
 	}
-	if cl := resp.ContentLength; cl > 0 && coding(resp) == "" {
+	if cl := resp.ContentLength; cl > 0 && c == contentcoding.Identity {
 		buf.Grow(int(min(cl, max) + bytes.MinRead))
 	}
 	n, err := io.Copy(buf, io.LimitReader(r, max+1))
@@ -996,27 +1090,78 @@ func readBodyInto(buf *bytes.Buffer, resp *http.Response, max int64) ([]byte, st
 		return buf.Bytes(), TruncatedLength, nil
 	}
 	if err != nil {
-		if c := coding(resp); c != "" && isDecodeError(err) {
-			msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "gzip: "), "brotli: ")
-			return buf.Bytes(), "", &Error{Kind: KindDecode, Detail: c + ": " + msg, Err: err}
-		}
-		return buf.Bytes(), "", err
+		return buf.Bytes(), "", decodeError(c, err)
 	}
 	return buf.Bytes(), "", nil
 }
 
-// isDecodeError tells an error of the gzip or brotli decoder from one of
-// the connection under it.
-func isDecodeError(err error) bool {
+// readRaw reads the body as received (de-chunked, its content coding
+// kept) into buf (empty) and returns it with its decoded size: a body the
+// client can decode (gzip, br, deflate) is decoded as it arrives only to
+// be counted, and cut (TruncatedLength) once it decodes to more than max
+// bytes or once more than rawCap(max) encoded bytes arrived, so that a
+// compression bomb is refused at the same cap as in decoded mode without
+// storing more than its first encoded bytes. A body in another coding,
+// or none, is cut at max received bytes. Once the content has decoded to
+// its end, the rest of the body (bytes past the compressed data) is
+// stored too, within the cap.
+func (h *Host) readRaw(buf *bytes.Buffer, resp *http.Response, max int64) ([]byte, int64, string, error) {
+	c, ok := contentcoding.Parse(resp.Header.Get("Content-Encoding"))
+	if !ok || c == contentcoding.Identity {
+		if cl := resp.ContentLength; cl > 0 {
+			buf.Grow(int(min(cl, max) + bytes.MinRead))
+		}
+		n, err := io.Copy(buf, io.LimitReader(resp.Body, max+1))
+		if n > max {
+			return buf.Bytes()[:max], max, TruncatedLength, nil
+		}
+		return buf.Bytes(), n, "", err
+	}
+	limit := rawCap(max)
+	lr := &io.LimitedReader{R: resp.Body, N: limit + 1}
+	r, err := h.dec.NewReader(c, io.TeeReader(lr, buf))
+	if err != nil {
+		return cutAt(buf, limit), 0, "", decodeError(c, err)
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(r, max+1))
+	switch {
+	case n > max:
+		return cutAt(buf, limit), max, TruncatedLength, nil
+	case lr.N <= 0:
+		return cutAt(buf, limit), n, TruncatedLength, nil
+	case err != nil:
+		return buf.Bytes(), n, "", decodeError(c, err)
+	}
+	if _, err := io.Copy(buf, lr); err != nil {
+		return cutAt(buf, limit), n, "", err
+	}
+	if lr.N <= 0 {
+		return cutAt(buf, limit), n, TruncatedLength, nil
+	}
+	return buf.Bytes(), n, "", nil
+}
+
+// cutAt returns the bytes of buf, at most n of them.
+func cutAt(buf *bytes.Buffer, n int64) []byte {
+	b := buf.Bytes()
+	return b[:min(int64(len(b)), n)]
+}
+
+// decodeError makes an error of a decompressor a KindDecode *Error and
+// leaves the connection's errors as they are.
+func decodeError(c contentcoding.Coding, err error) error {
+	if c == contentcoding.Identity || !contentcoding.IsDecodeError(err) {
+		return err
+	}
 	var fe *Error
 	if errors.As(err, &fe) {
-		return false
+		return err
 	}
-	if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
-		return true
+	var ce *contentcoding.Error
+	if !errors.As(err, &ce) {
+		ce = &contentcoding.Error{Coding: c, Err: err}
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "flate:") || strings.Contains(msg, "gzip:") || strings.Contains(msg, "brotli")
+	return &Error{Kind: KindDecode, Detail: ce.Error(), Err: err}
 }
 
 // storedHeader turns the received headers into the stored ones: a
@@ -1026,7 +1171,7 @@ func isDecodeError(err error) bool {
 // header: stored bodies are de-chunked.)
 func storedHeader(out *Response, resp *http.Response, cut bool) {
 	h := out.Header
-	decoded := coding(resp) != "" && out.Skipped == ""
+	decoded := coding(resp) != contentcoding.Identity && out.Skipped == ""
 	if decoded {
 		h[DecodedHeader] = h["Content-Encoding"]
 		delete(h, "Content-Encoding")

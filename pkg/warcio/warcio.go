@@ -97,8 +97,24 @@ type Exchange struct {
 	Request    []byte    // request line and headers as sent
 	StatusLine string    // e.g. "HTTP/1.1 200 OK"
 	Header     http.Header
-	Body       []byte // body as stored (Content-Encoding decoded, possibly truncated)
-	Truncated  string // WARC-Truncated reason ("length", "time", "disconnect", "unspecified"), or ""
+	// Head, if not nil, is the response's status line and header lines
+	// as received, each ending in CRLF, then the empty line: the
+	// response block starts with it verbatim, and Header only serves
+	// the caller (a response stored as received,
+	// docs/format/harvest.md). It must begin with StatusLine and CRLF.
+	// Nil: the block's head is StatusLine and Header, written in
+	// net/http's order.
+	Head []byte
+	// Body is the body as stored: the entity body (transfer coding
+	// removed), its content coding kept or decoded, possibly
+	// truncated. WARC-Payload-Digest is its digest (WARC 1.1 §5.9: the
+	// payload of an application/http block is its entity-body).
+	Body      []byte
+	Truncated string // WARC-Truncated reason ("length", "time", "disconnect", "unspecified"), or ""
+	// WarcinfoID, if not "", is the WARC-Record-ID of the warcinfo
+	// record of the file the records go to (Writer.InfoID), written as
+	// WARC-Warcinfo-ID in each of them (WARC 1.1 §5.14).
+	WarcinfoID string
 	// Metadata, if not empty, is written as a metadata record concurrent
 	// to the response (e.g. fetchTimeMs).
 	Metadata []Field
@@ -128,7 +144,11 @@ type Encoded struct {
 	b                *encBuf       // from bufPool
 	buf              *bytes.Buffer // &b.out: the members
 	respOff, respLen int           // the response (or revisit) member
+	infoID           string        // Exchange.WarcinfoID
 }
+
+// WarcinfoID is the WARC-Warcinfo-ID the records were made with.
+func (e *Encoded) WarcinfoID() string { return e.infoID }
 
 // encBuf holds the members of an Encoded and Encode's scratch space; it is
 // reused through bufPool.
@@ -179,13 +199,21 @@ func Encode(x *Exchange) (*Encoded, error) {
 	if x.StatusLine == "" || strings.ContainsAny(x.StatusLine, "\r\n") {
 		return nil, &BuildError{URL: x.URL, Reason: fmt.Sprintf("bad status line %q", x.StatusLine)}
 	}
+	if x.Head != nil && (!bytes.HasPrefix(x.Head, []byte(x.StatusLine)) || !bytes.HasPrefix(x.Head[len(x.StatusLine):], []byte("\r\n")) || !bytes.HasSuffix(x.Head, []byte("\r\n\r\n"))) {
+		return nil, &BuildError{URL: x.URL, Reason: fmt.Sprintf("response head does not start with the status line %q or end with an empty line", x.StatusLine)}
+	}
+	if x.WarcinfoID != "" {
+		if err := checkValue(x.WarcinfoID, "warcinfo id"); err != nil {
+			return nil, &BuildError{URL: x.URL, Reason: err.Error()}
+		}
+	}
 	for _, f := range x.Metadata {
 		if err := checkFieldName(f.Name); err != nil || strings.ContainsAny(f.Value, "\r\n") {
 			return nil, &BuildError{URL: x.URL, Reason: fmt.Sprintf("bad metadata field %q: %q", f.Name, f.Value)}
 		}
 	}
 	b := bufPool.Get().(*encBuf)
-	enc := &Encoded{b: b, buf: &b.out}
+	enc := &Encoded{b: b, buf: &b.out, infoID: x.WarcinfoID}
 	for _, f := range x.Metadata {
 		b.meta.WriteString(f.Name)
 		b.meta.WriteString(": ")
@@ -206,13 +234,14 @@ func Encode(x *Exchange) (*Encoded, error) {
 	d := sha1.New()
 
 	// request
-	var fields [10]Field
+	var fields [12]Field
 	reqHdr := append(fields[:0],
 		Field{"WARC-Type", TypeRequest},
 		Field{"WARC-Record-ID", reqID},
 		Field{"WARC-Date", day},
-		Field{"WARC-Target-URI", x.URL},
 	)
+	reqHdr = x.appendInfoID(reqHdr)
+	reqHdr = append(reqHdr, Field{"WARC-Target-URI", x.URL})
 	if x.IP != "" {
 		reqHdr = append(reqHdr, Field{"WARC-IP-Address", x.IP})
 	}
@@ -226,13 +255,17 @@ func Encode(x *Exchange) (*Encoded, error) {
 	// (head), then the body, which is not copied: its digest and its
 	// compression go over the two parts.
 	head := &b.http
-	head.WriteString(x.StatusLine)
-	head.WriteString("\r\n")
-	if err := writeHeader(head, x.Header); err != nil {
-		enc.Release()
-		return nil, &BuildError{URL: x.URL, Reason: err.Error()}
+	if x.Head != nil {
+		head.Write(x.Head)
+	} else {
+		head.WriteString(x.StatusLine)
+		head.WriteString("\r\n")
+		if err := writeHeader(head, x.Header); err != nil {
+			enc.Release()
+			return nil, &BuildError{URL: x.URL, Reason: err.Error()}
+		}
+		head.WriteString("\r\n")
 	}
-	head.WriteString("\r\n")
 	body := x.Body
 	typ, ctype := TypeResponse, ContentTypeResponse
 	if x.NotModified() {
@@ -243,8 +276,9 @@ func Encode(x *Exchange) (*Encoded, error) {
 		Field{"WARC-Type", typ},
 		Field{"WARC-Record-ID", respID},
 		Field{"WARC-Date", day},
-		Field{"WARC-Target-URI", x.URL},
 	)
+	respHdr = x.appendInfoID(respHdr)
+	respHdr = append(respHdr, Field{"WARC-Target-URI", x.URL})
 	if x.IP != "" {
 		respHdr = append(respHdr, Field{"WARC-IP-Address", x.IP})
 	}
@@ -272,6 +306,9 @@ func Encode(x *Exchange) (*Encoded, error) {
 			Field{"WARC-Type", TypeMetadata},
 			Field{"WARC-Record-ID", metaID},
 			Field{"WARC-Date", day},
+		)
+		metaHdr = x.appendInfoID(metaHdr)
+		metaHdr = append(metaHdr,
 			Field{"WARC-Target-URI", x.URL},
 			Field{"WARC-Concurrent-To", respID},
 			Field{"WARC-Block-Digest", digestWith(d, b.meta.Bytes(), nil)},
@@ -285,16 +322,26 @@ func Encode(x *Exchange) (*Encoded, error) {
 	return enc, nil
 }
 
+// appendInfoID appends the WARC-Warcinfo-ID field of x's records, if it
+// has one.
+func (x *Exchange) appendInfoID(hdr []Field) []Field {
+	if x.WarcinfoID == "" {
+		return hdr
+	}
+	return append(hdr, Field{"WARC-Warcinfo-ID", x.WarcinfoID})
+}
+
 // Info is the content of the warcinfo record that starts each file (WARC
 // 1.1 §6.2; field names after the WARC guidelines' recommendations).
 type Info []Field
 
-// encodeInfo makes the warcinfo member of a file.
-func encodeInfo(filename string, info Info) ([]byte, error) {
+// encodeInfo makes the warcinfo member of a file; it returns it and the
+// record's id.
+func encodeInfo(filename string, info Info) ([]byte, string, error) {
 	var blk bytes.Buffer
 	for _, f := range info {
 		if err := checkFieldName(f.Name); err != nil || strings.ContainsAny(f.Value, "\r\n") {
-			return nil, &BuildError{URL: filename, Reason: fmt.Sprintf("bad warcinfo field %q: %q", f.Name, f.Value)}
+			return nil, "", &BuildError{URL: filename, Reason: fmt.Sprintf("bad warcinfo field %q: %q", f.Name, f.Value)}
 		}
 		blk.WriteString(f.Name + ": " + f.Value + "\r\n")
 	}
@@ -310,9 +357,9 @@ func encodeInfo(filename string, info Info) ([]byte, error) {
 	}
 	var b encBuf
 	if _, _, err := member(&b, hdr, blk.Bytes(), nil); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return b.out.Bytes(), nil
+	return b.out.Bytes(), id[0], nil
 }
 
 // checkValue refuses what a WARC header line cannot carry.
@@ -492,8 +539,9 @@ func member(b *encBuf, hdr []Field, p1, p2 []byte) (int, int, error) {
 // writes, on Flush, Sync and Close; a Flush writes outside the lock the
 // appends take, so appends go on while it writes.
 type Writer struct {
-	name string
-	mu   sync.Mutex // guards everything but the write of a taken buffer
+	name   string
+	infoID string     // WARC-Record-ID of the file's warcinfo record ("": none written)
+	mu     sync.Mutex // guards everything but the write of a taken buffer
 	f    *os.File
 	off  int64  // size of the file, buffered bytes included
 	buf  []byte // appended, not yet written
@@ -529,7 +577,7 @@ func Create(path string) (*Writer, error) {
 // CreateWithInfo creates a new file at path that starts with a warcinfo
 // record holding info. It fails if the file exists.
 func CreateWithInfo(path string, info Info) (*Writer, error) {
-	m, err := encodeInfo(baseName(path), info)
+	m, id, err := encodeInfo(baseName(path), info)
 	if err != nil {
 		return nil, err
 	}
@@ -537,13 +585,22 @@ func CreateWithInfo(path string, info Info) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create warc %s: %w", path, err)
 	}
-	w := &Writer{f: f, name: path}
+	w := &Writer{f: f, name: path, infoID: id}
 	if _, _, err := w.appendBytes(m, 0, len(m)); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return w, nil
 }
+
+// InfoID is the WARC-Record-ID of the warcinfo record the file starts
+// with ("" for a file opened with Create): what Exchange.WarcinfoID of the
+// records appended to it must be.
+func (w *Writer) InfoID() string { return w.infoID }
+
+// ErrWarcinfo is the error of an append of records made for another
+// file's warcinfo record (Exchange.WarcinfoID).
+var ErrWarcinfo = errors.New("records made for another WARC file's warcinfo record")
 
 func baseName(p string) string {
 	if i := strings.LastIndexByte(p, os.PathSeparator); i >= 0 {
@@ -582,9 +639,12 @@ func (w *Writer) FlushDue() bool {
 }
 
 // Write encodes x and appends its records; it returns the offset and
-// length of the response record's gzip member.
+// length of the response record's gzip member. The records name the
+// file's warcinfo record (x.WarcinfoID is set to InfoID).
 func (w *Writer) Write(x *Exchange) (offset, length int64, err error) {
-	enc, err := Encode(x)
+	withID := *x
+	withID.WarcinfoID = w.infoID
+	enc, err := Encode(&withID)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -594,8 +654,12 @@ func (w *Writer) Write(x *Exchange) (offset, length int64, err error) {
 
 // Append appends encoded records in one write (or to the buffer, see
 // SetBuffer) and returns the offset and length of the response record's
-// gzip member. The caller may Release e afterwards.
+// gzip member. The caller may Release e afterwards. Records made with a
+// WarcinfoID other than the file's InfoID are refused (ErrWarcinfo).
 func (w *Writer) Append(e *Encoded) (offset, length int64, err error) {
+	if e.infoID != w.infoID {
+		return 0, 0, fmt.Errorf("append to warc %s: %w (%q, the file's is %q)", w.name, ErrWarcinfo, e.infoID, w.infoID)
+	}
 	return w.appendBytes(e.buf.Bytes(), e.respOff, e.respLen)
 }
 

@@ -2,6 +2,7 @@ package warcio
 
 import (
 	"bytes"
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"net/http"
@@ -295,4 +296,75 @@ func TestCompressionTiers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRawHeadAndWarcinfoID: a response stored as received keeps its head
+// byte for byte (names' case and order; Header is not used), its
+// payload digest is the body's as stored (the content coding kept), and
+// every record of a file names the file's warcinfo record; records made
+// for another file's warcinfo are refused.
+func TestRawHeadAndWarcinfoID(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "raw.warc.gz")
+	w, err := CreateWithInfo(path, Info{{"software", "wire test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte("\x1f\x8b not really gzip, but stored as it came")
+	head := "HTTP/1.1 200 OK\r\nserver: x\r\nETag: \"1\"\r\nContent-Encoding: gzip\r\n\r\n"
+	x := exchange("http://a.cl/", body)
+	x.Head = []byte(head)
+	x.Header = http.Header{"Ignored": {"yes"}}
+	x.Metadata = []Field{{"fetchTimeMs", "3"}}
+	off, n, err := w.Write(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := *x
+	other.WarcinfoID = "<urn:uuid:00000000-0000-4000-8000-000000000000>"
+	enc, err := Encode(&other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.Append(enc); !errors.Is(err, ErrWarcinfo) {
+		t.Errorf("records of another file appended: %v", err)
+	}
+	enc.Release()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadResponse(path, off, n, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(r.Body, body) || r.Header.Get("Etag") != `"1"` || r.Header.Get("Ignored") != "" {
+		t.Errorf("read back %q, header %v", r.Body, r.Header)
+	}
+	data := gunzip(t, readFile(t, path))
+	if !bytes.Contains(data, []byte("\r\n\r\n"+head)) {
+		t.Errorf("the head is not stored as given:\n%s", data)
+	}
+	if !bytes.Contains(data, []byte("WARC-Payload-Digest: "+digestWith(sha1.New(), body, nil)+"\r\n")) {
+		t.Error("payload digest is not the stored body's")
+	}
+	infos, err := Verify(path)
+	if err != nil || len(infos) != 4 {
+		t.Fatalf("verify: %v, %+v", err, infos)
+	}
+	if got := bytes.Count(data, []byte("WARC-Warcinfo-ID: "+w.InfoID()+"\r\n")); got != 3 || !strings.HasPrefix(w.InfoID(), "<urn:uuid:") || "<"+infos[0].ID+">" != w.InfoID() {
+		t.Errorf("%d records name the warcinfo record %s (%s), want 3", got, w.InfoID(), infos[0].ID)
+	}
+
+	x.Head = []byte("HTTP/1.1 200 OK\r\nA: b\r\n") // no empty line
+	if _, err := Encode(x); err == nil {
+		t.Error("a head without its empty line was taken")
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
