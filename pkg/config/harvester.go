@@ -16,6 +16,22 @@ func Rankings() []string {
 	return []string{"fifo", "performance", "quality", "crawl-ability", "value"}
 }
 
+// The values of harvester.warc_mode: how response records hold what the
+// server sent (docs/harvester.md, "How responses are stored").
+const (
+	// WARCModeRaw stores each response as the server sent it: status
+	// line and header fields as received (names' case, order), the body
+	// with its content coding; chunked bodies de-chunked.
+	WARCModeRaw = "raw"
+	// WARCModeDecoded stores bodies decoded (gzip, br), their
+	// Content-Encoding renamed X-Wire-Decoded-Content-Encoding, and the
+	// headers as net/http parsed them (canonical names, sorted).
+	WARCModeDecoded = "decoded"
+)
+
+// WARCModes returns the values harvester.warc_mode accepts.
+func WARCModes() []string { return []string{WARCModeRaw, WARCModeDecoded} }
+
 // Harvester holds the politeness rules and network limits of the harvester.
 type Harvester struct {
 	Connections           int      `toml:"connections" doc:"Simultaneous connections overall; each is held by one host, and a host never has two."`
@@ -52,6 +68,7 @@ type Harvester struct {
 	DNSLookups            int      `toml:"dns_lookups" doc:"Simultaneous DNS lookups."`
 	OutageHosts           int      `toml:"outage_hosts" doc:"A network outage stops the harvest (exit code 5, nothing counted against the web) when this many host names in a row fail their DNS lookup for the resolver's fault (refused, no answer, SERVFAIL; NXDOMAIN is an answer) with no lookup answered in between, or fail to connect for lack of a route with no connection made in between; a batch of fewer hosts needs them all (at least 2). 0 turns the detection off."`
 	WARCMaxBytes          int64    `toml:"warc_max_bytes" doc:"A new WARC file is started once the current one is this large."`
+	WARCMode              string   `toml:"warc_mode" doc:"How response records hold what servers sent: raw (as received: the status line and header fields with their names' case and order, the body with its content coding, gzip or br, which the gatherer decodes; a chunked body de-chunked) or decoded (bodies decoded by the harvester, Content-Encoding renamed X-Wire-Decoded-Content-Encoding, header names made canonical and sorted: the records of harvests before issue 37). Raw records are what replay tools and other archives expect: their payload digests are those of the same resource elsewhere. max_body_bytes counts decoded bytes either way."`
 	WARCPrefix            string   `toml:"warc_prefix" doc:"First part of the WARC file names, PREFIX-YYYYMMDDhhmmss-BATCH-sIofN-SERIAL.warc.gz (the harvest's start, the batch, the shard, the file's number): 1 to 64 letters, digits, '.', '_' or '-' (not first). Give each crawl its own (an institution's, a country's) so that its files keep unique names in archives that gather many crawls."`
 	StopTimeout           Duration `toml:"stop_timeout" doc:"On SIGINT or SIGTERM, requests in flight get this long to finish before they are abandoned."`
 	BatchDeadline         Duration `toml:"batch_deadline" doc:"A harvest ends this long after it started: URLs not requested by then are logged deferred and go back to the frontier unharmed. 0: twice the batch's manager.batch_duration (in its header), or no deadline for a batch without one."`
@@ -95,6 +112,7 @@ func defaultHarvester() Harvester {
 		DNSLookups:            32,
 		OutageHosts:           10,
 		WARCMaxBytes:          1 << 30,
+		WARCMode:              WARCModeRaw,
 		WARCPrefix:            warcio.DefaultPrefix,
 		StopTimeout:           Duration(10 * time.Second),
 		BatchDeadline:         0,
@@ -211,6 +229,9 @@ func (c *Harvester) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.WARCMaxBytes < 1024 {
 		bad("harvester.warc_max_bytes", "must be at least 1024, got %d", c.WARCMaxBytes)
+	}
+	if !contains(WARCModes(), c.WARCMode) {
+		bad("harvester.warc_mode", "must be one of %s, got %s", strings.Join(WARCModes(), ", "), excerpt.Quote(c.WARCMode))
 	}
 	if err := warcio.CheckPrefix(c.WARCPrefix); err != nil {
 		bad("harvester.warc_prefix", "%v, in %s", err, excerpt.Quote(c.WARCPrefix))

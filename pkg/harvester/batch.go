@@ -319,6 +319,7 @@ func warcInfo(cfg config.Config, b *collection.Batch, s Shard) warcio.Info {
 		{Name: "isPartOf", Value: part},
 		{Name: "robots", Value: "obey (" + cfg.Crawl.ProductToken + ")"},
 		{Name: "http-header-user-agent", Value: cfg.Crawl.UserAgent},
+		{Name: "wire-warc-mode", Value: cfg.Harvester.WARCMode},
 	}
 	if host, err := os.Hostname(); err == nil && host != "" {
 		info = append(info, warcio.Field{Name: "hostname", Value: host})

@@ -116,6 +116,7 @@ func ClientConfig(cfg config.Config) (fetch.Config, error) {
 		DNSCacheTime:     h.DNSCacheTime.D(),
 		DNSTTL:           fetch.TTLBounds{Min: h.DNSMinTTL.D(), Max: h.DNSMaxTTL.D(), Negative: h.DNSNegativeTime.D()},
 		RootCAs:          roots,
+		Raw:              h.WARCMode == config.WARCModeRaw,
 	}, nil
 }
 

@@ -57,11 +57,20 @@ func (p *heapPeak) growth() uint64 {
 }
 
 // TestHostileServers harvests one batch with a host for each kind of
-// hostile server next to a well-behaved one. Each bad URL ends within its
-// limit with the error (or truncation) the docs promise, the heap stays
-// bounded although the servers offer hundreds of megabytes, the good host
-// is fetched whole, and the batch is completed and marked.
+// hostile server next to a well-behaved one, once for each
+// harvester.warc_mode. Each bad URL ends within its limit with the error
+// (or truncation) the docs promise, the heap stays bounded although the
+// servers offer hundreds of megabytes — the gzip bomb is cut at
+// max_body_bytes of decoded bytes in both modes, raw mode storing only
+// its first compressed bytes — the good host is fetched whole, and the
+// batch is completed and marked.
 func TestHostileServers(t *testing.T) {
+	for _, mode := range config.WARCModes() {
+		t.Run(mode, func(t *testing.T) { hostileServers(t, mode) })
+	}
+}
+
+func hostileServers(t *testing.T, mode string) {
 	var endlessSent, hugeSent atomic.Int64
 	noise := ht.Noise(20000, 7)
 	web := ht.Start(t,
@@ -96,6 +105,7 @@ func TestHostileServers(t *testing.T) {
 	cfg.Harvester.TotalTimeout = config.Duration(10 * time.Second)
 	cfg.Harvester.MinTransferRate = 1000 // the drip sends 10 bytes/s
 	cfg.Harvester.MaxBodyBytes = 64 << 10
+	cfg.Harvester.WARCMode = mode
 
 	type want struct {
 		status int
@@ -168,8 +178,20 @@ func TestHostileServers(t *testing.T) {
 			if resp.Truncated != w.trunc {
 				t.Errorf("%s: WARC-Truncated %q, want %q", url, resp.Truncated, w.trunc)
 			}
-			if w.trunc == "length" && len(resp.Body) != int(cfg.Harvester.MaxBodyBytes) {
-				t.Errorf("%s: %d bytes stored, want the %d cap", url, len(resp.Body), cfg.Harvester.MaxBodyBytes)
+			max := cfg.Harvester.MaxBodyBytes
+			if w.trunc == "length" && r.Bytes != max {
+				t.Errorf("%s: %d bytes logged, want the %d cap", url, r.Bytes, max)
+			}
+			// Decoded bytes at the cap: the bomb's, decoded, in decoded
+			// mode; in raw mode its first compressed bytes, at most an
+			// eighth and 64 KiB more than the cap.
+			if stored := int64(len(resp.Body)); w.trunc == "length" && (stored > max+max/8+64<<10 || mode == config.WARCModeDecoded && stored != max) {
+				t.Errorf("%s: %d bytes stored, cap %d", url, stored, max)
+			}
+			if url == u("bomb.test", "/") && mode == config.WARCModeRaw {
+				if ce := resp.Header.Get("Content-Encoding"); ce != "gzip" || int64(len(decoded(t, resp))) < max {
+					t.Errorf("bomb stored with Content-Encoding %q, decoding to %d bytes: want the gzip as sent, at least the cap", ce, len(decoded(t, resp)))
+				}
 			}
 		}
 	}

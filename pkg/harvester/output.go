@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/cdxj"
@@ -88,6 +89,9 @@ type output struct {
 	robotsf  *os.File
 	serversf *os.File
 	warc     *warcio.Writer
+	// infoID is warc's InfoID ("" before the first file), which
+	// records are made with outside mu (currentInfoID).
+	infoID   atomic.Pointer[string]
 	warcFile string      // name of the open WARC file
 	nextWARC warcio.Name // name of the next WARC file to open
 	dirty    bool
@@ -323,19 +327,25 @@ func loadJSONLines[T any](r *resumed, path, what string, parse func(data []byte,
 	})
 }
 
-// exchange is what warcio stores of a response.
-func exchange(resp *fetch.Response, meta []warcio.Field) *warcio.Exchange {
-	return &warcio.Exchange{
+// exchange is what warcio stores of a response, its records made for
+// the WARC file open now (appendWARC makes them again for another).
+func (o *output) exchange(resp *fetch.Response, meta []warcio.Field) *warcio.Exchange {
+	x := &warcio.Exchange{
 		URL:        resp.URL,
 		Date:       resp.Started,
 		IP:         resp.IP,
 		Request:    resp.Request,
 		StatusLine: resp.StatusLine,
 		Header:     resp.Header,
+		Head:       resp.Head,
 		Body:       resp.Body,
 		Truncated:  resp.Truncated,
 		Metadata:   meta,
 	}
+	if id := o.infoID.Load(); id != nil {
+		x.WarcinfoID = *id
+	}
+	return x
 }
 
 // page appends the response (if any) to the WARC file and then the record
@@ -345,9 +355,11 @@ func exchange(resp *fetch.Response, meta []warcio.Field) *warcio.Exchange {
 // failure of kind store, and the harvest goes on.
 func (o *output) page(resp *fetch.Response, meta []warcio.Field, rec fetchlog.Record) error {
 	var enc *warcio.Encoded
+	var x *warcio.Exchange
 	if resp != nil {
 		var err error
-		enc, err = warcio.Encode(exchange(resp, meta))
+		x = o.exchange(resp, meta)
+		enc, err = warcio.Encode(x)
 		var be *warcio.BuildError
 		switch {
 		case errors.As(err, &be):
@@ -370,7 +382,7 @@ func (o *output) page(resp *fetch.Response, meta []warcio.Field, rec fetchlog.Re
 	}
 	var w *warcio.Writer
 	if enc != nil {
-		name, off, n, err := o.appendWARC(enc)
+		name, off, n, err := o.appendWARC(x, enc)
 		o.dirty = true
 		if err != nil {
 			o.mu.Unlock()
@@ -418,7 +430,8 @@ func (o *output) appendLine(rec *fetchlog.Record) error {
 // and its *warcio.BuildError returned: the caller must not let it decide
 // the site's rules.
 func (o *output) robotsResponse(resp *fetch.Response) error {
-	enc, err := warcio.Encode(exchange(resp, nil))
+	x := o.exchange(resp, nil)
+	enc, err := warcio.Encode(x)
 	if err != nil {
 		return err
 	}
@@ -428,7 +441,7 @@ func (o *output) robotsResponse(resp *fetch.Response) error {
 		o.mu.Unlock()
 		return errors.New("harvest output closed")
 	}
-	_, _, _, err = o.appendWARC(enc)
+	_, _, _, err = o.appendWARC(x, enc)
 	o.dirty = true
 	w := o.warc
 	o.mu.Unlock()
@@ -482,10 +495,12 @@ func (o *output) appendTo(f *os.File, what string, line []byte) error {
 	return nil
 }
 
-// appendWARC appends encoded records to the current WARC file, starting
-// the next file first if there is none or the records would take the
-// current one past the size limit. Called with mu held.
-func (o *output) appendWARC(enc *warcio.Encoded) (string, int64, int64, error) {
+// appendWARC appends encoded records (of x) to the current WARC file,
+// starting the next file first if there is none or the records would take
+// the current one past the size limit. Records made for another file's
+// warcinfo record (the file opened since they were made) are made again
+// for this one, under mu: once per file. Called with mu held.
+func (o *output) appendWARC(x *warcio.Exchange, enc *warcio.Encoded) (string, int64, int64, error) {
 	if o.warc != nil && o.warc.Size()+enc.Size() > o.maxWARC {
 		if err := o.warc.Close(); err != nil {
 			return "", 0, 0, err
@@ -501,10 +516,21 @@ func (o *output) appendWARC(enc *warcio.Encoded) (string, int64, int64, error) {
 		}
 		o.nextWARC.Serial++
 		o.warc, o.warcFile = w, name
+		id := w.InfoID()
+		o.infoID.Store(&id)
 		o.newFile = true
 		if err := w.SetBuffer(warcBuffer); err != nil {
 			return "", 0, 0, err
 		}
+	}
+	if id := o.warc.InfoID(); enc.WarcinfoID() != id {
+		x.WarcinfoID = id
+		again, err := warcio.Encode(x)
+		if err != nil {
+			return "", 0, 0, err
+		}
+		defer again.Release()
+		enc = again
 	}
 	off, n, err := o.warc.Append(enc)
 	if err != nil {

@@ -548,7 +548,11 @@ func (c *conn) fetchRobots(site string) (fetchlog.Robots, error) {
 			h.log.Warn("robots.txt redirect not followed", "site", site, "url", target, "err", err)
 		}
 		if resp.Status >= 200 && resp.Status < 300 {
-			rec.Body = string(robots.Clip(resp.Body, maxBytes, resp.Truncated != "")) // a copy
+			// The file as decoded (a raw-mode body keeps its content
+			// coding); a body that does not decode to its end is cut
+			// where it stops, as a truncated one.
+			content, err := resp.Content(maxBytes)
+			rec.Body = string(robots.Clip(content, maxBytes, resp.Truncated != "" || err != nil)) // a copy
 		}
 		resp.Release()
 		break
@@ -675,7 +679,7 @@ func (c *conn) page(e batch.Entry) error {
 	var meta []warcio.Field
 	if resp != nil {
 		rec.Status = resp.Status
-		rec.Bytes = int64(len(resp.Body))
+		rec.Bytes = resp.Size
 		rec.MIME = resp.MIME()
 		rec.Millis = resp.Duration.Milliseconds()
 		rec.Location = resp.Location()
@@ -685,6 +689,9 @@ func (c *conn) page(e batch.Entry) error {
 			meta = append(meta, warcio.Field{Name: "connectMs", Value: strconv.FormatInt(resp.Connect.Milliseconds(), 10)})
 		}
 		meta = append(meta, tlsFields(resp.TLS)...)
+		if resp.Dechunked {
+			meta = append(meta, warcio.Field{Name: "transferEncoding", Value: "chunked"})
+		}
 		if resp.Skipped != "" {
 			rec.Err = ErrMIME + ": " + resp.Skipped
 			meta = append(meta, warcio.Field{Name: "wire-not-stored", Value: resp.Skipped})
