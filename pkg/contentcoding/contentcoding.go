@@ -75,29 +75,50 @@ type Decoder struct {
 	fl   io.ReadCloser // raw deflate (flate.Resetter)
 	zl   io.ReadCloser // zlib (zlib.Resetter)
 	br   *brotli.Reader
-	peek *bufio.Reader // tells zlib from raw deflate
+	peek *bufio.Reader // buffers the body of NewReader
 	src  bytes.Reader  // the body of Append
 }
 
 // NewReader returns a reader of the content of r decoded from coding c,
 // valid until the next call on d. Errors of the decoder itself (not those
-// of r, which pass as they are) are *Error. An empty r gives an empty
-// content for gzip and deflate (a server that announces gzip and sends
-// nothing); brotli reports io.ErrUnexpectedEOF. Identity returns r.
+// of r, which pass as they are) are *Error. An empty r is an empty content
+// in every coding (a server that announces gzip and sends nothing).
+// Identity returns r.
 func (d *Decoder) NewReader(c Coding, r io.Reader) (io.Reader, error) {
-	switch c {
-	case Identity:
+	if c == Identity {
 		return r, nil
+	}
+	// Through a buffer, which tells an empty body apart (and which the
+	// decompressors take as their own: they read byte by byte from a
+	// bufio.Reader without buffering it again).
+	if d.peek == nil {
+		d.peek = bufio.NewReaderSize(r, 4096)
+	} else {
+		d.peek.Reset(r)
+	}
+	head, err := d.peek.Peek(2)
+	if len(head) == 0 {
+		if errors.Is(err, io.EOF) {
+			return bytes.NewReader(nil), nil
+		}
+		return nil, err
+	}
+	return d.reader(c, d.peek, head)
+}
+
+// reader is NewReader for a coding other than Identity on a body that is
+// not empty, whose first bytes (at most two) are head.
+func (d *Decoder) reader(c Coding, r io.Reader, head []byte) (io.Reader, error) {
+	switch c {
 	case Gzip:
-		var err error
 		if d.gz == nil {
 			d.gz = new(gzip.Reader)
 		}
-		if err = d.gz.Reset(r); err != nil {
+		if err := d.gz.Reset(r); err != nil {
 			if errors.Is(err, io.EOF) {
-				return bytes.NewReader(nil), nil
+				err = io.ErrUnexpectedEOF // the body ends within the gzip header
 			}
-			if errors.Is(err, gzip.ErrHeader) {
+			if errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return nil, &Error{Coding: Gzip, Err: err}
 			}
 			return nil, err
@@ -105,7 +126,7 @@ func (d *Decoder) NewReader(c Coding, r io.Reader) (io.Reader, error) {
 		d.gz.Multistream(true)
 		return &decodeErrors{r: d.gz, c: Gzip}, nil
 	case Deflate:
-		return d.deflate(r)
+		return d.deflate(r, head)
 	case Brotli:
 		if d.br == nil {
 			d.br = brotli.NewReader(r)
@@ -117,38 +138,27 @@ func (d *Decoder) NewReader(c Coding, r io.Reader) (io.Reader, error) {
 	return nil, fmt.Errorf("content coding %q not supported", string(c))
 }
 
-// deflate is NewReader for Deflate: zlib (RFC 1950), which RFC 9110
+// deflate is reader for Deflate: zlib (RFC 1950), which RFC 9110
 // §8.4.1.2 means by "deflate", or raw deflate (RFC 1951), which some
-// servers send instead, told apart by the zlib header (compression
+// servers send instead, told apart by the zlib header in head (compression
 // method 8, a window of at most 32 KiB, a check value making the first
 // two bytes a multiple of 31).
-func (d *Decoder) deflate(r io.Reader) (io.Reader, error) {
-	if d.peek == nil {
-		d.peek = bufio.NewReaderSize(r, 512)
-	} else {
-		d.peek.Reset(r)
-	}
-	head, err := d.peek.Peek(2)
-	if len(head) == 0 && errors.Is(err, io.EOF) {
-		return bytes.NewReader(nil), nil
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
+func (d *Decoder) deflate(r io.Reader, head []byte) (io.Reader, error) {
 	if len(head) == 2 && head[0]&0x0f == 8 && head[0]>>4 <= 7 && (uint16(head[0])<<8|uint16(head[1]))%31 == 0 {
 		if d.zl == nil {
-			if d.zl, err = zlib.NewReader(d.peek); err != nil {
-				d.zl = nil
+			zl, err := zlib.NewReader(r)
+			if err != nil {
 				return nil, &Error{Coding: Deflate, Err: err}
 			}
-		} else if err := d.zl.(zlib.Resetter).Reset(d.peek, nil); err != nil {
+			d.zl = zl
+		} else if err := d.zl.(zlib.Resetter).Reset(r, nil); err != nil {
 			return nil, &Error{Coding: Deflate, Err: err}
 		}
 		return &decodeErrors{r: d.zl, c: Deflate}, nil
 	}
 	if d.fl == nil {
-		d.fl = flate.NewReader(d.peek)
-	} else if err := d.fl.(flate.Resetter).Reset(d.peek, nil); err != nil {
+		d.fl = flate.NewReader(r)
+	} else if err := d.fl.(flate.Resetter).Reset(r, nil); err != nil {
 		return nil, &Error{Coding: Deflate, Err: err}
 	}
 	return &decodeErrors{r: d.fl, c: Deflate}, nil
@@ -189,20 +199,21 @@ func IsDecodeError(err error) bool {
 }
 
 // Append appends to dst the content of body decoded from coding c, at
-// most max bytes (max ≤ 0: none), and returns the extended slice; cut
-// tells that the content went on past max. A body that does not decode
-// to its end gives what was decoded of it and an *Error. Identity
+// most max bytes (a negative max is 0), and returns the extended slice;
+// cut tells that the content went on past max. A body that does not
+// decode to its end gives what was decoded of it and an *Error. Identity
 // appends body itself (cut at max).
 func (d *Decoder) Append(dst []byte, c Coding, body []byte, max int64) (out []byte, cut bool, err error) {
-	if max <= 0 {
-		return dst, len(body) > 0, nil
+	if max < 0 {
+		max = 0
 	}
+	max = min(max, 1<<50) // no overflow below
 	if c == Identity || len(body) == 0 {
 		n := min(int64(len(body)), max)
 		return append(dst, body[:n]...), int64(len(body)) > max, nil
 	}
 	d.src.Reset(body)
-	r, err := d.NewReader(c, &d.src)
+	r, err := d.reader(c, &d.src, body[:min(len(body), 2)])
 	if err != nil {
 		return dst, false, err
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/andybalholm/brotli"
+
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/extract"
@@ -32,6 +34,14 @@ func fixture(t testing.TB, name string) []byte {
 }
 
 func html(ct string) http.Header { return http.Header{"Content-Type": {ct}} }
+
+func br(t *testing.T, b []byte) []byte {
+	var buf bytes.Buffer
+	w := brotli.NewWriter(&buf)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
 
 func gz(t *testing.T, b []byte) []byte {
 	var buf bytes.Buffer
@@ -59,7 +69,8 @@ func batch1(t *testing.T) []gathertest.Page {
 		{DocID: 12, URL: "http://www.a.cl/ru", Status: 200, Header: html("text/html; charset=koi8-r"), Body: fixture(t, "charset/koi8r-header.html")},
 		{DocID: 13, URL: "http://www.a.cl/302", Status: 302, Header: http.Header{"Location": {"https://www.c.cl/login"}}},
 		{DocID: 14, URL: "http://www.a.cl/damaged", Status: 200, Header: html("text/html"), Body: []byte("<p>lost</p>"), Damage: true},
-		{DocID: 15, URL: "http://www.a.cl/br", Status: 200, Header: http.Header{"Content-Type": {"text/html"}, "Content-Encoding": {"br"}}, Body: []byte("\x0b\x02\x80")},
+		{DocID: 15, URL: "http://www.a.cl/br", Status: 200, Header: http.Header{"Content-Type": {"text/html"}, "Content-Encoding": {"br"}}, Body: br(t, []byte("<title>Brotli</title><p>packed with brotli</p>"))},
+		{DocID: 16, URL: "http://www.a.cl/zstd", Status: 200, Header: http.Header{"Content-Type": {"text/html"}, "Content-Encoding": {"zstd"}}, Body: []byte("\x28\xb5\x2f\xfd")},
 	}
 }
 
@@ -179,11 +190,14 @@ func TestRun(t *testing.T) {
 	if d := byID[14]; !strings.HasPrefix(d.Err, parsed.Unread+": wire-00001.warc.gz at ") || d.Status != 0 {
 		t.Errorf("damaged record: %+v", d)
 	}
-	if d := byID[15]; !strings.Contains(d.Err, "br") {
+	if d := byID[15]; d.Title != "Brotli" || d.Err != "" {
+		t.Errorf("br body: %+v", d)
+	}
+	if d := byID[16]; !strings.Contains(d.Err, `content-encoding "zstd" not supported`) {
 		t.Errorf("unsupported content-encoding: %+v", d)
 	}
 
-	if s.Docs != 15 || s.HTML != 7 || s.Other != 1 || s.FetchErrors != 2 || s.ReadErrors != 1 || s.Unread != 1 || len(s.Damaged) != 1 || s.Redirects != 3 || s.Duplicates != 1 || s.NoIndex != 1 {
+	if s.Docs != 16 || s.HTML != 8 || s.Other != 1 || s.FetchErrors != 2 || s.ReadErrors != 1 || s.Unread != 1 || len(s.Damaged) != 1 || s.Redirects != 3 || s.Duplicates != 1 || s.NoIndex != 1 {
 		t.Errorf("summary %+v", s)
 	}
 
@@ -347,7 +361,7 @@ func TestCrash(t *testing.T) {
 			t.Errorf("%s left behind by the rerun: %v", name, err)
 		}
 	}
-	if len(readDocs(t, b)) != 15 {
+	if len(readDocs(t, b)) != len(batch1(t)) {
 		t.Error("rerun after a crash did not gather every record")
 	}
 	if _, err := os.Stat(b.ParsedPath() + ".old"); !os.IsNotExist(err) {

@@ -1,14 +1,9 @@
 package gatherer
 
 import (
-	"bytes"
-	"compress/flate"
-	"compress/gzip"
-	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -18,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/contentcoding"
 	"github.com/wirecrawl/wire/pkg/extract"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/langid"
@@ -192,11 +188,12 @@ func (p *pipeline) run(ctx context.Context) error {
 			rd := warcio.NewReader()
 			rd.VerifyDigest = p.o.VerifyDigests
 			defer rd.Close()
+			var dec decoding // the worker's decompressors and decoded body, reused too
 			for j := range jobs {
 				r, resp := p.load(j.i, j.in, rd)
 				r.cost = j.cost
 				if resp != nil {
-					if err := p.parse(r, resp); err != nil {
+					if err := p.parse(r, resp, &dec); err != nil {
 						r.readErr = true
 						r.doc.Err = "gatherer: " + err.Error()
 					}
@@ -402,17 +399,20 @@ func validators(d *parsed.Doc, h http.Header) {
 	d.LastModified, d.ETag = strings.TrimSpace(h.Get("Last-Modified")), strings.TrimSpace(h.Get("ETag"))
 }
 
-// parse decodes and parses the body of a 2xx response.
-func (p *pipeline) parse(r *result, resp *warcio.Response) error {
+// parse decodes and parses the body of a 2xx response, with a worker's
+// decoding state.
+func (p *pipeline) parse(r *result, resp *warcio.Response, dec *decoding) error {
 	rec, d := r.in.rec, r.doc
+	limit := p.limit(r.in)
 	body := resp.Body
-	var err error
-	if ce := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); ce != "" && ce != "identity" {
-		if body, err = decodeContent(ce, body, p.o.MaxBodyBytes); err != nil {
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" {
+		var err error
+		if body, err = dec.decode(ce, body, limit); err != nil {
 			p.log.Debug("unreadable response", "url", d.URL, "err", err)
 			return err
 		}
 	}
+	body = body[:min(int64(len(body)), limit)]
 	r.bytesIn = int64(len(body))
 	if d.Bytes == 0 {
 		d.Bytes = int64(len(body))
@@ -484,12 +484,24 @@ func (p *pipeline) parse(r *result, resp *warcio.Response) error {
 	return nil
 }
 
+// limit is the most decoded bytes of a body the gatherer reads: the
+// harvester's cap (max_body_bytes, or max_sitemap_bytes for a sitemap).
+func (p *pipeline) limit(in *input) int64 {
+	if in.sitemap {
+		return max(p.o.MaxBodyBytes, p.o.MaxSitemapBytes)
+	}
+	return p.o.MaxBodyBytes
+}
+
+// read reads the response record of a fetch log line. A body stored with
+// its content coding (harvester.warc_mode raw) takes more bytes than it
+// decodes to, at most an eighth and 64 KiB more for incompressible data
+// (the harvester's own bound): the record is read up to that much, and
+// parse cuts the decoded body at the limit.
 func (p *pipeline) read(rd *warcio.Reader, in *input) (*warcio.Response, error) {
 	rec := in.rec
-	limit := p.o.MaxBodyBytes
-	if in.sitemap {
-		limit = max(limit, p.o.MaxSitemapBytes)
-	}
+	limit := p.limit(in)
+	limit += limit/8 + 64<<10
 	resp, err := rd.ReadResponse(filepath.Join(in.dir, rec.WARC), rec.Offset, rec.Length, limit)
 	if err != nil && in.published != "" && errors.Is(err, fs.ErrNotExist) {
 		// Published between the fetch log line and this read.
@@ -520,28 +532,45 @@ func (p *pipeline) resolve(page, ref string, r *result) string {
 	return u
 }
 
-// decodeContent removes a Content-Encoding the harvester left in place
-// (it renames the header when it decoded the body itself, so a body is
-// never decoded twice). Output beyond max bytes is cut.
-func decodeContent(enc string, body []byte, max int64) ([]byte, error) {
-	var r io.Reader
-	var err error
-	switch enc {
-	case "gzip", "x-gzip":
-		r, err = gzip.NewReader(bytes.NewReader(body))
-	case "deflate": // RFC 9110 §8.4.1.2: zlib; some servers send raw deflate
-		if r, err = zlib.NewReader(bytes.NewReader(body)); err != nil {
-			r, err = flate.NewReader(bytes.NewReader(body)), nil
-		}
-	default:
+// decoding is a worker's state for bodies stored with their content
+// coding: its decompressors and the buffer of the decoded body, reused
+// from one record to the next (a decoded body lives until the worker's
+// next record, as the record's own body does).
+type decoding struct {
+	dec contentcoding.Decoder
+	buf []byte
+}
+
+// maxKeptDecoded bounds the decoded body buffer a worker keeps.
+const maxKeptDecoded = 8 << 20
+
+// decode decodes a body stored with Content-Encoding enc, at most max
+// bytes, into the worker's buffer.
+func (w *decoding) decode(enc string, body []byte, max int64) ([]byte, error) {
+	out, err := decodeContent(&w.dec, w.buf[:0], enc, body, max)
+	if cap(out) <= maxKeptDecoded {
+		w.buf = out[:0]
+	} else {
+		w.buf = nil
+	}
+	return out, err
+}
+
+// decodeContent appends to dst the body decoded from the Content-Encoding
+// the harvester left in place (gzip, x-gzip, deflate, br: every body of a
+// raw harvest, and in a decoded one the codings it did not ask for; it
+// renames the header when it decoded the body itself, so a body is never
+// decoded twice). Output beyond max bytes is cut. A body that stops
+// decoding part way (cut short by the harvester) gives what decoded of
+// it; one that gives nothing is an error.
+func decodeContent(d *contentcoding.Decoder, dst []byte, enc string, body []byte, max int64) ([]byte, error) {
+	c, ok := contentcoding.Parse(enc)
+	if !ok {
 		return nil, fmt.Errorf("content-encoding %q not supported", enc)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("content-encoding %s: %w", enc, err)
+	out, _, err := d.Append(dst, c, body, max)
+	if err != nil && len(out) == len(dst) {
+		return nil, fmt.Errorf("content-encoding %w", err)
 	}
-	out, err := io.ReadAll(io.LimitReader(r, max))
-	if err != nil && len(out) == 0 {
-		return nil, fmt.Errorf("content-encoding %s: %w", enc, err)
-	}
-	return out, nil // a body cut short by the harvester still gives its beginning
+	return out, nil
 }
