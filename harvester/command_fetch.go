@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -23,8 +24,10 @@ func fetchCommand() *cli.Command {
 policy, time limits, body cap and gzip handling, without robots.txt or waits.
 The URL is normalised first, as a batch URL would be (user info dropped,
 spaces and other bytes percent-encoded); a URL the normaliser refuses is a
-usage error and nothing is sent. The headers printed are the ones the
-harvester would store.
+usage error and nothing is sent. The status line and headers printed are the
+ones the harvester would store: as received with harvester.warc_mode raw
+(the default), decoded and sorted with decoded. --body prints the body
+decoded from its content coding.
 
 ` + command.ExitCodes(command.ExitOK),
 		Flags:  command.WithSettings(&cli.BoolFlag{Name: "body", Usage: "print the body too"}),
@@ -61,18 +64,29 @@ func runFetch(ctx context.Context, o fetchOptions, out io.Writer) error {
 	if resp == nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s\n", resp.StatusLine)
-	keys := make([]string, 0, len(resp.Header))
-	for k := range resp.Header {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		for _, v := range resp.Header[k] {
-			fmt.Fprintf(out, "%s: %s\n", k, v)
+	if resp.Head != nil {
+		out.Write(bytes.ReplaceAll(resp.Head, []byte("\r\n"), []byte("\n")))
+	} else {
+		fmt.Fprintf(out, "%s\n", resp.StatusLine)
+		keys := make([]string, 0, len(resp.Header))
+		for k := range resp.Header {
+			keys = append(keys, k)
 		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			for _, v := range resp.Header[k] {
+				fmt.Fprintf(out, "%s: %s\n", k, v)
+			}
+		}
+		fmt.Fprintln(out)
 	}
-	fmt.Fprintf(out, "\n%d bytes stored from %s in %d ms", len(resp.Body), resp.IP, resp.Duration.Milliseconds())
+	fmt.Fprintf(out, "%d bytes stored from %s in %d ms", len(resp.Body), resp.IP, resp.Duration.Milliseconds())
+	if resp.Coding != "" {
+		fmt.Fprintf(out, " (%s, %d bytes decoded)", resp.Coding, resp.Size)
+	}
+	if resp.Dechunked {
+		fmt.Fprint(out, " (sent chunked, stored de-chunked)")
+	}
 	if resp.Truncated != "" {
 		fmt.Fprintf(out, " (truncated: %s)", resp.Truncated)
 	}
@@ -95,9 +109,13 @@ func runFetch(ctx context.Context, o fetchOptions, out io.Writer) error {
 		fmt.Fprintf(out, "redirect to %s (not followed)\n", loc)
 	}
 	if o.Body {
-		out.Write(resp.Body)
-		if len(resp.Body) > 0 && resp.Body[len(resp.Body)-1] != '\n' {
+		body, derr := resp.Content(o.Config.Harvester.MaxBodyBytes)
+		out.Write(body)
+		if len(body) > 0 && body[len(body)-1] != '\n' {
 			fmt.Fprintln(out)
+		}
+		if derr != nil && err == nil {
+			fmt.Fprintf(out, "(the body stops decoding here: %v)\n", derr)
 		}
 	}
 	return err

@@ -17,7 +17,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/warcio"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite testdata/harvest.cdxj")
+var updateGolden = flag.Bool("update", false, "rewrite the golden files of testdata/ (harvest.cdxj, *-gzip-chunked.warc)")
 
 // TestCDXJGolden harvests a small web from a loopback server — robots.txt,
 // a page, a gzip-encoded page, a redirect, a 404 and a 304 answer to a
