@@ -542,9 +542,9 @@ type Writer struct {
 	name   string
 	infoID string     // WARC-Record-ID of the file's warcinfo record ("": none written)
 	mu     sync.Mutex // guards everything but the write of a taken buffer
-	f    *os.File
-	off  int64  // size of the file, buffered bytes included
-	buf  []byte // appended, not yet written
+	f      *os.File
+	off    int64  // size of the file, buffered bytes included
+	buf    []byte // appended, not yet written
 	// spare is a written buffer kept for reuse.
 	spare []byte
 	max   int // buffer size; 0 = write every append at once
