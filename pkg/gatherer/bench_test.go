@@ -1,13 +1,18 @@
 package gatherer
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/andybalholm/brotli"
 
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/gatherer/gathertest"
@@ -37,9 +42,50 @@ func BenchmarkGatherNoLanguage(b *testing.B) {
 	benchGather(b, 10, func(o *Options) { o.LanguageSample = 0 })
 }
 
+// BenchmarkGatherRaw is BenchmarkGather on records as a raw harvest
+// (harvester.warc_mode raw, the default) stores them: each page
+// gzip-compressed at the usual server level (6), under Content-Encoding:
+// gzip, which the gatherer decodes itself. MB/s is of the decoded HTML,
+// as in BenchmarkGather: scripts/bench-gatherer.sh compares the two, run
+// by run (docs/harvester.md, "How responses are stored").
+func BenchmarkGatherRaw(b *testing.B) { benchGatherCoded(b, 10, "gzip") }
+
+// BenchmarkGatherRawBrotli is BenchmarkGatherRaw with the pages
+// brotli-compressed (level 5, a server's on-the-fly level), under
+// Content-Encoding: br.
+func BenchmarkGatherRawBrotli(b *testing.B) { benchGatherCoded(b, 10, "br") }
+
 // benchGather gathers the fixture pages, copies times each, as one
 // batch, with the default configuration changed by change.
 func benchGather(b *testing.B, copies int, change ...func(*Options)) {
+	benchGatherCoded(b, copies, "", change...)
+}
+
+// encodeBody compresses a page as a server would send it in coding
+// ("gzip" or "br"; "" leaves it as it is).
+func encodeBody(b *testing.B, coding string, page []byte) []byte {
+	var buf bytes.Buffer
+	var w io.WriteCloser
+	switch coding {
+	case "":
+		return page
+	case "gzip":
+		w, _ = gzip.NewWriterLevel(&buf, 6)
+	case "br":
+		w = brotli.NewWriterLevel(&buf, 5)
+	}
+	if _, err := w.Write(page); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// benchGatherCoded is benchGather with the bodies stored in a content
+// coding ("": decoded).
+func benchGatherCoded(b *testing.B, copies int, coding string, change ...func(*Options)) {
 	files, _ := filepath.Glob(filepath.Join("..", "extract", "testdata", "pages", "*.html"))
 	if len(files) == 0 {
 		b.Fatal("no fixture pages")
@@ -53,8 +99,12 @@ func benchGather(b *testing.B, copies int, change ...func(*Options)) {
 				b.Fatal(err)
 			}
 			id := uint64(len(pages) + 1)
+			header := html("text/html")
+			if coding != "" {
+				header.Set("Content-Encoding", coding)
+			}
 			pages = append(pages, gathertest.Page{DocID: id, URL: "http://www" + strconv.Itoa(copyN) + ".example.cl/" + strconv.Itoa(i) + ".html",
-				Status: 200, Header: html("text/html"), Body: body})
+				Status: 200, Header: header, Body: encodeBody(b, coding, body), Bytes: int64(len(body))})
 			n += int64(len(body))
 		}
 	}

@@ -3,7 +3,7 @@ package warcio
 // The reading side for the gatherer's hot path: a record is read from the
 // offset and length the fetch log gives, inflated as the one gzip member
 // it is (in one call into a buffer sized from the member's ISIZE trailer
-// when it fits under the reader's limit, see gunzipWhole in inflate.go;
+// when it fits under the reader's limit, see pkg/inflate;
 // otherwise, or when that fails, by a reused streaming decompressor),
 // and its WARC header block and HTTP headers are parsed in place. The
 // body handed back is a slice of that buffer, not a copy. The gzip CRC-32
@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/wirecrawl/wire/pkg/inflate"
 )
 
 // Buffers a Reader keeps from one record to the next; larger ones are
@@ -67,7 +69,7 @@ type Reader struct {
 	bufr   *bufio.Reader
 	comp   []byte // the compressed member
 	plain  []byte // the record, inflated
-	tables *inflateTables
+	tables *inflate.Tables
 }
 
 // NewReader returns a Reader.
@@ -171,18 +173,18 @@ func (r *Reader) inflate(f io.ReaderAt, offset, length, limit int64) (plain []by
 			hint = int64(uint32(comp[length-4]) | uint32(comp[length-3])<<8 | uint32(comp[length-2])<<16 | uint32(comp[length-1])<<24)
 		}
 		// A member whose content fits under the limit is decoded in one
-		// call (gunzipWhole); one it fails on goes through the streaming
+		// call (inflate.Gunzip); one it fails on goes through the streaming
 		// decompressor below, which reports what is wrong with it.
 		if hint >= 0 && hint < limit && hint <= length*maxDeflateRatio+64 {
-			// fastOut bytes of room past the content let the decoder's
+			// inflate.FastOut bytes of room past the content let the decoder's
 			// fast loop run to the member's end (inflateBlock).
-			if cap(r.plain) < int(hint)+1+fastOut || cap(r.plain) > maxKeptPlain {
-				r.plain = make([]byte, 0, hint+1+fastOut)
+			if cap(r.plain) < int(hint)+1+inflate.FastOut || cap(r.plain) > maxKeptPlain {
+				r.plain = make([]byte, 0, hint+1+inflate.FastOut)
 			}
 			if r.tables == nil {
-				r.tables = new(inflateTables)
+				r.tables = new(inflate.Tables)
 			}
-			if out, err := r.tables.gunzip(r.plain[:0], comp, int(hint)); err == nil {
+			if out, err := r.tables.Gunzip(r.plain[:0], comp, int(hint)); err == nil {
 				if cap(out) > maxKeptPlain {
 					r.plain = nil
 				}

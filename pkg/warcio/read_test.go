@@ -3,13 +3,9 @@ package warcio
 import (
 	"bufio"
 	"bytes"
-	"compress/flate"
-	stdgzip "compress/gzip"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +17,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	gowarc "github.com/nlnwa/gowarc/v2"
+
+	"github.com/wirecrawl/wire/pkg/inflate"
 )
 
 // gowarcRead reads the plain text of a response or revisit record with
@@ -457,109 +455,31 @@ func FuzzRoundTrip(f *testing.F) {
 	})
 }
 
-// gzipMember compresses data as one gzip member with compress/gzip at
-// the given level (flags as a gzip.Header sets them).
-func gzipMember(t testing.TB, data []byte, level int, h stdgzip.Header) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	zw, err := stdgzip.NewWriterLevel(&b, level)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw.Header = h
-	if _, err := zw.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// inflateSamples are contents that exercise every kind of deflate block:
-// stored, fixed and dynamic codes, long and overlapping matches.
-func inflateSamples(t testing.TB) map[string][]byte {
+// TestWriterMembersWhole: the members this package writes — stored ones
+// (appendStored) and those compressed as the writer compresses (klauspost
+// at the fastest level) — are decoded whole by inflate.Gunzip, the
+// Reader's fast path.
+func TestWriterMembersWhole(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join("..", "extract", "testdata", "pages", "sqlite-lang.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	noise := make([]byte, 200_000)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range noise {
-		noise[i] = byte(rng.Uint32())
-	}
-	return map[string][]byte{
-		"empty":      {},
-		"one byte":   {'x'},
-		"short text": []byte("<html><title>x</title>hola, hola, hola</html>"),
-		"page":       page,
-		"run":        bytes.Repeat([]byte{'a'}, 100_000),
-		"period 3":   bytes.Repeat([]byte("abc"), 50_000),
-		"noise":      noise,
-		"mixed":      append(append(append([]byte{}, page...), noise[:70_000]...), page...),
-	}
-}
-
-// TestGunzipWhole: gunzipWhole decodes what the gzip writers write (Go's
-// at every level, klauspost's as this package's writer uses it, and the
-// stored members of appendStored) to the bytes written, and refuses
-// what it cannot vouch for, which the Reader then hands to the streaming
-// decompressor.
-func TestGunzipWhole(t *testing.T) {
-	for name, data := range inflateSamples(t) {
-		members := map[string][]byte{"stored": appendStored(nil, data)}
-		for _, level := range []int{stdgzip.NoCompression, stdgzip.BestSpeed, stdgzip.DefaultCompression, stdgzip.BestCompression, stdgzip.HuffmanOnly} {
-			members["level "+strconv.Itoa(level)] = gzipMember(t, data, level, stdgzip.Header{})
-		}
-		members["name and comment"] = gzipMember(t, data, stdgzip.BestSpeed, stdgzip.Header{Name: "a.html", Comment: "c", Extra: []byte("xx")})
-		kz, err := recompress(data) // klauspost, as the writer compresses
+	for _, data := range [][]byte{nil, []byte("x"), page, bytes.Repeat(page, 20)} {
+		kz, err := recompress(data)
 		if err != nil {
 			t.Fatal(err)
 		}
-		members["klauspost"] = kz
-		for mname, m := range members {
-			got, err := gunzipWhole(make([]byte, 0, len(data)), m, len(data))
+		for name, m := range map[string][]byte{"stored": appendStored(nil, data), "klauspost": kz} {
+			got, err := inflate.Gunzip(make([]byte, 0, len(data)), m, len(data))
 			if err != nil || !bytes.Equal(got, data) {
-				t.Errorf("%s, %s: %d bytes, %v; want %d bytes", name, mname, len(got), err, len(data))
+				t.Errorf("%s member of %d bytes: %d bytes, %v", name, len(data), len(got), err)
 			}
 		}
 	}
-	page := inflateSamples(t)["page"]
-	good := gzipMember(t, page, stdgzip.BestSpeed, stdgzip.Header{})
-	damage := func(f func(m []byte) []byte) []byte { return f(append([]byte{}, good...)) }
-	for _, tc := range []struct {
-		name   string
-		member []byte
-		size   int
-	}{
-		{"wrong CRC", damage(func(m []byte) []byte { m[len(m)-8] ^= 1; return m }), len(page)},
-		{"wrong size", damage(func(m []byte) []byte { m[len(m)-4] ^= 1; return m }), len(page)},
-		{"size given too small", good, len(page) - 1},
-		{"size given too large", good, len(page) + 1},
-		{"flipped bit in the stream", damage(func(m []byte) []byte { m[len(m)/2] ^= 0x10; return m }), len(page)},
-		{"truncated stream", good[:len(good)/2], len(page)},
-		{"no trailer", good[:len(good)-8], len(page)},
-		{"not gzip", damage(func(m []byte) []byte { m[0] = 'x'; return m }), len(page)},
-		{"header CRC", gzipWithHeaderCRC(good), len(page)},
-		{"empty", nil, 0},
-	} {
-		if got, err := gunzipWhole(make([]byte, 0, tc.size), tc.member, tc.size); err == nil {
-			t.Errorf("%s: decoded %d bytes, want an error", tc.name, len(got))
-		}
-	}
-}
-
-// gzipWithHeaderCRC returns the member m with the FHCRC flag and a
-// (correct) header CRC.
-func gzipWithHeaderCRC(m []byte) []byte {
-	h := append([]byte{}, m[:10]...)
-	h[3] |= 1 << 1
-	crc := crc32.ChecksumIEEE(h)
-	return append(append(h, byte(crc), byte(crc>>8)), m[10:]...)
 }
 
 // TestReaderFallsBack: a record whose ISIZE trailer lies is not decoded
-// by gunzipWhole; the streaming decompressor then reports the damage, as
+// by inflate.Gunzip; the streaming decompressor then reports the damage, as
 // before the fast path existed.
 func TestReaderFallsBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.warc.gz")
@@ -581,7 +501,7 @@ func TestReaderFallsBack(t *testing.T) {
 	}
 	member := data[off : off+n]
 	plain := gunzip(t, member)
-	if got, err := gunzipWhole(make([]byte, 0, len(plain)), member, len(plain)); err != nil || !bytes.Equal(got, plain) {
+	if got, err := inflate.Gunzip(make([]byte, 0, len(plain)), member, len(plain)); err != nil || !bytes.Equal(got, plain) {
 		t.Fatalf("the writer's member is not decoded whole: %v", err)
 	}
 	for _, tc := range []struct {
@@ -608,83 +528,23 @@ func TestReaderFallsBack(t *testing.T) {
 	}
 }
 
-// FuzzInflateWhole compares inflateWhole with compress/flate: on the
-// deflate streams compress/flate writes for the input (every level), it
-// must decode them; on the input taken as a deflate stream, whatever it
-// decodes compress/flate decodes the same, and it ends where
-// compress/flate stops reading.
-func FuzzInflateWhole(f *testing.F) {
-	for _, data := range inflateSamples(f) {
-		if len(data) > 5000 {
-			data = data[:5000]
-		}
-		f.Add(data, uint8(1))
-		f.Add(gzipMember(f, data, stdgzip.DefaultCompression, stdgzip.Header{})[10:], uint8(6))
-	}
-	f.Add([]byte{0x03, 0x00}, uint8(0))                   // an empty fixed block
-	f.Add([]byte{0x01, 0x00, 0x00, 0xff, 0xff}, uint8(0)) // an empty stored block
-	f.Fuzz(func(t *testing.T, data []byte, level uint8) {
-		if len(data) > 32<<10 {
-			return // as much as a short input tells, and fast
-		}
-		lv := int(level%11) - 1 // -1 (default) to 9
-		if level == 255 {
-			lv = flate.HuffmanOnly
-		}
-		var b bytes.Buffer
-		zw, err := flate.NewWriter(&b, lv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		zw.Write(data)
-		zw.Close()
-		stream := append(b.Bytes(), "trailing"...)
-		// Without room past the content (the last symbols in the slow
-		// loop) and with it (the fast loop to the end).
-		for _, room := range []int{0, fastOut} {
-			got, end, err := inflateWhole(make([]byte, 0, len(data)+room), stream)
-			if err != nil || !bytes.Equal(got, data) || end != b.Len() {
-				t.Fatalf("level %d, room %d: %d bytes, end %d of %d, %v", lv, room, len(got), end, b.Len(), err)
-			}
-		}
-
-		// The input itself as a stream.
-		br := bytes.NewReader(data)
-		want, werr := io.ReadAll(io.LimitReader(flate.NewReader(br), 4<<20))
-		if len(want) == 4<<20 {
-			return // a stream that expands without end
-		}
-		consumed := len(data) - br.Len()
-		for _, room := range []int{64, 64 + fastOut} {
-			got, end, err := inflateWhole(make([]byte, 0, len(want)+room), data)
-			if err == nil {
-				if werr != nil {
-					t.Fatalf("room %d: decoded %d bytes where compress/flate fails: %v", room, len(got), werr)
-				}
-				if !bytes.Equal(got, want) || end != consumed {
-					t.Fatalf("room %d: decoded %q, end %d; compress/flate %q, end %d", room, got, end, want, consumed)
-				}
-			} else if werr == nil {
-				t.Fatalf("room %d: failed (%v) where compress/flate decodes %d bytes", room, err, len(want))
-			}
-		}
-	})
-}
-
 // BenchmarkInflate compares the decoding of a page's member by
-// gunzipWhole with the streaming decompressor's.
+// inflate.Gunzip with the streaming decompressor's.
 func BenchmarkInflate(b *testing.B) {
-	page := inflateSamples(b)["page"]
+	page, err := os.ReadFile(filepath.Join("..", "extract", "testdata", "pages", "sqlite-lang.html"))
+	if err != nil {
+		b.Fatal(err)
+	}
 	m, err := recompress(page)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("whole", func(b *testing.B) {
 		out := make([]byte, 0, len(page))
-		var t inflateTables
+		var t inflate.Tables
 		b.SetBytes(int64(len(page)))
 		for b.Loop() {
-			if _, err := t.gunzip(out, m, len(page)); err != nil {
+			if _, err := t.Gunzip(out, m, len(page)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -714,11 +574,11 @@ func BenchmarkInflate(b *testing.B) {
 			n += int64(len(page))
 		}
 		out := make([]byte, 0, 1<<20)
-		var t inflateTables
+		var t inflate.Tables
 		b.SetBytes(n)
 		for b.Loop() {
 			for i, m := range members {
-				if _, err := t.gunzip(out, m, len(pages[i])); err != nil {
+				if _, err := t.Gunzip(out, m, len(pages[i])); err != nil {
 					b.Fatal(err)
 				}
 			}

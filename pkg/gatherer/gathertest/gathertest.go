@@ -26,6 +26,7 @@ type Page struct {
 	Status   int         // 0 with Err: no response
 	Header   http.Header // response headers as stored
 	Body     []byte      // response body as stored
+	Bytes    int64       // fetch log bytes, the decoded size; 0: len(Body)
 	Err      string      // fetch error: no WARC record is written
 	Location string      // fetch log location column (3xx)
 	Damage   bool        // point the fetch log a few bytes into the record
@@ -53,6 +54,9 @@ func Harvest(t testing.TB, dir string, pages []Page) {
 	for i, p := range pages {
 		rec := fetchlog.Record{DocID: p.DocID, URL: p.URL, Status: p.Status, Bytes: int64(len(p.Body)), Fetched: Fetched.Add(time.Duration(i) * time.Second),
 			Millis: 12, Location: p.Location, Err: p.Err}
+		if p.Bytes > 0 {
+			rec.Bytes = p.Bytes
+		}
 		if p.Header != nil {
 			rec.MIME = strings.ToLower(strings.TrimSpace(strings.Split(p.Header.Get("Content-Type"), ";")[0]))
 		}

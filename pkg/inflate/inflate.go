@@ -1,16 +1,20 @@
-package warcio
-
-// The whole-member inflate of the reading side (read.go): a gzip member
-// (RFC 1952) held whole in memory is decoded by this package's own
-// DEFLATE decoder (RFC 1951) straight into a buffer of its ISIZE.
+// Package inflate decodes a gzip member (RFC 1952) or a DEFLATE stream
+// (RFC 1951) held whole in memory, straight into a buffer of its known
+// size: the fast path of the WARC reader (pkg/warcio, a record's gzip
+// member sized by its ISIZE trailer) and of the gatherer's decoding of
+// bodies stored gzip-encoded (pkg/contentcoding). Anything it does not
+// decode to the announced size and CRC-32 is ErrInflate, and the caller
+// decodes it again with a streaming decompressor, which says what is
+// wrong: it can only make a read faster, never change what it returns.
+//
 // Where each part of the decoder comes from in RFC 1951:
 //
 //   - §3.1.1 packing into bytes: bitReader, least significant bit first;
 //     Huffman codes are packed starting with their most significant bit,
 //     hence the reversed codes of huffTable.build.
 //   - §3.2.2 Huffman codes from code lengths: huffTable.build.
-//   - §3.2.3 block header (BFINAL, BTYPE): inflateTables.inflate.
-//   - §3.2.4 stored blocks (LEN, NLEN): inflateTables.inflate.
+//   - §3.2.3 block header (BFINAL, BTYPE): Tables.Inflate.
+//   - §3.2.4 stored blocks (LEN, NLEN): Tables.Inflate.
 //   - §3.2.5 lengths and distances (base values, extra bits):
 //     lengthBase, lengthExtra, distBase, distExtra, inflateBlock.
 //   - §3.2.6 fixed Huffman codes: fixedLit, fixedDist.
@@ -18,7 +22,8 @@ package warcio
 //     length alphabet and its repeat codes 16-18): readCodes.
 //
 // The gzip framing around it is RFC 1952 §2.3 (header: gzipHeaderEnd;
-// CRC-32 and ISIZE trailer: gunzipWhole).
+// CRC-32 and ISIZE trailer: Gunzip).
+package inflate
 
 import (
 	"bytes"
@@ -28,49 +33,45 @@ import (
 	"math/bits"
 )
 
-// The fast path of inflate: a gzip member held whole in memory, whose
-// ISIZE trailer gives the size of its content, is decoded in one call
-// straight into a buffer of that size (RFC 1951), without the sliding
-// window of a streaming decompressor (every byte written there and then
-// copied out) and reading the input eight bytes at a time instead of
-// byte by byte. Anything it does not decode to a content of the announced
-// size and CRC-32 — a damaged member, a record larger than the reader's
-// limit, or a mistake of its own — is decoded again by the streaming
-// decompressor, whose result and errors are then those of the reader,
-// so it can only make a read faster, never change what it returns.
-// FuzzInflateWhole compares it with compress/flate.
+// The fast path: a gzip member held whole in memory, whose ISIZE trailer
+// gives the size of its content, is decoded in one call straight into a
+// buffer of that size, without the sliding window of a streaming
+// decompressor (every byte written there and then copied out) and
+// reading the input eight bytes at a time instead of byte by byte.
+// FuzzInflate compares it with compress/flate.
 
-// errInflate is any failure of inflateWhole; the caller then decodes the
-// member with the streaming decompressor, which says what is wrong.
-var errInflate = errors.New("whole-member inflate failed")
+// ErrInflate is any failure of Gunzip and Inflate; the caller then decodes
+// the input with a streaming decompressor, which says what is wrong.
+var ErrInflate = errors.New("whole-member inflate failed")
 
-// gunzipWhole decodes the gzip member comp into out[:size] (cap(out) >=
-// size), where size is the member's ISIZE; it returns the content, or
-// errInflate when the member is not one it decodes to exactly size bytes
-// with the right CRC-32.
-func gunzipWhole(out, comp []byte, size int) (res []byte, err error) {
-	var t inflateTables
-	return t.gunzip(out, comp, size)
+// Gunzip decodes the gzip member comp into out[:size] (cap(out) >= size),
+// where size is the member's ISIZE; it returns the content, or ErrInflate
+// when comp is not one member (nothing after it) that it decodes to
+// exactly size bytes with the right CRC-32. FastOut bytes of room in out
+// past size let it run its fast loop to the end.
+func Gunzip(out, comp []byte, size int) (res []byte, err error) {
+	var t Tables
+	return t.Gunzip(out, comp, size)
 }
 
-// gunzip is gunzipWhole with the tables of t.
-func (t *inflateTables) gunzip(out, comp []byte, size int) (res []byte, err error) {
+// Gunzip is the package's Gunzip with the tables of t.
+func (t *Tables) Gunzip(out, comp []byte, size int) (res []byte, err error) {
 	defer func() {
 		if recover() != nil { // a mistake of the decoder: the caller decodes again
-			res, err = nil, errInflate
+			res, err = nil, ErrInflate
 		}
 	}()
 	start, ok := gzipHeaderEnd(comp)
 	if !ok {
-		return nil, errInflate
+		return nil, ErrInflate
 	}
-	out, end, err := t.inflate(out[:size], comp[start:])
+	out, end, err := t.Inflate(out[:size], comp[start:])
 	if err != nil || len(out) != size {
-		return nil, errInflate
+		return nil, ErrInflate
 	}
 	trailer := comp[start+end:]
-	if len(trailer) < 8 || binary.LittleEndian.Uint32(trailer) != crc32.ChecksumIEEE(out) || int(binary.LittleEndian.Uint32(trailer[4:])) != size {
-		return nil, errInflate
+	if len(trailer) != 8 || binary.LittleEndian.Uint32(trailer) != crc32.ChecksumIEEE(out) || int(binary.LittleEndian.Uint32(trailer[4:])) != size {
+		return nil, ErrInflate
 	}
 	return out, nil
 }
@@ -362,23 +363,25 @@ func (r *bitReader) decode(t *huffTable) (e uint32, ok bool) {
 	return e, true
 }
 
-// inflateWhole decodes the raw deflate stream at the start of src into
+// Inflate decodes the raw deflate stream at the start of src into
 // out[:0], which must have room for the whole content: it fails rather
 // than grow it. It returns the content and the offset in src just past
 // the stream (its last byte padded).
-func inflateWhole(out, src []byte) ([]byte, int, error) {
-	var t inflateTables
-	return t.inflate(out, src)
+func Inflate(out, src []byte) ([]byte, int, error) {
+	var t Tables
+	return t.Inflate(out, src)
 }
 
-// inflateTables are the tables of dynamic blocks, kept from one member
-// to the next by a Reader.
-type inflateTables struct {
+// Tables are the tables of dynamic blocks, kept from one member to the
+// next by a caller that decodes many (a warcio.Reader, a gatherer
+// worker). The zero value is ready to use; a Tables is not safe for
+// concurrent use.
+type Tables struct {
 	lit, dist, codes huffTable
 }
 
-// inflate is inflateWhole with the tables of t.
-func (t *inflateTables) inflate(out, src []byte) ([]byte, int, error) {
+// Inflate is the package's Inflate with the tables of t.
+func (t *Tables) Inflate(out, src []byte) ([]byte, int, error) {
 	r := bitReader{src: src}
 	lit, dist := &t.lit, &t.dist
 	op := 0
@@ -393,13 +396,13 @@ func (t *inflateTables) inflate(out, src []byte) ([]byte, int, error) {
 			r.need(32)
 			n := int(r.take(16))
 			if int(r.take(16)) != ^n&0xffff {
-				return nil, 0, errInflate
+				return nil, 0, ErrInflate
 			}
 			// The whole bytes still held come first, then the rest is
 			// copied from src.
 			for n > 0 && r.nbits >= 8 {
 				if op >= len(out) {
-					return nil, 0, errInflate
+					return nil, 0, ErrInflate
 				}
 				out[op] = byte(r.take(8))
 				op++
@@ -407,7 +410,7 @@ func (t *inflateTables) inflate(out, src []byte) ([]byte, int, error) {
 			}
 			if n > 0 { // nothing is held: bits holds no more than copies of src's next bytes
 				if r.over > 0 || r.pos+n > len(src) || op+n > len(out) {
-					return nil, 0, errInflate
+					return nil, 0, ErrInflate
 				}
 				op += copy(out[op:], src[r.pos:r.pos+n])
 				r.pos += n
@@ -427,10 +430,10 @@ func (t *inflateTables) inflate(out, src []byte) ([]byte, int, error) {
 				return nil, 0, err
 			}
 		default:
-			return nil, 0, errInflate
+			return nil, 0, ErrInflate
 		}
 		if r.overrun() {
-			return nil, 0, errInflate
+			return nil, 0, ErrInflate
 		}
 		if final == 1 {
 			break
@@ -448,7 +451,7 @@ func readCodes(r *bitReader, lit, dist, ct *huffTable) error {
 	ndist := int(r.take(5)) + 1
 	nclen := int(r.take(4)) + 4
 	if nlit > 286 || ndist > 30 {
-		return errInflate
+		return ErrInflate
 	}
 	var clen [19]uint8
 	for i := range nclen {
@@ -456,14 +459,14 @@ func readCodes(r *bitReader, lit, dist, ct *huffTable) error {
 		clen[codeLengthOrder[i]] = uint8(r.take(3))
 	}
 	if !ct.build(clen[:], 7, plainEntry) {
-		return errInflate
+		return ErrInflate
 	}
 	var lengths [numLitLen + numDist]uint8
 	for i := 0; i < nlit+ndist; {
 		r.need(maxCodeLen + 7)
 		e, ok := r.decode(ct)
 		if !ok {
-			return errInflate
+			return ErrInflate
 		}
 		var rep int
 		var val uint8
@@ -474,7 +477,7 @@ func readCodes(r *bitReader, lit, dist, ct *huffTable) error {
 			continue
 		case sym == 16:
 			if i == 0 {
-				return errInflate
+				return ErrInflate
 			}
 			val, rep = lengths[i-1], 3+int(r.take(2))
 		case sym == 17:
@@ -483,21 +486,21 @@ func readCodes(r *bitReader, lit, dist, ct *huffTable) error {
 			rep = 11 + int(r.take(7))
 		}
 		if i+rep > nlit+ndist {
-			return errInflate
+			return ErrInflate
 		}
 		for range rep {
 			lengths[i] = val
 			i++
 		}
 		if r.overrun() {
-			return errInflate
+			return ErrInflate
 		}
 	}
 	if lengths[endOfBlock] == 0 {
-		return errInflate
+		return ErrInflate
 	}
 	if !lit.build(lengths[:nlit], litPrimary, litEntry) || !dist.build(lengths[nlit:nlit+ndist], distPrimary, distEntry) {
-		return errInflate
+		return ErrInflate
 	}
 	return nil
 }
@@ -508,7 +511,7 @@ func readCodes(r *bitReader, lit, dist, ct *huffTable) error {
 // written (RFC 1951 §3.2.5).
 //
 // The bit reader's state is held in locals. A fast loop runs while at
-// least eight bytes of input and fastOut bytes of out remain: it loads
+// least eight bytes of input and FastOut bytes of out remain: it loads
 // the next eight input bytes for every symbol without testing the bits
 // held (they are then at least 56, which covers a length and a distance
 // code with their extra bits, 48 bits), and copies matches by whole
@@ -516,7 +519,7 @@ func readCodes(r *bitReader, lit, dist, ct *huffTable) error {
 // The last symbols go through a slow loop that tests everything.
 func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, error) {
 	if lit.bits != litPrimary || dist.bits != distPrimary {
-		return 0, errInflate
+		return 0, ErrInflate
 	}
 	lp := (*[1 << litPrimary]uint32)(lit.primary)
 	dp := (*[1 << distPrimary]uint32)(dist.primary)
@@ -525,7 +528,7 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 	// In the fast loop, only the low six bits of nbits count: a symbol's
 	// bits are taken off by subtracting its whole entry, whose bits 5 to
 	// 7 are zero (and a shift takes the low six bits of its count).
-	srcEnd, outEnd := len(src)-8, len(out)-fastOut
+	srcEnd, outEnd := len(src)-8, len(out)-FastOut
 	// The entry of the next symbol is looked up as soon as the bits of
 	// the one before are consumed (the bits held then cover it), before
 	// the refill, which does not change them.
@@ -607,7 +610,7 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 					r.bits, r.nbits, r.pos = bits>>(uint(e)&63), (nbits-uint(e))&63, pos
 					return op, nil
 				}
-				return 0, errInflate
+				return 0, ErrInflate
 			}
 		}
 		// The length: its code and extra bits taken in one shift.
@@ -618,13 +621,13 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 		e = dp[bits&(1<<distPrimary-1)]
 		if e&entryValue == 0 {
 			if e&entryLink == 0 {
-				return 0, errInflate
+				return 0, ErrInflate
 			}
 			bits >>= distPrimary
 			nbits -= distPrimary
 			e = dist.sub[int(e>>16)+int(bits&(1<<(e>>entryCodeSh&0xf)-1))]
 			if e&entryValue == 0 {
-				return 0, errInflate
+				return 0, ErrInflate
 			}
 		}
 		saved = bits
@@ -633,17 +636,17 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 		d := int(e>>16) + int(saved&(1<<(e&entryTotal)-1)>>(e>>entryCodeSh&0xf))
 		e = lp[bits&(1<<litPrimary-1)]
 		if d > op {
-			return 0, errInflate
+			return 0, ErrInflate
 		}
-		// out has fastOut bytes from op: room for a match of 258 bytes
+		// out has FastOut bytes from op: room for a match of 258 bytes
 		// copied by words, and for the 40 bytes every match copies.
-		w := (*[fastOut]byte)(out[op:])
+		w := (*[FastOut]byte)(out[op:])
 		if d >= 8 {
 			// A distance of 8 or more never reads a byte this copy has yet
 			// to write. Five words, without a test: most matches are
 			// shorter than 40 bytes; what is past the match's end is
 			// rewritten by what follows.
-			s := (*[fastOut]byte)(out[op-d : op-d+fastOut])
+			s := (*[FastOut]byte)(out[op-d : op-d+FastOut])
 			binary.LittleEndian.PutUint64(w[0:], binary.LittleEndian.Uint64(s[0:]))
 			binary.LittleEndian.PutUint64(w[8:], binary.LittleEndian.Uint64(s[8:]))
 			binary.LittleEndian.PutUint64(w[16:], binary.LittleEndian.Uint64(s[16:]))
@@ -669,9 +672,9 @@ func inflateBlock(r *bitReader, out []byte, op int, lit, dist *huffTable) (int, 
 	return inflateTail(r, out, op, lit, dist, bits, nbits&63, pos)
 }
 
-// fastOut is the room in out that inflateBlock's fast loop needs: the
+// FastOut is the room in out that inflateBlock's fast loop needs: the
 // longest match, 258 bytes, rounded up to whole words.
-const fastOut = 264
+const FastOut = 264
 
 // inflateTail is inflateBlock's slow loop, for the last symbols of a
 // block: it refills the bits held only when needed, loading zeros past
@@ -687,7 +690,7 @@ func inflateTail(r *bitReader, out []byte, op int, lit, dist *huffTable, bits ui
 			r.bits, r.nbits, r.pos = bits, nbits, pos
 			r.refill()
 			if r.over > 8 {
-				return 0, errInflate
+				return 0, ErrInflate
 			}
 			bits, nbits, pos = r.bits, r.nbits, r.pos
 		}
@@ -702,7 +705,7 @@ func inflateTail(r *bitReader, out []byte, op int, lit, dist *huffTable, bits ui
 			bits >>= n
 			nbits -= uint(n)
 			if op >= len(out) {
-				return 0, errInflate
+				return 0, ErrInflate
 			}
 			out[op] = byte(e >> 16)
 			op++
@@ -714,7 +717,7 @@ func inflateTail(r *bitReader, out []byte, op int, lit, dist *huffTable, bits ui
 				r.bits, r.nbits, r.pos = bits>>n, nbits-uint(n), pos
 				return op, nil
 			}
-			return 0, errInflate
+			return 0, ErrInflate
 		}
 		saved := bits
 		n := e & entryTotal
@@ -728,7 +731,7 @@ func inflateTail(r *bitReader, out []byte, op int, lit, dist *huffTable, bits ui
 			e = dsub[int(e>>16)+int(bits&(1<<(e>>entryCodeSh&0xf)-1))]
 		}
 		if e&entryValue == 0 {
-			return 0, errInflate
+			return 0, ErrInflate
 		}
 		saved = bits
 		n = e & entryTotal
@@ -736,7 +739,7 @@ func inflateTail(r *bitReader, out []byte, op int, lit, dist *huffTable, bits ui
 		nbits -= uint(n)
 		d := int(e>>16) + int(saved&(1<<n-1)>>(e>>entryCodeSh&0xf))
 		if d > op || length > len(out)-op {
-			return 0, errInflate
+			return 0, ErrInflate
 		}
 		if d >= length {
 			copy(out[op:op+length], out[op-d:op])
