@@ -18,6 +18,8 @@ import (
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
+
+	"github.com/wirecrawl/wire/pkg/inflate"
 )
 
 // Coding is a content coding this package decodes, by the name it has in
@@ -71,7 +73,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // Decoder decodes bodies one after the other, reusing its decompressors.
 // It is not safe for concurrent use.
 type Decoder struct {
-	gz   *gzip.Reader
+	whole inflate.Tables // Append's fast path for a gzip body
+	gz    *gzip.Reader
 	fl   io.ReadCloser // raw deflate (flate.Resetter)
 	zl   io.ReadCloser // zlib (zlib.Resetter)
 	br   *brotli.Reader
@@ -164,6 +167,32 @@ func (d *Decoder) deflate(r io.Reader, head []byte) (io.Reader, error) {
 	return &decodeErrors{r: d.fl, c: Deflate}, nil
 }
 
+// gunzipWhole is Append's fast path for a gzip body of one member whose
+// content (its ISIZE trailer) fits under max: decoded in one call
+// straight into dst's room (pkg/inflate, the WARC reader's decoder). It
+// reports false for anything else — several members, a larger content,
+// damage — which the streaming decompressor then decodes, or reports.
+func (d *Decoder) gunzipWhole(dst, body []byte, max int64) ([]byte, bool) {
+	if len(body) < 18 {
+		return nil, false
+	}
+	isize := int64(uint32(body[len(body)-4]) | uint32(body[len(body)-3])<<8 | uint32(body[len(body)-2])<<16 | uint32(body[len(body)-1])<<24)
+	if isize > max || isize > int64(len(body))*1032+64 { // 1032: deflate's largest expansion
+		return nil, false
+	}
+	need := len(dst) + int(isize) + inflate.FastOut
+	if cap(dst) < need {
+		grown := make([]byte, len(dst), need)
+		copy(grown, dst)
+		dst = grown
+	}
+	out, err := d.whole.Gunzip(dst[len(dst):len(dst)], body, int(isize))
+	if err != nil {
+		return nil, false
+	}
+	return dst[:len(dst)+len(out)], true
+}
+
 // decodeErrors marks the errors of a decompressor as *Error, leaving the
 // errors of the reader under it as they are.
 type decodeErrors struct {
@@ -211,6 +240,11 @@ func (d *Decoder) Append(dst []byte, c Coding, body []byte, max int64) (out []by
 	if c == Identity || len(body) == 0 {
 		n := min(int64(len(body)), max)
 		return append(dst, body[:n]...), int64(len(body)) > max, nil
+	}
+	if c == Gzip {
+		if out, ok := d.gunzipWhole(dst, body, max); ok {
+			return out, false, nil
+		}
 	}
 	d.src.Reset(body)
 	r, err := d.reader(c, &d.src, body[:min(len(body), 2)])
