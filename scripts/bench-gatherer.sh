@@ -18,6 +18,7 @@
 #   BenchmarkExtract, BenchmarkExtractParallel          (pkg/extract)
 #   BenchmarkGather, BenchmarkGatherLarge               (pkg/gatherer)
 #   BenchmarkGatherNoLanguage                            (pkg/gatherer)
+#   BenchmarkGatherRaw, BenchmarkGatherRawBrotli        (pkg/gatherer)
 #
 # The reference stays x/net/html's tokenizer reading from an io.Reader,
 # as the issue states it. The extractor runs its own copy of that
@@ -31,7 +32,15 @@
 # costs of a run that do not grow with the batch weigh a quarter as much.
 # BenchmarkGatherNoLanguage is BenchmarkGather with language detection
 # off (what detection costs is the difference; scripts/bench-language.sh
-# measures it alone, in more rounds). They run with the garbage collector
+# measures it alone, in more rounds). BenchmarkGatherRaw is
+# BenchmarkGather on records as a raw harvest stores them
+# (harvester.warc_mode raw, the default): each page gzip-compressed (level
+# 6) under Content-Encoding: gzip, which the gatherer decodes;
+# BenchmarkGatherRawBrotli the same with br (level 5). Their MB are of the
+# decoded HTML, and their rows are given as a share of BenchmarkGather's,
+# run in the same round right before them, so that decoded and raw
+# records alternate (the target: within 10 %,
+# docs/harvester.md "How responses are stored"). They run with the garbage collector
 # set as the gatherer command sets it (GOGC=400 unless GOGC is set:
 # gatherer.TuneGC).
 #
@@ -57,6 +66,8 @@ for i in $(seq "$COUNT"); do
 	(cd pkg/extract && "$tmp/extract.test" -test.run XXX -test.benchtime "$BENCHTIME" \
 		-test.bench 'Benchmark(TokenizerOnly|TokenizerParallel|HtmltokOnly|Extract|ExtractParallel)$') >> "$tmp/out.txt"
 	(cd pkg/gatherer && "$tmp/gatherer.test" -test.run XXX -test.bench 'BenchmarkGather$' -test.benchtime "$GATHERTIME") >> "$tmp/out.txt"
+	(cd pkg/gatherer && "$tmp/gatherer.test" -test.run XXX -test.bench 'BenchmarkGatherRaw$' -test.benchtime "$GATHERTIME") >> "$tmp/out.txt"
+	(cd pkg/gatherer && "$tmp/gatherer.test" -test.run XXX -test.bench 'BenchmarkGatherRawBrotli$' -test.benchtime "$GATHERTIME") >> "$tmp/out.txt"
 	(cd pkg/gatherer && "$tmp/gatherer.test" -test.run XXX -test.bench 'BenchmarkGatherLarge$' -test.benchtime "$LARGETIME") >> "$tmp/out.txt"
 	(cd pkg/gatherer && "$tmp/gatherer.test" -test.run XXX -test.bench 'BenchmarkGatherNoLanguage$' -test.benchtime "$GATHERTIME") >> "$tmp/out.txt"
 done
@@ -108,5 +119,11 @@ END {
 	row("gatherer: the whole stage, every core, 11 MB", "Gather", "TokenizerParallel")
 	row("gatherer: the whole stage, every core, 44 MB", "GatherLarge", "TokenizerParallel")
 	row("gatherer, language detection off, 11 MB", "GatherNoLanguage", "TokenizerParallel")
+	row("gatherer, raw records (gzip), 11 MB", "GatherRaw", "TokenizerParallel")
+	row("gatherer, raw records (br), 11 MB", "GatherRawBrotli", "TokenizerParallel")
 	printf "\ntarget: the gatherer at 50 %% or more of the tokenizer alone\n"
+	printf "\n%-50s %8s %9s   %s\n", "", "", "", "share of the gatherer on decoded records (11 MB):"
+	row("raw records, gzip", "GatherRaw", "Gather")
+	row("raw records, br", "GatherRawBrotli", "Gather")
+	printf "\ntarget: raw records within 10 %% of decoded ones (MB/cpu-s)\n"
 }' "$tmp/out.txt"
