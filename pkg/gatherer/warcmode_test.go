@@ -75,7 +75,14 @@ func TestWARCModesGatherAlike(t *testing.T) {
 		cfg.Harvester.WARCMode = mode
 		col, b := harvestIn(t, cfg, urls)
 		encoded, chunked := codings(t, b)
-		t.Logf("%s: %d responses stored with a content coding, %d sent chunked", mode, encoded, chunked)
+		var size int64
+		warcs, _ := filepath.Glob(filepath.Join(b.HarvestPath(), "*.warc.gz"))
+		for _, w := range warcs {
+			if st, err := os.Stat(w); err == nil {
+				size += st.Size()
+			}
+		}
+		t.Logf("%s: %d responses stored with a content coding, %d sent chunked; WARC files of %d bytes", mode, encoded, chunked, size)
 		if mode == config.WARCModeRaw && (encoded == 0 || chunked == 0) || mode == config.WARCModeDecoded && encoded != 0 {
 			t.Fatalf("%s harvest: %d encoded bodies, %d chunked answers", mode, encoded, chunked)
 		}

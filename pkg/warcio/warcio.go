@@ -246,7 +246,7 @@ func Encode(x *Exchange) (*Encoded, error) {
 		reqHdr = append(reqHdr, Field{"WARC-IP-Address", x.IP})
 	}
 	reqHdr = append(reqHdr, Field{"WARC-Concurrent-To", respID}, Field{"WARC-Block-Digest", digestWith(d, x.Request, nil)}, Field{"Content-Type", ContentTypeRequest})
-	if _, _, err := member(b, reqHdr, x.Request, nil); err != nil {
+	if _, _, err := member(b, reqHdr, x.Request, nil, false); err != nil {
 		enc.Release()
 		return nil, err
 	}
@@ -295,7 +295,7 @@ func Encode(x *Exchange) (*Encoded, error) {
 	}
 	respHdr = append(respHdr, Field{"Content-Type", ctype})
 	var err error
-	if enc.respOff, enc.respLen, err = member(b, respHdr, head.Bytes(), body); err != nil {
+	if enc.respOff, enc.respLen, err = member(b, respHdr, head.Bytes(), body, encodedBody(x.Header)); err != nil {
 		enc.Release()
 		return nil, err
 	}
@@ -314,7 +314,7 @@ func Encode(x *Exchange) (*Encoded, error) {
 			Field{"WARC-Block-Digest", digestWith(d, b.meta.Bytes(), nil)},
 			Field{"Content-Type", ContentTypeFields},
 		)
-		if _, _, err := member(b, metaHdr, b.meta.Bytes(), nil); err != nil {
+		if _, _, err := member(b, metaHdr, b.meta.Bytes(), nil, false); err != nil {
 			enc.Release()
 			return nil, err
 		}
@@ -356,7 +356,7 @@ func encodeInfo(filename string, info Info) ([]byte, string, error) {
 		{"Content-Type", ContentTypeFields},
 	}
 	var b encBuf
-	if _, _, err := member(&b, hdr, blk.Bytes(), nil); err != nil {
+	if _, _, err := member(&b, hdr, blk.Bytes(), nil, false); err != nil {
 		return nil, "", err
 	}
 	return b.out.Bytes(), id[0], nil
@@ -489,10 +489,21 @@ var gzipPool = sync.Pool{New: func() any {
 // recordEnd ends every record's block (WARC 1.1 §4).
 var recordEnd = []byte("\r\n\r\n")
 
+// encodedBody tells whether a response's body is stored in a content
+// coding (Content-Encoding present and not identity): already compressed,
+// so that compressing its member again would cost the harvester CPU and
+// the gatherer an inflate for next to no bytes.
+func encodedBody(h http.Header) bool {
+	ce := strings.TrimSpace(h.Get("Content-Encoding"))
+	return ce != "" && !strings.EqualFold(ce, "identity")
+}
+
 // member formats one record, whose block is p1 followed by p2, makes it
 // one gzip member and appends that to b.out; it returns the member's
-// offset and length in b.out.
-func member(b *encBuf, hdr []Field, p1, p2 []byte) (int, int, error) {
+// offset and length in b.out. The member is stored without compression
+// when the record is short (storeBelow) or store is set (a body in a
+// content coding, compressed already).
+func member(b *encBuf, hdr []Field, p1, p2 []byte, store bool) (int, int, error) {
 	size := len(p1) + len(p2)
 	h := append(b.head[:0], "WARC/1.1\r\n"...)
 	for _, f := range hdr {
@@ -507,7 +518,7 @@ func member(b *encBuf, hdr []Field, p1, p2 []byte) (int, int, error) {
 	b.head = h
 	out := &b.out
 	start := out.Len()
-	if total := len(h) + size + len(recordEnd); total < storeBelow {
+	if total := len(h) + size + len(recordEnd); total < storeBelow || store {
 		out.Grow(len(storedHeader) + 5 + total + 8)
 		out.Write(appendStored(out.AvailableBuffer(), h, p1, p2, recordEnd))
 		return start, out.Len() - start, nil

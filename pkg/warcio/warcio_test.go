@@ -270,20 +270,28 @@ func mustGzip(t testing.TB, b []byte) []byte {
 }
 
 // TestCompressionTiers: a record under storeBelow is stored (its member
-// is larger than its body), a larger one compressed; both decode to the
-// same record text.
+// is larger than its body), a larger one compressed, unless its body is
+// in a content coding (compressed already: a raw record); all decode to
+// the same record text.
 func TestCompressionTiers(t *testing.T) {
 	line := []byte("<p>hola mundo, lorem ipsum dolor sit amet</p>\n")
 	for _, tc := range []struct {
 		name       string
 		body       []byte
+		coding     string
 		compressed bool
 	}{
-		{"small page stored", bytes.Repeat(line, 50), false},
-		{"large page compressed", bytes.Repeat(line, 350), true},
+		{"small page stored", bytes.Repeat(line, 50), "", false},
+		{"large page compressed", bytes.Repeat(line, 350), "", true},
+		{"large page in identity compressed", bytes.Repeat(line, 350), "identity", true},
+		{"large body in a content coding stored", bytes.Repeat(line, 350), "gzip", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			enc, err := Encode(exchange("http://www.a.cl/", tc.body))
+			x := exchange("http://www.a.cl/", tc.body)
+			if tc.coding != "" {
+				x.Header.Set("Content-Encoding", tc.coding)
+			}
+			enc, err := Encode(x)
 			if err != nil {
 				t.Fatal(err)
 			}
