@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -164,4 +165,34 @@ func warcinfoID(t *testing.T, path string) string {
 		t.Fatalf("%s: %v, %+v", path, err, infos)
 	}
 	return "<" + infos[0].ID + ">"
+}
+
+// TestGzipRobots: a robots.txt sent gzip-compressed decides the site's
+// rules in both modes (raw mode stores it encoded and reads the rules
+// from its decoded text), and robots.jsonl holds the decoded file.
+func TestGzipRobots(t *testing.T) {
+	const rules = "User-agent: *\nDisallow: /private\n"
+	web := ht.Start(t, &ht.Host{Name: "gz.test",
+		Robots: &ht.Page{Body: []byte(rules), Gzip: true, Header: http.Header{"Content-Type": {"text/plain"}}},
+		Pages:  map[string]*ht.Page{"/": {Body: []byte("<p>home</p>")}, "/private": {Body: []byte("<p>secret</p>")}}})
+	for _, mode := range config.WARCModes() {
+		t.Run(mode, func(t *testing.T) {
+			cfg := web.Config(5 * time.Millisecond)
+			cfg.Harvester.WARCMode = mode
+			dir := filepath.Join(t.TempDir(), "000001")
+			home, private := web.URL("gz.test", "/"), web.URL("gz.test", "/private")
+			ht.WriteBatch(t, dir, 1, ht.Entries(home, private))
+			if _, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg}); err != nil {
+				t.Fatal(err)
+			}
+			logged := readLog(t, filepath.Join(dir, "harvest"))
+			if logged[home].Status != 200 || logged[private].Err != harvester.ErrRobots {
+				t.Errorf("home %+v, private %+v: want the page fetched and /private excluded", logged[home], logged[private])
+			}
+			robots, err := os.ReadFile(filepath.Join(dir, "harvest", "robots.jsonl"))
+			if err != nil || !bytes.Contains(robots, []byte(`"body":"User-agent: *\nDisallow: /private\n"`)) {
+				t.Errorf("robots.jsonl: %s, %v", robots, err)
+			}
+		})
+	}
 }
