@@ -35,6 +35,9 @@ type Page struct {
 	// harvester: a 2xx whose body has its payload digest is written as
 	// an identical-payload-digest revisit record.
 	Previous capture.Capture
+	// At is when the page was fetched; zero is Fetched plus a second per
+	// page before it in the batch.
+	At time.Time
 }
 
 // Fetched is the fetch time every page gets.
@@ -58,6 +61,9 @@ func Harvest(t testing.TB, dir string, pages []Page) {
 	for i, p := range pages {
 		rec := fetchlog.Record{DocID: p.DocID, URL: p.URL, Status: p.Status, Bytes: int64(len(p.Body)), Fetched: Fetched.Add(time.Duration(i) * time.Second),
 			Millis: 12, Location: p.Location, Err: p.Err}
+		if !p.At.IsZero() {
+			rec.Fetched = p.At
+		}
 		if p.Header != nil {
 			rec.MIME = strings.ToLower(strings.TrimSpace(strings.Split(p.Header.Get("Content-Type"), ";")[0]))
 		}
