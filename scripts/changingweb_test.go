@@ -126,7 +126,7 @@ func TestRecrawlChangingWeb(t *testing.T) {
 
 	// The recrawl's WARC records (issue 37): unchanged pages are revisits
 	// that refer to the first crawl's records, changed ones are whole.
-	revisits, identical, whole := checkRevisits(t, col, web, second, last)
+	revisits, identical, whole := checkRevisits(t, bin, col, web, second, last)
 	t.Logf("recrawl: %d server-not-modified and %d identical-payload-digest revisits, %d changed pages written whole", revisits, identical, whole)
 	if revisits == 0 || identical == 0 || whole == 0 {
 		t.Errorf("the recrawl wrote %d server-not-modified and %d identical-payload-digest revisits and %d changed pages: want some of each", revisits, identical, whole)

@@ -5,8 +5,12 @@ package scripts_test
 // real binaries wrote on the changing test web.
 
 import (
+	"archive/zip"
+	"bytes"
+	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/wirecrawl/wire/pkg/cdxj"
@@ -55,8 +59,9 @@ func scanBatch(t *testing.T, b *collection.Batch) (map[string]map[int64]storedRe
 // WARC-Refers-To is the record id of the first crawl's response record
 // for the URL, with that record's date and payload digest, and whose
 // index line is marked warc/revisit; a page served at a new version is
-// written whole. It returns the counts of each.
-func checkRevisits(t *testing.T, colDir string, web *testweb.Web, second []testweb.Request, last map[string]int) (notModified, identical, whole int) {
+// written whole; a WACZ of the collection resolves each revisit to its
+// record (checkWACZRevisits). It returns the counts of each.
+func checkRevisits(t *testing.T, bin, colDir string, web *testweb.Web, second []testweb.Request, last map[string]int) (notModified, identical, whole int) {
 	t.Helper()
 	col, err := collection.Open(colDir)
 	if err != nil {
@@ -155,5 +160,72 @@ func checkRevisits(t *testing.T, colDir string, web *testweb.Web, second []testw
 			}
 		}
 	}
+	checkWACZRevisits(t, bin, colDir, records, responses)
 	return notModified, identical, whole
+}
+
+// checkWACZRevisits packs the whole collection with harvester wacz and
+// checks its merged index as a replay tool reads it: every warc/revisit
+// line has, in a WARC file the package holds, an earlier line of the
+// same URL and digest that is a response, and that line's record is the
+// one the revisit's WARC-Refers-To names.
+// responses are the first crawl's response records by record id.
+func checkWACZRevisits(t *testing.T, bin, colDir string, recrawl map[string]map[int64]storedRecord, responses map[string]storedRecord) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "crawl.wacz")
+	run(t, nil, filepath.Join(bin, "harvester"), "wacz", "--collection", colDir, out)
+	zr, err := zip.OpenReader(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	archived := map[string]bool{}
+	var index []byte
+	for _, f := range zr.File {
+		if name, ok := strings.CutPrefix(f.Name, "archive/"); ok {
+			archived[name] = true
+		}
+		if f.Name == "indexes/index.cdxj" {
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			index, err = io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	byURL := map[string][]cdxj.Line{}
+	var revisits []cdxj.Line
+	for _, raw := range bytes.Split(bytes.TrimSuffix(index, []byte("\n")), []byte("\n")) {
+		l, err := cdxj.Parse(raw)
+		if err != nil {
+			t.Fatalf("the WACZ's index: %v", err)
+		}
+		byURL[l.URL] = append(byURL[l.URL], l)
+		if l.MIME == cdxj.MIMERevisit {
+			revisits = append(revisits, l)
+		}
+	}
+	for _, rv := range revisits {
+		s, ok := recrawl[rv.Filename][rv.Offset]
+		if !ok || !archived[rv.Filename] {
+			t.Errorf("%s: revisit line %s names a record not in the package", rv.URL, rv.String())
+			continue
+		}
+		ref := responses[s.rec.RefersTo]
+		found := false
+		for _, l := range byURL[rv.URL] {
+			if l.MIME != cdxj.MIMERevisit && l.Digest == rv.Digest && l.Timestamp <= rv.Timestamp && archived[l.Filename] &&
+				l.Filename == ref.file && l.Offset == ref.rec.Offset {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: revisit %s (refers to %s) has no response line for its record and digest in the package's index", rv.URL, rv.String(), s.rec.RefersTo)
+		}
+	}
+	t.Logf("WACZ of the whole collection: %d revisit lines, each resolved to the response record it refers to", len(revisits))
 }
