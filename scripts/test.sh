@@ -41,12 +41,19 @@ if [ "${1:-}" = --long ]; then
 fi
 
 if [ $long = 1 ]; then
+	# Every part runs, and the end says which failed: one CI run reports
+	# them all.
 	scripts/test-deps.sh --long
+	failed=()
 	for entry in "${long_tests[@]}"; do
 		read -r pkg run <<<"$entry"
-		WIRE_TEST_LONG=1 go test -count=1 -timeout 20m -run "$run" "$@" "$pkg"
+		WIRE_TEST_LONG=1 go test -count=1 -timeout 20m -run "$run" "$@" "$pkg" || failed+=("$pkg -run '$run'")
 	done
-	go test -race -count=1 -timeout 20m "$@" "${race_packages[@]}"
+	go test -race -count=1 -timeout 20m "$@" "${race_packages[@]}" || failed+=("-race ${race_packages[*]}")
+	if [ ${#failed[@]} -gt 0 ]; then
+		echo "test.sh --long: failed: $(printf '%s; ' "${failed[@]}")" >&2
+		exit 1
+	fi
 	exit 0
 fi
 
