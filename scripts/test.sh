@@ -2,12 +2,13 @@
 # test.sh [--long] [GO TEST FLAGS]: the project's test commands.
 #
 # scripts/test.sh, the README's test command, for every change (a few
-# minutes; figures in docs/testing.md): the gofmt check, go vet, what the
+# minutes; figures in the README, "Tests"): the gofmt check, go vet, what the
 # tests use beyond Go (scripts/test-deps.sh: GNU parallel and rsync for
 # the harvester-shard example, where it can install them), then
 # go test ./...: every package's own tests, the end-to-end crawl of the
 # test web through the real binaries and scripts (TestCrawlCycleEndToEnd),
-# TestCrawlScript, TestOperations, TestMetrics and the small fault tests.
+# TestCrawlScript, TestOperations, TestMetrics, and scripts/faulttest's
+# environment faults and endless host.
 #
 # scripts/test.sh --long, the long suite: what the default command leaves
 # out because it takes minutes, or minutes of installing: the race

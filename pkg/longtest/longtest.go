@@ -2,7 +2,7 @@
 // README's test command (scripts/test.sh) leaves to `scripts/test.sh
 // --long` because they take minutes or need software that takes minutes
 // to install (the fault run, the report rendered in Chromium). Both
-// suites run in CI (.ci/run); docs/testing.md says what each holds.
+// suites run in CI (.ci/run); the README's "Tests" section says what each holds.
 //
 // Need skips a test unless the long suite was asked for; Tool finds a
 // program a test needs and skips, saying how to install it, when it is
