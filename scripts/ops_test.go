@@ -25,6 +25,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/longtest"
 	"github.com/wirecrawl/wire/pkg/testweb"
 )
 
@@ -89,7 +90,14 @@ func TestOperations(t *testing.T) {
 		}
 		return baseDir
 	}
-	t.Run("report", func(t *testing.T) { e.testReport(t, base(t)) })
+	t.Run("report", func(t *testing.T) {
+		out := e.testReport(t, base(t))
+		// The long suite renders it (scripts/test.sh --long).
+		t.Run("chromium", func(t *testing.T) {
+			longtest.Need(t, "renders the report in headless Chromium")
+			e.testReportRendering(t, out)
+		})
+	})
 	t.Run("recrawl", func(t *testing.T) { e.testRecrawl(t, base(t)) })
 	t.Run("separate-machines", e.testSeparateMachines)
 	t.Run("two-shards", e.testTwoShards)
