@@ -17,7 +17,7 @@ func capturesCommand() *cli.Command {
 		Description: `Reads the fetch log and WARC files of every seeded batch, in order, and
 records in graph.db, for each page whose last 2xx response stored whole
 is there, that record's id, date and payload digest (its stored capture),
-unless graph.db holds as new a one. The manager writes captures into the
+unless graph.db holds one as new. The manager writes captures into the
 next batches, and the harvester's revisit records refer to them
 (WARC-Refers-To): without one, a page that answers 304 ever since its
 last whole response is written as a revisit that replays nothing. Run it
