@@ -124,6 +124,7 @@ func checkRevisits(t *testing.T, bin, colDir string, web *testweb.Web, second []
 		}
 	}
 
+	var revisitBytes, wholeBytes int64
 	for _, r := range second {
 		pageURL := "http://" + r.Host + ":" + strconv.Itoa(web.Port()) + r.Path
 		l, ok := logged[pageURL]
@@ -145,6 +146,8 @@ func checkRevisits(t *testing.T, bin, colDir string, web *testweb.Web, second []
 				notModified++
 			} else {
 				identical++
+				revisitBytes += s.rec.Length
+				wholeBytes += first.rec.Length
 			}
 			if s.rec.Type != warcio.TypeRevisit || s.rec.Profile != want || s.rec.RefersTo != first.rec.ID {
 				t.Errorf("%s: unchanged (%d, version %d) written as %s %q referring to %q; want a revisit %q referring to %s (batch %d)",
@@ -160,6 +163,7 @@ func checkRevisits(t *testing.T, bin, colDir string, web *testweb.Web, second []
 			}
 		}
 	}
+	t.Logf("the identical-payload-digest revisits take %d bytes of WARC, the same pages stored whole %d", revisitBytes, wholeBytes)
 	checkWACZRevisits(t, bin, colDir, records, responses)
 	return notModified, identical, whole
 }
