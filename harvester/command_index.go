@@ -56,14 +56,14 @@ type indexOptions struct {
 
 func parseIndex(c *cli.Context) (indexOptions, error) {
 	o := indexOptions{Collection: c.String(command.FlagCollection), BatchDir: c.String("batch-dir"), Force: c.Bool("force"), Std: command.StdFrom(c)}
-	r, err := batchesFlag(c, o.BatchDir)
+	r, err := parseBatchesFlag(c, o.BatchDir)
 	o.Batches = r
 	return o, err
 }
 
-// batchesFlag is --batches N-M of the commands on harvests (index,
+// parseBatchesFlag parses --batches N-M of the commands on harvests (index,
 // wacz), which --batch-dir excludes; the zero range when it is not given.
-func batchesFlag(c *cli.Context, batchDir string) (collection.BatchRange, error) {
+func parseBatchesFlag(c *cli.Context, batchDir string) (collection.BatchRange, error) {
 	if !c.IsSet("batches") {
 		return collection.BatchRange{}, nil
 	}

@@ -62,7 +62,7 @@ func parseWACZ(c *cli.Context) (waczOptions, error) {
 	if !strings.HasSuffix(o.Output, ".wacz") {
 		return o, command.Usage("wacz: the output file must end in .wacz (the WACZ specification's extension), got %q", o.Output)
 	}
-	r, err := batchesFlag(c, o.BatchDir)
+	r, err := parseBatchesFlag(c, o.BatchDir)
 	o.Batches = r
 	return o, err
 }
