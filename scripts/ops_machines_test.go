@@ -16,6 +16,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/longtest"
 	"github.com/wirecrawl/wire/pkg/scope"
 )
 
@@ -481,9 +482,7 @@ mkdir -p "@REMOTE@-$host" && cd "@REMOTE@-$host" && HOME=$PWD SHELL=/bin/bash ex
 // directories; the collection's merge removes them).
 func (e *opsEnv) testShardsParallel(t *testing.T) {
 	for _, tool := range []string{"parallel", "rsync"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (apt-get install %s): the GNU parallel example is not run", tool, tool)
-		}
+		longtest.Tool(t, tool, tool)
 	}
 	t.Run("two-hosts", func(t *testing.T) { e.shardsParallel(t, []string{"h1", "h2"}, 2) })
 	t.Run("one-host", func(t *testing.T) { e.shardsParallel(t, []string{"h1"}, 2) })

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/longtest"
 	"github.com/wirecrawl/wire/pkg/report"
 )
 
@@ -27,18 +28,6 @@ func chromiumFlags(profile string) []string {
 	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-dev-shm-usage", "--hide-scrollbars", "--user-data-dir=" + profile}
-}
-
-// chromium returns Debian's chromium; it skips the test, saying why, when
-// it is not installed (scripts/test-deps.sh, run by scripts/test.sh,
-// installs it where it can: no test installs software itself).
-func chromium(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed, so the report is not rendered: scripts/test-deps.sh installs it (as root, with apt-get)")
-	}
-	return p
 }
 
 // runChromium runs chromium with the isolation flags and args, within a
@@ -61,7 +50,9 @@ func runChromium(t *testing.T, bin string, args ...string) []byte {
 // another resource: src or href attributes, CSS url() and @import.
 var externalRef = regexp.MustCompile(`(?i)\s(src|href|srcset|action)\s*=|url\(|@import`)
 
-func (e *opsEnv) testReport(t *testing.T, col string) {
+// testReport writes the report of the crawl in col and checks the page
+// without a browser; it returns the page's path for testReportRendering.
+func (e *opsEnv) testReport(t *testing.T, col string) string {
 	out := filepath.Join(t.TempDir(), "report.html")
 	r := e.wire(t, "manager", "report", "--collection", col, "--output", out)
 	if !strings.Contains(r.stdout, "wrote "+out) {
@@ -82,8 +73,14 @@ func (e *opsEnv) testReport(t *testing.T, col string) {
 	if _, err := os.Stat(filepath.Join(col, "report.html")); err != nil {
 		t.Errorf("manager report without --output: %v", err)
 	}
+	return out
+}
 
-	bin := chromium(t)
+// testReportRendering renders the report page out in headless Chromium
+// (Debian's chromium: scripts/test-deps.sh --long installs it where it
+// can; no test installs software itself) and checks what it drew.
+func (e *opsEnv) testReportRendering(t *testing.T, out string) {
+	bin := longtest.Tool(t, "chromium", "chromium")
 	dom := string(runChromium(t, bin, "--dump-dom", "file://"+out))
 	for _, id := range report.PlotIDs() {
 		svg := regexp.MustCompile(`(?s)<svg[^>]* id="` + id + `"[^>]*>(.*?)</svg>`).FindStringSubmatch(dom)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
+	"github.com/wirecrawl/wire/pkg/longtest"
 	"github.com/wirecrawl/wire/pkg/testweb"
 )
 
@@ -89,7 +90,14 @@ func TestOperations(t *testing.T) {
 		}
 		return baseDir
 	}
-	t.Run("report", func(t *testing.T) { e.testReport(t, base(t)) })
+	t.Run("report", func(t *testing.T) {
+		out := e.testReport(t, base(t))
+		// The long suite renders it (scripts/test.sh --long).
+		t.Run("chromium", func(t *testing.T) {
+			longtest.Need(t, "renders the report in headless Chromium")
+			e.testReportRendering(t, out)
+		})
+	})
 	t.Run("recrawl", func(t *testing.T) { e.testRecrawl(t, base(t)) })
 	t.Run("separate-machines", e.testSeparateMachines)
 	t.Run("two-shards", e.testTwoShards)
@@ -314,7 +322,9 @@ func (e *opsEnv) testCronFailure(t *testing.T) {
 	// harvester on batch 1: cron.sh stops with its code and names both.
 	// (--cycles 0: else the manager, started beside that harvester, fails
 	// on the same setting, and either could be the first to fail.)
-	r := e.cron([]string{"WIRE_HARVESTER_WAIT=soon"}, "--cycles", "0", col)
+	// (WIRE_FOLLOW=0: no gatherer follows that harvest either; it would
+	// fail on the same setting, now and then first.)
+	r := e.cron([]string{"WIRE_HARVESTER_WAIT=soon", "WIRE_FOLLOW=0"}, "--cycles", "0", col)
 	if r.code != 2 {
 		t.Fatalf("cron.sh with a bad setting: exit %d, want the harvester's 2\n%s", r.code, r.stderr)
 	}

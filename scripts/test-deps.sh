@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# test-deps.sh: installs what the tests use beyond Go, before they run
-# (scripts/test.sh calls it; no test installs software itself):
-#   chromium  renders the HTML report headless (scripts/ops_report_test.go)
+# test-deps.sh [--long]: installs what the tests use beyond Go, before
+# they run (scripts/test.sh calls it; no test installs software itself):
 #   parallel  runs harvester shards over "machines" (ops_machines_test.go)
 #   rsync     copies batches between them (the same test)
+# and with --long, for the long suite (scripts/test.sh --long):
+#   chromium  renders the HTML report headless (scripts/ops_report_test.go)
 # Installing needs root, apt-get and the package archive; where any is
 # missing it says so and goes on (exit 0): those tests then skip, saying
-# why. WIRE_TEST_DEPS=0 skips this step.
+# why (in CI as root on Debian they fail instead: pkg/longtest.Tool).
+# WIRE_TEST_DEPS=0 skips this step.
 set -uo pipefail
 [ "${WIRE_TEST_DEPS:-1}" = 0 ] && exit 0
+want=(parallel rsync)
+case "${1:-}" in
+'') ;;
+--long) want=(chromium) ;;
+*) echo "usage: $0 [--long]" >&2; exit 2 ;;
+esac
 missing=()
-for p in chromium parallel rsync; do
+for p in "${want[@]}"; do
 	command -v "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 [ ${#missing[@]} = 0 ] && exit 0
@@ -23,7 +31,7 @@ if [ "$(id -u)" != 0 ]; then
 	say "${missing[*]} not installed and only root can install them (apt-get install -y ${missing[*]}): the tests that use them will skip"
 	exit 0
 fi
-say "installing Debian's ${missing[*]} (for the report rendering and shard tests)"
+say "installing Debian's ${missing[*]} (for the tests that use them)"
 export DEBIAN_FRONTEND=noninteractive
 if ! timeout 300 apt-get update >/dev/null 2>&1; then
 	say "the package archive is unreachable: the tests that use ${missing[*]} will skip"

@@ -75,11 +75,11 @@ func (e *Error) Unwrap() error { return e.Err }
 type Decoder struct {
 	whole inflate.Tables // Append's fast path for a gzip body
 	gz    *gzip.Reader
-	fl   io.ReadCloser // raw deflate (flate.Resetter)
-	zl   io.ReadCloser // zlib (zlib.Resetter)
-	br   *brotli.Reader
-	peek *bufio.Reader // buffers the body of NewReader
-	src  bytes.Reader  // the body of Append
+	fl    io.ReadCloser // raw deflate (flate.Resetter)
+	zl    io.ReadCloser // zlib (zlib.Resetter)
+	br    *brotli.Reader
+	peek  *bufio.Reader // buffers the body of NewReader
+	src   bytes.Reader  // the body of Append
 }
 
 // NewReader returns a reader of the content of r decoded from coding c,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/longtest"
 	"github.com/wirecrawl/wire/pkg/testweb"
 )
 
@@ -80,6 +81,7 @@ func TestCrawlSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fault injection skipped in -short mode")
 	}
+	longtest.Need(t, "the fault run: a crawl of 8 or more cycles with at least 20 SIGKILLs")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	bin := binaries(t)
