@@ -31,6 +31,11 @@ func expectedFreshness(lam, f float64) float64 {
 // from 0 (x = 0: f infinite) to 1 (x → ∞: f → 0), so ∂F/∂f falls from
 // 1/λ to 0 as f grows and F is concave in f.
 func marginal(x float64) float64 {
+	if x < 1e-2 {
+		// The series x²/2 − x³/3 + x⁴/8 − x⁵/30: the closed form
+		// cancels to noise for small x.
+		return x * x * (0.5 - x*(1.0/3-x*(1.0/8-x/30)))
+	}
 	return -math.Expm1(-x) - x*math.Exp(-x)
 }
 
