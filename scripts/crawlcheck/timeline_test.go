@@ -42,7 +42,8 @@ func TestParseRequestLine(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, line, want string }{
 		{"fields", "1\ta.cl\t/\t200\t" + t0.Format(time.RFC3339Nano), "5 tab-separated fields"},
-		{"nine fields", good + "\t127.0.0.1\ttcp\tx", "9 tab-separated fields"},
+		{"ninth field", good + "\t127.0.0.1\ttcp\tx", `ninth field "x"`},
+		{"ten fields", good + "\t127.0.0.1\ttcp\tcond\tx", "10 tab-separated fields"},
 		{"transport", good + "\t127.0.0.1\tx", "transport"},
 		{"address", good + "\tlocalhost", "address"},
 		{"conn", strings.Replace(good, "3", "x", 1), "connection id"},
