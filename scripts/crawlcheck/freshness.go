@@ -319,3 +319,56 @@ func (f Freshness) Print(w io.Writer) {
 		row("known, "+k, f.ByKind[k])
 	}
 }
+
+// The targets of issue 35 ("Recrawls keep a changing web fresh").
+const (
+	// targetPoliteRatio: measured freshness of the known pages over the
+	// optimum under politeness.
+	targetPoliteRatio = 0.95
+	// targetKnown and targetHonest: today's freshness of the known pages
+	// and of honest sites, not to fall below.
+	targetKnown, targetHonest = 0.77, 0.64
+	// targetOtherRatio: sites without validators or with lying ones, over
+	// honest sites.
+	targetOtherRatio = 0.8
+	// targetConditional: share of the revisits to honest sites that are
+	// conditional.
+	targetConditional = 0.95
+)
+
+// PrintTargets writes the figures issue 35 sets targets for, each with
+// its verdict.
+func (f Freshness) PrintTargets(w io.Writer) {
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	ratio := func(a, b float64) float64 {
+		if b == 0 {
+			return math.NaN()
+		}
+		return a / b
+	}
+	k, a := f.Known, f.All
+	fmt.Fprintln(w, "targets (issue 35), over the pages known before the window:")
+	fmt.Fprintf(w, "  freshness / polite optimum: %.3f / %.3f = %.3f (target >= %.2f): %s\n",
+		k.Freshness, k.Polite, ratio(k.Freshness, k.Polite), targetPoliteRatio, verdict(k.Polite > 0 && k.Freshness >= targetPoliteRatio*k.Polite))
+	fmt.Fprintf(w, "  freshness: %.3f (target >= %.2f, today's): %s\n", k.Freshness, targetKnown, verdict(k.Freshness >= targetKnown))
+	fmt.Fprintf(w, "  uniform %.3f, optimal %.3f, per site %.3f: allocation across sites loses %.3f, within sites %.3f\n",
+		k.Uniform, k.Optimal, k.PerSite, k.Optimal-k.PerSite, k.PerSite-k.Freshness)
+	fmt.Fprintf(w, "  PageRank-weighted %.3f >= plain %.3f: %s\n", k.Weighted, k.Freshness, verdict(k.Weighted >= k.Freshness))
+	honest := f.ByKind[testweb.ValidatorsHonest.String()]
+	fmt.Fprintf(w, "  honest sites: %.3f (target >= %.2f, today's): %s\n", honest.Freshness, targetHonest,
+		verdict(honest.Pages > 0 && honest.Freshness >= targetHonest))
+	for _, p := range []testweb.ValidatorPolicy{testweb.ValidatorsNone, testweb.ValidatorsLying} {
+		g := f.ByKind[p.String()]
+		fmt.Fprintf(w, "  %s sites: %.3f, %.3f of honest (target >= %.1f): %s\n", p, g.Freshness, ratio(g.Freshness, honest.Freshness),
+			targetOtherRatio, verdict(g.Pages > 0 && honest.Pages > 0 && g.Freshness >= targetOtherRatio*honest.Freshness))
+	}
+	fmt.Fprintf(w, "  conditional revisits to honest sites: %d of %d = %.1f%% (target >= %.0f%%): %s\n", f.HonestConditional, f.HonestRevisits,
+		100*f.ConditionalShare, 100*targetConditional, verdict(f.HonestRevisits > 0 && f.ConditionalShare >= targetConditional))
+	fmt.Fprintf(w, "all pages (discovery too): freshness %.3f, weighted %.3f, mean age %.1f s; uniform %.3f, optimal %.3f, per site %.3f, polite %.3f\n",
+		a.Freshness, a.Weighted, a.MeanAge, a.Uniform, a.Optimal, a.PerSite, a.Polite)
+}

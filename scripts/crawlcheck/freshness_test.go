@@ -110,7 +110,9 @@ func TestComputeFreshness(t *testing.T) {
 // (testdata/freshness.golden; go test -update rewrites it).
 func TestFreshnessGolden(t *testing.T) {
 	var b bytes.Buffer
-	computeFreshness(tinyFreshness()).Print(&b)
+	f := computeFreshness(tinyFreshness())
+	f.Print(&b)
+	f.PrintTargets(&b)
 	golden := filepath.Join("testdata", "freshness.golden")
 	if *update {
 		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {

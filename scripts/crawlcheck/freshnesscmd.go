@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -67,12 +68,18 @@ conditional (the log's cond field: If-None-Match or If-Modified-Since).
 of the reachable pages, a page counting at the end of its first request
 that got a response, as crawlcheck timeline counts it); --window-end a
 time (default: the end of the log's last request). Seconds in the report
-are from --start (default: the start of the log's first request).`,
+are from --start (default: the start of the log's first request).
+--targets adds issue 35's targets: over the known pages, freshness at
+least 0.95 of the polite optimum and at least 0.77; PageRank-weighted at
+least plain; sites without validators or lying ones at least 0.8 of
+honest ones, honest ones at least 0.64; at least 95 % of the revisits to
+honest sites conditional.`,
 		Flags: append(append(webFlags(),
 			&cli.StringFlag{Name: "log", Required: true, Usage: "request log (TSV) of testweb --log"},
 			&cli.StringFlag{Name: "window-start", Required: true, Usage: "start of the window: RFC 3339 time, or N% (when the crawl reached N % of the reachable pages)"},
 			&cli.TimestampFlag{Name: "window-end", Layout: time.RFC3339Nano, Usage: "end of the window, RFC 3339 (default: the end of the log's last request)"},
 			&cli.TimestampFlag{Name: "start", Layout: time.RFC3339Nano, Usage: "time zero of the report's seconds, RFC 3339 (default: the log's first request)"},
+			&cli.BoolFlag{Name: "targets", Usage: "after the text report, print issue 35's targets with their verdicts"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"},
 			&cli.StringFlag{Name: "json-out", Usage: "also write the JSON to this file"},
 		), serverRuleFlags()...),
@@ -121,7 +128,14 @@ are from --start (default: the start of the log's first request).`,
 			if err != nil {
 				return err
 			}
-			return writeReport(c, "freshness", f, f.Print)
+			print := f.Print
+			if c.Bool("targets") {
+				print = func(w io.Writer) {
+					f.Print(w)
+					f.PrintTargets(w)
+				}
+			}
+			return writeReport(c, "freshness", f, print)
 		},
 	}
 }
