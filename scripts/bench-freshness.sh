@@ -133,18 +133,23 @@ wire_start_web "$dir" "$tools/testweb" --hosts "$hosts" --pages "$pages" --max-p
 
 # The crawl as cron runs it: crawl.sh until the frontier is empty (nothing
 # due), again BENCH_CRON_PAUSE seconds later, until the time is up.
+# SIGINT at the time limit stops crawl.sh (which stops its stages) and
+# then the loop.
 wire_bounded "$((minutes * 60))" "$dir/crawl.log" bash -c '
-	runs=0
-	while :; do
+	runs=0 stop=
+	trap "stop=1" INT TERM
+	while [ -z "$stop" ]; do
 		"$1" "$2" 1000000 || echo "crawl.sh exited $?"
 		runs=$((runs + 1))
 		echo "cron run $runs done"
-		sleep "$3"
+		[ -z "$stop" ] || break
+		sleep "$3" &
+		wait $!
 	done' cron "$WIRE_ROOT/scripts/crawl.sh" "$dir/col" "$pause"
 wire_stop_web "$dir" || exit 1
 runs=$(grep -c '^cron run' "$dir/crawl.log")
 failed=$(grep -c '^crawl.sh exited' "$dir/crawl.log")
-out "   crawl: $runs crawl.sh runs ($failed stopped with an error, the last by the time limit), $(ls "$dir/col/batches" | wc -l) batches, $(wc -l <"$dir/requests.tsv") requests"
+out "   crawl: $runs crawl.sh runs (the last stopped at the time limit; $((failed > 0 ? failed - 1 : 0)) others exited non-zero), $(ls "$dir/col/batches" | wc -l) batches, $(wc -l <"$dir/requests.tsv") requests"
 if [ "$failed" -gt 1 ]; then
 	grep -B3 '^crawl.sh exited' "$dir/crawl.log" | tail -20 >&2
 fi
