@@ -29,6 +29,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 long_tests=(
 	"./scripts/faulttest ^TestCrawlSurvivesKills$"
 	"./scripts ^TestOperations$/^report$/^chromium$"
+	"./scripts ^TestArchiveTools$"
 )
 # The race detector's packages: the seeder's and the harvester's
 # concurrent bbolt writers and connections, the gatherer's workers, the
