@@ -39,7 +39,7 @@ var archiveWeb = testweb.Config{Seed: 15, Hosts: 15, MaxPages: 30, Change: true,
 const (
 	replayPages   = 30
 	replayGaps    = 2 // pages of each known gap replayed beyond them (knownGap)
-	replayTimeout = 20 * time.Second
+	replayTimeout = 10 * time.Second
 )
 
 // archivedCrawl is a crawl and what the test web and the collection say
@@ -459,7 +459,9 @@ func replayInReplayWebPage(t *testing.T, a *archTools, chromium, wacz string, pa
 		t.Fatal(err)
 	}
 	start := time.Now()
-	out := a.nodeRun(t, "", "replay.mjs", jobFile)
+	// Every page may take the whole timeout (two loads: the replay and
+	// the reference), and the browser a while to start.
+	out := a.nodeRun(t, "", time.Minute+2*time.Duration(len(pages))*replayTimeout, "replay.mjs", jobFile)
 	elapsed := time.Since(start)
 
 	matched, gapsSeen := 0, 0

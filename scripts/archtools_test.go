@@ -232,12 +232,12 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], " | ")
 }
 
-// node runs a node program with args in the tools' run directory and
-// returns its standard output; dir, if not empty, is its working
-// directory.
-func (a *archTools) nodeRun(t *testing.T, dir string, args ...string) []byte {
+// nodeRun runs a node program with args in the tools' run directory,
+// within limit, and returns its standard output; dir, if not empty, is
+// its working directory.
+func (a *archTools) nodeRun(t *testing.T, dir string, limit time.Duration, args ...string) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, a.node, args...)
 	cmd.Dir = a.run
@@ -277,7 +277,7 @@ func checkWARCsWithWarcio(t *testing.T, a *archTools, warcs []string) []warcioRe
 		Revisits                                                 []warcioRevisit
 		Errors                                                   []string
 	}
-	out := a.nodeRun(t, "", append([]string{"checkwarc.mjs"}, warcs...)...)
+	out := a.nodeRun(t, "", 2*time.Minute, append([]string{"checkwarc.mjs"}, warcs...)...)
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("checkwarc.mjs: %v\n%s", err, out)
 	}
@@ -319,7 +319,7 @@ func compareIndexes(t *testing.T, a *archTools, warcs []string) {
 		for _, l := range ours {
 			byOffset[l.Offset] = l
 		}
-		out := a.nodeRun(t, filepath.Dir(w), a.warcCLI, "cdx-index", "--format", "cdxj", filepath.Base(w))
+		out := a.nodeRun(t, filepath.Dir(w), time.Minute, a.warcCLI, "cdx-index", "--format", "cdxj", filepath.Base(w))
 		theirs := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 		if len(theirs) != len(ours) {
 			t.Errorf("%s: warcio.js indexes %d records, we %d", w, len(theirs), len(ours))

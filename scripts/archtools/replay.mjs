@@ -59,7 +59,8 @@ async function replay(tab, p) {
     }
     await sleep(50);
   }
-  throw new Error(`no replay of ${p.want} within ${job.timeoutMs} ms (replay frame: ${last || "none"})`);
+  const frames = tab.frames().map((f) => f.url() || "(no URL: a navigation that did not commit)");
+  throw new Error(`no replay of ${p.want} within ${job.timeoutMs} ms (replay frame: ${last || "none"}; frames: ${frames.join(" ")})`);
 }
 
 async function reference(tab, p) {
