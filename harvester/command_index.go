@@ -56,17 +56,25 @@ type indexOptions struct {
 
 func parseIndex(c *cli.Context) (indexOptions, error) {
 	o := indexOptions{Collection: c.String(command.FlagCollection), BatchDir: c.String("batch-dir"), Force: c.Bool("force"), Std: command.StdFrom(c)}
-	if c.IsSet("batches") {
-		if o.BatchDir != "" {
-			return o, command.Usage("--batches and --batch-dir cannot be used together")
-		}
-		r, err := collection.ParseBatchRange(c.String("batches"))
-		if err != nil {
-			return o, command.Usage("--batches: %v", err)
-		}
-		o.Batches = r
+	r, err := parseBatchesFlag(c, o.BatchDir)
+	o.Batches = r
+	return o, err
+}
+
+// parseBatchesFlag parses --batches N-M of the commands on harvests (index,
+// wacz), which --batch-dir excludes; the zero range when it is not given.
+func parseBatchesFlag(c *cli.Context, batchDir string) (collection.BatchRange, error) {
+	if !c.IsSet("batches") {
+		return collection.BatchRange{}, nil
 	}
-	return o, nil
+	if batchDir != "" {
+		return collection.BatchRange{}, command.Usage("--batches and --batch-dir cannot be used together")
+	}
+	r, err := collection.ParseBatchRange(c.String("batches"))
+	if err != nil {
+		return collection.BatchRange{}, command.Usage("--batches: %v", err)
+	}
+	return r, nil
 }
 
 // runIndex indexes the batches and prints what it wrote on out.

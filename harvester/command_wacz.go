@@ -62,17 +62,9 @@ func parseWACZ(c *cli.Context) (waczOptions, error) {
 	if !strings.HasSuffix(o.Output, ".wacz") {
 		return o, command.Usage("wacz: the output file must end in .wacz (the WACZ specification's extension), got %q", o.Output)
 	}
-	if c.IsSet("batches") {
-		if o.BatchDir != "" {
-			return o, command.Usage("--batches and --batch-dir cannot be used together")
-		}
-		r, err := collection.ParseBatchRange(c.String("batches"))
-		if err != nil {
-			return o, command.Usage("--batches: %v", err)
-		}
-		o.Batches = r
-	}
-	return o, nil
+	r, err := parseBatchesFlag(c, o.BatchDir)
+	o.Batches = r
+	return o, err
 }
 
 // runWACZ packs the batches and prints what it packed on out.

@@ -4,7 +4,9 @@ package scripts_test
 // 35) through the real binaries and scripts/crawl.sh, twice: the recrawl
 // gets 304 Not Modified from honest sites for the pages that did not
 // change and the new versions of those that did, and the first crawl
-// already took in compressed and chunked answers (issue 37).
+// already took in compressed and chunked answers (issue 37). The
+// recrawl writes the pages that did not change as revisit records that
+// refer to the first crawl's, and those that did whole (issue 37).
 
 import (
 	"path/filepath"
@@ -120,6 +122,19 @@ func TestRecrawlChangingWeb(t *testing.T) {
 				t.Errorf("gatherer cat %s: the text of version %s is not what is stored:\n%s", u, v, text)
 			}
 		}
+	}
+
+	// The recrawl's WARC records (issue 37): unchanged pages are revisits
+	// that refer to the first crawl's records, changed ones are whole.
+	revisits, identical, whole := checkRevisits(t, bin, col, web, second, last)
+	t.Logf("recrawl: %d server-not-modified and %d identical-payload-digest revisits, %d changed pages written whole", revisits, identical, whole)
+	if revisits == 0 || identical == 0 || whole == 0 {
+		t.Errorf("the recrawl wrote %d server-not-modified and %d identical-payload-digest revisits and %d changed pages: want some of each", revisits, identical, whole)
+	}
+	// graph.db holds every capture the WARC files do: the upgrade of old
+	// collections finds nothing to record.
+	if out := run(t, nil, filepath.Join(bin, "seeder"), "captures", "--collection", col); !strings.HasPrefix(out, "0 stored captures recorded") {
+		t.Errorf("seeder captures on a collection crawled with captures: %s", out)
 	}
 }
 

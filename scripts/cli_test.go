@@ -65,6 +65,7 @@ var cliCommands = []struct {
 	{bin: "seeder", cmd: "import"},
 	{bin: "seeder", cmd: "restore"},
 	{bin: "seeder", cmd: "requeue"},
+	{bin: "seeder", cmd: "captures"},
 }
 
 // cliRun runs a program in dir with stdin empty and returns its exit

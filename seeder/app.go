@@ -17,6 +17,7 @@ func newApp() *cli.App {
 		releaseCommand(),
 		checkCommand(),
 		requeueCommand(),
+		capturesCommand(),
 		statsCommand(),
 		importCommand(),
 		restoreCommand(),

@@ -14,7 +14,9 @@
 //	1	http://www.uchile.cl	0.5	0	revisit	http://www.uchile.cl/	Mon, 02 Jan 2026 15:04:05 GMT	"abc"
 //	7	http://www.uchile.cl	0.25	1	new	http://www.uchile.cl/a.html	-	-
 //
-// Version 1 files (without the last two columns) are still read.
+// A batch whose revisits carry their stored capture (version 4) has three
+// more columns, refers_to, refers_to_date and payload_digest. Files of
+// versions 1 (without the validators) to 3 are still read.
 package batch
 
 import (
@@ -29,27 +31,49 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/capture"
 	"github.com/wirecrawl/wire/pkg/excerpt"
 )
 
-// Version is the batch file format version this code writes when a batch
-// has sitemap entries; versions 1 and 2 are read, and a batch without
-// sitemap entries is written as version 2 (VersionNoSitemaps), which
-// older readers read.
-const Version = 3
+// Version is the batch file format version this code writes when an
+// entry carries a stored capture; versions 1 to 3 are read, and a batch
+// without captures is written as the oldest version that holds it
+// (VersionSitemaps, VersionNoSitemaps), which older readers read.
+const Version = 4
 
-// VersionNoSitemaps is the version written for a batch without entries of
-// kind sitemap: version 3 differs from 2 only by that kind.
+// VersionSitemaps is the version written for a batch with entries of
+// kind sitemap and no captures: version 3 differs from 2 only by that
+// kind, version 4 from 3 only by the capture columns.
+const VersionSitemaps = 3
+
+// VersionNoSitemaps is the version written for a batch without captures
+// or entries of kind sitemap.
 const VersionNoSitemaps = 2
 
 // Magic is the first line of every batch file, without the version.
 const Magic = "# wire-batch"
 
-// Columns are the names of the tab-separated fields of an entry line.
-var Columns = []string{"docid", "site", "score", "depth", "kind", "url", "last_modified", "etag"}
+// Columns are the names of the tab-separated fields of an entry line
+// (version 4).
+var Columns = []string{"docid", "site", "score", "depth", "kind", "url", "last_modified", "etag", "refers_to", "refers_to_date", "payload_digest"}
 
-// columnsV1 are the fields of a version 1 entry line.
-var columnsV1 = Columns[:6]
+// columnsV1 are the fields of a version 1 entry line, columnsV2 those of
+// versions 2 and 3.
+var (
+	columnsV1 = Columns[:6]
+	columnsV2 = Columns[:8]
+)
+
+// columnsOf returns the fields of an entry line of a version.
+func columnsOf(version int) []string {
+	switch {
+	case version == 1:
+		return columnsV1
+	case version < Version:
+		return columnsV2
+	}
+	return Columns
+}
 
 // Kinds of entry.
 const (
@@ -87,6 +111,10 @@ type Entry struct {
 	// conditional GET on a revisit; empty when unknown (written "-").
 	LastModified string
 	ETag         string
+	// Capture is the URL's stored capture (version 4): the response
+	// record of its last payload, which a revisit record refers to
+	// (docs/format/batch.md); zero when unknown (written "-").
+	Capture capture.Capture
 }
 
 // Write writes a batch file.
@@ -95,24 +123,52 @@ func Write(w io.Writer, h Header, entries []Entry) error {
 	version := VersionNoSitemaps
 	for _, e := range entries {
 		if e.Kind == KindSitemap {
+			version = VersionSitemaps
+		}
+		if !e.Capture.IsZero() {
 			version = Version
 			break
 		}
 	}
+	columns := columnsOf(version)
 	fmt.Fprintf(bw, "%s %d\n", Magic, version)
 	fmt.Fprintf(bw, "# batch: %06d\n", h.Batch)
 	fmt.Fprintf(bw, "# created: %s\n", h.Created.UTC().Format(time.RFC3339))
 	fmt.Fprintf(bw, "# strategy: %s\n", h.Strategy)
 	fmt.Fprintf(bw, "# params: %s\n", joinSorted(h.Params, func(v string) string { return v }))
 	fmt.Fprintf(bw, "# counts: %s\n", joinSorted(h.Counts, strconv.Itoa))
-	fmt.Fprintf(bw, "# columns: %s\n", strings.Join(Columns, " "))
+	fmt.Fprintf(bw, "# columns: %s\n", strings.Join(columns, " "))
 	for _, e := range entries {
 		if strings.ContainsAny(e.URL, "\t\n\r") || strings.ContainsAny(e.Site, "\t\n\r") {
 			return fmt.Errorf("write batch: url %q contains a tab or newline", e.URL)
 		}
-		fmt.Fprintf(bw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", e.DocID, e.Site, strconv.FormatFloat(e.Score, 'g', 6, 64), e.Depth, e.Kind, e.URL, validator(e.LastModified), validator(e.ETag))
+		fmt.Fprintf(bw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s", e.DocID, e.Site, strconv.FormatFloat(e.Score, 'g', 6, 64), e.Depth, e.Kind, e.URL, validator(e.LastModified), validator(e.ETag))
+		if len(columns) > len(columnsV2) {
+			if err := e.Capture.Check(); err != nil {
+				return fmt.Errorf("write batch: url %s: %w", e.URL, err)
+			}
+			c := e.Capture
+			fmt.Fprintf(bw, "\t%s\t%s\t%s", orDash(c.ID), orDash(c.DateString()), orDash(c.Digest))
+		}
+		bw.WriteByte('\n')
 	}
 	return bw.Flush()
+}
+
+// orDash writes an empty field as "-".
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// fromDash reads a field written by orDash.
+func fromDash(s string) string {
+	if s == "-" {
+		return ""
+	}
+	return s
 }
 
 // validator writes a Last-Modified or ETag value as one field: "-" when
@@ -189,10 +245,8 @@ func Read(r io.Reader) (Header, []Entry, error) {
 			if n > Version {
 				return h, nil, fmt.Errorf("%w: line 1: version %d (this program reads 1 to %d: a newer wire wrote it)", ErrVersion, n, Version)
 			}
-			if n == 1 {
-				columns = columnsV1
-			}
-			sitemaps = n >= 3
+			columns = columnsOf(n)
+			sitemaps = n >= VersionSitemaps
 			continue
 		}
 		if strings.HasPrefix(text, "#") {
@@ -277,7 +331,7 @@ func parseEntry(text string, ncol int, sitemaps bool) (Entry, error) {
 	if strings.ContainsRune(text, '\r') { // Write never writes one; a CRLF line end is already gone
 		return Entry{}, fmt.Errorf("carriage return inside the line %s", excerpt.Quote(text))
 	}
-	var fields [8]string // len(Columns), the most there are
+	var fields [11]string // len(Columns), the most there are
 	f, ok := splitFields(text, fields[:0:ncol])
 	if !ok {
 		return Entry{}, fmt.Errorf("want %d tab-separated fields, got %d in %s", ncol, strings.Count(text, "\t")+1, excerpt.Quote(text))
@@ -319,7 +373,25 @@ func parseEntry(text string, ncol int, sitemaps bool) (Entry, error) {
 			return e, fmt.Errorf("validators %s %s have control characters or spaces around them", excerpt.Quote(f[6]), excerpt.Quote(f[7]))
 		}
 	}
+	if ncol > 8 {
+		if e.Capture, err = parseCapture(f[8], f[9], f[10]); err != nil {
+			return e, err
+		}
+	}
 	return e, nil
+}
+
+// parseCapture reads the capture columns of a version 4 entry: all three
+// "-" (none known), or a record id, a WARC-Date and a payload digest.
+func parseCapture(id, date, digest string) (capture.Capture, error) {
+	c, err := capture.Parse(fromDash(id), fromDash(date), fromDash(digest))
+	if err != nil {
+		return c, err
+	}
+	if c.IsZero() && (id != "-" || date != "-" || digest != "-") {
+		return c, fmt.Errorf("capture columns %s %s %s: write \"-\" for none", excerpt.Quote(id), excerpt.Quote(date), excerpt.Quote(digest))
+	}
+	return c, nil
 }
 
 // splitFields splits text at tabs into f, whose capacity is the number of

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirecrawl/wire/pkg/capture"
 )
 
 // testdata/v1.tsv is a frozen version 1 file written by the manager: it
@@ -80,9 +82,72 @@ func TestReadV3Fixture(t *testing.T) {
 	}
 }
 
+// testdata/v4.tsv is a frozen version 4 file: revisits carry the
+// stored capture they refer to (issue 37). It writes back byte for byte;
+// a batch without captures is still written as version 2 or 3; the
+// capture columns are checked, all three "-" or all three set.
+func TestReadV4Fixture(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "v4.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, entries, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := capture.Capture{ID: "<urn:uuid:0b2d4e6f-8a1c-4e3b-9d5f-7a2c4e6b8d01>", Date: time.Date(2026, 11, 22, 2, 3, 29, 0, time.UTC), Digest: "sha1:S4TIOXVXXYAPNJWQ3I7J2UZHJZFGMWRS"}
+	if len(entries) != 6 || entries[5].Capture != want || entries[5].ETag != `"5f2a"` || !entries[0].Capture.IsZero() || entries[2].Kind != KindSitemap {
+		t.Errorf("entries %+v", entries)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, h, entries); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b.Bytes(), data) {
+		t.Errorf("written back:\n%s", b.Bytes())
+	}
+	for i := range entries {
+		entries[i].Capture = capture.Capture{}
+	}
+	b.Reset()
+	if err := Write(&b, h, entries); err != nil || !strings.HasPrefix(b.String(), Magic+" 3\n") || strings.Contains(b.String(), "refers_to") {
+		t.Errorf("no captures: %v\n%.20s", err, b.String())
+	}
+
+	line := "1\thttp://a.cl\t0.5\t0\trevisit\thttp://a.cl/\t-\t-\t"
+	head := string(data[:bytes.Index(data, []byte("\n5\t"))+1])
+	head = strings.Replace(head, "urls=6", "urls=1", 1)
+	for _, c := range []struct{ fields, bad string }{
+		{"-\t-\t-", ""},
+		{"<urn:uuid:x>\t2026-11-22T02:03:29Z\tsha1:AB", ""},
+		{"<urn:uuid:x>\t-\t-", "date"},
+		{"-\t2026-11-22T02:03:29Z\tsha1:AB", "record id"},
+		{"<urn:uuid:x>\t2026-11-22T02:03:29Z\t-", "payload digest"},
+		{"<urn:uuid:x>\t2026-11-22T02:03:29+01:00\tsha1:AB", "WARC-Date"},
+		{"urn:uuid:x\t2026-11-22T02:03:29Z\tsha1:AB", "angle brackets"},
+		{"\t\t", "for none"},
+		{"-\t-", "fields"},
+	} {
+		_, got, err := Read(strings.NewReader(head + line + c.fields + "\n"))
+		switch {
+		case c.bad == "" && err != nil:
+			t.Errorf("%q: %v", c.fields, err)
+		case c.bad != "" && (!errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.bad) || !strings.Contains(err.Error(), "line 8")):
+			t.Errorf("%q: error %v, want ErrFormat at line 8 about %q", c.fields, err, c.bad)
+		case c.bad == "" && len(got) != 1:
+			t.Errorf("%q: %d entries", c.fields, len(got))
+		}
+	}
+	// A version 3 file with the capture columns is damage.
+	v3 := bytes.Replace(data, []byte(Magic+" 4"), []byte(Magic+" 3"), 1)
+	if _, _, err := Read(bytes.NewReader(v3)); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "columns") {
+		t.Errorf("capture columns in version 3: %v", err)
+	}
+}
+
 // FuzzBatchRead checks that Read never panics, reports every failure as
-// ErrFormat, and that what it accepts writes back to a file it reads the
-// same way.
+// ErrFormat (or ErrVersion), and that what it accepts writes back to a
+// file it reads the same way.
 func FuzzBatchRead(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.tsv"))
 	for _, name := range files {
@@ -94,6 +159,7 @@ func FuzzBatchRead(f *testing.F) {
 	}
 	f.Add([]byte("# wire-batch 1\n# columns: docid site score depth kind url\n"))
 	f.Add([]byte("# wire-batch 2\n"))
+	f.Add([]byte("# wire-batch 4\n# batch: 1\n# columns: docid site score depth kind url last_modified etag refers_to refers_to_date payload_digest\n1\thttp://a.cl\t1\t0\trevisit\thttp://a.cl/\t-\t-\t<urn:uuid:x>\t2026-11-22T02:03:12.5Z\tsha1:AB\n"))
 	// Found by this fuzzer: Read took a URL with a carriage return inside,
 	// which Write refuses to write.
 	f.Add([]byte("# wire-batch 1\n# batch: 1\n# columns: docid site score depth kind url\n1\thttp://a.cl\t1\t0\tnew\thttp://a.cl/\rx\n"))
@@ -102,8 +168,11 @@ func FuzzBatchRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, entries, err := Read(bytes.NewReader(data))
 		if err != nil {
-			if !errors.Is(err, ErrFormat) {
-				t.Fatalf("error %v does not wrap ErrFormat", err)
+			// Found by this fuzzer (testdata/fuzz/FuzzBatchRead): a
+			// newer version is ErrVersion, the one error that is not
+			// damage.
+			if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrVersion) {
+				t.Fatalf("error %v wraps neither ErrFormat nor ErrVersion", err)
 			}
 			return
 		}
@@ -198,9 +267,9 @@ func TestCountMismatch(t *testing.T) {
 // A newer version is ErrVersion, not damage; a version that is no number
 // is damage.
 func TestVersionError(t *testing.T) {
-	_, _, err := Read(strings.NewReader(Magic + " 4\n"))
-	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 4") {
-		t.Errorf("version 4: %v, want ErrVersion", err)
+	_, _, err := Read(strings.NewReader(Magic + " 5\n"))
+	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 5") {
+		t.Errorf("version 5: %v, want ErrVersion", err)
 	}
 	_, _, err = Read(strings.NewReader(Magic + " x\n"))
 	if !errors.Is(err, ErrFormat) {

@@ -23,8 +23,9 @@ var ErrFormat = errors.New("not a CDXJ index line")
 const TimestampLayout = "20060102150405"
 
 // MIMERevisit is the mime of a revisit record's line (a 304 Not
-// Modified): pywb's convention, which replay tools follow to the
-// capture the revisit stands for.
+// Modified, or a 2xx whose payload was the stored capture's): pywb's
+// convention, which replay tools follow to the capture the revisit
+// stands for.
 const MIMERevisit = "warc/revisit"
 
 // MIMEUnknown is the mime of a response without a Content-Type (pywb's).
@@ -37,7 +38,7 @@ type Line struct {
 	URL       string // WARC-Target-URI
 	MIME      string // media type of the response, MIMERevisit for a revisit, MIMEUnknown if none
 	Status    int    // HTTP status of a response record; 0 = none (left out: revisits, a block without a status line)
-	Digest    string // WARC-Payload-Digest, a SHA-1 without its "sha1:" label; "" = none (left out: revisits)
+	Digest    string // WARC-Payload-Digest, a SHA-1 without its "sha1:" label (a revisit's: the payload it refers to); "" = none (left out: a revisit whose capture was not known)
 	Length    int64  // length of the record's gzip member
 	Offset    int64  // its offset in the WARC file
 	Filename  string // the WARC file's name

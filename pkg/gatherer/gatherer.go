@@ -151,6 +151,7 @@ type Summary struct {
 	Damaged      []string       `json:"damaged,omitempty"`      // the first unread records: "FILE at OFFSET: cause"
 	Redirects    int            `json:"redirects"`              // 3xx responses and meta refreshes with a target
 	NotModified  int            `json:"notModified"`            // 304 responses
+	Identical    int            `json:"identical"`              // 2xx responses stored as identical-payload-digest revisits (nothing parsed)
 	Unchanged    int            `json:"unchanged"`              // same text hash as the newest older segment
 	NoIndex      int            `json:"noindex"`                // pages that asked not to be indexed
 	NoFollow     int            `json:"nofollow"`               // pages that asked for their links not to be followed

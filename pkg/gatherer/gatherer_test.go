@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirecrawl/wire/pkg/capture"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/extract"
@@ -310,6 +311,60 @@ func TestUnchanged(t *testing.T) {
 		if d.Unchanged {
 			t.Errorf("batch 1 rerun: %s unchanged", d.URL)
 		}
+	}
+}
+
+// TestIdenticalRevisit: a 200 the harvester stored as an
+// identical-payload-digest revisit record (its payload digest the stored
+// capture's) flows as a 304 does: nothing parsed, the record unchanged
+// with the previous hash and the validators it carries, marked revisit,
+// the text kept where batch 1 stored it. A 2xx response record read whole
+// gives its capture (record id, date, payload digest) to the seeder; the
+// revisit gives none.
+func TestIdenticalRevisit(t *testing.T) {
+	col := newCollection(t)
+	body := []byte(`<html><title>Igual</title><p>static</p><a href="/x">x</a></html>`)
+	gathertest.Batch(t, col, 1, []gathertest.Page{
+		{DocID: 1, URL: "http://www.a.cl/same", Status: 200, Header: html("text/html"), Body: body},
+		{DocID: 2, URL: "http://www.a.cl/changed", Status: 200, Header: html("text/html"), Body: []byte("<p>monday</p>")},
+	})
+	b1 := col.Batch(1)
+	if _, err := Run(context.Background(), options(t, col, b1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	first := readDocs(t, b1)
+	var prev []capture.Capture
+	for _, d := range first {
+		c, err := d.Capture()
+		if err != nil || c.IsZero() || d.Revisit {
+			t.Fatalf("batch 1, %s: capture %+v, %v, revisit %v", d.URL, c, err, d.Revisit)
+		}
+		prev = append(prev, c)
+	}
+	etag := http.Header{"Content-Type": {"text/html"}, "Etag": {`"v3"`}}
+	b2 := gathertest.Batch(t, col, 2, []gathertest.Page{
+		{DocID: 1, URL: "http://www.a.cl/same", Status: 200, Header: etag, Body: body, Previous: prev[0], Kind: "revisit"},
+		{DocID: 2, URL: "http://www.a.cl/changed", Status: 200, Header: html("text/html"), Body: []byte("<p>tuesday</p>"), Previous: prev[1], Kind: "revisit"},
+	})
+	s, err := Run(context.Background(), options(t, col, b2, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := readDocs(t, b2)
+	same, changed := docs[0], docs[1]
+	if !same.Revisit || !same.Unchanged || !same.NotModified() || same.Status != 200 || same.Hash != first[0].Hash || same.Title != "" || len(same.Links) != 0 || same.ETag != `"v3"` || same.RecordID != "" {
+		t.Errorf("identical revisit read as %+v", same)
+	}
+	if c, _ := changed.Capture(); changed.Revisit || changed.Unchanged || c.IsZero() || c.ID == prev[1].ID || c.Digest == prev[1].Digest {
+		t.Errorf("changed page read as %+v", changed)
+	}
+	if s.Identical != 1 || s.NotModified != 0 || s.Unchanged != 1 || s.HTML != 1 || s.Other != 0 {
+		t.Errorf("summary %+v", s)
+	}
+	store, _ := textstore.Open(col.TextPath())
+	defer store.Close()
+	if text, m, err := store.Get("http://www.a.cl/same"); err != nil || !strings.Contains(text, "static") || m.Segment != 1 {
+		t.Errorf("same: %q from %d, %v", text, m.Segment, err)
 	}
 }
 

@@ -268,7 +268,9 @@ func (p *pipeline) write(r *result) error {
 	}
 	prev, hadPrev := r.in.prev, r.in.hadPrev
 	switch {
-	case d.Status == 304:
+	case d.NotModified():
+		// A 304, or a 2xx stored as a revisit of the stored capture:
+		// the text is the one stored before.
 		d.Unchanged = true
 		if hadPrev {
 			d.Hash = extract.HashHex(prev)
@@ -296,6 +298,7 @@ func (p *pipeline) write(r *result) error {
 		s.ReadErrors++
 	case d.Err != "":
 		s.FetchErrors++
+	case d.Revisit: // counted below, with the 304s
 	case d.Sitemap != nil:
 		s.Sitemaps++
 		s.SitemapEntries += len(d.Links)
@@ -314,8 +317,11 @@ func (p *pipeline) write(r *result) error {
 	case d.Status >= 200 && d.Status < 300:
 		s.Other++
 	}
-	if d.Status == 304 {
+	switch {
+	case d.Status == 304:
 		s.NotModified++
+	case d.Revisit:
+		s.Identical++
 	}
 	if d.Unchanged {
 		s.Unchanged++
@@ -337,10 +343,11 @@ func (p *pipeline) write(r *result) error {
 }
 
 // load starts the document record of one fetch log record and reads its
-// response when there is something to take from it: the body of a 2xx,
-// the headers of a 304 or of a 3xx the fetch log gives no location for,
-// and with Options.VerifyDigests every record, to check its digest. A
-// record that cannot be read is marked unread (result.unread). Workers
+// response when there is something to take from it: the body of a 2xx
+// (or, for a 2xx stored as a revisit record, only its headers, as for a
+// 304), the headers of a 304 or of a 3xx the fetch log gives no location
+// for, and with Options.VerifyDigests every record, to check its digest.
+// A record that cannot be read is marked unread (result.unread). Workers
 // call it concurrently.
 func (p *pipeline) load(i int, in *input, rd *warcio.Reader) (*result, *warcio.Response) {
 	rec := in.rec
@@ -365,6 +372,7 @@ func (p *pipeline) load(i int, in *input, rd *warcio.Reader) (*result, *warcio.R
 		// No body; the headers may carry new validators.
 		if read() {
 			validators(d, resp.Header)
+			d.Revisit = resp.Revisit
 		}
 		return r, nil
 	case rec.Status >= 300 && rec.Status < 400:
@@ -393,6 +401,16 @@ func (p *pipeline) load(i int, in *input, rd *warcio.Reader) (*result, *warcio.R
 		return r, nil
 	}
 	validators(d, resp.Header)
+	if resp.Revisit {
+		// An identical-payload-digest revisit: the payload is the stored
+		// capture's, already taken in. Nothing to parse, as for a 304.
+		d.Revisit = true
+		return r, nil
+	}
+	if c := resp.Capture(); !c.IsZero() {
+		// The URL's new stored capture, for the revisits of later visits.
+		d.RecordID, d.RecordDate, d.PayloadDigest = c.ID, c.DateString(), c.Digest
+	}
 	return r, resp
 }
 

@@ -13,8 +13,8 @@ import (
 func (s *Summary) WriteText(w io.Writer) {
 	el := time.Duration(s.Seconds * float64(time.Second)).Round(time.Millisecond)
 	fmt.Fprintf(w, "batch %06d gathered in %s with %d workers\n", s.Batch, el, s.Workers)
-	fmt.Fprintf(w, "  docs      %d: %d HTML, %d other, %d fetch errors, %d unreadable, %d redirects, %d not modified, %d unchanged\n",
-		s.Docs, s.HTML, s.Other, s.FetchErrors, s.ReadErrors, s.Redirects, s.NotModified, s.Unchanged)
+	fmt.Fprintf(w, "  docs      %d: %d HTML, %d other, %d fetch errors, %d unreadable, %d redirects, %d not modified, %d identical, %d unchanged\n",
+		s.Docs, s.HTML, s.Other, s.FetchErrors, s.ReadErrors, s.Redirects, s.NotModified, s.Identical, s.Unchanged)
 	fmt.Fprintf(w, "  bytes     %s in, %s of text, %s stored (%s on disk); texts already stored: %d in this batch, %d in older segments\n",
 		mb(s.BytesIn), mb(s.TextBytes), mb(s.StoredBytes), mb(s.SegmentBytes), s.Duplicates, s.Older)
 	fmt.Fprintf(w, "  links     %d written, dropped %s; %d pages nofollow, %d noindex\n", s.Links, counts(s.LinksDropped), s.NoFollow, s.NoIndex)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/capture"
 	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/fetch"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
@@ -229,7 +230,7 @@ func TestRepair(t *testing.T) {
 	}
 	for i, u := range []string{"http://a.cl/1", "http://a.cl/2"} {
 		rec := fetchlog.Record{DocID: uint64(i + 1), URL: u, Fetched: time.Now()}
-		if err := o.page(response(u, "body "+u), nil, rec); err != nil {
+		if err := o.page(response(u, "body "+u), nil, rec, capture.Capture{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -330,7 +331,7 @@ func TestWARCRotation(t *testing.T) {
 	}
 	for i := 0; i < 3; i++ {
 		u := "http://a.cl/" + itoa(i)
-		if err := o.page(response(u, strings.Repeat("x", 2000)), nil, fetchlog.Record{DocID: uint64(i + 1), URL: u, Fetched: time.Now()}); err != nil {
+		if err := o.page(response(u, strings.Repeat("x", 2000)), nil, fetchlog.Record{DocID: uint64(i + 1), URL: u, Fetched: time.Now()}, capture.Capture{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -419,7 +420,7 @@ func TestLogNeverAheadOfWARC(t *testing.T) {
 	for i := range 200 {
 		u := "http://a.cl/" + itoa(i)
 		rec := fetchlog.Record{DocID: uint64(i + 1), URL: u, Fetched: time.Now(), Err: long}
-		if err := o.page(response(u, "x"), nil, rec); err != nil {
+		if err := o.page(response(u, "x"), nil, rec, capture.Capture{}); err != nil {
 			t.Fatal(err)
 		}
 		recs, err := fetchlog.ReadFile(filepath.Join(dir, fetchlog.LogFile))
@@ -452,7 +453,7 @@ func TestCloseChecksLogSize(t *testing.T) {
 				t.Fatal(err)
 			}
 			u := "http://a.cl/" + itoa(round)
-			if err := o.page(response(u, "body"), nil, fetchlog.Record{DocID: uint64(round + 1), URL: u, Fetched: time.Now()}); err != nil {
+			if err := o.page(response(u, "body"), nil, fetchlog.Record{DocID: uint64(round + 1), URL: u, Fetched: time.Now()}, capture.Capture{}); err != nil {
 				t.Fatal(err)
 			}
 			if err := o.flush(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/capture"
 	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/fetch"
@@ -339,15 +340,19 @@ func exchange(resp *fetch.Response, meta []warcio.Field) *warcio.Exchange {
 }
 
 // page appends the response (if any) to the WARC file and then the record
-// to the fetch log, filling in the record's WARC position. The records
-// are built and compressed before the lock is taken. A response that
-// cannot be made into a WARC record (warcio.BuildError) is logged as a
-// failure of kind store, and the harvest goes on.
-func (o *output) page(resp *fetch.Response, meta []warcio.Field, rec fetchlog.Record) error {
+// to the fetch log, filling in the record's WARC position. prev is the
+// URL's stored capture from the batch (zero if none): a 304, or a 2xx
+// whose payload is prev's, is written as a revisit record that refers to
+// it. The records are built and compressed before the lock is taken. A
+// response that cannot be made into a WARC record (warcio.BuildError) is
+// logged as a failure of kind store, and the harvest goes on.
+func (o *output) page(resp *fetch.Response, meta []warcio.Field, rec fetchlog.Record, prev capture.Capture) error {
 	var enc *warcio.Encoded
 	if resp != nil {
+		x := exchange(resp, meta)
+		x.Previous = prev
 		var err error
-		enc, err = warcio.Encode(exchange(resp, meta))
+		enc, err = warcio.Encode(x)
 		var be *warcio.BuildError
 		switch {
 		case errors.As(err, &be):

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/capture"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetch"
@@ -411,7 +412,7 @@ func (h *harvest) rulesOf(rl fetchlog.Robots) *robots.Rules {
 // skip logs a URL that is not requested.
 func (h *harvest) skip(srv *Server, e batch.Entry, why string) error {
 	rec := fetchlog.Record{DocID: e.DocID, URL: e.URL, Fetched: time.Now().UTC(), Err: why}
-	if err := h.out.page(nil, nil, rec); err != nil {
+	if err := h.out.page(nil, nil, rec, capture.Capture{}); err != nil {
 		return h.fatal(err)
 	}
 	return nil

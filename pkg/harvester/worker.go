@@ -696,7 +696,7 @@ func (c *conn) page(e batch.Entry) error {
 			meta = append(meta, warcio.Field{Name: "wire-error", Value: rec.Err})
 		}
 	}
-	err = h.out.page(resp, meta, rec)
+	err = h.out.page(resp, meta, rec, e.Capture)
 	resp.Release() // stored (copied into the WARC records) or failed: the body is done with
 	if err != nil {
 		return h.fatal(err)

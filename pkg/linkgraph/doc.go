@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 	"unsafe"
+
+	"github.com/wirecrawl/wire/pkg/capture"
 )
 
 // State is where a document stands in the crawl.
@@ -89,6 +91,15 @@ type Doc struct {
 	// (simhash within simhash.Distance), or that its rel=canonical names;
 	// 0 for none. The manager lowers the value of such a page.
 	NearDup uint64 `json:"nearDup,omitempty"`
+	// Capture is the page's stored capture: the WARC response record of
+	// its last 2xx response stored whole (its record id, date and
+	// payload digest, from docs.jsonl). A revisit (a 304, or a 2xx with
+	// the same payload) leaves it as it is, so it always names a record
+	// that holds the payload; the manager writes it into the batch and
+	// the harvester's revisit records refer to it (issue 37). Zero when
+	// none is known: never fetched whole, or fetched before captures
+	// were recorded (seeder captures fills those in).
+	Capture capture.Capture `json:"capture,omitzero"`
 }
 
 // HasFetchedCopy tells whether the collection holds a fetched copy of
@@ -197,7 +208,8 @@ func appendDoc(b []byte, d *Doc) []byte {
 	// later one is set, so that the records of other documents keep
 	// their bytes (older records end before them and read as zero).
 	// Section 1, sitemaps (issue 19):
-	version := d.Simhash != 0 && d.SimhashVersion > 1
+	captured := !d.Capture.IsZero()
+	version := d.Simhash != 0 && d.SimhashVersion > 1 || captured
 	later := d.Simhash != 0 || d.NearDup != 0 || version
 	if d.Sitemap || d.Source != "" || !d.SitemapLastMod.IsZero() || d.ChangeFreq != "" || d.Priority != 0 || later {
 		var f byte
@@ -216,9 +228,15 @@ func appendDoc(b []byte, d *Doc) []byte {
 		b = binary.AppendUvarint(b, d.NearDup)
 	}
 	// Section 3, the simhash's version when not 1 (simhash version 2,
-	// 2026-11-28):
+	// 2026-11-28), or when section 4 follows:
 	if version {
 		b = binary.AppendUvarint(b, uint64(d.SimhashVersion))
+	}
+	// Section 4, the stored capture (issue 37):
+	if captured {
+		b = appendString(b, d.Capture.ID)
+		b = appendTime(b, d.Capture.Date)
+		b = appendString(b, d.Capture.Digest)
 	}
 	return b
 }
@@ -411,6 +429,11 @@ func decodeRecord(id uint64, v []byte, d *Doc, view bool) error {
 			d.NearDup = dec.uvarint("nearDup")
 			if dec.err == nil && len(dec.b) > 0 {
 				d.SimhashVersion = int(dec.uvarint("simhash version"))
+			}
+			if dec.err == nil && len(dec.b) > 0 {
+				d.Capture.ID = dec.string("capture id")
+				d.Capture.Date = dec.time("capture date")
+				d.Capture.Digest = dec.string("capture digest")
 			}
 		}
 		if dec.err != nil {

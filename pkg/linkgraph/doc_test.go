@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/wirecrawl/wire/pkg/capture"
 )
 
 type bboltTx = bolt.Tx
@@ -24,6 +26,7 @@ func fullDoc() *Doc {
 		History: []Visit{{Time: t0.Add(-time.Hour), Status: 200}, {Time: t0, Status: 304, Changed: true, LastModified: "x"}},
 		Sitemap: true, Source: "sitemap http://a.cl/sitemap.xml", SitemapLastMod: t0.Add(time.Minute), ChangeFreq: "daily", Priority: 1.8,
 		Simhash: 0x8f3a00c2e41d9b07, NearDup: 5, SimhashVersion: 2,
+		Capture: capture.Capture{ID: "<urn:uuid:6f1c9a52-3b7e-4d0a-8c2f-9e4b1a7d5c30>", Date: time.Date(2026, 11, 22, 1, 2, 3, 0, time.UTC), Digest: "sha1:2CKOYS3I5ZUQAPJ3NS2JSLWOBOV6DEYG"},
 	}
 }
 
@@ -48,9 +51,11 @@ func TestDocRoundTrip(t *testing.T) {
 	// the simhash's version) is the record of before, and reads them as
 	// zero.
 	old := fullDoc()
-	old.Simhash, old.NearDup, old.SimhashVersion = 0, 0, 0
+	old.Simhash, old.NearDup, old.SimhashVersion, old.Capture = 0, 0, 0, capture.Capture{}
 	rec := appendDoc(nil, old)
-	if full := appendDoc(nil, fullDoc()); len(full) != len(rec)+10 {
+	noCapture := fullDoc()
+	noCapture.Capture = capture.Capture{}
+	if full := appendDoc(nil, noCapture); len(full) != len(rec)+10 {
 		t.Errorf("the appended fields take %d bytes, want 10", len(full)-len(rec))
 	}
 	if err := decodeDoc(7, rec, &got); err != nil || !reflect.DeepEqual(&got, old) {
@@ -69,9 +74,9 @@ func TestDocRoundTrip(t *testing.T) {
 	// version was recorded (section 2 ends it): it loads, of version 1,
 	// and is written again byte for byte.
 	v1 := fullDoc()
-	v1.SimhashVersion = 1
+	v1.SimhashVersion, v1.Capture = 1, capture.Capture{}
 	rec1 := appendDoc(nil, v1)
-	if full := appendDoc(nil, fullDoc()); len(rec1) != len(full)-1 || string(rec1) != string(full[:len(full)-1]) {
+	if full := appendDoc(nil, noCapture); len(rec1) != len(full)-1 || string(rec1) != string(full[:len(full)-1]) {
 		t.Errorf("a version-1 record is not the version-2 record without its last byte")
 	}
 	if err := decodeDoc(7, rec1, &got); err != nil || got.SimhashVersion != 1 || got.Simhash != v1.Simhash || got.NearDup != 5 {
@@ -88,6 +93,26 @@ func TestDocRoundTrip(t *testing.T) {
 	nv := &Doc{ID: 4, URL: "http://a.cl/nv", State: StateFetched, NearDup: 9, SimhashVersion: 2}
 	if err := decodeDoc(4, appendDoc(nil, nv), &got); err != nil || got.SimhashVersion != 0 || got.NearDup != 9 {
 		t.Errorf("version without a simhash: %+v, %v", got, err)
+	}
+	// The stored capture (section 4, issue 37) follows sections 1 to 3,
+	// written zero when the page has nothing of theirs; a record without
+	// it is the record of before, byte for byte.
+	cp := &Doc{ID: 5, URL: "http://a.cl/cp", State: StateFetched, Capture: fullDoc().Capture}
+	cpRec := appendDoc(nil, cp)
+	if err := decodeDoc(5, cpRec, &got); err != nil || !reflect.DeepEqual(&got, cp) {
+		t.Errorf("capture without the other sections: %+v, %v", got, err)
+	}
+	withV1 := fullDoc()
+	withV1.SimhashVersion = 1
+	if err := decodeDoc(7, appendDoc(nil, withV1), &got); err != nil || !reflect.DeepEqual(&got, withV1) {
+		t.Errorf("capture after a version-1 simhash: %+v, %v", got, err)
+	}
+	plain := &Doc{ID: 5, URL: "http://a.cl/cp", State: StateFetched}
+	if bare := appendDoc(nil, plain); len(cpRec) <= len(bare) || string(cpRec[:len(bare)]) != string(bare) {
+		t.Errorf("the record with a capture does not extend the record without one")
+	}
+	if err := decodeDoc(5, cpRec[:len(cpRec)-3], &got); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("truncated capture: %v", err)
 	}
 	odd := &Doc{ID: 1, URL: "http://a.cl/", State: "weird", Depth: -1}
 	if err := decodeDoc(1, appendDoc(nil, odd), &got); err != nil || !reflect.DeepEqual(&got, odd) {

@@ -46,14 +46,21 @@ func batchLength(col *collection.Collection, cfg *config.Config, id int) (time.D
 		return longest, "batch_duration"
 	}
 	shortest := min(longest, max(minBatchWaits*cfg.Harvester.Wait.D(), minBatch))
-	cost, from, ok := lastCycleCost(col, id)
+	cost, from, quiet, ok := lastCycleCost(col, id)
 	if !ok {
 		return shortest, "no seeded batch says what its cycle took: the shortest batch"
 	}
-	// Each harvest also begins with a pause in which no server is asked:
-	// the larger of harvester.wait and address_wait (the harvester's start
-	// floor, pkg/harvester run.go). A cycle costs the servers that too.
-	cost += max(cfg.Harvester.Wait.D(), cfg.Harvester.AddressWait.D())
+	// A harvest that cannot start quiet begins with a pause in which no
+	// server is asked: the larger of harvester.wait and address_wait (the
+	// harvester's start floor, docs/harvester.md). A cycle costs the
+	// servers that too. One after a harvest that left its holds starts
+	// quiet (as long as no other harvester runs).
+	floor := "and the harvester's start floor"
+	if quiet {
+		floor = "the harvester starting quiet"
+	} else {
+		cost += max(cfg.Harvester.Wait.D(), cfg.Harvester.AddressWait.D())
+	}
 	var d time.Duration
 	switch x := f * float64(cost); {
 	case x <= float64(shortest):
@@ -63,19 +70,21 @@ func batchLength(col *collection.Collection, cfg *config.Config, id int) (time.D
 	default:
 		d = time.Duration(x)
 	}
-	return d.Round(time.Millisecond), fmt.Sprintf("%g x %s (batch %s: harvest end to seeded, and the harvester's start floor), within %s..%s",
-		f, cost.Round(time.Millisecond), collection.BatchName(from), shortest, longest)
+	return d.Round(time.Millisecond), fmt.Sprintf("%g x %s (batch %s: harvest end to seeded, %s), within %s..%s",
+		f, cost.Round(time.Millisecond), collection.BatchName(from), floor, shortest, longest)
 }
 
 // lastCycleCost is what the stages after the harvester took on the
 // newest seeded batch before id: from its harvest's end
 // (harvested.done's finished) to its seeding's end (seeded.done's
 // started plus elapsed), so gathering, seeding and any wait between them.
-// ok is false when no batch before id is seeded or its markers do not say.
-func lastCycleCost(col *collection.Collection, id int) (cost time.Duration, from int, ok bool) {
+// quiet is its harvest's "holds" (the next harvest may start without a
+// floor). ok is false when no batch before id is seeded or its markers
+// do not say.
+func lastCycleCost(col *collection.Collection, id int) (cost time.Duration, from int, quiet, ok bool) {
 	ids, err := col.BatchIDs()
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, false, false
 	}
 	for i := len(ids) - 1; i >= 0; i-- {
 		b := col.Batch(ids[i])
@@ -84,19 +93,20 @@ func lastCycleCost(col *collection.Collection, id int) (cost time.Duration, from
 		}
 		var h struct {
 			Finished time.Time `json:"finished"`
+			Holds    bool      `json:"holds"`
 		}
 		var s struct {
 			Started time.Time `json:"started"`
 			Elapsed string    `json:"elapsed"`
 		}
 		if b.Summary(collection.StageHarvested, &h) != nil || b.Summary(collection.StageSeeded, &s) != nil {
-			return 0, 0, false
+			return 0, 0, false, false
 		}
 		took, err := time.ParseDuration(s.Elapsed)
 		if err != nil || h.Finished.IsZero() || s.Started.IsZero() {
-			return 0, 0, false
+			return 0, 0, false, false
 		}
-		return max(0, s.Started.Add(took).Sub(h.Finished)), ids[i], true
+		return max(0, s.Started.Add(took).Sub(h.Finished)), ids[i], h.Holds, true
 	}
-	return 0, 0, false
+	return 0, 0, false, false
 }

@@ -82,6 +82,32 @@ func TestBatchLength(t *testing.T) {
 	}
 }
 
+// TestBatchLengthQuiet: after a harvest that left its holds, the next
+// harvest starts quiet (docs/harvester.md, "The start floor"): the cycle
+// is the stages' time alone, without a wait.
+func TestBatchLengthQuiet(t *testing.T) {
+	end := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	col, err := collection.Create(filepath.Join(t.TempDir(), "col"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markCycle(t, col, 1, end, 0, 3*time.Second)
+	b := col.Batch(1)
+	if err := b.MarkDone(collection.StageHarvested, map[string]any{"batch": 1, "finished": end, "holds": true}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Defaults()
+	cfg.Harvester.Wait = config.Duration(15 * time.Second)
+	got, why := batchLength(col, &cfg, 2)
+	if got != time.Minute || !strings.Contains(why, "4 x 3s") || !strings.Contains(why, "starting quiet") {
+		t.Errorf("after a quiet harvest: %v (%s), want 1m0s, 4 x 3s (the shortest: four waits)", got, why)
+	}
+	cfg.Harvester.Wait = config.Duration(0)
+	if got, why := batchLength(col, &cfg, 2); got != 12*time.Second {
+		t.Errorf("at wait 0: %v (%s), want 12s, without the 250 ms address floor", got, why)
+	}
+}
+
 // TestRunBatchLength: manager run writes the adaptive length into the
 // batch's header (the harvester's deadline is twice it) and sizes the
 // batch by it: at a 1 s wait, a batch of 4 s holds four URLs of a site

@@ -130,8 +130,9 @@ func score(v *graphView, est *estimate, alpha float64) {
 	}
 }
 
-// fill reads the URLs and validators of the chosen documents and the
-// robots.txt copies and server estimates of their sites.
+// fill reads the URLs, validators and stored captures of the chosen
+// documents and the robots.txt copies and server estimates of their
+// sites.
 func (p *plan) fill(tx *linkgraph.Tx, chosen []int32, m *config.Manager, token string, now time.Time) error {
 	v := p.view
 	p.entries = make([]batch.Entry, len(chosen))
@@ -155,6 +156,12 @@ func (p *plan) fill(tx *linkgraph.Tx, chosen []int32, m *config.Manager, token s
 			e.Kind = batch.KindSitemap
 		case c.revisit:
 			e.Kind, e.LastModified, e.ETag = batch.KindRevisit, d.LastModified, d.ETag
+			if d.Capture.Check() == nil {
+				// The stored capture the harvester's revisit record will
+				// refer to (batch version 4); one graph.db could not
+				// hold well formed is left out, as none.
+				e.Capture = d.Capture
+			}
 		}
 		p.entries[i] = e
 		sites[d.Site] = true

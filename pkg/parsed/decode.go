@@ -363,6 +363,18 @@ func fastDecode(s string, d *Doc) bool {
 		case "simhash":
 			once(1 << 25)
 			d.Simhash = p.str()
+		case "revisit":
+			once(1 << 26)
+			d.Revisit = p.boolean()
+		case "recordId":
+			once(1 << 27)
+			d.RecordID = p.str()
+		case "recordDate":
+			once(1 << 28)
+			d.RecordDate = p.str()
+		case "payloadDigest":
+			once(1 << 29)
+			d.PayloadDigest = p.str()
 		default:
 			p.ok = false // unknown keys, other spellings: encoding/json
 		}

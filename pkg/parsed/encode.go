@@ -56,6 +56,10 @@ func appendDoc(b []byte, d *Doc) ([]byte, error) {
 	b = appendTrue(b, `,"noindex":true`, d.NoIndex)
 	b = appendTrue(b, `,"nofollow":true`, d.NoFollow)
 	b = appendTrue(b, `,"unchanged":true`, d.Unchanged)
+	b = appendTrue(b, `,"revisit":true`, d.Revisit)
+	b = appendField(b, `,"recordId":`, d.RecordID)
+	b = appendField(b, `,"recordDate":`, d.RecordDate)
+	b = appendField(b, `,"payloadDigest":`, d.PayloadDigest)
 	if len(d.Links) > 0 {
 		b = append(b, `,"links":[`...)
 		for i, l := range d.Links {

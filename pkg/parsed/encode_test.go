@@ -72,6 +72,7 @@ func FuzzAppendDoc(f *testing.F) {
 	// loop resumes (safeRun looks at them as one word).
 	f.Add("abcdefg\"hij", "abcdefgh\x01", "\"abcdefghijk", int64(1), 200, uint8(9), int64(0))
 	f.Add("ab\xffcdefghijk\"", "0123456789abcdé", "0123456789\u2029xyz", int64(1), 200, uint8(25), int64(0))
+	f.Add("sha1:AB", "<urn:uuid:x>", "2026-11-22T02:03:12Z", int64(1), 200, uint8(96), int64(0))
 	f.Fuzz(func(t *testing.T, url, s1, s2 string, n int64, status int, flags uint8, unix int64) {
 		fetched := time.Unix(0, unix).In(time.FixedZone("z", int(n%50000)))
 		if fetched.Year() < 0 || fetched.Year() > 9999 {
@@ -81,6 +82,10 @@ func FuzzAppendDoc(f *testing.F) {
 			Description: strings.Repeat(s2, 2), TextBytes: int(n), NoIndex: flags&1 != 0, NoFollow: flags&2 != 0, Unchanged: flags&4 != 0}
 		if flags&8 != 0 {
 			d.Links = []Link{{URL: s1, Anchor: s2, NoFollow: flags&16 != 0}, {URL: url}}
+		}
+		d.Revisit = flags&32 != 0
+		if flags&64 != 0 {
+			d.RecordID, d.RecordDate, d.PayloadDigest = s1, s2, url
 		}
 		checkAppendDoc(t, d)
 	})

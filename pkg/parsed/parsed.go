@@ -13,13 +13,17 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/wirecrawl/wire/pkg/capture"
 )
 
 // Version is the parsed output format version the Writer writes. Version
 // 2 added detectedLang, langConfidence and simhash; version 3 changed the
-// simhash to the fingerprint of pkg/simhash's version 2 (SimhashVersion).
-// Records of versions 1 (MinVersion) and 2 are still read.
-const Version = 3
+// simhash to the fingerprint of pkg/simhash's version 2 (SimhashVersion);
+// version 4 added revisit (a 200 that brought nothing new, which a
+// reader of version 3 would take for an empty page) and the stored
+// capture fields. Records of versions 1 (MinVersion) to 3 are still read.
+const Version = 4
 
 // MinVersion is the oldest format version readers accept.
 const MinVersion = 1
@@ -68,10 +72,35 @@ type Doc struct {
 	NoIndex      bool      `json:"noindex,omitempty"`        // meta robots / X-Robots-Tag noindex
 	NoFollow     bool      `json:"nofollow,omitempty"`       // meta robots / X-Robots-Tag nofollow (links are then omitted)
 	Unchanged    bool      `json:"unchanged,omitempty"`      // same text hash as the previous visit
-	Links        []Link    `json:"links,omitempty"`          // out-links in document order
+	// Revisit (version 4) marks a response stored as a WARC revisit
+	// record: a 304 Not Modified, or a 2xx whose payload is the URL's
+	// stored capture (identical-payload-digest). Nothing was parsed: the
+	// seeder keeps what it holds of the page (NotModified).
+	Revisit bool `json:"revisit,omitempty"`
+	// RecordID, RecordDate and PayloadDigest (version 4) are the stored
+	// capture a 2xx response record read whole is: its WARC-Record-ID,
+	// WARC-Date and WARC-Payload-Digest, which the seeder keeps for the
+	// revisit records of later visits (Capture).
+	RecordID      string `json:"recordId,omitempty"`
+	RecordDate    string `json:"recordDate,omitempty"`
+	PayloadDigest string `json:"payloadDigest,omitempty"`
+	Links         []Link `json:"links,omitempty"` // out-links in document order
 	// Sitemap is set on the record of a batch entry of kind sitemap: what
 	// reading it gave. Its Links are then the sitemap's entries.
 	Sitemap *Sitemap `json:"sitemap,omitempty"`
+}
+
+// NotModified tells whether the record's response brought nothing new:
+// a 304 Not Modified, or a response stored as a revisit record
+// (Revisit). The page's stored content, title and links stay as they
+// were.
+func (d *Doc) NotModified() bool { return d.Status == 304 || d.Revisit }
+
+// Capture is the stored capture the record names (RecordID, RecordDate,
+// PayloadDigest), the zero Capture if none; an error wrapping
+// capture.ErrFormat if its fields are not well formed.
+func (d *Doc) Capture() (capture.Capture, error) {
+	return capture.Parse(d.RecordID, d.RecordDate, d.PayloadDigest)
 }
 
 // SimhashVersion is the version of the fingerprint scheme (pkg/simhash's

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirecrawl/wire/pkg/capture"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.jsonl")
@@ -21,12 +23,14 @@ var allFields = []*Doc{
 	{DocID: 1, URL: "http://a.cl/", Status: 200, Fetched: time.Unix(1700000000, 0).UTC(), MIME: "text/html", Charset: "windows-1252", Bytes: 9359,
 		Title: "Inicio <b>", Description: "Municipalidad & más", Lang: "es-CL", DetectedLang: "es", LangConf: 97, LastModified: "Sat, 21 Nov 2026 10:00:00 GMT", ETag: `"abc-123"`,
 		Hash: "d9bb4b21a94d677c", Simhash: "8f3a00c2e41d9b07", TextBytes: 4192, Canonical: "http://a.cl/index.html",
+		RecordID: "<urn:uuid:6f1c9a52-3b7e-4d0a-8c2f-9e4b1a7d5c30>", RecordDate: "2023-11-14T22:13:20Z", PayloadDigest: "sha1:2CKOYS3I5ZUQAPJ3NS2JSLWOBOV6DEYG",
 		Links: []Link{{URL: "http://a.cl/x", Anchor: "x & y"}, {URL: "http://b.cl/", NoFollow: true}}},
 	{DocID: 2, URL: "http://a.cl/copia", Status: 200, Fetched: time.Unix(1700000001, 0).UTC(), MIME: "text/html", Charset: "utf-8", Bytes: 9359,
 		Hash: "d9bb4b21a94d677c", DuplicateOf: "http://a.cl/", TextBytes: 4192, Unchanged: true},
 	{DocID: 3, URL: "http://a.cl/privado", Status: 200, Fetched: time.Unix(1700000002, 0).UTC(), MIME: "text/html", Charset: "utf-8", Bytes: 31,
 		DetectedLang: "unknown", Hash: "ac67534a3cf52733", TextBytes: 8, NoIndex: true, NoFollow: true, Redirect: "http://a.cl/otro"},
-	{DocID: 4, URL: "http://a.cl/igual", Status: 304, Fetched: time.Unix(1700000003, 0).UTC(), ETag: `W/"v2"`, Hash: "ac67534a3cf52733", Unchanged: true},
+	{DocID: 4, URL: "http://a.cl/igual", Status: 304, Fetched: time.Unix(1700000003, 0).UTC(), ETag: `W/"v2"`, Hash: "ac67534a3cf52733", Unchanged: true, Revisit: true},
+	{DocID: 7, URL: "http://a.cl/mismo", Status: 200, Fetched: time.Unix(1700000006, 0).UTC(), MIME: "text/html", Bytes: 31, Hash: "ac67534a3cf52733", Unchanged: true, Revisit: true},
 	{DocID: 5, URL: "http://a.cl/old", Status: 301, Fetched: time.Unix(1700000004, 0).UTC(), Redirect: "http://a.cl/new"},
 	{DocID: 6, URL: "http://a.cl/down", Err: "timeout: no response in 20s", Fetched: time.Unix(1700000005, 0).UTC()},
 }
@@ -64,13 +68,36 @@ func TestGolden(t *testing.T) {
 	}
 	// Version 1, written before detectedLang, langConfidence and simhash,
 	// reads as it did.
-	if docs, err := ReadFile("testdata/golden-v1.jsonl"); err != nil || len(docs) != len(allFields) || docs[0].V != 1 || docs[0].Lang != "es-CL" || docs[0].DetectedLang != "" {
+	if docs, err := ReadFile("testdata/golden-v1.jsonl"); err != nil || len(docs) != 6 || docs[0].V != 1 || docs[0].Lang != "es-CL" || docs[0].DetectedLang != "" {
 		t.Errorf("testdata/golden-v1.jsonl: %d docs, %v", len(docs), err)
+	}
+	// Version 3, written before revisit and the capture fields, reads
+	// without them.
+	if docs, err := ReadFile("testdata/golden-v3.jsonl"); err != nil || len(docs) != 6 || docs[0].V != 3 || docs[0].RecordID != "" || docs[3].NotModified() != true || docs[3].Revisit {
+		t.Errorf("testdata/golden-v3.jsonl: %d docs, %v", len(docs), err)
 	}
 	// Version 2, whose simhash is of the first fingerprint scheme, reads
 	// with it, and tells its version.
-	if docs, err := ReadFile("testdata/golden-v2.jsonl"); err != nil || len(docs) != len(allFields) || docs[0].V != 2 || docs[0].Simhash != allFields[0].Simhash || docs[0].SimhashVersion() != 1 {
+	if docs, err := ReadFile("testdata/golden-v2.jsonl"); err != nil || len(docs) != 6 || docs[0].V != 2 || docs[0].Simhash != allFields[0].Simhash || docs[0].SimhashVersion() != 1 {
 		t.Errorf("testdata/golden-v2.jsonl: %d docs, %v", len(docs), err)
+	}
+}
+
+// TestNotModifiedAndCapture: a 304 and a revisit brought nothing new; a
+// record's capture fields read as a capture, all three or none.
+func TestNotModifiedAndCapture(t *testing.T) {
+	for _, d := range allFields {
+		if want := d.DocID == 4 || d.DocID == 7; d.NotModified() != want {
+			t.Errorf("doc %d: NotModified %v", d.DocID, d.NotModified())
+		}
+		c, err := d.Capture()
+		if err != nil || c.IsZero() != (d.DocID != 1) {
+			t.Errorf("doc %d: capture %+v, %v", d.DocID, c, err)
+		}
+	}
+	bad := Doc{RecordID: "<urn:uuid:x>", RecordDate: "2023-11-14T22:13:20Z"}
+	if _, err := bad.Capture(); !errors.Is(err, capture.ErrFormat) {
+		t.Errorf("capture without a digest: %v", err)
 	}
 }
 
@@ -131,8 +158,8 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	// A newer version is ErrVersion, not damage.
-	_, err := NewReader(strings.NewReader(`{"v":4,"docid":1}`+"\n"), "x.jsonl").Next()
-	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 4") {
+	_, err := NewReader(strings.NewReader(`{"v":5,"docid":1}`+"\n"), "x.jsonl").Next()
+	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 5") {
 		t.Errorf("future version: %v, want ErrVersion", err)
 	}
 }

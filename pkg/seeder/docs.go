@@ -10,6 +10,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/parsed"
 	"github.com/wirecrawl/wire/pkg/robots"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
@@ -306,7 +307,7 @@ func (r *batchRun) doc(p *preparedDoc) error {
 		}
 		d.Failures = 0
 		changed := false
-		if pd.Status != 304 {
+		if !pd.NotModified() {
 			changed = d.Visits > 0 && pd.Hash != "" && d.Hash != "" && pd.Hash != d.Hash
 			if count && changed {
 				d.Changes++
@@ -315,13 +316,18 @@ func (r *batchRun) doc(p *preparedDoc) error {
 			d.MIME, d.Title, d.Hash = pd.MIME, pd.Title, pd.Hash
 			d.Redirect, d.NoIndex, d.Canonical = pd.Redirect, pd.NoIndex, pd.Canonical
 			d.LastModified, d.ETag = pd.LastModified, pd.ETag
+			r.capture(d, pd)
 			if r.near != nil {
 				if err := r.near.check(r.in.tx, d, pd, r.s); err != nil {
 					return err
 				}
 			}
 		} else {
-			// A 304 may repeat or update the validators; absent ones stay.
+			// A 304, or a 2xx the harvester stored as a revisit of the
+			// stored capture: nothing new, the page stays as stored
+			// (its capture too), unchanged. It may repeat or update the
+			// validators; absent ones stay.
+			r.s.NotModified++
 			if pd.LastModified != "" {
 				d.LastModified = pd.LastModified
 			}
@@ -362,6 +368,23 @@ func (r *batchRun) doc(p *preparedDoc) error {
 		return r.sitemapLinks(d, p)
 	}
 	return r.links(d, p.links)
+}
+
+// capture records the stored capture a response record is (docs.jsonl's
+// recordId, recordDate, payloadDigest), for the revisit records of the
+// next visits; a record without one (an old gatherer's, a status whose
+// record the gatherer does not read) leaves the stored one, which still
+// names a record holding an earlier payload. Malformed fields are
+// counted and ignored: the page is taken in all the same.
+func (r *batchRun) capture(d *linkgraph.Doc, pd *parsed.Doc) {
+	c, err := pd.Capture()
+	switch {
+	case err != nil:
+		r.s.BadCaptures++
+	case !c.IsZero():
+		d.Capture = c
+		r.s.Captures++
+	}
 }
 
 // candidate is a new URL a page links to.

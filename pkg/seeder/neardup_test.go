@@ -167,10 +167,10 @@ func TestNearDuplicatesOldVersion(t *testing.T) {
 	writeBatch(t, col, 3, testBatch{urls: urls[2:3], docs: []*parsed.Doc{doc("http://c.cl/", "00000000ffff0001", 2)}})
 	docs := filepath.Join(col.Batch(3).ParsedPath(), parsed.DocsFile)
 	b, err = os.ReadFile(docs)
-	if err != nil || !strings.Contains(string(b), `"v":3,`) {
+	if err != nil || !strings.Contains(string(b), `"v":4,`) {
 		t.Fatalf("docs.jsonl: %q, %v", b, err)
 	}
-	os.WriteFile(docs, []byte(strings.ReplaceAll(string(b), `"v":3,`, `"v":2,`)), 0o644)
+	os.WriteFile(docs, []byte(strings.ReplaceAll(string(b), `"v":4,`, `"v":2,`)), 0o644)
 	s = runBatch(t, col, cfg, 3, false)
 	if s.OldSimhashes != 1 || s.NearDuplicates != 0 {
 		t.Errorf("batch 3: %d old fingerprints, %d near-duplicates; want 1, 0", s.OldSimhashes, s.NearDuplicates)

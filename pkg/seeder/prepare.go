@@ -55,8 +55,9 @@ type chunk struct {
 const chunkSize = 256
 
 // hasLinks tells whether a record's links are taken in: only for pages
-// that came with a body (a response other than 304 Not Modified).
-func hasLinks(d *parsed.Doc) bool { return d.Status > 0 && d.Status != 304 }
+// that came with a body (a response other than 304 Not Modified or a
+// revisit of the stored capture, parsed.Doc.NotModified).
+func hasLinks(d *parsed.Doc) bool { return d.Status > 0 && !d.NotModified() }
 
 // prepare resolves the links of one record as resolve does, with the
 // host's part of the scope checked once per site (sites, the calling

@@ -61,7 +61,16 @@ type Summary struct {
 	Pending   int `json:"pending"`   // records the harvester did not attempt (back to pending)
 	Missing   int `json:"missing"`   // URLs of batch.tsv without a record (back to pending)
 	Changed   int `json:"changed"`   // fetched records whose text hash changed since the last visit
-	Stale     int `json:"stale"`     // records older than what graph.db holds (ignored)
+	// NotModified counts the fetched records that brought nothing new: a
+	// 304, or a 2xx the harvester stored as a revisit of the page's
+	// stored capture (parsed.Doc.NotModified); kept as stored, unchanged.
+	NotModified int `json:"notModified,omitempty"`
+	// Captures counts the stored captures recorded (2xx responses stored
+	// whole, docs.jsonl's recordId); BadCaptures the records whose
+	// capture fields were malformed (ignored, the page taken in).
+	Captures    int `json:"captures,omitempty"`
+	BadCaptures int `json:"badCaptures,omitempty"`
+	Stale       int `json:"stale"` // records older than what graph.db holds (ignored)
 	// NearDuplicates are fetched pages whose simhash is within
 	// simhash.Distance of a page fingerprinted before; Canonical those
 	// whose rel=canonical names another fetched page (docs/seeder.md,
@@ -148,6 +157,13 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  docs        %d of %d scheduled: %d fetched, %d failed, %d excluded by robots, %d not attempted, %d missing (changed %d, stale %d, duplicate %d)\n",
 		s.Docs, s.Scheduled, s.Fetched, s.Failed, s.Excluded, s.Pending, s.Missing, s.Changed, s.Stale, s.Duplicate)
+	if s.NotModified > 0 || s.Captures > 0 || s.BadCaptures > 0 {
+		fmt.Fprintf(w, "  revisits    %d not modified (304 or the stored payload), %d captures recorded", s.NotModified, s.Captures)
+		if s.BadCaptures > 0 {
+			fmt.Fprintf(w, ", %d malformed (ignored)", s.BadCaptures)
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "  links       %d read, %d stored, %d targets updated\n", s.Links, s.OutLinks, s.Updated)
 	if s.NearDuplicates > 0 || s.Canonical > 0 {
 		fmt.Fprintf(w, "  near-dups   %d pages near-duplicates of a page fetched before, %d with rel=canonical to a fetched page; %d sites found to mirror another, %d no longer\n",

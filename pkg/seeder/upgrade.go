@@ -23,7 +23,7 @@ const ExcludedHTTPS = "https"
 // the redirect is not fetched for every page; any other answer of a page
 // of the site (a 200, a redirect elsewhere) clears it.
 func (r *batchRun) upgrade(siteKey, pageURL string, pd *parsed.Doc) error {
-	if !strings.HasPrefix(siteKey, "http://") || pd.Status == 304 {
+	if !strings.HasPrefix(siteKey, "http://") || pd.NotModified() {
 		return nil
 	}
 	target := ""

@@ -249,7 +249,8 @@ func (r *Reader) inflate(f io.ReaderAt, offset, length, limit int64) (plain []by
 // (cut short when the member was not read to its end).
 type record struct {
 	typ, target, date, truncated, digest string
-	payloadDigest, profile               string // read for Scan (scan.go)
+	id, payloadDigest, profile           string
+	refersTo, refersToDate               string // revisit records
 	contentLength                        int64
 	block                                []byte
 	whole                                bool // block holds all Content-Length bytes
@@ -296,6 +297,8 @@ func parseRecord(plain []byte, complete bool) (*record, error) {
 			last = &rec.target
 		case fieldIs(name, "WARC-Date"):
 			rec.date = string(value)
+		case fieldIs(name, "WARC-Record-ID"):
+			rec.id = string(value)
 		case fieldIs(name, "WARC-Truncated"):
 			rec.truncated = string(value)
 		case fieldIs(name, "WARC-Block-Digest"):
@@ -304,6 +307,10 @@ func parseRecord(plain []byte, complete bool) (*record, error) {
 			rec.payloadDigest = string(value)
 		case fieldIs(name, "WARC-Profile"):
 			rec.profile = string(value)
+		case fieldIs(name, "WARC-Refers-To"):
+			rec.refersTo = string(value)
+		case fieldIs(name, "WARC-Refers-To-Date"):
+			rec.refersToDate = string(value)
 		case fieldIs(name, "Content-Length"):
 			n, err := strconv.ParseInt(string(value), 10, 64)
 			if err != nil || n < 0 {
@@ -355,7 +362,8 @@ func (rec *record) response(maxBody int64) (*Response, error) {
 	if !revisit && !strings.EqualFold(rec.typ, TypeResponse) {
 		return nil, fmt.Errorf("record type %s, want response", rec.typ)
 	}
-	r := &Response{URL: rec.target, Truncated: rec.truncated, Revisit: revisit}
+	r := &Response{URL: rec.target, Truncated: rec.truncated, Revisit: revisit, RecordID: rec.id,
+		PayloadDigest: rec.payloadDigest, Profile: rec.profile, RefersTo: rec.refersTo}
 	r.Date, _ = time.Parse(time.RFC3339Nano, rec.date)
 	i := bytes.IndexByte(rec.block, '\n')
 	if i < 0 {

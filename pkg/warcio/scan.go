@@ -25,11 +25,14 @@ type ScannedRecord struct {
 	Length int64 // the member's length in bytes
 
 	Type          string    // WARC-Type
+	ID            string    // WARC-Record-ID
 	TargetURI     string    // WARC-Target-URI
 	Date          time.Time // WARC-Date (zero if missing or not RFC 3339)
 	PayloadDigest string    // WARC-Payload-Digest ("" if none)
 	Profile       string    // WARC-Profile (revisit records)
 	Truncated     string    // WARC-Truncated
+	RefersTo      string    // WARC-Refers-To (revisit records)
+	RefersToDate  string    // WARC-Refers-To-Date (revisit records), as written
 
 	// For response and revisit records whose block is an HTTP response:
 	Status      int    // the status code (0 if the block has no status line)
@@ -116,8 +119,9 @@ func scan(r io.Reader, path string, fn func(*ScannedRecord) error) (int64, error
 		if err != nil {
 			return -1, fail("%v", err)
 		}
-		sr := &ScannedRecord{Offset: off, Length: end - off, Type: rec.typ, TargetURI: rec.target,
-			PayloadDigest: rec.payloadDigest, Profile: rec.profile, Truncated: rec.truncated}
+		sr := &ScannedRecord{Offset: off, Length: end - off, Type: rec.typ, ID: rec.id, TargetURI: rec.target,
+			PayloadDigest: rec.payloadDigest, Profile: rec.profile, Truncated: rec.truncated,
+			RefersTo: rec.refersTo, RefersToDate: rec.refersToDate}
 		sr.Date, _ = time.Parse(time.RFC3339Nano, rec.date)
 		if strings.EqualFold(rec.typ, TypeResponse) || strings.EqualFold(rec.typ, TypeRevisit) {
 			sr.Status, sr.ContentType = httpHead(rec.block)

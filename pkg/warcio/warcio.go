@@ -36,6 +36,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	gowarc "github.com/nlnwa/gowarc/v2"
+
+	"github.com/wirecrawl/wire/pkg/capture"
 )
 
 // ErrRecord marks a WARC record that cannot be read.
@@ -84,6 +86,11 @@ const (
 	// ProfileServerNotModified is the WARC-Profile of a revisit record
 	// that stores a 304 Not Modified response (WARC 1.1 §6.7.2).
 	ProfileServerNotModified = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+	// ProfileIdenticalPayloadDigest is the WARC-Profile of a revisit
+	// record that stores a response whose payload digest equals the one
+	// of the URL's stored capture (WARC 1.1 §6.7.1): the payload is not
+	// stored again.
+	ProfileIdenticalPayloadDigest = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 )
 
 // Field is one name: value line of an application/warc-fields block.
@@ -102,6 +109,11 @@ type Exchange struct {
 	// Metadata, if not empty, is written as a metadata record concurrent
 	// to the response (e.g. fetchTimeMs).
 	Metadata []Field
+	// Previous is the URL's stored capture (from the batch), if known: a
+	// 304 refers to it, and a 2xx response stored whole whose payload
+	// digest equals Previous.Digest is written as an
+	// identical-payload-digest revisit that refers to it (WARC 1.1 §6.7).
+	Previous capture.Capture
 }
 
 // NotModified reports whether the exchange is a 304 response, stored as a
@@ -122,13 +134,45 @@ func (x *Exchange) NotModified() bool {
 	return false
 }
 
+// sameAsPrevious tells whether a response whose payload digest is
+// payload is stored as an identical-payload-digest revisit of
+// x.Previous: a 2xx response received whole (not truncated) whose
+// payload digest equals the stored capture's (WARC 1.1 §6.7.1).
+func (x *Exchange) sameAsPrevious(payload string) bool {
+	if x.Previous.Digest == "" || x.Truncated != "" || payload != x.Previous.Digest {
+		return false
+	}
+	status := statusCode(x.StatusLine)
+	return status >= 200 && status < 300
+}
+
+// statusCode is the status code of an HTTP status line, 0 if it has none.
+func statusCode(line string) int {
+	_, rest, ok := strings.Cut(line, " ")
+	if !ok || !strings.HasPrefix(line, "HTTP/") {
+		return 0
+	}
+	code, _, _ := strings.Cut(rest, " ")
+	n, err := strconv.Atoi(code)
+	if err != nil || len(code) != 3 {
+		return 0
+	}
+	return n
+}
+
 // Encoded is an exchange made into gzip members, one after the other in
 // one buffer, ready to be appended.
 type Encoded struct {
 	b                *encBuf       // from bufPool
 	buf              *bytes.Buffer // &b.out: the members
 	respOff, respLen int           // the response (or revisit) member
+	profile          string        // the revisit's WARC-Profile, "" for a response record
 }
+
+// Revisit is the WARC-Profile of the revisit record the response was
+// stored as (ProfileServerNotModified, ProfileIdenticalPayloadDigest),
+// or "" when it was stored as a response record.
+func (e *Encoded) Revisit() string { return e.profile }
 
 // encBuf holds the members of an Encoded and Encode's scratch space; it is
 // reused through bufPool.
@@ -160,10 +204,14 @@ func (e *Encoded) Release() {
 
 var bufPool = sync.Pool{New: func() any { return new(encBuf) }}
 
-// Encode makes the records of x — request, response (or revisit for a
-// 304), and metadata if x has any — each compressed as its own gzip
-// member. It touches no file and is safe for concurrent use; a content
-// problem is a *BuildError.
+// Encode makes the records of x — request, response (or revisit), and
+// metadata if x has any — each compressed as its own gzip member. The
+// response is a revisit record for a 304 (profile server-not-modified)
+// and for a 2xx response whose payload is x.Previous's (profile
+// identical-payload-digest, the body left out); a revisit refers to
+// x.Previous when it is known (WARC-Refers-To, WARC-Refers-To-Date,
+// WARC-Payload-Digest; WARC 1.1 §6.7). It touches no file and is safe
+// for concurrent use; a content problem is a *BuildError.
 func Encode(x *Exchange) (*Encoded, error) {
 	if err := checkValue(x.URL, "target URI"); err != nil {
 		return nil, &BuildError{URL: x.URL, Reason: err.Error()}
@@ -175,6 +223,9 @@ func Encode(x *Exchange) (*Encoded, error) {
 		if err := checkValue(x.Truncated, "truncation reason"); err != nil {
 			return nil, &BuildError{URL: x.URL, Reason: err.Error()}
 		}
+	}
+	if err := x.Previous.Check(); err != nil {
+		return nil, &BuildError{URL: x.URL, Reason: "previous capture: " + err.Error()}
 	}
 	if x.StatusLine == "" || strings.ContainsAny(x.StatusLine, "\r\n") {
 		return nil, &BuildError{URL: x.URL, Reason: fmt.Sprintf("bad status line %q", x.StatusLine)}
@@ -206,7 +257,7 @@ func Encode(x *Exchange) (*Encoded, error) {
 	d := sha1.New()
 
 	// request
-	var fields [10]Field
+	var fields [14]Field
 	reqHdr := append(fields[:0],
 		Field{"WARC-Type", TypeRequest},
 		Field{"WARC-Record-ID", reqID},
@@ -233,12 +284,17 @@ func Encode(x *Exchange) (*Encoded, error) {
 		return nil, &BuildError{URL: x.URL, Reason: err.Error()}
 	}
 	head.WriteString("\r\n")
-	body := x.Body
-	typ, ctype := TypeResponse, ContentTypeResponse
-	if x.NotModified() {
-		typ = TypeRevisit
-		body = nil
+	body, typ, profile, payload := x.Body, TypeResponse, "", ""
+	switch {
+	case x.NotModified():
+		typ, profile, body, payload = TypeRevisit, ProfileServerNotModified, nil, x.Previous.Digest
+	default:
+		payload = digestWith(d, body, nil)
+		if x.sameAsPrevious(payload) {
+			typ, profile, body = TypeRevisit, ProfileIdenticalPayloadDigest, nil
+		}
 	}
+	enc.profile = profile
 	respHdr := append(fields[:0],
 		Field{"WARC-Type", typ},
 		Field{"WARC-Record-ID", respID},
@@ -250,16 +306,24 @@ func Encode(x *Exchange) (*Encoded, error) {
 	}
 	respHdr = append(respHdr, Field{"WARC-Concurrent-To", reqID})
 	if typ == TypeRevisit {
-		respHdr = append(respHdr, Field{"WARC-Profile", ProfileServerNotModified}, Field{"WARC-Refers-To-Target-URI", x.URL})
+		// WARC 1.1 §6.7: the profile, and what the revisit refers to.
+		respHdr = append(respHdr, Field{"WARC-Profile", profile})
+		if x.Previous.ID != "" {
+			respHdr = append(respHdr, Field{"WARC-Refers-To", x.Previous.ID})
+		}
+		respHdr = append(respHdr, Field{"WARC-Refers-To-Target-URI", x.URL})
+		if !x.Previous.Date.IsZero() {
+			respHdr = append(respHdr, Field{"WARC-Refers-To-Date", x.Previous.DateString()})
+		}
 	}
 	if x.Truncated != "" {
 		respHdr = append(respHdr, Field{"WARC-Truncated", x.Truncated})
 	}
 	respHdr = append(respHdr, Field{"WARC-Block-Digest", digestWith(d, head.Bytes(), body)})
-	if typ == TypeResponse {
-		respHdr = append(respHdr, Field{"WARC-Payload-Digest", digestWith(d, body, nil)})
+	if payload != "" {
+		respHdr = append(respHdr, Field{"WARC-Payload-Digest", payload})
 	}
-	respHdr = append(respHdr, Field{"Content-Type", ctype})
+	respHdr = append(respHdr, Field{"Content-Type", ContentTypeResponse})
 	var err error
 	if enc.respOff, enc.respLen, err = member(b, respHdr, head.Bytes(), body); err != nil {
 		enc.Release()
@@ -749,9 +813,25 @@ type Response struct {
 	Header     http.Header
 	Body       []byte
 	Truncated  string
-	// Revisit is true for a revisit record (a 304 Not Modified): it has
-	// headers and no body.
+	// Revisit is true for a revisit record (a 304 Not Modified, or a
+	// response whose payload was the stored capture's): it has headers
+	// and no body.
 	Revisit bool
+	// RecordID, PayloadDigest and Profile are the record's
+	// WARC-Record-ID, WARC-Payload-Digest and WARC-Profile ("" if
+	// absent); RefersTo is a revisit's WARC-Refers-To.
+	RecordID, PayloadDigest, Profile, RefersTo string
+}
+
+// Capture is the stored capture a response record is: its record id,
+// date and payload digest, which a later revisit of the URL refers to.
+// It is the zero Capture for a revisit record (its payload is another
+// record's) and for a record without an id or a payload digest.
+func (r *Response) Capture() capture.Capture {
+	if r.Revisit || r.RecordID == "" || r.PayloadDigest == "" || r.Date.IsZero() {
+		return capture.Capture{}
+	}
+	return capture.Capture{ID: r.RecordID, Date: r.Date.UTC(), Digest: r.PayloadDigest}
 }
 
 // maxRecordHeader bounds the WARC and HTTP headers ReadResponse reads

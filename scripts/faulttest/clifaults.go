@@ -39,6 +39,7 @@ var strayCommands = []struct {
 	{"seeder", "stats", nil},
 	{"seeder", "restore", nil},
 	{"seeder", "requeue", nil},
+	{"seeder", "captures", nil},
 }
 
 // cliCases returns the command-line fault cases.

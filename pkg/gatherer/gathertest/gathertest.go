@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
+	"github.com/wirecrawl/wire/pkg/capture"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
@@ -30,6 +31,13 @@ type Page struct {
 	Location string      // fetch log location column (3xx)
 	Damage   bool        // point the fetch log a few bytes into the record
 	Kind     string      // batch entry kind; "" is batch.KindNew
+	// Previous is the URL's stored capture, as the batch gives it to the
+	// harvester: a 2xx whose body has its payload digest is written as
+	// an identical-payload-digest revisit record.
+	Previous capture.Capture
+	// At is when the page was fetched; zero is Fetched plus a second per
+	// page before it in the batch.
+	At time.Time
 }
 
 // Fetched is the fetch time every page gets.
@@ -53,6 +61,9 @@ func Harvest(t testing.TB, dir string, pages []Page) {
 	for i, p := range pages {
 		rec := fetchlog.Record{DocID: p.DocID, URL: p.URL, Status: p.Status, Bytes: int64(len(p.Body)), Fetched: Fetched.Add(time.Duration(i) * time.Second),
 			Millis: 12, Location: p.Location, Err: p.Err}
+		if !p.At.IsZero() {
+			rec.Fetched = p.At
+		}
 		if p.Header != nil {
 			rec.MIME = strings.ToLower(strings.TrimSpace(strings.Split(p.Header.Get("Content-Type"), ";")[0]))
 		}
@@ -63,7 +74,7 @@ func Harvest(t testing.TB, dir string, pages []Page) {
 			}
 			off, n, err := w.Write(&warcio.Exchange{URL: p.URL, Date: rec.Fetched, IP: "127.0.0.1",
 				Request:    []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
-				StatusLine: fmt.Sprintf("HTTP/1.1 %d %s", p.Status, http.StatusText(p.Status)), Header: h, Body: p.Body})
+				StatusLine: fmt.Sprintf("HTTP/1.1 %d %s", p.Status, http.StatusText(p.Status)), Header: h, Body: p.Body, Previous: p.Previous})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +109,7 @@ func Batch(t testing.TB, col *collection.Collection, id int, pages []Page) *coll
 		if kind == "" {
 			kind = batch.KindNew
 		}
-		entries[i] = batch.Entry{DocID: p.DocID, Site: urlnorm.SiteKey(p.URL), Score: 1, Depth: 0, Kind: kind, URL: p.URL}
+		entries[i] = batch.Entry{DocID: p.DocID, Site: urlnorm.SiteKey(p.URL), Score: 1, Depth: 0, Kind: kind, URL: p.URL, Capture: p.Previous}
 	}
 	f, err := os.Create(b.File())
 	if err != nil {
