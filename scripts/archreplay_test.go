@@ -247,7 +247,8 @@ type replayPage struct {
 
 // pickReplays chooses the pages to replay: replayPages of them whose
 // replay must match, among them each kind the issue names (compressed,
-// chunked, ISO-8859-1, redirected, revisited) and changed pages, from as
+// chunked, ISO-8859-1, redirected, revisited: 304s, and 200s stored as
+// identical-payload-digest revisits) and changed pages, from as
 // many batches as the crawl has; and up to replayGaps pages of each
 // known gap (knownGap), whose replays are logged, not checked.
 func (a *archivedCrawl) pickReplays(t *testing.T, revisits []warcioRevisit) []*replayPage {
@@ -275,6 +276,9 @@ func (a *archivedCrawl) pickReplays(t *testing.T, revisits []warcioRevisit) []*r
 			}
 			p.gap = a.knownGap(p.x, p.Want != c.url, refersTo)
 			if c.status == 200 {
+				if c.revisit {
+					p.kinds = append(p.kinds, "identical-payload")
+				}
 				if c.req.Encoding != "" {
 					p.kinds = append(p.kinds, "compressed")
 				}
@@ -305,7 +309,7 @@ func (a *archivedCrawl) pickReplays(t *testing.T, revisits []warcioRevisit) []*r
 		taken[p] = true
 	}
 	// Each kind a few times, from different batches where it can.
-	for _, kind := range []string{"revisited", "redirected", "iso-8859-1", "compressed", "chunked", "changed"} {
+	for _, kind := range []string{"revisited", "identical-payload", "redirected", "iso-8859-1", "compressed", "chunked", "changed"} {
 		usedBatch := map[string]bool{}
 		for round := 0; round < 2; round++ {
 			n := 0
@@ -369,8 +373,8 @@ const (
 // and date).
 func (a *archivedCrawl) knownGap(x expected, redirected bool, refersTo map[string]bool) string {
 	c := x.capture
-	if !c.revisit {
-		return ""
+	if !c.revisit || c.status != 304 {
+		return "" // a 2xx revisit has the 2xx's headers
 	}
 	responses := 0
 	for _, o := range a.captures[c.url] {
@@ -499,7 +503,7 @@ func replayInReplayWebPage(t *testing.T, a *archTools, chromium, wacz string, pa
 	if matched < 20 || len(batches) < 3 {
 		t.Errorf("%d pages replayed right from %d batches: want at least 20 from at least 3", matched, len(batches))
 	}
-	for _, k := range []string{"revisited", "redirected", "iso-8859-1", "compressed", "chunked"} {
+	for _, k := range []string{"revisited", "identical-payload", "redirected", "iso-8859-1", "compressed", "chunked"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s page among those replayed right", k)
 		}
