@@ -162,7 +162,9 @@ func npmInstall(t *testing.T, npm, dir string, pkg, lock []byte) error {
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("npm %s: %v: %s", strings.Join(args, " "), err, lastLines(stderr.String(), 5))
+			// npm says what went wrong first ("npm error code
+			// ECONNREFUSED", the request that failed), then advice.
+			return nil, fmt.Errorf("npm %s: %v: %s", strings.Join(args, " "), err, firstLines(stderr.String(), 4))
 		}
 		return stdout.Bytes(), nil
 	}
@@ -224,6 +226,12 @@ func untarFiles(tgz, dir string, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// firstLines is the first n lines of s, for messages.
+func firstLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[:min(n, len(lines))], " | ")
 }
 
 // lastLines is the last n lines of s, for messages.
