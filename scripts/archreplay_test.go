@@ -311,8 +311,8 @@ func (a *archivedCrawl) pickReplays(t *testing.T, revisits []warcioRevisit) []*r
 	// Each kind a few times, from different batches where it can.
 	for _, kind := range []string{"revisited", "identical-payload", "redirected", "iso-8859-1", "compressed", "chunked", "changed"} {
 		usedBatch := map[string]bool{}
+		n := 0
 		for round := 0; round < 2; round++ {
-			n := 0
 			for _, p := range cands {
 				if n < 3 && !taken[p] && p.gap == "" && slices.Contains(p.kinds, kind) && (round == 1 || !usedBatch[p.from.batch]) {
 					usedBatch[p.from.batch] = true
