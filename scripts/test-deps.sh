@@ -5,21 +5,25 @@
 #   rsync     copies batches between them (the same test)
 # and with --long, for the long suite (scripts/test.sh --long):
 #   chromium  renders the HTML report headless (scripts/ops_report_test.go)
+#             and replays a crawl's WACZ in ReplayWeb.page (scripts/archtools_test.go)
+#   node, npm run warcio.js and puppeteer-core, which that test installs
+#             from the npm registry (Debian's nodejs and npm packages)
 # Installing needs root, apt-get and the package archive; where any is
 # missing it says so and goes on (exit 0): those tests then skip, saying
 # why (in CI as root on Debian they fail instead: pkg/longtest.Tool).
 # WIRE_TEST_DEPS=0 skips this step.
 set -uo pipefail
 [ "${WIRE_TEST_DEPS:-1}" = 0 ] && exit 0
-want=(parallel rsync)
+# PROGRAM:PACKAGE, the Debian package that has the program.
+want=(parallel:parallel rsync:rsync)
 case "${1:-}" in
 '') ;;
---long) want=(chromium) ;;
+--long) want=(chromium:chromium node:nodejs npm:npm) ;;
 *) echo "usage: $0 [--long]" >&2; exit 2 ;;
 esac
 missing=()
-for p in "${want[@]}"; do
-	command -v "$p" >/dev/null 2>&1 || missing+=("$p")
+for w in "${want[@]}"; do
+	command -v "${w%%:*}" >/dev/null 2>&1 || missing+=("${w#*:}")
 done
 [ ${#missing[@]} = 0 ] && exit 0
 say() { echo "test-deps.sh: $*" >&2; }

@@ -13,9 +13,11 @@
 # scripts/test.sh --long, the long suite: what the default command leaves
 # out because it takes minutes, or minutes of installing: the race
 # detector on the packages with concurrent code, the fault run
-# (scripts/faulttest TestCrawlSurvivesKills) and the report rendered in
-# headless Chromium (TestOperations/report/chromium; scripts/test-deps.sh
-# --long installs chromium where it can). Its tests call pkg/longtest.Need
+# (scripts/faulttest TestCrawlSurvivesKills), the report rendered in
+# headless Chromium (TestOperations/report/chromium) and a crawl's archive
+# read by warcio.js and replayed in ReplayWeb.page (TestArchiveTools,
+# which installs their npm packages itself; scripts/test-deps.sh --long
+# installs chromium, nodejs and npm where it can). Its tests call pkg/longtest.Need
 # and skip, saying so, unless WIRE_TEST_LONG=1, which --long sets.
 #
 # CI (.ci/run) runs both: scripts/test.sh, then scripts/test.sh --long.
@@ -29,6 +31,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 long_tests=(
 	"./scripts/faulttest ^TestCrawlSurvivesKills$"
 	"./scripts ^TestOperations$/^report$/^chromium$"
+	"./scripts ^TestArchiveTools$"
 )
 # The race detector's packages: the seeder's and the harvester's
 # concurrent bbolt writers and connections, the gatherer's workers, the

@@ -37,7 +37,7 @@ type Line struct {
 	Timestamp string // WARC-Date, 14 digits (TimestampLayout)
 	URL       string // WARC-Target-URI
 	MIME      string // media type of the response, MIMERevisit for a revisit, MIMEUnknown if none
-	Status    int    // HTTP status; 0 = none (left out)
+	Status    int    // HTTP status of a response record; 0 = none (left out: revisits, a block without a status line)
 	Digest    string // WARC-Payload-Digest, a SHA-1 without its "sha1:" label (a revisit's: the payload it refers to); "" = none (left out: a revisit whose capture was not known)
 	Length    int64  // length of the record's gzip member
 	Offset    int64  // its offset in the WARC file

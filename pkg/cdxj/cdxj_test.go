@@ -5,10 +5,12 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/warcio"
@@ -31,8 +33,8 @@ func TestLineText(t *testing.T) {
 		{Line{Key: "cl,uchile)/", Timestamp: "20261122020312", URL: "http://www.uchile.cl/", MIME: "text/html", Status: 200,
 			Digest: "2CKOYS3I5ZUQAPJ3NS2JSLWOBOV6DEYG", Length: 2447, Offset: 1240, Filename: "wire-20261122020311-000042-s1of1-00001.warc.gz"},
 			`cl,uchile)/ 20261122020312 {"url": "http://www.uchile.cl/", "mime": "text/html", "status": "200", "digest": "2CKOYS3I5ZUQAPJ3NS2JSLWOBOV6DEYG", "length": "2447", "offset": "1240", "filename": "wire-20261122020311-000042-s1of1-00001.warc.gz"}`},
-		{Line{Key: "cl,uchile)/", Timestamp: "20261122020329", URL: "http://www.uchile.cl/", MIME: MIMERevisit, Status: 304, Length: 612, Offset: 5078, Filename: "x.warc.gz"},
-			`cl,uchile)/ 20261122020329 {"url": "http://www.uchile.cl/", "mime": "warc/revisit", "status": "304", "length": "612", "offset": "5078", "filename": "x.warc.gz"}`},
+		{Line{Key: "cl,uchile)/", Timestamp: "20261122020329", URL: "http://www.uchile.cl/", MIME: MIMERevisit, Length: 612, Offset: 5078, Filename: "x.warc.gz"},
+			`cl,uchile)/ 20261122020329 {"url": "http://www.uchile.cl/", "mime": "warc/revisit", "length": "612", "offset": "5078", "filename": "x.warc.gz"}`},
 		{Line{Key: "cl,a)/%c3%b1", Timestamp: "20261122020329", URL: "http://a.cl/\u00f1\"\\\U0001F600", MIME: MIMEUnknown, Length: 1, Offset: 0, Filename: "x.warc.gz"},
 			`cl,a)/%c3%b1 20261122020329 {"url": "http://a.cl/\u00f1\"\\\ud83d\ude00", "mime": "unk", "length": "1", "offset": "0", "filename": "x.warc.gz"}`},
 	} {
@@ -125,6 +127,46 @@ func TestFixtureGolden(t *testing.T) {
 	}
 	if len(lines) != len(recs)+1 {
 		t.Errorf("%d lines, want the %d pages and robots.txt", len(lines), len(recs))
+	}
+}
+
+// TestRevisitLine: a 304 Not Modified, stored as a revisit record, is
+// indexed as pywb does it: mime warc/revisit and no status (a status only
+// for response records, by convention). ReplayWeb.page replays a
+// revisit line with a 3xx status as a revisit of a redirect: the 304
+// itself, an empty page, instead of the capture it refers to (found by
+// scripts/archtools_test.go, issue 37).
+func TestRevisitLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.warc.gz")
+	w, err := warcio.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 7, 17, 2, 47, 0, time.UTC)
+	for i, status := range []string{"HTTP/1.1 200 OK", "HTTP/1.1 304 Not Modified"} {
+		h := http.Header{"Etag": {`"ced454ee74e1d5be"`}}
+		var body []byte
+		if i == 0 {
+			h.Set("Content-Type", "text/html; charset=utf-8")
+			body = []byte("<title>Cafe</title>")
+		}
+		if _, _, err := w.Write(&warcio.Exchange{URL: "http://www.cafe995.cl/", Date: t0.Add(time.Duration(i) * time.Minute),
+			Request: []byte("GET / HTTP/1.1\r\n\r\n"), StatusLine: status, Header: h, Body: body}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines, _, err := FromWARC(path, "a.warc.gz")
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("%d lines, %v", len(lines), err)
+	}
+	if l := &lines[0]; l.MIME != "text/html" || l.Status != 200 || l.Digest == "" {
+		t.Errorf("response line %s", l.String())
+	}
+	if l := &lines[1]; l.MIME != MIMERevisit || l.Status != 0 || strings.Contains(l.String(), `"status"`) {
+		t.Errorf("revisit line %s: want mime %s and no status", l.String(), MIMERevisit)
 	}
 }
 

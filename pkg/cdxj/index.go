@@ -28,7 +28,8 @@ func IndexName(warc string) string {
 }
 
 // FromWARC indexes the WARC file at path, which an index names filename:
-// a line per response and revisit record, sorted (Sort). torn is the
+// a line per response and revisit record, sorted (Sort); a revisit's line
+// has no status. torn is the
 // offset of a torn last member the scan stopped at (warcio.Scan), -1 if
 // none. A record that cannot be read, or a capture without a WARC-Date,
 // is an error naming the file and the record's offset.
@@ -44,7 +45,11 @@ func FromWARC(path, filename string) (lines []Line, torn int64, err error) {
 		l := Line{Key: urlnorm.SURT(r.TargetURI), Timestamp: r.Date.UTC().Format(TimestampLayout), URL: r.TargetURI,
 			MIME: mediaType(r.ContentType), Status: r.Status, Digest: digest(r.PayloadDigest), Length: r.Length, Offset: r.Offset, Filename: filename}
 		if revisit {
-			l.MIME = MIMERevisit
+			// pywb's indexer: a status only for response records, by
+			// convention. ReplayWeb.page takes a revisit line's 3xx status
+			// for a revisit of a redirect and replays a 304 as an empty
+			// answer instead of the capture it refers to.
+			l.MIME, l.Status = MIMERevisit, 0
 		}
 		lines = append(lines, l)
 		return nil

@@ -68,7 +68,11 @@ func TestCDXJGolden(t *testing.T) {
 	}
 	for _, l := range lines {
 		resp, err := warcio.ReadResponse(filepath.Join(hdir, l.Filename), l.Offset, l.Length, 1<<20)
-		if err != nil || resp.URL != l.URL || resp.Status != l.Status || resp.Revisit != (l.MIME == cdxj.MIMERevisit) {
+		status := resp.Status
+		if resp.Revisit {
+			status = 0 // a revisit's line has no status, as pywb writes it
+		}
+		if err != nil || resp.URL != l.URL || status != l.Status || resp.Revisit != (l.MIME == cdxj.MIMERevisit) {
 			t.Errorf("%s: record at %d+%d: %+v, %v", l.URL, l.Offset, l.Length, resp, err)
 		}
 	}

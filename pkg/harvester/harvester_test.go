@@ -687,7 +687,8 @@ func checkWARCs(t *testing.T, dir string) {
 // checkIndexes checks the CDXJ index beside each WARC file: one line per
 // response and revisit record of the file, at the record's offset, for
 // its URL, and the line of every fetch log pointer with its length and
-// status (a revisit record, a 304 among them, marked warc/revisit).
+// status (a revisit record, a 304 among them, marked warc/revisit, without
+// a status).
 func checkIndexes(t *testing.T, dir string, byFile map[string]map[int64]warcio.RecordInfo, recs []fetchlog.Record) {
 	t.Helper()
 	lines := map[string]map[int64]cdxj.Line{}
@@ -722,7 +723,11 @@ func checkIndexes(t *testing.T, dir string, byFile map[string]map[int64]warcio.R
 		}
 		l, ok := lines[r.WARC][r.Offset]
 		revisit := byFile[r.WARC][r.Offset].Type == "revisit" // a 304, or a 200 with the stored payload
-		if !ok || l.Length != r.Length || l.Status != r.Status || (l.MIME == cdxj.MIMERevisit) != revisit || r.Status == 304 && !revisit {
+		status := r.Status
+		if revisit {
+			status = 0 // a revisit's line has no status, as pywb writes it
+		}
+		if !ok || l.Length != r.Length || l.Status != status || (l.MIME == cdxj.MIMERevisit) != revisit || r.Status == 304 && !revisit {
 			t.Errorf("%s: fetch log %s@%d+%d %d, index line %+v", r.URL, r.WARC, r.Offset, r.Length, r.Status, l)
 		}
 	}

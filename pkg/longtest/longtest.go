@@ -8,6 +8,8 @@
 // program a test needs and skips, saying how to install it, when it is
 // missing — except in CI as root on Debian, where scripts/test-deps.sh
 // can install it, so a missing program there is a failure, not a skip.
+// Unavailable does the same for what a test fetches for itself (the npm
+// packages of the archivists' tools) when it cannot be had.
 package longtest
 
 import (
@@ -111,4 +113,31 @@ func (e Env) tool(name, pkg string, found bool) (fail bool, msg string) {
 		return true, fmt.Sprintf("%s is not installed, though this is CI as root on Debian: scripts/test-deps.sh should have installed it (apt-get install %s); a CI run must not pass by skipping this test", name, pkg)
 	}
 	return false, fmt.Sprintf("%s is not installed, so this test is skipped: scripts/test-deps.sh installs it where it can (as root, with apt-get install %s; --long for the long suite's programs)", name, pkg)
+}
+
+// Unavailable stops t because something it needs and fetches for itself
+// could not be had (the npm packages of scripts/archtools, from a
+// registry that did not answer): what names it, why says what went wrong
+// and how to get it. It skips t, saying so — or fails it where a CI run
+// must not pass by skipping (Env.Installable), as Tool does.
+func Unavailable(t testing.TB, what, why string) {
+	t.Helper()
+	e, err := FromOS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail, msg := e.unavailable(what, why)
+	if fail {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// unavailable says whether the lack of what (for the reason why) fails a
+// test or skips it, and the message.
+func (e Env) unavailable(what, why string) (fail bool, msg string) {
+	if e.Installable {
+		return true, fmt.Sprintf("%s could not be had, though this is CI as root on Debian, where the tests must get it: %s; a CI run must not pass by skipping this test", what, why)
+	}
+	return false, fmt.Sprintf("%s could not be had, so this test is skipped: %s", what, why)
 }

@@ -53,6 +53,28 @@ func TestTool(t *testing.T) {
 	}
 }
 
+func TestUnavailable(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  Env
+		fail bool
+	}{
+		{"long suite", Env{Long: true}, false},
+		// As for Tool: CI as root on Debian must get it, not skip.
+		{"CI as root on Debian", Env{Long: true, Installable: true}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fail, msg := c.env.unavailable("the npm packages", "npm ci: registry unreachable")
+			if fail != c.fail {
+				t.Fatalf("fail = %v, want %v (%q)", fail, c.fail, msg)
+			}
+			if !strings.Contains(msg, "the npm packages") || !strings.Contains(msg, "registry unreachable") {
+				t.Errorf("the message does not say what is missing and why: %q", msg)
+			}
+		})
+	}
+}
+
 func TestFromOS(t *testing.T) {
 	for _, c := range []struct {
 		value string

@@ -813,3 +813,83 @@ func FuzzParseETags(f *testing.F) {
 		}
 	})
 }
+
+// TestResponseAt: what ResponseAt says the web answers at a time is what
+// it serves over loopback at that time (decoded from gzip or br,
+// de-chunked), for a changing page at several versions, a page in
+// ISO-8859-1, a redirect, robots.txt and a 404 (and 421 for an unknown
+// host); the
+// hostile hosts, the streamed sitemaps and bad URLs are not answered.
+func TestResponseAt(t *testing.T) {
+	cfg := Config{Seed: 8, Hosts: 30, MaxPages: 60, Change: true, TimeOrigin: changeOrigin, ChangeIntervalMin: 10 * time.Second,
+		ChangeIntervalMax: 1000 * time.Second, CompressShare: 0.6, ChunkedShare: 0.5, Hostile: true, Sitemaps: true}
+	w, clock := startClocked(t, cfg)
+	c := newClient(t, w)
+	var changing, latin1, redirect string
+	for _, u := range w.URLs() {
+		info, _ := w.Page(u)
+		switch {
+		case changing == "" && len(w.ChangeTimes(u, changeOrigin.Add(time.Hour))) >= 2:
+			changing = u
+		case latin1 == "" && strings.Contains(info.MIME, "iso-8859-1"):
+			latin1 = u
+		case redirect == "" && info.Status/100 == 3:
+			redirect = u
+		}
+	}
+	if changing == "" || latin1 == "" || redirect == "" {
+		t.Fatalf("the web lacks a page: changing %q, latin-1 %q, redirect %q", changing, latin1, redirect)
+	}
+	home := w.SeedURLs(1)[0]
+	times := w.ChangeTimes(changing, changeOrigin.Add(time.Hour))
+	type probe struct {
+		url string
+		at  time.Time
+	}
+	probes := []probe{{changing, changeOrigin}, {changing, times[0]}, {changing, times[1].Add(-time.Millisecond)}, {changing, times[1]},
+		{latin1, changeOrigin.Add(time.Minute)}, {redirect, changeOrigin}, {home + "robots.txt", changeOrigin},
+		{home + "no-such-page.html", changeOrigin}}
+	versions := map[int]bool{}
+	for _, p := range probes {
+		clock.set(p.at)
+		status, ctype, body, ok := w.ResponseAt(p.url, p.at)
+		got := doHeader(t, c, "GET", p.url, http.Header{"Accept-Encoding": {"gzip, br"}})
+		served := decode(t, got.header.Get("Content-Encoding"), got.body)
+		if !ok || status != got.status || ctype != got.header.Get("Content-Type") || !bytes.Equal(body, served) {
+			t.Errorf("%s at %v: ResponseAt %v %d %q (%d bytes), served %d %q (%d bytes, equal %v)", p.url, p.at, ok, status, ctype, len(body),
+				got.status, got.header.Get("Content-Type"), len(served), bytes.Equal(body, served))
+		}
+		if p.url == changing {
+			v, _ := w.VersionAt(p.url, p.at)
+			versions[v] = true
+		}
+	}
+	if len(versions) != 3 {
+		t.Errorf("the changing page was probed at versions %v, want 0, 1 and 2 or more", versions)
+	}
+	// A name the web does not know (its DNS does not answer it either).
+	if status, _, _, ok := w.ResponseAt("http://unknown.cl:"+strconv.Itoa(w.Port())+"/", changeOrigin); !ok || status != http.StatusMisdirectedRequest {
+		t.Errorf("ResponseAt of an unknown host: %d (%v), want 421", status, ok)
+	}
+	noAnswer := []string{"ftp://" + hostOf(t, home) + "/", "http://%zz/"}
+	for _, h := range w.HostileHosts() {
+		noAnswer = append(noAnswer, h.Entries...)
+	}
+	streamed := 0
+	for _, u := range w.HostileSitemaps() {
+		if strings.HasSuffix(u, hostileHuge) || strings.HasSuffix(u, hostileBig) {
+			noAnswer = append(noAnswer, u)
+			streamed++
+		} else if _, _, body, ok := w.ResponseAt(u, changeOrigin); !ok || len(body) == 0 {
+			t.Errorf("ResponseAt(%q): no answer (%v) or an empty body", u, ok)
+		}
+	}
+	if streamed != 2 || len(noAnswer) < 12 {
+		t.Fatalf("%d streamed sitemaps, %d URLs without an answer: the web lacks hostile hosts or sitemaps", streamed, len(noAnswer))
+	}
+	for _, u := range noAnswer {
+		if status, _, _, ok := w.ResponseAt(u, changeOrigin); ok {
+			t.Errorf("ResponseAt(%q) answered %d, want no answer", u, status)
+		}
+	}
+}

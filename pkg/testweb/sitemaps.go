@@ -258,11 +258,17 @@ func (w *Web) sitemapRespond(si int, uri string, at time.Time) (resp response, i
 	return resp, info, false
 }
 
+// sitemapStreamed says whether uri on site si is one of the two streamed
+// hostile sitemaps, whose bodies are never held in memory.
+func (w *Web) sitemapStreamed(si int, uri string) bool {
+	return si == w.sm.hostile && (uri == hostileHuge || uri == hostileBig)
+}
+
 // serveSitemapStream writes the two streamed hostile sitemaps, a chunk at
 // a time, until their end, the client goes away or the web closes; ok is
 // false for any other request.
 func (w *Web) serveSitemapStream(rw http.ResponseWriter, req *http.Request, si int, uri string) (status int, ok bool) {
-	if si != w.sm.hostile || (uri != hostileHuge && uri != hostileBig) {
+	if !w.sitemapStreamed(si, uri) {
 		return 0, false
 	}
 	o := w.origin(si)

@@ -967,17 +967,10 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 		status = w.serveHostile(rw, req, h, uri)
 	default:
 		var resp response
-		switch {
-		case req.Method != http.MethodGet && req.Method != http.MethodHead:
+		if req.Method != http.MethodGet && req.Method != http.MethodHead {
 			resp, _ = errorResponse(http.StatusMethodNotAllowed)
-		case !known:
-			resp, _ = errorResponse(http.StatusMisdirectedRequest)
-		case alias:
-			resp, _ = w.aliasResponse(si, uri)
-		case w.https != nil:
-			resp = w.respondOnSchemeAt(si, uri, req.TLS != nil, now)
-		default:
-			resp, _, _ = w.respondAt(si, w.origin(si), uri, false, now)
+		} else {
+			resp = w.answer(si, known, alias, uri, req.TLS != nil, now)
 		}
 		if known {
 			resp = w.decorate(req, si, resp, now)
@@ -1003,6 +996,52 @@ func (w *Web) serveHTTP(rw http.ResponseWriter, req *http.Request) {
 	*last = append(*last, rec)
 	w.nReq++
 	w.mu.Unlock()
+}
+
+// answer is the in-memory answer to a GET of uri at time at on a host
+// that is not hostile: site si (known), under its alias name (alias), over
+// TLS or not; before decorate adds validators, a content coding and
+// chunking. The streamed sitemaps are not among them (serveSitemapStream).
+func (w *Web) answer(si int, known, alias bool, uri string, overTLS bool, at time.Time) response {
+	var resp response
+	switch {
+	case !known:
+		resp, _ = errorResponse(http.StatusMisdirectedRequest)
+	case alias:
+		resp, _ = w.aliasResponse(si, uri)
+	case w.https != nil:
+		resp = w.respondOnSchemeAt(si, uri, overTLS, at)
+	default:
+		resp, _, _ = w.respondAt(si, w.origin(si), uri, false, at)
+	}
+	return resp
+}
+
+// ResponseAt is what the web answers a GET of rawURL at time t: the
+// status, the Content-Type and the body as the server sends it without a
+// content coding (HTML in its site's charset), a changing page
+// (Config.Change) in the version live at t (VersionAt). Validators,
+// compression and chunking change no content and are left out. ok is
+// false for a URL that does not parse or whose scheme the web does not
+// serve, and for the answers whose bodies are never held in memory: the
+// hostile hosts' (Config.Hostile) and the streamed sitemaps. A test
+// compares what an archive replays with it.
+func (w *Web) ResponseAt(rawURL string, t time.Time) (status int, contentType string, body []byte, ok bool) {
+	u, err := url.Parse(rawURL)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") && !(w.https != nil && strings.EqualFold(u.Scheme, "https")) {
+		return 0, "", nil, false
+	}
+	host := canonicalHost(u.Hostname())
+	if _, hostile := w.hostileByName[host]; hostile {
+		return 0, "", nil, false
+	}
+	si, alias, known := w.siteOf(host)
+	uri := u.RequestURI()
+	if known && !alias && w.sitemapStreamed(si, uri) {
+		return 0, "", nil, false
+	}
+	resp := w.answer(si, known, alias, uri, strings.EqualFold(u.Scheme, "https"), t)
+	return resp.status, resp.ctype, resp.body, true
 }
 
 // internUA returns ua, sharing the string of the previous request when it

@@ -18,6 +18,7 @@ func FuzzReadRequestLog(f *testing.F) {
 	f.Add("x\t\t\t\t\t\n\n")
 	f.Add(strings.TrimSuffix(logLine(1, "a.cl", "/", 200, 0, time.Second), "\n") + "\t127.77.0.3\n")
 	f.Add(strings.TrimSuffix(logLine(1, "a.cl", "/", 200, 0, time.Second), "\n") + "\t::1%x\n")
+	f.Add(strings.TrimSuffix(logLine(1, "a.cl", "/", 304, 0, time.Second), "\n") + "\t127.0.0.1\ttls\tcond\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		lines, err := readRequestLog(strings.NewReader(text))
 		if err != nil {
@@ -31,7 +32,10 @@ func FuzzReadRequestLog(f *testing.F) {
 			f := []string{strconv.FormatUint(l.conn, 10), l.host, l.path, strconv.Itoa(l.status),
 				l.start.Format(time.RFC3339Nano), l.end.Format(time.RFC3339Nano)}
 			if l.addr != "" {
-				f = append(f, l.addr)
+				f = append(f, l.addr, map[bool]string{false: "tcp", true: "tls"}[l.tls])
+				if l.conditional {
+					f = append(f, "cond")
+				}
 			}
 			b.WriteString(strings.Join(f, "\t") + "\n")
 		}
@@ -41,7 +45,7 @@ func FuzzReadRequestLog(f *testing.F) {
 		}
 		for i := range again {
 			a, l := again[i], lines[i]
-			if a.conn != l.conn || a.host != l.host || a.path != l.path || a.status != l.status || a.addr != l.addr || !a.start.Equal(l.start) || !a.end.Equal(l.end) {
+			if a.conn != l.conn || a.host != l.host || a.path != l.path || a.status != l.status || a.addr != l.addr || a.tls != l.tls || a.conditional != l.conditional || !a.start.Equal(l.start) || !a.end.Equal(l.end) {
 				t.Fatalf("line %d: %+v, written back %+v", i+1, l, a)
 			}
 		}

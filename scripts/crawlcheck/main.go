@@ -9,6 +9,7 @@
 //	crawlcheck discovery --web web.json --seeds seeds.txt --log requests.tsv --start TIME ...
 //	crawlcheck targets  --crawl A.json --harvester B.json --polite C.json --cycle D
 //	crawlcheck politeness --log requests.tsv --web web.json [--collection DIR] [--wait D] ...
+//	crawlcheck freshness --web web.json --seeds seeds.txt --log requests.tsv --window-start T|N% ...
 //
 // faults serves a test web in-process, crawls it with the stage binaries
 // of --bin while killing them with SIGKILL at random moments (package
@@ -25,7 +26,10 @@
 // targets compares the timelines of scripts/bench-timeline.sh with the
 // targets of issues 16 and 34 (docs/scale.md). politeness audits a crawl
 // by server from the request log (package pkg/testweb/politeaudit) and
-// exits 1 on any violation.
+// exits 1 on any violation. freshness measures how fresh a recrawl kept
+// a changing web over a window, against the refresh policies of Cho and
+// Garcia-Molina on the same fetch budget (uniform, optimal, optimal per
+// site, optimal under politeness).
 package main
 
 import (
@@ -59,11 +63,11 @@ func main() {
 func newApp(stdout io.Writer) *cli.App {
 	return &cli.App{
 		Name:            "crawlcheck",
-		Usage:           "check crawls of the synthetic test web (faults, coverage, batch figures, timeline, discovery, politeness, cycles)",
+		Usage:           "check crawls of the synthetic test web (faults, coverage, batch figures, timeline, discovery, politeness, cycles, freshness)",
 		HideHelpCommand: true,
 		Writer:          stdout,
 		Commands: []*cli.Command{faultsCommand(), coverageCommand(), batchCommand(),
-			reachableCommand(), timelineCommand(), discoveryCommand(), targetsCommand(), politenessCommand(), cyclesCommand()},
+			reachableCommand(), timelineCommand(), discoveryCommand(), targetsCommand(), politenessCommand(), cyclesCommand(), freshnessCommand()},
 	}
 }
 

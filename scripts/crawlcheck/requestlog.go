@@ -24,6 +24,9 @@ type requestLine struct {
 	// tls tells whether the request came over TLS (false in logs written
 	// before the field existed).
 	tls bool
+	// conditional tells whether the request carried If-None-Match or
+	// If-Modified-Since (false in logs written before the field existed).
+	conditional bool
 	// status is the HTTP status answered; 0 when the connection was reset
 	// before any response.
 	status     int
@@ -87,16 +90,23 @@ func intern(m map[string]string, s string) string {
 
 // parseRequestLine parses one line: connection id, host, path, status,
 // start and end (RFC 3339 with nanoseconds), the IP address that
-// answered and "tls" or "tcp", tab-separated. Lines of logs written
-// before the address was recorded have the first six fields only (their
-// address is ""), before the scheme the first seven (tcp). The end must
-// not be before the start.
+// answered and "tls" or "tcp", tab-separated, then "cond" on a
+// conditional request. Lines of logs written before the address was
+// recorded have the first six fields only (their address is ""), before
+// the scheme the first seven (tcp). The end must not be before the start.
 func parseRequestLine(text string) (requestLine, error) {
 	f := strings.Split(text, "\t")
-	if len(f) < 6 || len(f) > 8 {
-		return requestLine{}, fmt.Errorf("%d tab-separated fields, want 8 (6 or 7 in old logs)", len(f))
+	if len(f) < 6 || len(f) > 9 {
+		return requestLine{}, fmt.Errorf("%d tab-separated fields, want 8, or 9 on a conditional request (6 or 7 in old logs)", len(f))
 	}
 	var l requestLine
+	if len(f) == 9 {
+		if f[8] != "cond" {
+			return requestLine{}, fmt.Errorf("ninth field %q: want cond", f[8])
+		}
+		l.conditional = true
+		f = f[:8]
+	}
 	var err error
 	if l.conn, err = strconv.ParseUint(f[0], 10, 64); err != nil {
 		return requestLine{}, fmt.Errorf("connection id %q: %w", f[0], err)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/config"
-	"github.com/wirecrawl/wire/pkg/pagerank"
 	"github.com/wirecrawl/wire/pkg/scope"
 	"github.com/wirecrawl/wire/pkg/testweb"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
@@ -480,22 +479,16 @@ func pageRankRatio(ctx context.Context, t *webTruth, order []int, at []time.Dura
 	if n == 0 {
 		return 0, 0, nil
 	}
-	b := pagerank.NewBuilder(n)
-	for i, l := range t.links {
-		if err := b.Add(i, l); err != nil {
-			return 0, 0, fmt.Errorf("link graph: %w", err)
-		}
-	}
-	res, err := pagerank.Compute(ctx, b.Graph(), pagerank.Options{Damping: damping})
+	rank, err := reachableRank(ctx, t, damping)
 	if err != nil {
-		return 0, 0, fmt.Errorf("pagerank of the reachable pages: %w", err)
+		return 0, 0, err
 	}
-	sorted := append([]float64(nil), res.Rank...)
+	sorted := append([]float64(nil), rank...)
 	sort.Sort(sort.Reverse(sort.Float64Slice(sorted)))
 	var cumCrawl, cumSorted, sumCrawl, sumSorted, timeCrawl, timeSorted float64
 	for k := 0; k < n; k++ {
 		if k < len(order) {
-			cumCrawl += res.Rank[order[k]]
+			cumCrawl += rank[order[k]]
 		}
 		cumSorted += sorted[k]
 		sumCrawl += cumCrawl

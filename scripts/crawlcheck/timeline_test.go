@@ -42,7 +42,8 @@ func TestParseRequestLine(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, line, want string }{
 		{"fields", "1\ta.cl\t/\t200\t" + t0.Format(time.RFC3339Nano), "5 tab-separated fields"},
-		{"nine fields", good + "\t127.0.0.1\ttcp\tx", "9 tab-separated fields"},
+		{"ninth field", good + "\t127.0.0.1\ttcp\tx", `ninth field "x"`},
+		{"ten fields", good + "\t127.0.0.1\ttcp\tcond\tx", "10 tab-separated fields"},
 		{"transport", good + "\t127.0.0.1\tx", "transport"},
 		{"address", good + "\tlocalhost", "address"},
 		{"conn", strings.Replace(good, "3", "x", 1), "connection id"},
@@ -75,7 +76,7 @@ func TestReadRequestLogGolden(t *testing.T) {
 		file  string
 		addrs []string
 	}{
-		{"../testweb/testdata/requests.tsv.golden", []string{"127.0.0.1", "127.0.0.1", "127.77.0.3", ""}},
+		{"../testweb/testdata/requests.tsv.golden", []string{"127.0.0.1", "127.0.0.1", "127.77.0.3", "", "127.0.0.1"}},
 		{"testdata/requests-6-fields.tsv", []string{"", "", "", ""}},
 	} {
 		lines, err := readRequestLogFile(tc.file)
@@ -93,6 +94,12 @@ func TestReadRequestLogGolden(t *testing.T) {
 		if l := lines[1]; l.host != "a.cl" || l.path != "/?x=1&y=%C3%B1" || l.status != 301 || l.duration() != time.Nanosecond {
 			t.Errorf("%s line 2: %+v", tc.file, l)
 		}
+		// Only the golden file's line 5 was conditional.
+		for i, l := range lines {
+			if want := tc.addrs[0] != "" && i == 4; l.conditional != want {
+				t.Errorf("%s line %d: conditional %v, want %v", tc.file, i+1, l.conditional, want)
+			}
+		}
 		// Only the golden file's line 2 came over TLS.
 		for i, l := range lines {
 			if want := tc.addrs[0] != "" && i == 1; l.tls != want {
@@ -102,6 +109,9 @@ func TestReadRequestLogGolden(t *testing.T) {
 	}
 	if _, err := parseRequestLine("1\ta.cl\t/\t200\t2024-05-01T16:00:00Z\t2024-05-01T16:00:00Z\t127.0.0.1\tquic"); err == nil {
 		t.Error("an unknown transport was accepted")
+	}
+	if _, err := parseRequestLine("1\ta.cl\t/\t200\t2024-05-01T16:00:00Z\t2024-05-01T16:00:00Z\t127.0.0.1\ttcp\tmaybe"); err == nil {
+		t.Error("an unknown ninth field was accepted")
 	}
 	// Over TLS a request names the https page.
 	tr := newTruth([]string{"http://a.cl:8080/", "https://a.cl:8443/"}, config.Defaults().Scope.Normalizer(), 8080)

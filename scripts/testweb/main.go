@@ -75,7 +75,10 @@
 // connection id, host, path, status, start (RFC 3339 with nanoseconds),
 // end, and the local IP address that answered (with --addresses N > 1,
 // the host's address; logs written before this field existed have the
-// first six only, and crawlcheck reads both). Listen addresses must be
+// first six only, and crawlcheck reads both), "tls" or "tcp", and a
+// ninth field "cond" on the lines of conditional requests only
+// (If-None-Match or If-Modified-Since; crawlcheck freshness counts
+// them). Listen addresses must be
 // IPv4 loopback addresses (127.0.0.0/8).
 package main
 
@@ -164,7 +167,7 @@ func newApp(stdout io.Writer) *cli.App {
 			&cli.StringFlag{Name: "seeds-out", Usage: "write seed URLs (one per line) to this file"},
 			&cli.IntFlag{Name: "seeds", Value: 20, Usage: "number of seed URLs (biggest sites first)"},
 			&cli.StringFlag{Name: "ready-file", Usage: "write http=ADDR and dns=ADDR lines here once listening"},
-			&cli.StringFlag{Name: "log", Usage: "on exit, write the request log as TSV: conn, host, path, status, start, end, address, tls or tcp"},
+			&cli.StringFlag{Name: "log", Usage: "on exit, write the request log as TSV: conn, host, path, status, start, end, address, tls or tcp, and cond on conditional requests"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -322,7 +325,10 @@ func run(ctx context.Context, opts options, stdout io.Writer) (err error) {
 
 // requestLog renders requests as TSV lines: conn, host, path, status,
 // start, end (times in RFC 3339 with nanoseconds, UTC), address that
-// answered (left out when unknown).
+// answered and tls or tcp (both left out when the address is unknown),
+// and "cond" on a request that carried If-None-Match or
+// If-Modified-Since (left out otherwise, so that the log of a crawl
+// without conditional requests is the log of before the field).
 func requestLog(reqs []testweb.Request, conns []testweb.Conn) []byte {
 	tls := map[uint64]bool{}
 	for _, c := range conns {
@@ -341,6 +347,9 @@ func requestLog(reqs []testweb.Request, conns []testweb.Conn) []byte {
 				b.WriteString("\ttls")
 			} else {
 				b.WriteString("\ttcp")
+			}
+			if r.Conditional {
+				b.WriteString("\tcond")
 			}
 		}
 		b.WriteString("\n")

@@ -299,6 +299,7 @@ func TestRequestLogGolden(t *testing.T) {
 		{ConnID: 2, Host: "a.cl", Path: "/?x=1&y=%C3%B1", Status: 301, Start: t0.Add(time.Second), End: t0.Add(time.Second + 1), Addr: "127.0.0.1"},
 		{ConnID: 3, Host: "reset.hostil.cl", Path: "/", Status: 0, Start: t0.Add(2 * time.Second), End: t0.Add(2 * time.Second), Addr: "127.77.0.3"},
 		{ConnID: 4, Host: "b.cl", Path: "/", Status: 404, Start: t0.Add(3 * time.Second), End: t0.Add(4 * time.Second)}, // address unknown
+		{ConnID: 5, Host: "www.a.cl", Path: "/p1.html", Status: 304, Start: t0.Add(5 * time.Second), End: t0.Add(5*time.Second + 900*time.Microsecond), Addr: "127.0.0.1", Conditional: true},
 	}
 	// Connection 2 came over TLS.
 	got := requestLog(reqs, []testweb.Conn{{ID: 1}, {ID: 2, TLS: true}, {ID: 3}})
