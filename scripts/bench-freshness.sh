@@ -88,14 +88,7 @@ report=$dir/freshness.txt
 : >"$report"
 out() { printf '%s\n' "$*" | tee -a "$report"; }
 
-wire_need_bins || { echo "bench-freshness.sh: build failed" >&2; exit 1; }
-bin=$WIRE_BIN
-tools=${BENCH_TOOLS:-$WIRE_ROOT/bin}
-mkdir -p "$tools"
-(cd "$WIRE_ROOT" && go build -o "$tools/" ./scripts/testweb ./scripts/crawlcheck) || {
-	echo "bench-freshness.sh: building testweb and crawlcheck failed" >&2
-	exit 1
-}
+wire_bench_tools bench-freshness.sh || exit 1
 
 web_pid=
 job_pid=

@@ -93,14 +93,7 @@ report=$dir/recrawl.txt
 : >"$report"
 out() { printf '%s\n' "$*" | tee -a "$report"; }
 
-wire_need_bins || { echo "bench-recrawl.sh: build failed" >&2; exit 1; }
-bin=$WIRE_BIN
-tools=${BENCH_TOOLS:-$WIRE_ROOT/bin}
-mkdir -p "$tools"
-(cd "$WIRE_ROOT" && go build -o "$tools/" ./scripts/testweb ./scripts/crawlcheck) || {
-	echo "bench-recrawl.sh: building testweb and crawlcheck failed" >&2
-	exit 1
-}
+wire_bench_tools bench-recrawl.sh || exit 1
 
 web_pid=
 job_pid=

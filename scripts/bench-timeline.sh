@@ -148,14 +148,7 @@ report=$dir/timeline.txt
 : >"$report"
 out() { printf '%s\n' "$*" | tee -a "$report"; }
 
-wire_need_bins || { echo "bench-timeline.sh: build failed" >&2; exit 1; }
-bin=$WIRE_BIN
-tools=${BENCH_TOOLS:-$WIRE_ROOT/bin}
-mkdir -p "$tools"
-(cd "$WIRE_ROOT" && go build -o "$tools/" ./scripts/testweb ./scripts/crawlcheck) || {
-	echo "bench-timeline.sh: building testweb and crawlcheck failed" >&2
-	exit 1
-}
+wire_bench_tools bench-timeline.sh || exit 1
 
 # Stage wrappers: crawl.sh runs them as WIRE_BIN; each appends "stage
 # wall-seconds peak-KB" to $STAGE_TIMES under GNU time.

@@ -46,6 +46,22 @@ wire_need_bins() {
 }
 
 # wire_log prints a timestamped line on stderr.
+# wire_bench_tools NAME: the stage binaries (wire_need_bins) and the
+# bench tools testweb and crawlcheck built from this tree into
+# BENCH_TOOLS (default REPO/bin); sets bin and tools. NAME (the calling
+# script) names the failure. For the scripts/bench-*.sh that serve the
+# test web.
+wire_bench_tools() {
+	wire_need_bins || { echo "$1: build failed" >&2; return 1; }
+	bin=$WIRE_BIN
+	tools=${BENCH_TOOLS:-$WIRE_ROOT/bin}
+	mkdir -p "$tools"
+	(cd "$WIRE_ROOT" && go build -o "$tools/" ./scripts/testweb ./scripts/crawlcheck) || {
+		echo "$1: building testweb and crawlcheck failed" >&2
+		return 1
+	}
+}
+
 wire_log() {
 	printf '%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" >&2
 }
