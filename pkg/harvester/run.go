@@ -48,6 +48,11 @@ type harvest struct {
 	log  *slog.Logger
 	out  *output
 	rank Ranking
+	// split is a sharded batch's split over its shards and shardI this
+	// run's shard (split.go); nil for the whole batch. Set before the
+	// run starts, read only.
+	split  *split
+	shardI int
 	// gate is the value ranking's clock (nil for the other rankings),
 	// set before the first connection starts.
 	gate   *valueGate
@@ -447,6 +452,9 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 	held := h.outage.lookup(srv.Host, err, ctx.Err() != nil)
 	if err == nil {
 		srv.ip = ip
+		if h.otherShard(srv, ip) {
+			return
+		}
 		srv.unit = h.hosts.join(srv.Host, ip)
 		return
 	}
@@ -475,6 +483,21 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 		}
 		srv.pop()
 	}
+}
+
+// otherShard tells whether a sharded run's server resolved to an address
+// the batch gave another shard (split.go); its URLs are then logged
+// "deferred: shard", with no request, and go back to the frontier.
+func (h *harvest) otherShard(srv *Server, ip netip.Addr) bool {
+	if h.split == nil {
+		return false
+	}
+	if h.split.owner(ip) == h.shardI {
+		return false
+	}
+	h.log.Debug("host resolved to another shard's address", "host", srv.Host, "ip", ip)
+	_ = h.deferRest(srv, ErrShardDeferred) // a line that fails is the run's fatal error (skip)
+	return true
 }
 
 // run serves the servers with up to harvester.connections connections.

@@ -138,14 +138,19 @@ func (r *batchRun) servers(recs []fetchlog.Server, entries []batch.Entry) error 
 			if site != nil && !r.reapply {
 				r.streaming(site, rec)
 			}
+			if site != nil && rec.IP != "" && rec.IP != site.rec.IP {
+				// The address the harvester dialled or resolved now,
+				// whatever the age of its estimates: a name that moved is
+				// split and paced by its new address in the next batch
+				// (the harvester's shards, docs/harvester.md).
+				site.rec.IP = rec.IP
+				site.dirty = true
+			}
 			if site == nil || (!site.rec.EstimatesAt.IsZero() && rec.Measured.Before(site.rec.EstimatesAt)) {
 				continue
 			}
 			site.rec.ConnectMs, site.rec.ResponseMs, site.rec.RequestsPerConn = rec.ConnectMs, rec.ResponseMs, rec.RequestsPerConn
 			site.rec.EstimatesAt = rec.Measured
-			if rec.IP != "" {
-				site.rec.IP = rec.IP
-			}
 			site.dirty = true
 			r.s.ServerSites++
 		}
