@@ -80,6 +80,9 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	if err != nil {
 		return nil, err
 	}
+	if sp != nil {
+		sum.ExpectedSeconds = sp.load[s.I-1].Seconds()
+	}
 	return mark(b, s, entries, sum, opts.KeepShards, start, log)
 }
 

@@ -365,6 +365,8 @@ func finishMerge(b *collection.Batch, entries []batch.Entry, n int, keep bool, l
 				if part.Finished.After(sum.Finished) {
 					sum.Finished = part.Finished
 				}
+				sum.ShardTimes = append(sum.ShardTimes, ShardTime{Shard: part.Shard, ExpectedSeconds: part.ExpectedSeconds,
+					ElapsedSeconds: part.ElapsedSeconds, URLs: part.URLs, Fetched: part.Fetched, Deferred: part.Deferred})
 			}
 		}
 	}

@@ -187,6 +187,19 @@ func TestShardsSharedDirectory(t *testing.T) {
 	if err := b.Summary(collection.StageHarvested, &sum); err != nil || sum.Shards != 3 || sum.URLs != len(urls) || sum.Fetched != len(urls) {
 		t.Fatalf("batch marker %+v, %v", sum, err)
 	}
+	// Each shard's time, expected by the split (3 hosts × 3 URLs × the
+	// default response time of 500 ms, above the wait) and measured.
+	if len(sum.ShardTimes) != 3 {
+		t.Fatalf("shard times %+v", sum.ShardTimes)
+	}
+	for i, st := range sum.ShardTimes {
+		if st.Shard != fmt.Sprintf("%d/3", i+1) || st.ExpectedSeconds != 4.5 || st.ElapsedSeconds <= 0 || st.URLs != 9 || st.Fetched != 9 {
+			t.Errorf("shard time %+v", st)
+		}
+	}
+	if text := sum.String(); !strings.Contains(text, "merged from 3 shards (1/3: 9 URLs, 0 deferred, expected 4.5 s, took ") {
+		t.Errorf("summary %q", text)
+	}
 	logged := readLog(t, b.HarvestPath())
 	if len(logged) != len(urls) {
 		t.Errorf("%d lines for %d URLs", len(logged), len(urls))
