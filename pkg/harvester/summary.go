@@ -33,29 +33,29 @@ type Summary struct {
 	// harvest after this one needs no start floor (harvester.md, "From
 	// one batch to the next"). Written by whole-batch runs since
 	// 2026-12-07.
-	Holds          bool      `json:"holds,omitempty"`
-	Hosts          int       `json:"hosts"`            // host names in the batch
-	Sites          int       `json:"sites"`            // sites in the batch
-	RobotsFiles    int       `json:"robots_files"`     // lines of robots.jsonl
-	WARCFiles      []string  `json:"warc_files"`       // WARC files of the harvest
-	Ranking        string    `json:"ranking"`          // server ranking used
-	Shard          string    `json:"shard,omitempty"`  // "i/N" for a shard's marker
-	Shards         int       `json:"shards,omitempty"` // N when the batch was harvested in N shards and merged
-	Merged         bool      `json:"merged,omitempty"` // this run merged the shards into harvest/
+	Holds       bool     `json:"holds,omitempty"`
+	Hosts       int      `json:"hosts"`            // host names in the batch
+	Sites       int      `json:"sites"`            // sites in the batch
+	RobotsFiles int      `json:"robots_files"`     // lines of robots.jsonl
+	WARCFiles   []string `json:"warc_files"`       // WARC files of the harvest
+	Ranking     string   `json:"ranking"`          // server ranking used
+	Shard       string   `json:"shard,omitempty"`  // "i/N" for a shard's marker
+	Shards      int      `json:"shards,omitempty"` // N when the batch was harvested in N shards and merged
+	Merged      bool     `json:"merged,omitempty"` // this run merged the shards into harvest/
 	// ExpectedSeconds is, in a shard's marker, the shard's expected
 	// fetch time by the batch's split (Σ over its URLs of max(wait,
 	// Crawl-delay, response time), split.go). Since 2026-12-07.
 	ExpectedSeconds float64 `json:"expected_seconds,omitempty"`
 	// ShardTimes is, in a merged batch's marker, each shard's expected
 	// and measured time (from the shards' markers). Since 2026-12-07.
-	ShardTimes []ShardTime `json:"shard_times,omitempty"`
-	Resumed        bool      `json:"resumed"`          // the last run continued an interrupted one
-	Started        time.Time `json:"started"`          // start of the last run
-	Finished       time.Time `json:"finished"`         // end of the last run
-	ElapsedSeconds float64   `json:"elapsed_seconds"`  // duration of the last run
-	RunFetched     int       `json:"run_fetched"`      // pages fetched by the last run
-	Requests       int       `json:"requests"`         // requests made by the last run, robots.txt included
-	PagesPerSecond float64   `json:"pages_per_second"` // RunFetched / ElapsedSeconds
+	ShardTimes     []ShardTime `json:"shard_times,omitempty"`
+	Resumed        bool        `json:"resumed"`          // the last run continued an interrupted one
+	Started        time.Time   `json:"started"`          // start of the last run
+	Finished       time.Time   `json:"finished"`         // end of the last run
+	ElapsedSeconds float64     `json:"elapsed_seconds"`  // duration of the last run
+	RunFetched     int         `json:"run_fetched"`      // pages fetched by the last run
+	Requests       int         `json:"requests"`         // requests made by the last run, robots.txt included
+	PagesPerSecond float64     `json:"pages_per_second"` // RunFetched / ElapsedSeconds
 }
 
 // ShardTime is one shard's part of a merged batch: its expected fetch
