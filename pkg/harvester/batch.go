@@ -280,6 +280,7 @@ func publish(h *harvest, b *collection.Batch, s Shard, res *resumed, mine []batc
 	sum.Resumed = resuming && len(res.records) > 0
 	sum.Ended = h.end.reason()
 	sum.Holds = s.Whole()
+	sum.QuietStart = h.quietOK
 	if err := waitClose(); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package harvester_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,8 +35,15 @@ func TestQuietStart(t *testing.T) {
 		b := col.Batch(id + 1)
 		ht.WriteBatch(t, b.Dir, b.ID, ht.Entries(urls...))
 		started = time.Now()
-		if _, err := harvester.RunCollection(context.Background(), col, 0, harvester.Options{Config: cfg}); err != nil {
+		sum, err := harvester.RunCollection(context.Background(), col, 0, harvester.Options{Config: cfg})
+		if err != nil {
 			t.Fatalf("batch %d: %v", b.ID, err)
+		}
+		// The summary, which crawl.log shows, says whether the run
+		// started quiet (the first too: no harvest came before it).
+		quiet := strings.Contains(sum.String(), "started quiet")
+		if !sum.QuietStart || !quiet {
+			t.Errorf("batch %d: quiet start %v, summary %q", b.ID, sum.QuietStart, sum)
 		}
 	}
 	if rs := web.RequestsTo("r.test"); len(rs) < 2 || rs[0].Path != "/robots.txt" {

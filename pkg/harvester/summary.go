@@ -33,7 +33,11 @@ type Summary struct {
 	// harvest after this one needs no start floor (harvester.md, "From
 	// one batch to the next"). Written by whole-batch runs since
 	// 2026-12-07.
-	Holds       bool     `json:"holds,omitempty"`
+	Holds bool `json:"holds,omitempty"`
+	// QuietStart says that the last run started without a start floor:
+	// the harvests before it left their holds and nothing ran since
+	// (harvester.md, "The start floor"). Since 2026-12-07.
+	QuietStart  bool     `json:"quiet_start,omitempty"`
 	Hosts       int      `json:"hosts"`            // host names in the batch
 	Sites       int      `json:"sites"`            // sites in the batch
 	RobotsFiles int      `json:"robots_files"`     // lines of robots.jsonl
@@ -151,8 +155,11 @@ func (s *Summary) String() string {
 		return b.String()
 	}
 	verb := "this run"
-	if s.Resumed {
+	switch {
+	case s.Resumed:
 		verb = "this run (resumed)"
+	case s.QuietStart:
+		verb = "this run (started quiet, without a start floor)"
 	}
 	fmt.Fprintf(&b, "; %s fetched %d pages in %s, %.1f pages/s", verb, s.RunFetched,
 		time.Duration(s.ElapsedSeconds*float64(time.Second)).Round(100*time.Millisecond), s.PagesPerSecond)
