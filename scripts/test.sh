@@ -32,6 +32,7 @@ long_tests=(
 	"./scripts/faulttest ^TestCrawlSurvivesKills$"
 	"./scripts ^TestOperations$/^report$/^chromium$"
 	"./scripts ^TestArchiveTools$"
+	"./scripts ^TestPartitions$"
 )
 # The race detector's packages: the seeder's and the harvester's
 # concurrent bbolt writers and connections, the gatherer's workers, the

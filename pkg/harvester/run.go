@@ -452,7 +452,9 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 	held := h.outage.lookup(srv.Host, err, ctx.Err() != nil)
 	if err == nil {
 		srv.ip = ip
-		if h.otherShard(srv, ip) {
+		if why := h.elsewhere(ip); why != "" {
+			h.log.Debug("host resolved to an address of another "+why, "host", srv.Host, "ip", ip)
+			_ = h.deferRest(srv, why) // a line that fails is the run's fatal error (skip)
 			return
 		}
 		srv.unit = h.hosts.join(srv.Host, ip)
@@ -485,19 +487,19 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 	}
 }
 
-// otherShard tells whether a sharded run's server resolved to an address
-// the batch gave another shard (split.go); its URLs are then logged
-// "deferred: shard", with no request, and go back to the frontier.
-func (h *harvest) otherShard(srv *Server, ip netip.Addr) bool {
-	if h.split == nil {
-		return false
+// elsewhere says whether ip belongs to another harvester: to another
+// partition of the web (crawl.partition: its URLs are logged "deferred:
+// partition" and the seeder hands the site over, docs/operations.md) or
+// to another shard of the batch (split.go: "deferred: shard"). It
+// returns that reason, or "" when this run may ask the address.
+func (h *harvest) elsewhere(ip netip.Addr) string {
+	if p := h.cfg.Crawl.PartitionOf(); !p.Mine(p.OfAddress(ip)) {
+		return ErrPartitionDeferred
 	}
-	if h.split.owner(ip) == h.shardI {
-		return false
+	if h.split != nil && h.split.owner(ip) != h.shardI {
+		return ErrShardDeferred
 	}
-	h.log.Debug("host resolved to another shard's address", "host", srv.Host, "ip", ip)
-	_ = h.deferRest(srv, ErrShardDeferred) // a line that fails is the run's fatal error (skip)
-	return true
+	return ""
 }
 
 // run serves the servers with up to harvester.connections connections.

@@ -45,8 +45,13 @@ import (
 // them).
 
 // ErrShardDeferred is the reason, after "deferred: ", of the URLs of a
-// name that resolved to another shard's address.
-const ErrShardDeferred = "shard"
+// name that resolved to another shard's address; ErrPartitionDeferred of
+// a name that resolved to an address of another partition of the web
+// (crawl.partition).
+const (
+	ErrShardDeferred     = "shard"
+	ErrPartitionDeferred = "partition"
+)
 
 // split is the assignment of a batch's servers to its shards.
 type split struct {

@@ -47,6 +47,10 @@ type Site struct {
 	// seeder writes the site's new links on it (docs/seeder.md). A page
 	// of the site answered without such a redirect clears it.
 	Upgrade string `json:"upgrade,omitempty"`
+	// Partition is, in a collection that is one partition of a web split
+	// over K (crawl.partition), the partition the site was handed over
+	// to: its server's address belongs there. 0: this collection's.
+	Partition int `json:"partition,omitempty"`
 }
 
 // Streaming is what graph.db keeps of a site flagged as streaming: when it

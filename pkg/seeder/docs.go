@@ -350,6 +350,10 @@ func (r *batchRun) doc(p *preparedDoc) error {
 	case pd.Err == ExcludedRobots && !r.unreachable[siteKey]:
 		r.s.Excluded++
 		d.State, d.Reason = linkgraph.StateExcluded, ExcludedRobots
+	case pd.Err == deferredPartition && !r.in.part.Whole():
+		if err := r.handOver(d, siteKey); err != nil {
+			return err
+		}
 	case pd.Err == ExcludedRobots || isNotAttempted(pd.Err) || oldUnread:
 		r.s.Pending++
 		rest(d)
@@ -446,6 +450,20 @@ func (r *batchRun) links(d *linkgraph.Doc, links []preparedLink) error {
 				continue
 			}
 			r.updates.propose(id, depth, l.anchor)
+			continue
+		}
+		if to, err := in.route(l.url); err != nil {
+			return err
+		} else if to != 0 {
+			// A URL of another partition: the link goes there
+			// (exchange.go), as nofollow links go nowhere.
+			if l.nofollow {
+				in.reject(&rejection{reason: ReasonNoFollow})
+				continue
+			}
+			if err := in.send(to, exchangeLine{Kind: ExchangeLink, Depth: depth, Batch: in.batch, URL: l.url, Anchor: l.anchor}); err != nil {
+				return err
+			}
 			continue
 		}
 		if i, ok := r.cands[l.url]; ok {

@@ -136,6 +136,12 @@ type Summary struct {
 	// Release is what the release of parked links after the batch did,
 	// if the frontier was below seeder.frontier_low_water.
 	Release *ReleaseSummary `json:"release,omitempty"`
+	// Sent counts the links and URLs written for other partitions
+	// (crawl.partition, exchange.go); HandedOver the sites handed over;
+	// Exchange is what the intake of other partitions' files did.
+	Sent       int              `json:"sent,omitempty"`
+	HandedOver int              `json:"handedOver,omitempty"`
+	Exchange   *ExchangeSummary `json:"exchange,omitempty"`
 
 	Started time.Time `json:"started"`
 	Elapsed string    `json:"elapsed"`
@@ -188,6 +194,12 @@ func (s *Summary) WriteText(w io.Writer) {
 	}
 	if s.Release != nil {
 		s.Release.WriteText(w)
+	}
+	if s.Sent > 0 || s.HandedOver > 0 {
+		fmt.Fprintf(w, "  partitions  %d links and urls written for other partitions, %d sites handed over\n", s.Sent, s.HandedOver)
+	}
+	if s.Exchange != nil {
+		s.Exchange.WriteText(w)
 	}
 }
 
@@ -282,6 +294,9 @@ func Run(ctx context.Context, opts RunOptions) (*Summary, error) {
 	if s.Release, err = release(ctx, g, col, opts.Config, false, log); err != nil {
 		return nil, fmt.Errorf("seed batch %s: %w", b.Name(), err)
 	}
+	if s.Exchange, err = exchange(ctx, g, col, opts.Config, log); err != nil {
+		return nil, fmt.Errorf("seed batch %s: %w", b.Name(), err)
+	}
 	switch {
 	case s.Release.Files > 0:
 		s.Frontier = s.Release.FrontierAfter
@@ -363,6 +378,7 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 	err = g.Update(func(tx *linkgraph.Tx) error {
 		in := newIntake(tx, opts.Config, b.ID, res, filepath.Join(col.Dir, FrontierDir))
 		defer in.abortPark()
+		defer in.abortExchange()
 		run := &batchRun{in: in, s: s, near: near, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, maxStreaming: opts.Config.Harvester.MaxStreaming, snapshot: true, cands: map[string]int{}, probe: opts.Config.Seeder.SitemapProbe, sitemaps: opts.Config.Seeder.Sitemaps}
 		if err := run.robots(robotsRecs); err != nil {
 			return err
@@ -439,6 +455,10 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 		}
 		// Last: the park file is published just before the commit; if the
 		// commit fails, the next run removes it (no record names it).
+		if err := in.finishExchange(); err != nil {
+			return err
+		}
+		s.Sent = in.counts.sent
 		return in.finishPark(b.ID)
 	})
 	if err != nil {
