@@ -8,54 +8,6 @@ import (
 // near reports whether a and b agree to within tol.
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
-// TestExpectedFreshness: F(λ, f) = (f/λ)(1 − e^(−λ/f)), Cho and
-// Garcia-Molina (TODS 2003) §4, at hand-computed points.
-func TestExpectedFreshness(t *testing.T) {
-	for _, tc := range []struct {
-		lam, f, want float64
-	}{
-		{1, 1, 1 - math.Exp(-1)},         // 0.632121
-		{1, 2, 2 * (1 - math.Exp(-0.5))}, // 0.786939
-		{2, 1, (1 - math.Exp(-2)) / 2},   // 0.432332
-		{0, 0, 1},                        // never changes: fresh once fetched
-		{0, 5, 1},
-		{1, 0, 0},            // never revisited
-		{1e-9, 1, 1 - 5e-10}, // slow page, frequent visits: almost always fresh
-	} {
-		if got := expectedFreshness(tc.lam, tc.f); !near(got, tc.want, 1e-9) {
-			t.Errorf("F(%g, %g) = %.9f, want %.9f", tc.lam, tc.f, got, tc.want)
-		}
-	}
-}
-
-// TestRateAt: the rate meets the Lagrange condition ∂F/∂f = μ, and a page
-// with λ ≥ 1/μ gets none.
-func TestRateAt(t *testing.T) {
-	for _, lam := range []float64{1e-4, 0.03, 1, 30} {
-		for _, mu := range []float64{1e-9, 1e-3, 0.1, 0.9 / lam} {
-			if mu >= 1/lam {
-				continue
-			}
-			f := rateAt(lam, mu)
-			if f <= 0 {
-				t.Fatalf("rateAt(%g, %g) = %g", lam, mu, f)
-			}
-			// ∂F/∂f numerically.
-			h := f * 1e-5
-			d := (expectedFreshness(lam, f+h) - expectedFreshness(lam, f-h)) / (2 * h)
-			if !near(d, mu, 1e-5*math.Max(mu, 1e-6)+1e-12) {
-				t.Errorf("λ %g, μ %g: f %g has ∂F/∂f %g", lam, mu, f, d)
-			}
-		}
-		if f := rateAt(lam, 1/lam); f != 0 {
-			t.Errorf("λ %g at μ = 1/λ: rate %g, want 0", lam, f)
-		}
-	}
-	if f := rateAt(0, 0.5); f != 0 {
-		t.Errorf("a page that never changes gets rate %g", f)
-	}
-}
-
 // TestOptimalRates: two pages, known rates, known budget, worked by hand.
 func TestOptimalRates(t *testing.T) {
 	for _, tc := range []struct {
