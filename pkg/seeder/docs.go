@@ -298,6 +298,7 @@ func (r *batchRun) doc(p *preparedDoc) error {
 	siteKey := urlnorm.SiteKey(d.URL)
 	switch {
 	case response:
+		prev, prevHash, sitemapLM := d.Fetched, d.Hash, d.SitemapLastMod
 		r.s.Fetched++
 		d.State, d.Reason = linkgraph.StateFetched, pd.Err
 		d.Status = pd.Status
@@ -312,6 +313,11 @@ func (r *batchRun) doc(p *preparedDoc) error {
 			if count && changed {
 				d.Changes++
 				r.s.Changed++
+			}
+			if count && d.Visits > 0 && pd.Hash != "" && prevHash != "" {
+				if err := r.checkValidators(siteKey, prev, sitemapLM, pd, changed); err != nil {
+					return err
+				}
 			}
 			d.MIME, d.Title, d.Hash = pd.MIME, pd.Title, pd.Hash
 			d.Redirect, d.NoIndex, d.Canonical = pd.Redirect, pd.NoIndex, pd.Canonical
