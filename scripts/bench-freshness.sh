@@ -156,7 +156,7 @@ out ""
 	exit 1
 }
 tee -a "$report" <"$dir/freshness-table.txt"
-out "  estimator's rates within 2x of the truth, Nutch's adaptive schedule: not measured yet"
+
 
 out ""
 out "report: $report"

@@ -51,6 +51,9 @@ type freshnessInput struct {
 	start, end float64
 	// unitCap is 1/max(wait, Crawl-delay, response time) of each unit.
 	unitCap map[string]float64
+	// scale is the crawl's manager.time_scale, for the Nutch schedule
+	// (0: not simulated).
+	scale float64
 }
 
 // Freshness is `crawlcheck freshness`'s report. Times are seconds.
@@ -80,6 +83,12 @@ type Freshness struct {
 	HonestRevisits    int     `json:"honest_revisits"`
 	HonestConditional int     `json:"honest_conditional"`
 	ConditionalShare  float64 `json:"conditional_share"`
+	// Estimator compares the manager's change-rate estimates with the
+	// truth (with --collection only).
+	Estimator *EstimatorCheck `json:"estimator,omitempty"`
+	// Nutch is the same budget spent by Nutch's adaptive schedule,
+	// simulated on the known pages.
+	Nutch *NutchSim `json:"nutch,omitempty"`
 }
 
 // FreshnessGroup is the measure over one set of pages, and what the
@@ -165,6 +174,10 @@ func computeFreshness(in freshnessInput) Freshness {
 	}
 	f.All = in.group(all, fresh, age, budget, w)
 	f.Known = in.group(kn, fresh, age, budget, w)
+	if in.scale > 0 {
+		nutch := in.simulateNutch(kn, f.Known.Budget, in.scale)
+		f.Nutch = &nutch
+	}
 	for k, idx := range byKind {
 		f.ByKind[k] = in.group(idx, fresh, age, budget, w)
 	}
@@ -318,6 +331,12 @@ func (f Freshness) Print(w io.Writer) {
 	for _, k := range kinds {
 		row("known, "+k, f.ByKind[k])
 	}
+	if f.Nutch != nil {
+		f.Nutch.Print(w)
+	}
+	if f.Estimator != nil {
+		f.Estimator.Print(w)
+	}
 }
 
 // The targets of issue 35 ("Recrawls keep a changing web fresh").
@@ -369,6 +388,13 @@ func (f Freshness) PrintTargets(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  conditional revisits to honest sites: %d of %d = %.1f%% (target >= %.0f%%): %s\n", f.HonestConditional, f.HonestRevisits,
 		100*f.ConditionalShare, 100*targetConditional, verdict(f.HonestRevisits > 0 && f.ConditionalShare >= targetConditional))
+	if e := f.Estimator; e != nil {
+		fmt.Fprintf(w, "  estimator within 2x of the true rate: %d of %d changing pages visited >= %d times = %.1f%% (target >= %.0f%%): %s\n",
+			e.Within2, e.Changing, e.MinVisits, 100*e.Share, 100*targetWithin2, verdict(e.Changing > 0 && e.Share >= targetWithin2))
+	}
+	if n := f.Nutch; n != nil {
+		fmt.Fprintf(w, "  Nutch's adaptive schedule on the same budget: %.3f (the crawl %.3f)\n", n.Freshness, k.Freshness)
+	}
 	fmt.Fprintf(w, "all pages (discovery too): freshness %.3f, weighted %.3f, mean age %.1f s; uniform %.3f, optimal %.3f, per site %.3f, polite %.3f\n",
 		a.Freshness, a.Weighted, a.MeanAge, a.Uniform, a.Optimal, a.PerSite, a.Polite)
 }

@@ -12,7 +12,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/manager"
 	"github.com/wirecrawl/wire/pkg/pagerank"
 	"github.com/wirecrawl/wire/pkg/testweb"
 )
@@ -124,9 +127,15 @@ honest sites conditional.`,
 					o.windowStart.Format(time.RFC3339Nano), o.end.Format(time.RFC3339Nano))
 			}
 			o.rules = rules
+			o.scale = cfg.Manager.TimeScale
 			f, err := measureFreshness(c.Context, web, truth, log, o)
 			if err != nil {
 				return err
+			}
+			if dir := c.String("collection"); dir != "" {
+				if f.Estimator, err = estimatorCheck(c.Context, dir, &cfg.Manager, web, truth); err != nil {
+					return err
+				}
 			}
 			print := f.Print
 			if c.Bool("targets") {
@@ -178,6 +187,8 @@ type freshnessOptions struct {
 	// start is time zero of the report; the window is [windowStart, end].
 	start, windowStart, end time.Time
 	rules                   serverRules
+	// scale is the crawl's manager.time_scale (the Nutch schedule's).
+	scale float64
 }
 
 // measureFreshness builds the freshness input from the web's truth and
@@ -186,7 +197,7 @@ type freshnessOptions struct {
 func measureFreshness(ctx context.Context, web *testweb.Web, t *webTruth, log []requestLine, o freshnessOptions) (Freshness, error) {
 	origin := web.Origin()
 	secs := func(x time.Time) float64 { return x.Sub(origin).Seconds() }
-	in := freshnessInput{start: secs(o.windowStart), end: secs(o.end), unitCap: map[string]float64{}}
+	in := freshnessInput{start: secs(o.windowStart), end: secs(o.end), unitCap: map[string]float64{}, scale: o.scale}
 
 	// The pages: the reachable ones that answer 200.
 	ok := make([]bool, len(t.pages))
@@ -272,4 +283,31 @@ func reachableRank(ctx context.Context, t *webTruth, damping float64) ([]float64
 		return nil, fmt.Errorf("pagerank of the reachable pages: %w", err)
 	}
 	return res.Rank, nil
+}
+
+// estimatorCheck reads the manager's change-rate estimates of the
+// collection in dir and checks them against the web's true rates.
+func estimatorCheck(ctx context.Context, dir string, m *config.Manager, web *testweb.Web, t *webTruth) (*EstimatorCheck, error) {
+	col, err := collection.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	var samples []rateSample
+	err = manager.ChangeEstimates(ctx, col, m, func(e manager.ChangeEstimate) error {
+		i, ok := t.page(e.URL)
+		if !ok {
+			return nil
+		}
+		s := rateSample{visits: e.Visits, estimated: e.Lambda / 86400, kind: web.Validators(t.host[i]).String(), trusted: e.DatesTrusted}
+		if mean, _ := web.ChangeInterval(t.pages[i]); mean > 0 {
+			s.truth = 1 / mean.Seconds()
+		}
+		samples = append(samples, s)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("change estimates of %s: %w", dir, err)
+	}
+	e := checkEstimator(samples)
+	return &e, nil
 }
