@@ -12,8 +12,9 @@ import (
 // freshPage is what the freshness measure knows of one page: the web's
 // truth about it. Times are seconds from time zero (the web's origin).
 type freshPage struct {
-	// site is the page's site (its host name), unit its politeness unit.
-	site, unit string
+	// site is the page's site (its host name), unit its politeness
+	// unit, addr the address that serves it.
+	site, unit, addr string
 	// kind is its site's validator policy: honest, none or lying.
 	kind string
 	// rate is its true change rate λ (per second; 0: never changes).
@@ -51,6 +52,10 @@ type freshnessInput struct {
 	start, end float64
 	// unitCap is 1/max(wait, Crawl-delay, response time) of each unit.
 	unitCap map[string]float64
+	// addrCap is each address's most requests a second:
+	// 1/address_wait, and connections_per_ip times the largest cap of
+	// its units, whichever is less (absent: no cap).
+	addrCap map[string]float64
 	// scale is the crawl's manager.time_scale, for the Nutch schedule
 	// (0: not simulated).
 	scale float64
@@ -244,7 +249,9 @@ func (in freshnessInput) group(idx []int, fresh, age []float64, budget []int, w 
 	}
 	var wsum, wfresh float64
 	lams := make([]float64, len(idx))
-	siteOf, unitOf := map[string]int{}, map[string]int{}
+	siteOf, unitOf, addrIndex := map[string]int{}, map[string]int{}, map[string]int{}
+	var addrOf []int
+	var addrCaps []float64
 	site, unit := make([]int, len(idx)), make([]int, len(idx))
 	var siteBudget []float64
 	var caps []float64
@@ -273,6 +280,17 @@ func (in freshnessInput) group(idx []int, fresh, age []float64, budget []int, w 
 				c = math.Inf(1)
 			}
 			caps = append(caps, c)
+			a, ok := addrIndex[p.addr]
+			if !ok {
+				a = len(addrCaps)
+				addrIndex[p.addr] = a
+				c, known := in.addrCap[p.addr]
+				if !known {
+					c = math.Inf(1)
+				}
+				addrCaps = append(addrCaps, c)
+			}
+			addrOf = append(addrOf, a)
 		}
 		unit[k] = u
 	}
@@ -292,7 +310,7 @@ func (in freshnessInput) group(idx []int, fresh, age []float64, budget []int, w 
 	g.Uniform = meanFreshness(lams, uniform)
 	g.Optimal = meanFreshness(lams, optimalRates(lams, rate))
 	g.PerSite = perSiteFreshness(lams, site, siteBudget, w)
-	g.Polite = meanFreshness(lams, politeRates(lams, unit, caps, rate))
+	g.Polite = meanFreshness(lams, politeRates(lams, unit, caps, addrOf, addrCaps, rate))
 	return g
 }
 

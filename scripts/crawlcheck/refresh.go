@@ -27,21 +27,26 @@ func optimalRates(lams []float64, budget float64) []float64 {
 
 // politeRates returns the optimum under caps: the same budget, with the
 // pages of each group (a site, a politeness unit) revisited together no
-// more than caps[group] times a second (0 or +Inf: no cap). The
-// Lagrangian has a multiplier per capped group: a group whose
-// unconstrained share would exceed its cap pays its own price μ_g (the
-// price at which its pages spend exactly the cap), the others the common
-// μ; μ_g does not depend on μ, so it is computed once per group and
-// serves as the floor of its pages' price. If the caps together allow
-// less than budget, every group is at its cap and the rest is unspent.
-func politeRates(lams []float64, group []int, caps []float64, budget float64) []float64 {
+// more than caps[group] times a second, and the groups of each address
+// (addrOf[group], nil: no addresses) together no more than
+// addrCaps[address] (0 or +Inf: no cap). The Lagrangian has a
+// multiplier per capped group: a group whose unconstrained share would
+// exceed its cap pays its own price μ_g (the price at which its pages
+// spend exactly the cap), the others the common μ; μ_g does not depend
+// on μ, so it is computed once per group and serves as the floor of its
+// pages' price. An address is the same one level up: the price at which
+// its pages, each at least at its group's floor, spend exactly its cap
+// raises the floors of all of them. If the caps together allow less than
+// budget, every group is at its cap and the rest is unspent.
+func politeRates(lams []float64, group []int, caps []float64, addrOf []int, addrCaps []float64, budget float64) []float64 {
+	capped := func(c float64) bool { return c > 0 && !math.IsInf(c, 1) }
 	members := make([][]int, len(caps))
 	for i, g := range group {
 		members[g] = append(members[g], i)
 	}
 	floors := make([]float64, len(lams))
 	for g, idx := range members {
-		if c := caps[g]; c <= 0 || math.IsInf(c, 1) || len(idx) == 0 {
+		if !capped(caps[g]) || len(idx) == 0 {
 			continue
 		}
 		sub := make([]float64, len(idx))
@@ -51,6 +56,26 @@ func politeRates(lams []float64, group []int, caps []float64, budget float64) []
 		mg := refresh.Price(sub, nil, nil, caps[g])
 		for _, i := range idx {
 			floors[i] = mg
+		}
+	}
+	if addrOf != nil {
+		pages := make([][]int, len(addrCaps))
+		for i, g := range group {
+			a := addrOf[g]
+			pages[a] = append(pages[a], i)
+		}
+		for a, idx := range pages {
+			if !capped(addrCaps[a]) || len(idx) == 0 {
+				continue
+			}
+			sub, fl := make([]float64, len(idx)), make([]float64, len(idx))
+			for k, i := range idx {
+				sub[k], fl[k] = lams[i], floors[i]
+			}
+			ma := refresh.Price(sub, nil, fl, addrCaps[a])
+			for _, i := range idx {
+				floors[i] = math.Max(floors[i], ma)
+			}
 		}
 	}
 	mu := refresh.Price(lams, nil, floors, budget)

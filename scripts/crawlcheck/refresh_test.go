@@ -66,24 +66,35 @@ func TestPoliteRates(t *testing.T) {
 		lams      []float64
 		group     []int
 		caps      []float64
+		addrOf    []int
+		addrCaps  []float64
 		budget    float64
 		wantRates []float64
 		wantF     float64
 	}{
 		// Page 0's site may be visited every 2 s: page 1 takes the rest.
 		// F = (0.5(1 − e^-2) + 1.5(1 − e^-2/3)) / 2 = 0.581103.
-		{"one capped", []float64{1, 1}, []int{0, 1}, []float64{0.5, inf}, 2, []float64{0.5, 1.5},
+		{"one capped", []float64{1, 1}, []int{0, 1}, []float64{0.5, inf}, nil, nil, 2, []float64{0.5, 1.5},
 			(0.5*(1-math.Exp(-2)) + 1.5*(1-math.Exp(-2.0/3))) / 2},
 		// Both capped below the budget: both at their caps, the rest unspent.
-		{"caps below budget", []float64{1, 1}, []int{0, 1}, []float64{0.5, 0.5}, 2, []float64{0.5, 0.5}, 0.5 * (1 - math.Exp(-2))},
+		{"caps below budget", []float64{1, 1}, []int{0, 1}, []float64{0.5, 0.5}, nil, nil, 2, []float64{0.5, 0.5}, 0.5 * (1 - math.Exp(-2))},
 		// A cap above the unconstrained optimum changes nothing.
-		{"loose cap", []float64{1, 1}, []int{0, 1}, []float64{5, 5}, 2, []float64{1, 1}, 1 - math.Exp(-1)},
+		{"loose cap", []float64{1, 1}, []int{0, 1}, []float64{5, 5}, nil, nil, 2, []float64{1, 1}, 1 - math.Exp(-1)},
 		// Two pages in one capped site share its cap equally.
-		{"shared cap", []float64{1, 1, 1}, []int{0, 0, 1}, []float64{1, inf}, 3, []float64{0.5, 0.5, 2},
+		{"shared cap", []float64{1, 1, 1}, []int{0, 0, 1}, []float64{1, inf}, nil, nil, 3, []float64{0.5, 0.5, 2},
 			(2*0.5*(1-math.Exp(-2)) + 2*(1-math.Exp(-0.5))) / 3},
+		// Two uncapped units on one address capped at 1 a second (an
+		// address_wait of 1 s), a third unit on its own: the address's
+		// two pages share its 1, the third takes the rest.
+		{"address cap", []float64{1, 1, 1}, []int{0, 1, 2}, []float64{inf, inf, inf}, []int{0, 0, 1}, []float64{1, inf}, 3, []float64{0.5, 0.5, 2},
+			(2*0.5*(1-math.Exp(-2)) + 2*(1-math.Exp(-0.5))) / 3},
+		// The unit cap binds first: unit 0 at 0.25, its address-mate
+		// takes the address's remaining 0.75, the third page the rest.
+		{"unit within address", []float64{1, 1, 1}, []int{0, 1, 2}, []float64{0.25, inf, inf}, []int{0, 0, 1}, []float64{1, inf}, 3, []float64{0.25, 0.75, 2},
+			(0.25*(1-math.Exp(-4)) + 0.75*(1-math.Exp(-1.0/0.75)) + 2*(1-math.Exp(-0.5))) / 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := politeRates(tc.lams, tc.group, tc.caps, tc.budget)
+			got := politeRates(tc.lams, tc.group, tc.caps, tc.addrOf, tc.addrCaps, tc.budget)
 			for i := range got {
 				if !near(got[i], tc.wantRates[i], 1e-6) {
 					t.Errorf("rates %v, want %v", got, tc.wantRates)
