@@ -3,16 +3,26 @@ package manager
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // ChangeEstimate is the change-rate estimate of one fetched page, as the
 // next run would compute it.
 type ChangeEstimate struct {
-	URL string
+	URL   string
+	Site  string // its site key
+	Depth int
+	// Fetched is its last fetch; Revisits the visits after the first of
+	// those the seeder keeps (linkgraph.MaxHistory), and FoundChanged
+	// those of them that found the text changed.
+	Fetched      time.Time
+	Revisits     int
+	FoundChanged int
 	// History is the estimate: Lambda in changes per day (a day of the
 	// clock's: at manager.time_scale s a history lived s times faster
 	// gives a rate 1/s times larger), moved by a sitemap's changefreq
@@ -53,7 +63,16 @@ func ChangeEstimates(ctx context.Context, col *collection.Collection, m *config.
 			}
 			h := clock.History(d)
 			h.Lambda = clock.hintedRate(d, h)
-			if err := fn(ChangeEstimate{URL: d.URL, History: h, DatesTrusted: clock.trustsDates(d)}); err != nil {
+			e := ChangeEstimate{URL: d.URL, Site: urlnorm.SiteKey(d.URL), Depth: d.Depth, Fetched: d.Fetched, History: h, DatesTrusted: clock.trustsDates(d)}
+			for i, v := range d.History {
+				if i > 0 {
+					e.Revisits++
+					if v.Changed {
+						e.FoundChanged++
+					}
+				}
+			}
+			if err := fn(e); err != nil {
 				return fmt.Errorf("change estimate of %s: %w", d.URL, err)
 			}
 			return nil
