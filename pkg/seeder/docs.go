@@ -2,6 +2,7 @@ package seeder
 
 import (
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -334,6 +335,13 @@ func (r *batchRun) doc(p *preparedDoc) error {
 			// (its capture too), unchanged. It may repeat or update the
 			// validators; absent ones stay.
 			r.s.NotModified++
+			if count && d.Visits > 0 && pd.Status != http.StatusNotModified {
+				// A 2xx with the stored payload: the text did not change,
+				// whatever its dates say.
+				if err := r.checkValidators(siteKey, prev, sitemapLM, pd, false); err != nil {
+					return err
+				}
+			}
 			if pd.LastModified != "" {
 				d.LastModified = pd.LastModified
 			}

@@ -24,7 +24,8 @@ const dateSlack = time.Second
 // whose checks disagree (linkgraph.Validators.Trusted; docs/seeder.md,
 // "Validators the site can be trusted with"). It is called for a
 // response that brought a text (not a 304) of a page visited before,
-// with both hashes known.
+// with both hashes known, and for a 2xx with the stored payload (changed
+// false).
 func (r *batchRun) checkValidators(siteKey string, prev, sitemapLM time.Time, pd *parsed.Doc, changed bool) error {
 	if prev.IsZero() {
 		return nil
