@@ -10,9 +10,9 @@ import (
 // changeFixture is four fetched pages' estimates, on two sites and two
 // depths.
 var changeFixture = []PageChange{
-	{Site: "http://a.cl", Depth: 0, Lambda: 1, Age: 24 * time.Hour, Revisits: 4, Changed: 3},   // F e^-1, interval 1 day
-	{Site: "http://a.cl", Depth: 1, Lambda: 0.5, Age: 48 * time.Hour, Revisits: 2, Changed: 0}, // F e^-1, 2 days
-	{Site: "http://a.cl", Depth: 1, Lambda: 0.1, Age: 0, Revisits: 0, Changed: 0},              // F 1, 10 days
+	{Site: "http://a.cl", Depth: 0, Lambda: 1, Age: 24 * time.Hour, Revisits: 4, Changed: 3},    // F e^-1, interval 1 day
+	{Site: "http://a.cl", Depth: 1, Lambda: 0.5, Age: 48 * time.Hour, Revisits: 2, Changed: 0},  // F e^-1, 2 days
+	{Site: "http://a.cl", Depth: 1, Lambda: 0.1, Age: 0, Revisits: 0, Changed: 0},               // F 1, 10 days
 	{Site: "http://b.cl", Depth: 0, Lambda: 0.25, Age: 96 * time.Hour, Revisits: 1, Changed: 1}, // F e^-1, 4 days
 }
 
