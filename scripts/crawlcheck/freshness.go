@@ -57,8 +57,9 @@ type freshnessInput struct {
 	// its units, whichever is less (absent: no cap).
 	addrCap map[string]float64
 	// scale is the crawl's manager.time_scale, for the Nutch schedule
-	// (0: not simulated).
-	scale float64
+	// (0: not simulated), minRevisit its min_revisit at that scale in
+	// seconds (0: no second run from it).
+	scale, minRevisit float64
 }
 
 // Freshness is `crawlcheck freshness`'s report. Times are seconds.
@@ -92,8 +93,9 @@ type Freshness struct {
 	// truth (with --collection only).
 	Estimator *EstimatorCheck `json:"estimator,omitempty"`
 	// Nutch is the same budget spent by Nutch's adaptive schedule,
-	// simulated on the known pages.
-	Nutch *NutchSim `json:"nutch,omitempty"`
+	// simulated on the known pages: from its default interval, and from
+	// the crawl's min_revisit.
+	Nutch []NutchSim `json:"nutch,omitempty"`
 }
 
 // FreshnessGroup is the measure over one set of pages, and what the
@@ -180,8 +182,10 @@ func computeFreshness(in freshnessInput) Freshness {
 	f.All = in.group(all, fresh, age, budget, w)
 	f.Known = in.group(kn, fresh, age, budget, w)
 	if in.scale > 0 {
-		nutch := in.simulateNutch(kn, f.Known.Budget, in.scale)
-		f.Nutch = &nutch
+		f.Nutch = append(f.Nutch, in.simulateNutch(kn, f.Known.Budget, in.scale, 0))
+		if in.minRevisit > 0 {
+			f.Nutch = append(f.Nutch, in.simulateNutch(kn, f.Known.Budget, in.scale, in.minRevisit))
+		}
 	}
 	for k, idx := range byKind {
 		f.ByKind[k] = in.group(idx, fresh, age, budget, w)
@@ -349,8 +353,8 @@ func (f Freshness) Print(w io.Writer) {
 	for _, k := range kinds {
 		row("known, "+k, f.ByKind[k])
 	}
-	if f.Nutch != nil {
-		f.Nutch.Print(w)
+	for _, n := range f.Nutch {
+		n.Print(w)
 	}
 	if f.Estimator != nil {
 		f.Estimator.Print(w)
@@ -410,8 +414,8 @@ func (f Freshness) PrintTargets(w io.Writer) {
 		fmt.Fprintf(w, "  estimator within 2x of the true rate: %d of %d changing pages visited >= %d times = %.1f%% (target >= %.0f%%): %s\n",
 			e.Within2, e.Changing, e.MinVisits, 100*e.Share, 100*targetWithin2, verdict(e.Changing > 0 && e.Share >= targetWithin2))
 	}
-	if n := f.Nutch; n != nil {
-		fmt.Fprintf(w, "  Nutch's adaptive schedule on the same budget: %.3f (the crawl %.3f)\n", n.Freshness, k.Freshness)
+	for _, n := range f.Nutch {
+		fmt.Fprintf(w, "  Nutch's adaptive schedule from %.0f s on the same budget: %.3f (the crawl %.3f)\n", n.Initial, n.Freshness, k.Freshness)
 	}
 	fmt.Fprintf(w, "all pages (discovery too): freshness %.3f, weighted %.3f, mean age %.1f s; uniform %.3f, optimal %.3f, per site %.3f, polite %.3f\n",
 		a.Freshness, a.Weighted, a.MeanAge, a.Uniform, a.Optimal, a.PerSite, a.Polite)

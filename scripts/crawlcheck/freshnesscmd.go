@@ -71,7 +71,8 @@ policy), and it simulates Nutch's adaptive fetch schedule on the known
 pages with the same budget (interval ×1.4 after an unchanged fetch, ×0.8
 after a changed one, between 60 s and a year, from 30 days, all times the
 collection's manager.time_scale; the most overdue page first at each of
-the budget's fetches spread evenly over the window).
+the budget's fetches spread evenly over the window), and again from the
+crawl's min_revisit.
 
 It also counts the fetches in the window (those that found a new version,
 first fetches, unchanged pages fetched whole, 304s) and the revisits to
@@ -139,7 +140,7 @@ least 80 % of the changing pages visited 8 times or more.`,
 					o.windowStart.Format(time.RFC3339Nano), o.end.Format(time.RFC3339Nano))
 			}
 			o.rules = rules
-			o.scale = cfg.Manager.TimeScale
+			o.scale, o.minRevisit = cfg.Manager.TimeScale, cfg.Manager.Revisit().Seconds()
 			f, err := measureFreshness(c.Context, web, truth, log, o)
 			if err != nil {
 				return err
@@ -199,8 +200,9 @@ type freshnessOptions struct {
 	// start is time zero of the report; the window is [windowStart, end].
 	start, windowStart, end time.Time
 	rules                   serverRules
-	// scale is the crawl's manager.time_scale (the Nutch schedule's).
-	scale float64
+	// scale is the crawl's manager.time_scale and minRevisit its
+	// min_revisit at that scale, seconds (the Nutch schedule's).
+	scale, minRevisit float64
 }
 
 // measureFreshness builds the freshness input from the web's truth and
@@ -209,7 +211,7 @@ type freshnessOptions struct {
 func measureFreshness(ctx context.Context, web *testweb.Web, t *webTruth, log []requestLine, o freshnessOptions) (Freshness, error) {
 	origin := web.Origin()
 	secs := func(x time.Time) float64 { return x.Sub(origin).Seconds() }
-	in := freshnessInput{start: secs(o.windowStart), end: secs(o.end), unitCap: map[string]float64{}, addrCap: map[string]float64{}, scale: o.scale}
+	in := freshnessInput{start: secs(o.windowStart), end: secs(o.end), unitCap: map[string]float64{}, addrCap: map[string]float64{}, scale: o.scale, minRevisit: o.minRevisit}
 
 	// The pages: the reachable ones that answer 200.
 	ok := make([]bool, len(t.pages))

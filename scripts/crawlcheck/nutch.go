@@ -17,7 +17,9 @@ import (
 // crawl's manager.time_scale, as the crawl's own are. The generator takes
 // the most overdue pages first: the budget's B fetches are spread evenly
 // over the window, and each takes the due page whose due time is the
-// earliest (none when no page is due, so a slot can go unused).
+// earliest (none when no page is due, so a slot can go unused). It runs
+// twice: from Nutch's default interval, and from the crawl's
+// min_revisit (a Nutch configured like the crawl).
 
 // Nutch's defaults, at time scale 1.
 const (
@@ -82,10 +84,15 @@ func (q *nutchQueue) Pop() any {
 // simulateNutch runs the schedule over the window on the pages known
 // (idx), each starting from the copy and the last fetch the crawl had at
 // the window's start, with budget fetches.
-func (in freshnessInput) simulateNutch(idx []int, budget int, scale float64) NutchSim {
+// initial is the starting interval in seconds, 0 for Nutch's default
+// (30 days at the time scale).
+func (in freshnessInput) simulateNutch(idx []int, budget int, scale, initial float64) NutchSim {
 	s := NutchSim{Budget: budget, Scale: scale}
 	sc := func(d time.Duration) float64 { return d.Seconds() * scale }
 	s.MinInterval, s.MaxInterval, s.Initial = sc(nutchMinInterval), sc(nutchMaxInterval), sc(nutchDefaultInterval)
+	if initial > 0 {
+		s.Initial = initial
+	}
 	w := in.end - in.start
 	if len(idx) == 0 || w <= 0 {
 		return s
@@ -153,6 +160,6 @@ func (in freshnessInput) simulateNutch(idx []int, budget int, scale float64) Nut
 
 // Print writes the simulation's line.
 func (s *NutchSim) Print(w io.Writer) {
-	fmt.Fprintf(w, "Nutch adaptive schedule, known pages, same budget: fresh %.4f, weighted %.4f; %d of %d fetches made (%d found a new version); intervals x1.4 unchanged, x0.8 changed, %.3g s to %.0f s, from %.0f s (time_scale %g)\n",
-		s.Freshness, s.Weighted, s.Fetches, s.Budget, s.Changed, s.MinInterval, s.MaxInterval, s.Initial, s.Scale)
+	fmt.Fprintf(w, "Nutch adaptive schedule from %.0f s, known pages, same budget: fresh %.4f, weighted %.4f; %d of %d fetches made (%d found a new version); intervals x1.4 unchanged, x0.8 changed, %.3g s to %.0f s (time_scale %g)\n",
+		s.Initial, s.Freshness, s.Weighted, s.Fetches, s.Budget, s.Changed, s.MinInterval, s.MaxInterval, s.Scale)
 }

@@ -24,13 +24,17 @@ func TestSimulateNutch(t *testing.T) {
 		fetches: [][]freshFetch{{{at: 0, status: 200}}, {{at: 5, status: 200}}},
 		start:   10, end: 110,
 	}
-	s := in.simulateNutch([]int{0, 1}, 4, 1.0/100)
+	s := in.simulateNutch([]int{0, 1}, 4, 1.0/100, 0)
 	if s.Fetches != 0 || math.Abs(s.Freshness-(0.4+1)/2) > 1e-12 || math.Abs(s.Weighted-(3*0.4+1)/4) > 1e-12 {
 		t.Errorf("scale 1/100: %+v, want no fetch, fresh 0.7, weighted 0.55", s)
 	}
-	s = in.simulateNutch([]int{0, 1}, 4, 1e-5)
+	s = in.simulateNutch([]int{0, 1}, 4, 1e-5, 0)
 	first := (40 + 12.5) / 100.0
 	if s.Fetches != 3 || s.Changed != 1 || math.Abs(s.Freshness-(first+1)/2) > 1e-12 {
 		t.Errorf("scale 1e-5: %+v, want 3 fetches, 1 changed, fresh %g", s, (first+1)/2)
+	}
+	// The same from an initial interval of 25.92 s given at scale 1/100.
+	if g := in.simulateNutch([]int{0, 1}, 4, 1.0/100, 25.92); g.Fetches != s.Fetches || g.Freshness != s.Freshness || g.Initial != 25.92 {
+		t.Errorf("initial 25.92 s: %+v, want as %+v", g, s)
 	}
 }
