@@ -26,8 +26,10 @@ PageRank over the known link graph (damping: manager.damping), and writes
 one HTML page that needs no network and no other file: pages per site
 (log-log), in- and out-degree distributions, depth, HTTP status and MIME
 types, pages, bytes and harvest speed per batch, cumulative PageRank of
-the fetched pages in crawl order, and the top sites and pages by
-PageRank. The plots are inline SVG. The page goes to COLLECTION/report.html
+the fetched pages in crawl order, the top sites and pages by
+PageRank, and the collection's freshness by the change-rate estimates
+(by depth and for the largest sites: median change interval, estimated
+freshness, revisits that found a change). The plots are inline SVG. The page goes to COLLECTION/report.html
 unless --output names another file (- for standard output); it is written
 atomically. --json writes the numbers behind the plots instead. Run it
 when no manager or seeder is writing graph.db. See docs/report.md.
