@@ -71,7 +71,7 @@ type revisitPolicy struct {
 	siteMu map[uint32]float64
 	room   map[uint32]float64
 	weight []float64 // per page, filled by allocate
-	// NotDue counts the revisit candidates the policy held back.
+	// notDue counts the revisit candidates the policy held back.
 	notDue int
 }
 
@@ -119,7 +119,7 @@ func revisitInterval(f float64, floor, probe time.Duration) time.Duration {
 // price over all pages, then each site whose pages would spend more than
 // its room at that price gets its own (the price at which they spend the
 // room), and the common price is solved again with those as floors.
-func (p *revisitPolicy) allocate(tx *linkgraph.Tx, v *graphView, est *estimate, cfg *config.Config) error {
+func (p *revisitPolicy) allocate(tx *linkgraph.Tx, est *estimate, cfg *config.Config) error {
 	m := &cfg.Manager
 	n := len(p.pages)
 	p.budget = float64(n) / days(m.Revisit())
@@ -218,7 +218,7 @@ func applyRevisits(tx *linkgraph.Tx, v *graphView, est *estimate, cfg *config.Co
 	if p == nil || len(p.pages) == 0 {
 		return nil
 	}
-	if err := p.allocate(tx, v, est, cfg); err != nil {
+	if err := p.allocate(tx, est, cfg); err != nil {
 		return err
 	}
 	watch := -1
