@@ -85,8 +85,9 @@ func TestRevisitInterval(t *testing.T) {
 
 // TestRevisitFloor: under the optimal policy a fetched page is a
 // candidate again from min_revisit/8 (the policy then decides), before
-// it it is "recent" but in the budget with its rate; under uniform the
-// rule is min_revisit.
+// it it is "recent" but in the budget with its rate; sitemap documents
+// and pages their sitemap says changed keep min_revisit's bound; under
+// uniform the rule is min_revisit.
 func TestRevisitFloor(t *testing.T) {
 	m := config.Defaults().Manager // min_revisit 7 days: floor 21 h
 	l := newLimits(&m)
@@ -98,6 +99,25 @@ func TestRevisitFloor(t *testing.T) {
 	}
 	if a := assess(doc(22*time.Hour), &m, l, testNow); a.skip != candidate || !a.revisit || !a.track {
 		t.Errorf("22 h: skip %q revisit %v track %v, want a tracked revisit candidate", skipNames[a.skip], a.revisit, a.track)
+	}
+	// A sitemap document keeps min_revisit and is not in the budget; a
+	// page a sitemap says changed is timed by the policy until
+	// min_revisit has passed, then due whatever it says.
+	sm := doc(2 * 24 * time.Hour)
+	sm.Sitemap = true
+	if a := assess(sm, &m, l, testNow); a.skip != skipRecent || a.track {
+		t.Errorf("sitemap, 2 days: skip %q track %v, want recent, untracked", skipNames[a.skip], a.track)
+	}
+	stale := func(ago time.Duration) *linkgraph.Doc {
+		d := doc(ago)
+		d.SitemapLastMod = d.Fetched.Add(time.Hour)
+		return d
+	}
+	if a := assess(stale(3*24*time.Hour), &m, l, testNow); a.skip != candidate || !a.track {
+		t.Errorf("stale by its sitemap, 3 days: skip %q track %v, want a tracked candidate", skipNames[a.skip], a.track)
+	}
+	if a := assess(stale(8*24*time.Hour), &m, l, testNow); a.skip != candidate || a.track {
+		t.Errorf("stale by its sitemap, 8 days: skip %q track %v, want a candidate the policy does not hold", skipNames[a.skip], a.track)
 	}
 	m.Revisits = config.RevisitsUniform
 	l = newLimits(&m)

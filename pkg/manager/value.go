@@ -373,9 +373,13 @@ func assess(d *linkgraph.Doc, m *config.Manager, rules *limits, now time.Time) a
 		}
 		a.logGain = math.Log(FailedFactor)
 	case linkgraph.StateFetched:
-		if !d.Fetched.IsZero() && now.Sub(d.Fetched) < rules.revisitFloor {
+		floor := rules.revisitFloor
+		if d.Sitemap {
+			floor = rules.clock.MinRevisit // a sitemap document: min_revisit, whatever the policy
+		}
+		if !d.Fetched.IsZero() && now.Sub(d.Fetched) < floor {
 			a.skip = skipRecent
-			if rules.optimal && d.HasFetchedCopy() {
+			if rules.optimal && d.HasFetchedCopy() && !d.Sitemap {
 				// In the revisit budget, though not a candidate.
 				_, h := rules.clock.freshness(d, now)
 				a.track, a.lam = true, h.Lambda
@@ -402,9 +406,11 @@ func assess(d *linkgraph.Doc, m *config.Manager, rules *limits, now time.Time) a
 	a.rq = RepresentationalQuality(d, m)
 	var h History
 	a.f, h = rules.clock.freshness(d, now)
-	if rules.optimal && d.State == linkgraph.StateFetched && d.HasFetchedCopy() && !d.Fetched.IsZero() && !(sitemapStale(d) && rules.clock.trustsDates(d)) {
-		// A revisit the policy times (a page a trusted sitemap says
-		// changed is due at once).
+	if rules.optimal && d.State == linkgraph.StateFetched && d.HasFetchedCopy() && !d.Fetched.IsZero() && !d.Sitemap &&
+		!(sitemapStale(d) && rules.clock.trustsDates(d) && now.Sub(d.Fetched) >= rules.clock.MinRevisit) {
+		// A revisit the policy times; a page a trusted sitemap says
+		// changed is due anyway once min_revisit has passed, as under
+		// the uniform rule (docs/sitemaps.md).
 		a.track, a.lam = true, h.Lambda
 	}
 	now1 := math.Pow(a.rq, m.Beta) * math.Pow(a.f, m.Gamma)
