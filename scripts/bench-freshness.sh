@@ -27,7 +27,11 @@
 #     optimum for known rates (Cho and Garcia-Molina, TODS 2003), that
 #     optimum per site on each site's own fetches, and the optimum under
 #     politeness (no politeness unit revisited more often than
-#     1/max(wait, Crawl-delay, response time));
+#     1/max(wait, Crawl-delay, response time), no address more often
+#     than address_wait and connections_per_ip allow);
+#   - Nutch's adaptive schedule simulated on the same budget, and the
+#     manager's change-rate estimates against the true rates (pages
+#     visited 8 times or more: the share within a factor of 2);
 #
 # and prints the targets against them (crawlcheck freshness
 # --targets). The report is printed and
@@ -164,7 +168,6 @@ out ""
 	exit 1
 }
 tee -a "$report" <"$dir/freshness-table.txt"
-
 
 out ""
 out "report: $report"
