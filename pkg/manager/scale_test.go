@@ -33,7 +33,8 @@ import (
 //	  go test -run TestScale -v -timeout 0 ./pkg/manager
 //
 // WIRE_SCALE_STRATEGIES (default "pagerank,opic") lists the strategies
-// run; a collection already built in WIRE_SCALE_DIR is reused.
+// run; a collection already built in WIRE_SCALE_DIR is reused;
+// WIRE_SCALE_REVISITS sets manager.revisits (optimal or uniform).
 
 // scaleWeb is the shape of the generated web: site sizes heavy-tailed
 // (Pareto, α = 1.1, capped at 25,000 pages as the papers' crawls were),
@@ -289,6 +290,9 @@ func TestScaleChild(t *testing.T) {
 	}
 	cfg := config.Defaults()
 	cfg.Manager.Strategy = strategy
+	if r := os.Getenv("WIRE_SCALE_REVISITS"); r != "" {
+		cfg.Manager.Revisits = r // optimal (the default) or uniform
+	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	var anon, live int64

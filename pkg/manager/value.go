@@ -84,7 +84,23 @@ type Clock struct {
 	MinRevisit time.Duration
 	// Scale is manager.time_scale.
 	Scale timescale.Scale
+	// untrusted holds the sites whose dates the estimator does not read
+	// (linkgraph.Validators.Trusted): for their pages a Last-Modified
+	// date and a sitemap's lastmod count for nothing, and the text hash
+	// alone says whether a page changed (loaded by trustSites).
+	untrusted *siteSet
 }
+
+// siteSet is a set of site ids (a pointer in Clock keeps Clock
+// comparable).
+type siteSet struct{ ids map[uint64]bool }
+
+// has tells whether the set holds site id; a nil set holds none.
+func (s *siteSet) has(id uint64) bool { return s != nil && s.ids[id] }
+
+// trustsDates tells whether the estimator reads d's dates: its site's
+// validators are not known to lie.
+func (c Clock) trustsDates(d *linkgraph.Doc) bool { return !c.untrusted.has(d.Site) }
 
 // NewClock returns the clock of the settings m.
 func NewClock(m *config.Manager) Clock {
@@ -152,6 +168,13 @@ func (c Clock) History(d *linkgraph.Doc) History {
 	var buf [linkgraph.MaxHistory]float64
 	changed := buf[:0] // lengths of changed intervals, days
 	exposure := 0.0    // days known to hold no change
+	dates := c.trustsDates(d)
+	lastModified := func(v linkgraph.Visit) string {
+		if !dates {
+			return ""
+		}
+		return v.LastModified
+	}
 	if len(d.History) > 0 {
 		visits := d.History // oldest first, as the seeder keeps it
 		byTime := func(a, b linkgraph.Visit) int { return a.Time.Compare(b.Time) }
@@ -160,7 +183,7 @@ func (c Clock) History(d *linkgraph.Doc) History {
 			slices.SortStableFunc(visits, byTime)
 		}
 		h.Visits = 1
-		if a, ok := c.lastModifiedAge(visits[0].LastModified, visits[0].Time, time.Time{}); ok {
+		if a, ok := c.lastModifiedAge(lastModified(visits[0]), visits[0].Time, time.Time{}); ok {
 			h.Exact++
 			exposure += a
 			h.Span += a
@@ -173,7 +196,7 @@ func (c Clock) History(d *linkgraph.Doc) History {
 			h.Visits++
 			dt := days(cur.Time.Sub(prev.Time))
 			h.Span += dt
-			switch a, ok := c.lastModifiedAge(cur.LastModified, cur.Time, prev.Time); {
+			switch a, ok := c.lastModifiedAge(lastModified(cur), cur.Time, prev.Time); {
 			case !cur.Changed:
 				h.Unchanged++
 				exposure += dt
@@ -286,7 +309,7 @@ func (c Clock) freshness(d *linkgraph.Doc, now time.Time) (float64, History) {
 		return 1, History{}
 	}
 	h := c.History(d)
-	if sitemapStale(d) {
+	if sitemapStale(d) && c.trustsDates(d) {
 		// A sitemap's lastmod after the fetch: the copy is out of date
 		// now (min_revisit still applies).
 		return 0, h
@@ -323,6 +346,8 @@ type assessment struct {
 	dynamic bool    // dynamic URL (depth limit max_depth_dynamic)
 	rq, f   float64 // factors now
 	logGain float64 // ln(1 − RQ^β·F^γ) + ln(FailedFactor if failed) + ln(near_duplicate_weight if a near-duplicate)
+	track   bool    // a fetched page in the revisit budget (manager.revisits = optimal)
+	lam     float64 // its estimated change rate, changes per day
 }
 
 // holdsSlot tells whether d already counts against its site's collection
@@ -348,8 +373,17 @@ func assess(d *linkgraph.Doc, m *config.Manager, rules *limits, now time.Time) a
 		}
 		a.logGain = math.Log(FailedFactor)
 	case linkgraph.StateFetched:
-		if !d.Fetched.IsZero() && now.Sub(d.Fetched) < rules.clock.MinRevisit {
+		floor := rules.revisitFloor
+		if d.Sitemap {
+			floor = rules.clock.MinRevisit // a sitemap document: min_revisit, whatever the policy
+		}
+		if !d.Fetched.IsZero() && now.Sub(d.Fetched) < floor {
 			a.skip = skipRecent
+			if rules.optimal && d.HasFetchedCopy() && !d.Sitemap {
+				// In the revisit budget, though not a candidate.
+				_, h := rules.clock.freshness(d, now)
+				a.track, a.lam = true, h.Lambda
+			}
 			return a
 		}
 	default:
@@ -370,7 +404,15 @@ func assess(d *linkgraph.Doc, m *config.Manager, rules *limits, now time.Time) a
 		return a
 	}
 	a.rq = RepresentationalQuality(d, m)
-	a.f, _ = rules.clock.freshness(d, now)
+	var h History
+	a.f, h = rules.clock.freshness(d, now)
+	if rules.optimal && d.State == linkgraph.StateFetched && d.HasFetchedCopy() && !d.Fetched.IsZero() && !d.Sitemap &&
+		!(sitemapStale(d) && rules.clock.trustsDates(d) && now.Sub(d.Fetched) >= rules.clock.MinRevisit) {
+		// A revisit the policy times; a page a trusted sitemap says
+		// changed is due anyway once min_revisit has passed, as under
+		// the uniform rule (docs/sitemaps.md).
+		a.track, a.lam = true, h.Lambda
+	}
 	now1 := math.Pow(a.rq, m.Beta) * math.Pow(a.f, m.Gamma)
 	if now1 >= 1 {
 		a.skip = skipNoGain

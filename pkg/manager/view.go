@@ -33,6 +33,10 @@ type graphView struct {
 	// the pages of it the batch may take (0, or 1 for its probe).
 	streaming map[uint32]int32
 
+	// revisits is the revisit policy (manager.revisits = optimal) with
+	// the fetched pages it allocates to, nil under uniform.
+	revisits *revisitPolicy
+
 	watch *watched // the document explain asks about, or nil
 	stats Stats
 }
@@ -77,6 +81,10 @@ type watched struct {
 	rank    int    // candidates with a higher profit (or equal and a lower id)
 	fate    string // what the selection did with it
 	batchAt int    // position in the batch, −1 if not in it
+	clock   Clock  // the freshness clock of the plan (with the sites whose dates are not trusted)
+	// revisit is what the revisit policy gives it (a fetched page under
+	// manager.revisits = optimal), nil otherwise.
+	revisit *RevisitAllocation
 }
 
 // readDocs is the one pass over the documents: the arrays of the view,
@@ -88,11 +96,16 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 		v.watch = &watched{id: watch, pos: -1, cand: -1, batchAt: -1}
 	}
 	rules := newLimits(m)
+	v.revisits = newRevisitPolicy(m)
+	var err error
+	if rules.clock.untrusted, err = untrustedSites(tx); err != nil {
+		return nil, err
+	}
 	keepVisits := m.Strategy == StrategyOPIC
 	keepOrder := m.Strategy == StrategyBreadthFirst
 	keepDepth := keepOrder || m.Strategy == StrategyHistorical // historical: a new site's pages by depth
 	var skipped [skipCount]int
-	err := tx.ForEachDoc(func(d *linkgraph.Doc) error {
+	err = tx.ForEachDoc(func(d *linkgraph.Doc) error {
 		if len(v.ids)%8192 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -137,6 +150,9 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 			v.pending[site]++
 		}
 		skipped[a.skip]++
+		if a.track && v.revisits != nil {
+			v.revisits.add(p, d, a.lam, now)
+		}
 		c := -1
 		if a.skip == candidate {
 			c = len(v.cands)
@@ -149,6 +165,7 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 		if w := v.watch; w != nil && w.id == d.ID {
 			w.doc, w.pos, w.a, w.cand = d, p, a, c
 			_, w.hist = rules.clock.freshness(d, now)
+			w.clock = rules.clock
 		}
 		return nil
 	})

@@ -2,6 +2,7 @@ package seeder
 
 import (
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -303,6 +304,7 @@ func (r *batchRun) doc(p *preparedDoc) error {
 	siteKey := urlnorm.SiteKey(d.URL)
 	switch {
 	case response:
+		prev, prevHash, sitemapLM := d.Fetched, d.Hash, d.SitemapLastMod
 		r.s.Fetched++
 		d.State, d.Reason = linkgraph.StateFetched, pd.Err
 		d.Status = pd.Status
@@ -317,6 +319,11 @@ func (r *batchRun) doc(p *preparedDoc) error {
 			if count && changed {
 				d.Changes++
 				r.s.Changed++
+			}
+			if count && d.Visits > 0 && pd.Hash != "" && prevHash != "" {
+				if err := r.checkValidators(siteKey, prev, sitemapLM, pd, changed); err != nil {
+					return err
+				}
 			}
 			d.MIME, d.Title, d.Hash = pd.MIME, pd.Title, pd.Hash
 			d.Redirect, d.NoIndex, d.Canonical = pd.Redirect, pd.NoIndex, pd.Canonical
@@ -333,6 +340,13 @@ func (r *batchRun) doc(p *preparedDoc) error {
 			// (its capture too), unchanged. It may repeat or update the
 			// validators; absent ones stay.
 			r.s.NotModified++
+			if count && d.Visits > 0 && pd.Status != http.StatusNotModified {
+				// A 2xx with the stored payload: the text did not change,
+				// whatever its dates say.
+				if err := r.checkValidators(siteKey, prev, sitemapLM, pd, false); err != nil {
+					return err
+				}
+			}
 			if pd.LastModified != "" {
 				d.LastModified = pd.LastModified
 			}

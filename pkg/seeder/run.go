@@ -119,6 +119,10 @@ type Summary struct {
 	// Folded counts the pending documents of upgraded sites excluded in
 	// favour of their https twins.
 	Folded int `json:"folded,omitempty"`
+	// Untrusted counts the sites whose dates this batch found wrong
+	// often enough that the manager stops reading them
+	// (linkgraph.Validators.Trusted).
+	Untrusted int `json:"untrusted,omitempty"`
 
 	// Sitemaps (docs/sitemaps.md): sites whose robots.txt names one,
 	// sitemap URLs new to graph.db, sitemap records read (and of them with
@@ -184,6 +188,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "  frontier    %d urls waiting; server estimates for %d sites\n", s.Frontier, s.ServerSites)
 	if s.Upgraded > 0 || s.Downgraded > 0 {
 		fmt.Fprintf(w, "  https       %d http sites found redirecting to https (their new links go there, %d pending URLs moved to https), %d serving pages again\n", s.Upgraded, s.Folded, s.Downgraded)
+	}
+	if s.Untrusted > 0 {
+		fmt.Fprintf(w, "  validators  %d sites whose Last-Modified or sitemap lastmod the text hash contradicts: no longer trusted\n", s.Untrusted)
 	}
 	if s.SitemapSites > 0 || s.SitemapsFound > 0 || s.SitemapsRead > 0 {
 		fmt.Fprintf(w, "  sitemaps    %d sites name one, %d new sitemaps, %d read (%d with a problem): %d entries, %d urls given their hints\n",
