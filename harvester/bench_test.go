@@ -51,7 +51,8 @@ import (
 // Environment: BENCH_HOSTS, BENCH_MAX_PAGES, BENCH_CONNECTIONS,
 // BENCH_LATENCY (added by the test web to every response), BENCH_ROUNDS,
 // BENCH_WAIT_HOSTS (0: no part 2), BENCH_WAIT_MAX_PAGES, BENCH_WAIT
-// (default 1s);
+// (default 1s), BENCH_DNS_LOOKUPS (harvester.dns_lookups, default the
+// config's);
 // BENCH_PROFILE=1 runs only the harvester's rounds of part 1 (no plain
 // client, no part 2), for a CPU profile of the harvester alone.
 func TestBenchHarvester(t *testing.T) {
@@ -260,6 +261,9 @@ func harvest(t *testing.T, web *testweb.Web, dir string, conns int, wait time.Du
 	cfg.Harvester.AllowPrivate = true
 	cfg.Harvester.DNSServer = web.DNSAddr()
 	cfg.Harvester.CAFile = ca
+	if n := envInt(t, "BENCH_DNS_LOOKUPS", 0); n > 0 {
+		cfg.Harvester.DNSLookups = n // harvester.dns_lookups (default 32)
+	}
 	cfgFile := filepath.Join(filepath.Dir(dir), "wire.toml")
 	if err := os.WriteFile(cfgFile, config.Render(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,8 @@
 # [300], BENCH_CONNECTIONS [32], BENCH_LATENCY [0s, added by the test web
 # to every response], BENCH_ROUNDS [3], BENCH_WAIT_HOSTS [40],
 # BENCH_WAIT_MAX_PAGES [40], BENCH_WAIT [1s] (BENCH_WAIT_HOSTS=0 leaves
-# part 2 out). For a CPU profile of the
+# part 2 out), BENCH_DNS_LOOKUPS [the config's harvester.dns_lookups, 32].
+# For a CPU profile of the
 # harvester alone: WIRE_BENCH=1 BENCH_PROFILE=1 BENCH_HOSTS=1500 go test
 # ./harvester -run '^TestBenchHarvester$' -cpuprofile cpu.out (the
 # clients' goroutines carry the pprof label client=harvester|plain).
