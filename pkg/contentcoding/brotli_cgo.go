@@ -2,15 +2,17 @@
 
 package contentcoding
 
-// The brotli decoder of builds with cgo: Google's C library (libbrotlidec,
-// Debian's libbrotli-dev to build, libbrotli1 to run), about 1.7 times as
-// fast as github.com/andybalholm/brotli, its port to Go, on the gatherer's
-// corpus (docs/harvester.md, "How responses are stored"). A build without
-// cgo, or with the tag nocbrotli, decodes with the port instead
+// The brotli decoder of builds with cgo: Google's C library (libbrotlidec),
+// about 1.7 times as fast as github.com/andybalholm/brotli, its port to
+// Go, on the gatherer's corpus (BenchmarkBrotli; docs/harvester.md, "How
+// responses are stored"). It is linked statically from Debian's
+// libbrotli-dev (scripts/test-deps.sh installs it), so that the binaries
+// need nothing at run time but the C library they already link. A build
+// without cgo, or with the tag nocbrotli, decodes with the port instead
 // (brotli_purego.go); both read and report alike (TestBrotliReader).
 
 /*
-#cgo LDFLAGS: -lbrotlidec
+#cgo LDFLAGS: -l:libbrotlidec.a -l:libbrotlicommon.a
 #include <stdint.h>
 #include <brotli/decode.h>
 
