@@ -16,17 +16,25 @@ package contentcoding
 #include <stdint.h>
 #include <brotli/decode.h>
 
+// wire_brotli_step is what one BrotliDecoderDecompressStream call did.
+typedef struct {
+	int result;      // a BrotliDecoderResult
+	size_t in_used;  // bytes of input it took
+	size_t out_used; // bytes of output it wrote
+} wire_brotli_step;
+
 // wire_brotli_decode is one BrotliDecoderDecompressStream call from in
-// to out, which tells in *in_used and *out_used how much of each it
-// took: Go passes no pointer to a Go pointer to C.
-static int wire_brotli_decode(BrotliDecoderState* s, const uint8_t* in, size_t in_len, size_t* in_used, uint8_t* out, size_t out_len, size_t* out_used) {
+// to out (Go passes C no pointer to a Go pointer, and the counts come
+// back by value, so nothing of Go's escapes to the heap for it).
+static wire_brotli_step wire_brotli_decode(BrotliDecoderState* s, const uint8_t* in, size_t in_len, uint8_t* out, size_t out_len) {
 	size_t avail_in = in_len, avail_out = out_len;
 	const uint8_t* next_in = in;
 	uint8_t* next_out = out;
-	BrotliDecoderResult r = BrotliDecoderDecompressStream(s, &avail_in, &next_in, &avail_out, &next_out, NULL);
-	*in_used = in_len - avail_in;
-	*out_used = out_len - avail_out;
-	return (int)r;
+	wire_brotli_step st;
+	st.result = (int)BrotliDecoderDecompressStream(s, &avail_in, &next_in, &avail_out, &next_out, NULL);
+	st.in_used = in_len - avail_in;
+	st.out_used = out_len - avail_out;
+	return st;
 }
 */
 import "C"
@@ -108,12 +116,12 @@ func (b *brotliReader) Read(p []byte) (int, error) {
 		return 0, b.err
 	}
 	if b.st == nil {
-		p := C.BrotliDecoderCreateInstance(nil, nil, nil)
-		if p == nil {
+		c := C.BrotliDecoderCreateInstance(nil, nil, nil)
+		if c == nil {
 			return 0, brotliError("cannot allocate a decoder")
 		}
-		b.st = &brotliState{p: p}
-		b.st.cleanup = runtime.AddCleanup(b.st, func(p *C.BrotliDecoderState) { C.BrotliDecoderDestroyInstance(p) }, p)
+		b.st = &brotliState{p: c}
+		b.st.cleanup = runtime.AddCleanup(b.st, func(c *C.BrotliDecoderState) { C.BrotliDecoderDestroyInstance(c) }, c)
 	}
 	n := 0
 	for {
@@ -122,11 +130,10 @@ func (b *brotliReader) Read(p []byte) (int, error) {
 			in = (*C.uint8_t)(unsafe.Pointer(&b.in[0]))
 		}
 		out := p[n:]
-		var inUsed, outUsed C.size_t
-		r := C.wire_brotli_decode(b.st.p, in, C.size_t(len(b.in)), &inUsed, (*C.uint8_t)(unsafe.Pointer(&out[0])), C.size_t(len(out)), &outUsed)
-		b.in = b.in[inUsed:]
-		n += int(outUsed)
-		switch r {
+		step := C.wire_brotli_decode(b.st.p, in, C.size_t(len(b.in)), (*C.uint8_t)(unsafe.Pointer(&out[0])), C.size_t(len(out)))
+		b.in = b.in[step.in_used:]
+		n += int(step.out_used)
+		switch step.result {
 		case C.BROTLI_DECODER_RESULT_SUCCESS:
 			b.release()
 			b.done = true
@@ -141,8 +148,14 @@ func (b *brotliReader) Read(p []byte) (int, error) {
 			}
 			return n, nil
 		case C.BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT:
-			// It took all of b.in. Reading src may block: return
-			// what there is first.
+			// It took all of b.in (the library's promise: reading
+			// src into b.buf would otherwise lose the rest).
+			if len(b.in) > 0 {
+				b.release()
+				b.err = brotliError("invalid state")
+				return n, b.err
+			}
+			// Reading src may block: return what there is first.
 			if n > 0 {
 				return n, nil
 			}
