@@ -24,6 +24,7 @@
 # CI (.ci/run) runs both: scripts/test.sh, then scripts/test.sh --long.
 # GO TEST FLAGS (-v, -run …) go to every go test run.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # The long suite's tests (those that call longtest.Need): a package and
@@ -39,22 +40,6 @@ long_tests=(
 # fetch client's timers.
 race_packages=(./pkg/linkgraph ./pkg/seeder ./pkg/harvester ./pkg/gatherer ./pkg/fetch)
 
-# brotli_or_purego: a build with cgo links the C brotli decoder
-# (pkg/contentcoding/brotli_cgo.go), whose headers test-deps.sh installs
-# (libbrotli-dev). Where they are still missing (no root, no archive),
-# the tests build with -tags nocbrotli, the pure-Go decoder, and say so;
-# not in CI (CI=true), where test-deps.sh could have installed them and
-# the build then fails on the missing header.
-brotli_or_purego() {
-	[ "$(go env CGO_ENABLED)" = 1 ] || return 0
-	echo '#include <brotli/decode.h>' | $(go env CC) -E - >/dev/null 2>&1 && return 0
-	[ "${CI:-}" = true ] && return 0
-	echo "test.sh: no brotli headers (Debian's libbrotli-dev): testing with -tags nocbrotli, the pure-Go brotli decoder" >&2
-	local flags
-	flags=$(go env GOFLAGS)
-	export GOFLAGS="${flags:+$flags }-tags=nocbrotli"
-}
-
 long=0
 if [ "${1:-}" = --long ]; then
 	long=1
@@ -65,7 +50,7 @@ if [ $long = 1 ]; then
 	# Every part runs, and the end says which failed: one CI run reports
 	# them all.
 	scripts/test-deps.sh --long
-	brotli_or_purego
+	wire_brotli_or_purego test.sh
 	failed=()
 	for entry in "${long_tests[@]}"; do
 		read -r pkg run <<<"$entry"
@@ -86,7 +71,7 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 scripts/test-deps.sh
-brotli_or_purego
+wire_brotli_or_purego test.sh
 go vet ./...
 # ./scripts first: its tests take the longest (over two minutes of crawls
 # through the binaries), and go test starts packages in the order given,
