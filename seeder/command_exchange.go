@@ -28,19 +28,8 @@ file is taken in once, however often it is seen (docs/operations.md,
 
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags:  command.WithSettings(),
-		Action: command.Action(parseExchange, runExchange),
+		Action: command.Action(parseRelease, runExchange), // --all is not one of its flags: false
 	}
-}
-
-func parseExchange(c *cli.Context) (releaseOptions, error) {
-	col, cfg, err := command.Open(c)
-	if err != nil {
-		return releaseOptions{}, err
-	}
-	return releaseOptions{
-		Release: seeder.ReleaseOptions{Collection: col, Config: cfg},
-		Std:     command.StdFrom(c),
-	}, nil
 }
 
 // runExchange takes the exchange in and prints the summary on out.

@@ -301,25 +301,12 @@ func (s *ExchangeSummary) WriteText(w io.Writer) {
 // batches are all seeded, or to take the exchange in at once. Nil when
 // the collection is not a partition or nothing was waiting.
 func Exchange(ctx context.Context, opts ReleaseOptions) (*ExchangeSummary, error) {
-	log := logger(opts.Logger)
-	col := opts.Collection
 	if opts.Config.Crawl.PartitionOf().Whole() {
 		return nil, fmt.Errorf("exchange: %w", ErrNotPartitioned)
 	}
-	lock, err := col.Lock(LockName)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Release()
-	g, err := openGraph(col, false, opts.GraphTimeout)
-	if err != nil {
-		return nil, err
-	}
-	defer g.Close()
-	if err := removeOrphanParks(g, col, log); err != nil {
-		return nil, err
-	}
-	return exchange(ctx, g, col, opts.Config, log)
+	return withGraph(opts, func(g *linkgraph.Graph, log *slog.Logger) (*ExchangeSummary, error) {
+		return exchange(ctx, g, opts.Collection, opts.Config, log)
+	})
 }
 
 // ErrNotPartitioned means the collection crawls the whole web
