@@ -60,3 +60,37 @@ func TestQuietStart(t *testing.T) {
 		t.Errorf("a wait broken across the quiet start:\n%v", err)
 	}
 }
+
+// TestQuietStartUnitHold: a unit's pause carried from the previous
+// harvest holds for every name of the unit, including one that resolves
+// before the held name. a.x.test and b.x.test share an address and a
+// registrable domain (one unit, one server); batch 1 asks a.x.test last,
+// and batch 2, harvested at once, holds b.x.test and a.x.test again: the
+// first request of batch 2, whichever name it is for, waits the unit's
+// wait after a's (TestCrawlScript/overlap saw 186 ms instead of a 1 s
+// Crawl-delay: the hold was on the held name alone until it resolved).
+func TestQuietStartUnitHold(t *testing.T) {
+	const wait = 600 * time.Millisecond
+	a, b := pagesHost("a.x.test", 2, 0), pagesHost("b.x.test", 1, 0)
+	a.IP, b.IP = "127.0.5.9", "127.0.5.9"
+	web := ht.Start(t, a, b)
+	cfg := web.Config(wait)
+	col := ht.NewCollection(t, t.TempDir(), cfg)
+	for id, urls := range [][]string{
+		{web.URL("a.x.test", "/p0")},
+		{web.URL("b.x.test", "/p0"), web.URL("a.x.test", "/p1")},
+	} {
+		bt := col.Batch(id + 1)
+		ht.WriteBatch(t, bt.Dir, bt.ID, ht.Entries(urls...))
+		if _, err := harvester.RunCollection(context.Background(), col, 0, harvester.Options{Config: cfg}); err != nil {
+			t.Fatalf("batch %d: %v", bt.ID, err)
+		}
+	}
+	// Every request to the unit, robots.txt too, as the server saw them.
+	rs := web.Requests()
+	for i := 1; i < len(rs); i++ {
+		if gap := rs[i].Start.Sub(rs[i-1].End); gap < wait {
+			t.Errorf("%s%s asked %v after %s%s ended, on one unit: want at least %v", rs[i].Host, rs[i].Path, gap, rs[i-1].Host, rs[i-1].Path, wait)
+		}
+	}
+}
