@@ -118,6 +118,7 @@ if [ -n "${BENCH_BASE:-}" ]; then
 		}
 		rm -rf "$dir/base-src"
 		mkdir -p "$dir/base-src" "$base_bin"
+		wire_brotli_or_purego bench-timeline.sh # REV may have the C brotli decoder
 		git -C "$WIRE_ROOT" archive "$rev" | tar -x -C "$dir/base-src" &&
 			(cd "$dir/base-src" && go build -o "$base_bin/" ./manager ./harvester ./gatherer ./seeder) || {
 			echo "bench-timeline.sh: building $BENCH_BASE ($rev) failed" >&2

@@ -270,7 +270,9 @@ func takeExchangeLine(in *intake, l exchangeLine, s *ExchangeSummary) error {
 		}
 		return nil
 	}
-	forbidden, rej, err := in.screen(u, l.Depth)
+	// A URL its site's robots.txt forbids is taken in as excluded by
+	// create; screen refuses only what the limits keep out.
+	_, rej, err = in.screen(u, l.Depth)
 	if err != nil {
 		return err
 	}
@@ -278,7 +280,6 @@ func takeExchangeLine(in *intake, l exchangeLine, s *ExchangeSummary) error {
 		in.reject(rej)
 		return nil
 	}
-	_ = forbidden // create takes a forbidden URL in as excluded
 	_, _, rej, err = in.create(u, l.Depth, cleanAnchor(l.Anchor))
 	if rej != nil {
 		in.reject(rej)
