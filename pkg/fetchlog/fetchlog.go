@@ -18,8 +18,16 @@ import (
 	"unicode/utf8"
 )
 
-// Version is the fetch log format version.
-const Version = 1
+// Version is the fetch log format version this program writes. Version
+// 2 marks harvests that may hold raw records and identical-payload
+// revisit records (docs/format/harvest.md, "Changes"): a gatherer that
+// reads only version 1 refuses them instead of reading a revisit as an
+// empty page.
+const Version = 2
+
+// OldestVersion is the oldest fetch log format version this program
+// reads: a version 1 harvest is read as before.
+const OldestVersion = 1
 
 // File names inside a harvest directory.
 const (
@@ -182,11 +190,12 @@ func parseLine(n int, line string) (Record, bool, error) {
 		if !ok {
 			return Record{}, false, fmt.Errorf("%w: line 1: want %q, got %q", ErrFormat, fmt.Sprintf("%s %d", header, Version), line)
 		}
-		if v != strconv.Itoa(Version) {
-			if n, err := strconv.Atoi(v); err == nil && n > 0 {
-				return Record{}, false, fmt.Errorf("%w: line 1: version %d, this program reads %d", ErrVersion, n, Version)
-			}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || v != strconv.Itoa(n) {
 			return Record{}, false, fmt.Errorf("%w: line 1: want %q, got %q", ErrFormat, fmt.Sprintf("%s %d", header, Version), line)
+		}
+		if n < OldestVersion || n > Version {
+			return Record{}, false, fmt.Errorf("%w: line 1: version %d, this program reads %d to %d", ErrVersion, n, OldestVersion, Version)
 		}
 		return Record{}, false, nil
 	}

@@ -73,11 +73,24 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// A newer version is ErrVersion, not damage.
-func TestFutureVersion(t *testing.T) {
-	_, err := Read(strings.NewReader("# wire-fetchlog 2\n"))
-	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "version 2") {
-		t.Errorf("%v, want ErrVersion naming version 2", err)
+// A newer version is ErrVersion, not damage; every version from
+// OldestVersion up is read.
+func TestVersions(t *testing.T) {
+	for v := OldestVersion; v <= Version; v++ {
+		recs, err := Read(strings.NewReader(fmt.Sprintf("# wire-fetchlog %d\n", v) + sample()[0].Format()))
+		if err != nil || len(recs) != 1 {
+			t.Errorf("version %d: %d records, %v", v, len(recs), err)
+		}
+	}
+	next := Version + 1
+	_, err := Read(strings.NewReader(fmt.Sprintf("# wire-fetchlog %d\n", next)))
+	if !errors.Is(err, ErrVersion) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", next)) {
+		t.Errorf("%v, want ErrVersion naming version %d", err, next)
+	}
+	for _, bad := range []string{"0", "-1", "02", "x", "2.0"} {
+		if _, err := Read(strings.NewReader("# wire-fetchlog " + bad + "\n")); !errors.Is(err, ErrFormat) {
+			t.Errorf("version %q: %v, want ErrFormat", bad, err)
+		}
 	}
 }
 

@@ -315,9 +315,24 @@ func TestRepairHeader(t *testing.T) {
 	}
 
 	other := t.TempDir()
-	os.WriteFile(filepath.Join(other, fetchlog.LogFile), []byte("# wire-fetchlog 2\n"), 0o644)
+	os.WriteFile(filepath.Join(other, fetchlog.LogFile), []byte(fmt.Sprintf("# wire-fetchlog %d\n", fetchlog.Version+1)), 0o644)
 	if _, _, err := openOutput(other, testWARCName, 0, nil, nil); err == nil {
 		t.Error("a fetch log of another version was accepted")
+	}
+
+	// A version 1 log begun by an older harvester, killed mid-line: its
+	// records are kept, the torn line dropped, the header made this
+	// version's.
+	old := t.TempDir()
+	rec := fetchlog.Record{DocID: 1, URL: "http://a.cl/1", Status: 404, Fetched: time.Now()}
+	os.WriteFile(filepath.Join(old, fetchlog.LogFile), []byte("# wire-fetchlog 1\n"+rec.Format()+"2\thttp://a.cl/2\t20"), 0o644)
+	o, res, err = openOutput(old, testWARCName, 0, nil, nil)
+	if err != nil || len(res.records) != 1 || len(res.repaired) != 1 {
+		t.Fatalf("version 1 log with a torn line: %v, %d records, repaired %q", err, len(res.records), res.repaired)
+	}
+	o.close()
+	if data, _ := os.ReadFile(filepath.Join(old, fetchlog.LogFile)); string(data) != fetchlog.Header()+rec.Format() {
+		t.Errorf("version 1 log repaired as %q", data)
 	}
 }
 

@@ -232,8 +232,11 @@ func (r *resumed) loadLog(path string, warcSizes map[string]int64) error {
 	recs, err := fetchlog.Read(bytes.NewReader(data))
 	rewrite := false
 	if err != nil {
-		if !bytes.HasPrefix(data, hdr) {
-			// Not a fetch log of this version: never repair that.
+		first, _, _ := bytes.Cut(data, []byte("\n"))
+		if _, herr := fetchlog.Read(bytes.NewReader(append(first, '\n'))); herr != nil {
+			// Not a fetch log of a version this program reads: never
+			// repair that. (A version 1 log begun by an older harvester
+			// is repaired, and rewritten under this version's header.)
 			return fmt.Errorf("resume from %s: %w", path, err)
 		}
 		r.repaired = append(r.repaired, fmt.Sprintf("fetch log: %v; kept the %d lines before it", err, len(recs)))
