@@ -14,7 +14,37 @@ package contentcoding
 /*
 #cgo LDFLAGS: -l:libbrotlidec.a -l:libbrotlicommon.a
 #include <stdint.h>
+#include <stdlib.h>
 #include <brotli/decode.h>
+
+// wire_brotli_blocks counts the blocks the decoders hold: every
+// allocation of the library goes through wire_brotli_alloc and
+// wire_brotli_free, so that a test can see a decoder left part way
+// (a body cut at its cap, a connection lost) give its memory back.
+static long wire_brotli_blocks;
+
+static void* wire_brotli_alloc(void* opaque, size_t size) {
+	void* p = malloc(size);
+	if (p != NULL) {
+		__atomic_add_fetch(&wire_brotli_blocks, 1, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+static void wire_brotli_free(void* opaque, void* p) {
+	if (p != NULL) {
+		__atomic_sub_fetch(&wire_brotli_blocks, 1, __ATOMIC_RELAXED);
+		free(p);
+	}
+}
+
+static BrotliDecoderState* wire_brotli_new(void) {
+	return BrotliDecoderCreateInstance(wire_brotli_alloc, wire_brotli_free, NULL);
+}
+
+static long wire_brotli_live_blocks(void) {
+	return __atomic_load_n(&wire_brotli_blocks, __ATOMIC_RELAXED);
+}
 
 // wire_brotli_step is what one BrotliDecoderDecompressStream call did.
 typedef struct {
@@ -116,7 +146,7 @@ func (b *brotliReader) Read(p []byte) (int, error) {
 		return 0, b.err
 	}
 	if b.st == nil {
-		c := C.BrotliDecoderCreateInstance(nil, nil, nil)
+		c := C.wire_brotli_new()
 		if c == nil {
 			return 0, brotliError("cannot allocate a decoder")
 		}
@@ -179,6 +209,10 @@ func (b *brotliReader) Read(p []byte) (int, error) {
 		}
 	}
 }
+
+// brotliLiveBlocks is the number of memory blocks the C decoders hold
+// now, for tests.
+func brotliLiveBlocks() int64 { return int64(C.wire_brotli_live_blocks()) }
 
 // brotliError is an error of the decoder: damaged data.
 type brotliError string
