@@ -65,8 +65,7 @@ func TestArchiveTools(t *testing.T) {
 	tools := installArchTools(t, node, npm)
 	t.Logf("tools ready in %v", time.Since(start).Round(time.Millisecond))
 
-	bin := t.TempDir()
-	buildBinaries(t, bin)
+	bin := stageBinaries(t)
 	a := crawlForArchive(t, bin)
 	t.Logf("crawled in %v: %d batches, %d captures", time.Since(start).Round(time.Millisecond), len(a.batches), len(a.captures))
 

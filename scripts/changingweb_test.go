@@ -34,8 +34,10 @@ func TestRecrawlChangingWeb(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the recrawl of the changing web crawls the test web; skipped in -short mode")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
+	// Beside the package's other tests: most of their time is waits on
+	// servers and subprocesses, not CPU.
+	t.Parallel()
+	bin := stageBinaries(t)
 	// Versions count from ten minutes ago: the first crawl meets pages
 	// at versions above 0 already.
 	cfg := changingWeb

@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,13 +124,7 @@ type cliEnv struct {
 
 func newCLIEnv(t *testing.T) *cliEnv {
 	t.Helper()
-	e := &cliEnv{bin: t.TempDir(), work: t.TempDir()}
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	build := exec.Command(gobin, "build", "-o", e.bin+string(filepath.Separator), "./manager", "./harvester", "./gatherer", "./seeder")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build binaries: %v\n%s", err, out)
-	}
+	e := &cliEnv{bin: stageBinaries(t), work: t.TempDir()}
 	e.col, e.other = filepath.Join(e.work, "collection"), filepath.Join(e.work, "other")
 	seeds := filepath.Join(e.work, "seeds.txt")
 	os.WriteFile(seeds, []byte("http://a.cl/\nhttp://b.cl/\n"), 0o644)
@@ -197,6 +190,9 @@ func TestCommandLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries")
 	}
+	// Beside the package's other tests: most of their time is waits on
+	// servers and subprocesses, not CPU.
+	t.Parallel()
 	e := newCLIEnv(t)
 
 	t.Run("every command listed", func(t *testing.T) {

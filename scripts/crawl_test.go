@@ -151,8 +151,10 @@ func TestCrawlScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawl.sh tests crawl the test web; skipped in -short mode")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
+	// Beside the package's other tests: most of their time is waits on
+	// servers and subprocesses, not CPU.
+	t.Parallel()
+	bin := stageBinaries(t)
 	t.Run("overlap", func(t *testing.T) { testOverlap(t, bin) })
 	e := newCrawlEnv(t, bin, testweb.Config{Seed: 5, Hosts: 30, MaxPages: 60}, 10)
 

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -64,18 +63,6 @@ const e2eSubdomainShare = 0.5
 // e2eHTTPSShare is the share of the sites of the e2e web served over TLS.
 const e2eHTTPSShare = 0.85
 
-// buildBinaries compiles the four stages into dir with the go command
-// that runs this test.
-func buildBinaries(t *testing.T, dir string) {
-	t.Helper()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	cmd := exec.Command(gobin, "build", "-o", dir+string(filepath.Separator), "./manager", "./harvester", "./gatherer", "./seeder")
-	cmd.Dir = ".."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build binaries: %v\n%s", err, out)
-	}
-}
-
 func run(t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
@@ -92,8 +79,10 @@ func TestCrawlCycleEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crawl skipped in -short mode")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
+	// Beside the package's other tests: most of their time is waits on
+	// servers and subprocesses, not CPU.
+	t.Parallel()
+	bin := stageBinaries(t)
 
 	web, err := testweb.New(e2eWeb)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -49,13 +48,10 @@ $ lintian -i -I --show-overrides ../hello_2.10-3_amd64.changes
 }
 
 func TestGathererShowLanguage(t *testing.T) {
-	bin := t.TempDir()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	build := exec.Command(gobin, "build", "-o", bin+string(filepath.Separator), "./harvester", "./gatherer")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build binaries: %v\n%s", err, out)
-	}
+	// Beside the package's other tests: most of their time is waits on
+	// servers and subprocesses, not CPU.
+	t.Parallel()
+	bin := stageBinaries(t)
 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := languagePages[r.URL.Path]

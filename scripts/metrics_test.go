@@ -35,8 +35,10 @@ func TestMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the metrics tests crawl the test web; skipped in -short mode")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
+	// Beside the package's other tests: most of their time is waits on
+	// servers and subprocesses, not CPU.
+	t.Parallel()
+	bin := stageBinaries(t)
 	// Every answer takes 40 ms: a batch of 300 URLs on 20 hosts takes
 	// seconds, time to scrape it live and to fill the disk under it.
 	e := newCrawlEnv(t, bin, testweb.Config{Seed: 5, Hosts: 20, MaxPages: 60, Latency: 40 * time.Millisecond}, 8)

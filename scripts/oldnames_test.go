@@ -26,8 +26,10 @@ func TestOldCollection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
+	// Beside the package's other tests: most of their time is waits on
+	// servers and subprocesses, not CPU.
+	t.Parallel()
+	bin := stageBinaries(t)
 	col := filepath.Join(t.TempDir(), "col")
 	copyDir(t, filepath.Join("testdata", "oldnames", "col"), col)
 	b := &collection.Batch{ID: 1, Dir: filepath.Join(col, collection.BatchesDir, "000001")}

@@ -33,8 +33,7 @@ import (
 //     seeder check passes on both.
 func TestPartitions(t *testing.T) {
 	longtest.Need(t, "two partitioned crawls of the test web (about 2 minutes)")
-	bin := t.TempDir()
-	buildBinaries(t, bin)
+	bin := stageBinaries(t)
 	e := newCrawlEnv(t, bin, testweb.Config{Seed: 7, Hosts: 40, MaxPages: 30, Addresses: 6, SubdomainShare: 0.5}, 6)
 	settings := []string{"--manager-batch-size", "200", "--harvester-address-wait", "0s", "--manager-max-fetches-per-script", "0"}
 

@@ -32,8 +32,7 @@ func TestBenchSitemaps(t *testing.T) {
 	hosts := envInt("BENCH_HOSTS", 100)
 	maxPages := envInt("BENCH_MAX_PAGES", 200)
 	limit := time.Duration(envInt("BENCH_LIMIT", 300)) * time.Second
-	bin := t.TempDir()
-	buildBinaries(t, bin)
+	bin := stageBinaries(t)
 	type result struct {
 		name               string
 		only, onlyN        int

@@ -94,6 +94,9 @@ func TestResolverDown(t *testing.T) {
 	}
 	for _, mode := range []testweb.DNSMode{testweb.DNSRefused, testweb.DNSSilent, testweb.DNSServFail} {
 		t.Run(mode.String(), func(t *testing.T) {
+			// Each mode has a web of its own; most of the time is the
+			// resolver's timeouts.
+			t.Parallel()
 			web, urls := outageWeb(t, 14)
 			cfg := (&ht.Web{DNSAddr: web.DNSAddr()}).Config(5 * time.Millisecond)
 			cfg.Harvester.DNSTimeout = config.Duration(300 * time.Millisecond)

@@ -24,7 +24,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/seeder/internal/benchgen"
 )
 
-var killPages = flag.Int("kill.pages", 20000, "pages of the batch TestKillAndRerun kills the seeder in")
+var killPages = flag.Int("kill.pages", 10000, "pages of the batch TestKillAndRerun kills the seeder in")
 
 // TestKillAndRerun runs the built seeder binary on a large batch (20,000
 // pages, 400,000 links; the Sydney strategy with t = 2 parks links and the

@@ -3,9 +3,7 @@ package faulttest
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/longtest"
+	"github.com/wirecrawl/wire/pkg/stagebin"
 	"github.com/wirecrawl/wire/pkg/testweb"
 )
 
@@ -27,19 +26,26 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// stageBuild is the package's one build of the four stages.
+var stageBuild = stagebin.Build{Root: filepath.Join("..", "..")}
+
+// TestMain runs the tests and removes the binaries they shared.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	stageBuild.Remove()
+	os.Exit(code)
+}
+
 // binaries returns a directory with the four stage binaries: the one
-// named by WIRE_FAULT_BIN, or a fresh build of the working tree.
+// named by WIRE_FAULT_BIN, or the package's build of the working tree.
 func binaries(t *testing.T) string {
 	t.Helper()
 	if dir := os.Getenv("WIRE_FAULT_BIN"); dir != "" {
 		return dir
 	}
-	dir := t.TempDir()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	cmd := exec.Command(gobin, "build", "-o", dir+string(filepath.Separator), "./manager", "./harvester", "./gatherer", "./seeder")
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build binaries: %v\n%s", err, out)
+	dir, err := stageBuild.Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }
@@ -163,6 +169,8 @@ func TestEnvironmentFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("environment faults skipped in -short mode")
 	}
+	// Beside the package's other crawl: most of its time is waits.
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	bin := binaries(t)

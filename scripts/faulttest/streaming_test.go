@@ -28,6 +28,8 @@ func TestEndlessHostGivenUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawl skipped in -short mode")
 	}
+	// Beside the package's other crawl: most of its time is waits.
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	bin := binaries(t)
