@@ -1,7 +1,6 @@
 package scripts_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/wirecrawl/wire/pkg/stagebin"
@@ -11,19 +10,8 @@ import (
 var stageBuild = stagebin.Build{Root: ".."}
 
 // TestMain runs the tests and removes the binaries they shared.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	stageBuild.Remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { stageBuild.Main(m) }
 
 // stageBinaries returns the directory of the four stages, built on first
 // use by the go command that runs this test.
-func stageBinaries(t *testing.T) string {
-	t.Helper()
-	dir, err := stageBuild.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
+func stageBinaries(t *testing.T) string { return stageBuild.For(t) }

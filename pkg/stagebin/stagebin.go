@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"testing"
 )
 
 // Stages are the main packages built, relative to the module's root.
@@ -54,4 +55,23 @@ func (b *Build) Remove() {
 	if b.dir != "" {
 		os.RemoveAll(b.dir)
 	}
+}
+
+// For returns the directory of the built stages for test t, building
+// them on first use; a failed build fails t.
+func (b *Build) For(t testing.TB) string {
+	t.Helper()
+	dir, err := b.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Main runs a package's tests (from its TestMain), then removes the
+// binaries they shared, and exits with the tests' code.
+func (b *Build) Main(m *testing.M) {
+	code := m.Run()
+	b.Remove()
+	os.Exit(code)
 }

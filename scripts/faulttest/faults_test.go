@@ -30,11 +30,7 @@ func (l testLog) Write(p []byte) (int, error) {
 var stageBuild = stagebin.Build{Root: filepath.Join("..", "..")}
 
 // TestMain runs the tests and removes the binaries they shared.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	stageBuild.Remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { stageBuild.Main(m) }
 
 // binaries returns a directory with the four stage binaries: the one
 // named by WIRE_FAULT_BIN, or the package's build of the working tree.
@@ -43,11 +39,7 @@ func binaries(t *testing.T) string {
 	if dir := os.Getenv("WIRE_FAULT_BIN"); dir != "" {
 		return dir
 	}
-	dir, err := stageBuild.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return stageBuild.For(t)
 }
 
 // startWeb starts a test web closed at the end of the test.
