@@ -31,6 +31,9 @@ type ChangeEstimate struct {
 	// DatesTrusted tells whether the estimate read the site's dates
 	// (linkgraph.Validators.Trusted).
 	DatesTrusted bool
+	// Evidence is what the visits say about the rate, the likelihood
+	// behind Lambda.
+	Evidence Evidence
 }
 
 // ChangeEstimates calls fn, in doc id order, with the change-rate
@@ -61,9 +64,9 @@ func ChangeEstimates(ctx context.Context, col *collection.Collection, m *config.
 			if !d.HasFetchedCopy() {
 				return nil
 			}
-			h := clock.History(d)
+			h, ev := clock.history(d, nil)
 			h.Lambda = clock.hintedRate(d, h)
-			e := ChangeEstimate{URL: d.URL, Site: urlnorm.SiteKey(d.URL), Depth: d.Depth, Fetched: d.Fetched, History: h, DatesTrusted: clock.trustsDates(d)}
+			e := ChangeEstimate{URL: d.URL, Site: urlnorm.SiteKey(d.URL), Depth: d.Depth, Fetched: d.Fetched, History: h, DatesTrusted: clock.trustsDates(d), Evidence: ev}
 			for i, v := range d.History {
 				if i > 0 {
 					e.Revisits++

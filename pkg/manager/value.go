@@ -73,6 +73,39 @@ type History struct {
 	FromDoc   bool    // no visit history: built from Visits, Changes and FirstFetched
 }
 
+// Evidence is what a page's visits say about its rate of change: the
+// likelihood the estimator combines with its prior (EstimateHistory).
+// Durations are in days.
+type Evidence struct {
+	Exact    int       // changes dated by Last-Modified
+	Changed  []float64 // lengths of the intervals that held at least one change (censored)
+	Exposure float64   // days known to hold no change
+}
+
+// LogLikelihood is the log of the probability of the evidence for a page
+// changing as a Poisson process of rate λ (changes a day), up to a
+// constant that does not depend on λ:
+//
+//	K·log λ − λ·Exposure + Σ_changed log(1 − e^(−λΔᵢ))
+//
+// with K the dated changes. The estimator's λ is where the derivative of
+// this plus the log of its Gamma prior is zero; `crawlcheck freshness`
+// uses it to find the best estimate the same evidence allows when the
+// true distribution of rates is known. −Inf for λ ≤ 0 with a change.
+func (e Evidence) LogLikelihood(lambda float64) float64 {
+	if lambda <= 0 {
+		if e.Exact > 0 || len(e.Changed) > 0 {
+			return math.Inf(-1)
+		}
+		return 0
+	}
+	l := float64(e.Exact)*math.Log(lambda) - lambda*e.Exposure
+	for _, dt := range e.Changed {
+		l += math.Log(-math.Expm1(-lambda * dt))
+	}
+	return l
+}
+
 // Clock is the time of the freshness machinery: min_revisit and the
 // estimator's durations at the time scale manager.time_scale
 // (docs/manager.md, "Time scale"). The estimator, the revisit rule and
@@ -164,10 +197,24 @@ func EstimateHistory(d *linkgraph.Doc, minRevisit time.Duration) History {
 // change per PriorChangeInterval·s and a Last-Modified date adds at most
 // MaxLastModifiedAge·s.
 func (c Clock) History(d *linkgraph.Doc) History {
-	var h History
 	var buf [linkgraph.MaxHistory]float64
-	changed := buf[:0] // lengths of changed intervals, days
-	exposure := 0.0    // days known to hold no change
+	h, _ := c.history(d, buf[:0])
+	return h
+}
+
+// Evidence returns what the page's visits say about its rate of change at
+// the clock's time scale, as History reads them (the estimate is the
+// posterior mode given this evidence and the prior).
+func (c Clock) Evidence(d *linkgraph.Doc) Evidence {
+	_, e := c.history(d, nil)
+	return e
+}
+
+// history is History and the evidence it solves for; the lengths of the
+// changed intervals are appended to changed (a buffer of the caller's).
+func (c Clock) history(d *linkgraph.Doc, changed []float64) (History, Evidence) {
+	var h History
+	exposure := 0.0 // days known to hold no change
 	dates := c.trustsDates(d)
 	lastModified := func(v linkgraph.Visit) string {
 		if !dates {
@@ -232,7 +279,7 @@ func (c Clock) History(d *linkgraph.Doc) History {
 		}
 	}
 	h.Lambda = solveRate(days(c.PriorChangeInterval()/2), float64(h.Exact), changed, exposure)
-	return h
+	return h, Evidence{Exact: h.Exact, Changed: changed, Exposure: exposure}
 }
 
 // lastModifiedAge parses a Last-Modified value sent at time t and returns

@@ -289,3 +289,45 @@ func TestRepresentationalQuality(t *testing.T) {
 		}
 	}
 }
+
+// TestEvidence: the evidence behind each estimate of TestEstimateHistory's
+// kind, and the estimate is the mode of its likelihood times the Gamma
+// prior (shape 3/2, rate 15 days): the log posterior is lower on both
+// sides of λ.
+func TestEvidence(t *testing.T) {
+	tests := []struct {
+		name     string
+		doc      linkgraph.Doc
+		exact    int
+		changed  []float64
+		exposure float64
+	}{
+		{"one visit", linkgraph.Doc{History: []linkgraph.Visit{visit(0, false, "")}}, 0, nil, 0},
+		{"stable", linkgraph.Doc{History: []linkgraph.Visit{visit(0, false, ""), visit(20, false, ""), visit(40, false, "")}}, 0, nil, 40},
+		{"first visit dated", linkgraph.Doc{History: []linkgraph.Visit{visit(0, false, httpDate(-20)), visit(10, true, httpDate(7))}}, 2, nil, 23},
+		{"censored and unchanged", linkgraph.Doc{History: []linkgraph.Visit{visit(0, false, ""), visit(15, true, ""), visit(20, false, ""), visit(22, true, "")}}, 0, []float64{15, 2}, 5},
+		{"counts", linkgraph.Doc{Visits: 5, Changes: 4, FirstFetched: daysAgo(55), Fetched: daysAgo(10)}, 0, []float64{11.25, 11.25, 11.25, 11.25}, 0},
+	}
+	c := Clock{MinRevisit: 7 * day, Scale: 1}
+	for _, tt := range tests {
+		e := c.Evidence(&tt.doc)
+		if e.Exact != tt.exact || math.Abs(e.Exposure-tt.exposure) > 1e-9 || len(e.Changed) != len(tt.changed) {
+			t.Errorf("%s: evidence %+v, want exact %d changed %v exposure %g", tt.name, e, tt.exact, tt.changed, tt.exposure)
+			continue
+		}
+		for i, dt := range tt.changed {
+			if math.Abs(e.Changed[i]-dt) > 1e-9 {
+				t.Errorf("%s: changed intervals %v, want %v", tt.name, e.Changed, tt.changed)
+			}
+		}
+		lambda := c.History(&tt.doc).Lambda
+		post := func(l float64) float64 { return e.LogLikelihood(l) + 0.5*math.Log(l) - 15*l }
+		if m := post(lambda); post(lambda*1.001) >= m || post(lambda*0.999) >= m {
+			t.Errorf("%s: λ = %g is not the posterior mode: %g, %g, %g", tt.name, lambda, post(lambda*0.999), m, post(lambda*1.001))
+		}
+	}
+	var none Evidence
+	if none.LogLikelihood(0) != 0 || !math.IsInf((Evidence{Exact: 1}).LogLikelihood(0), -1) {
+		t.Error("likelihood at λ = 0: want 0 without changes, −Inf with one")
+	}
+}

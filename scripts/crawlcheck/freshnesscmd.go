@@ -335,7 +335,7 @@ func estimatorCheck(ctx context.Context, dir string, m *config.Manager, web *tes
 		if !ok {
 			return nil
 		}
-		s := rateSample{visits: e.Visits, estimated: e.Lambda / 86400, kind: web.Validators(t.host[i]).String(), trusted: e.DatesTrusted}
+		s := rateSample{visits: e.Visits, estimated: e.Lambda / 86400, kind: web.Validators(t.host[i]).String(), trusted: e.DatesTrusted, evidence: e.Evidence}
 		if mean, _ := web.ChangeInterval(t.pages[i]); mean > 0 {
 			s.truth = 1 / mean.Seconds()
 		}
@@ -345,6 +345,12 @@ func estimatorCheck(ctx context.Context, dir string, m *config.Manager, web *tes
 	if err != nil {
 		return nil, fmt.Errorf("change estimates of %s: %w", dir, err)
 	}
-	e := checkEstimator(samples)
+	var rates []float64 // the true rates of the web's changing pages, changes a day
+	for _, u := range t.pages {
+		if mean, _ := web.ChangeInterval(u); mean > 0 {
+			rates = append(rates, 86400/mean.Seconds())
+		}
+	}
+	e := checkEstimator(samples, newRatePrior(rates))
 	return &e, nil
 }
