@@ -15,6 +15,7 @@
 //	out       doc id → roaring bitmap of out-link doc ids (portable format)
 //	in        doc id → roaring bitmap of in-link doc ids, mirroring out
 //	sitelinks site id → linked site ids (roaring) and link counts
+//	sitelinks_remote site id + site key of another partition → uvarint link count
 //	parked    park file number → Parked (JSON)
 //	batches   batch id (8 bytes BE) → BatchState (JSON)
 //	scores    doc id → manager's estimator state (pkg/manager)
@@ -66,7 +67,7 @@ var (
 	// bucketParked records the files of parked links under
 	// COLLECTION/frontier/.
 	bucketParked = []byte("parked")
-	allBuckets   = [][]byte{bucketMeta, bucketURLs, bucketDocs, bucketSites, bucketSiteRec, bucketOut, bucketBatches, bucketIn, bucketSiteLinks, bucketScores, bucketParked}
+	allBuckets   = [][]byte{bucketMeta, bucketURLs, bucketDocs, bucketSites, bucketSiteRec, bucketOut, bucketBatches, bucketIn, bucketSiteLinks, bucketScores, bucketParked, bucketSiteRemote}
 
 	keyVersion  = []byte("version")
 	keyNextDoc  = []byte("next_doc")
