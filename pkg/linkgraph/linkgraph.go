@@ -67,7 +67,10 @@ var (
 	// bucketParked records the files of parked links under
 	// COLLECTION/frontier/.
 	bucketParked = []byte("parked")
-	allBuckets   = [][]byte{bucketMeta, bucketURLs, bucketDocs, bucketSites, bucketSiteRec, bucketOut, bucketBatches, bucketIn, bucketSiteLinks, bucketScores, bucketParked, bucketSiteRemote}
+	allBuckets   = [][]byte{bucketMeta, bucketURLs, bucketDocs, bucketSites, bucketSiteRec, bucketOut, bucketBatches, bucketIn, bucketSiteLinks, bucketScores, bucketParked}
+	// laterBuckets came after format version 2 was frozen: a writable
+	// open creates them, a file without them (read-only) is not damaged.
+	laterBuckets = [][]byte{bucketSiteRemote}
 
 	keyVersion  = []byte("version")
 	keyNextDoc  = []byte("next_doc")
@@ -147,7 +150,7 @@ func open(path string, readOnly bool, timeout time.Duration) (*Graph, error) {
 		})
 	} else {
 		err = db.Update(func(btx *bolt.Tx) error {
-			for _, b := range allBuckets {
+			for _, b := range slices.Concat(allBuckets, laterBuckets) {
 				if _, err := btx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
