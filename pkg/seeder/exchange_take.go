@@ -239,8 +239,8 @@ func exchange(ctx context.Context, g *linkgraph.Graph, col *collection.Collectio
 		return nil, err
 	}
 	s.Elapsed = time.Since(start).Round(time.Millisecond).String()
-	log.Debug("exchange", "files", s.Files, "lines", s.Lines, "new_urls", s.NewURLs, "removed", s.Removed,
-		"site_graph_sites", s.SiteGraphSites, "site_graph_links", s.SiteGraphLinks, "site_graph_bytes", s.SiteGraphBytes, "site_graph_ms", s.SiteGraphMs)
+	log.Debug("exchange", "files", s.Files, "lines", s.Lines, "new_urls", s.NewURLs, "removed", s.Removed)
+	log.Info("site graph published", "sites", s.SiteGraphSites, "pairs", s.SiteGraphLinks, "bytes", s.SiteGraphBytes, "elapsed_ms", s.SiteGraphMs)
 	if s.Files == 0 && s.Removed == 0 {
 		return nil, nil
 	}
