@@ -61,7 +61,7 @@ func loadGlobalSites(tx *linkgraph.Tx, col string, cfg *config.Config, now time.
 	for _, i := range slices.Sorted(maps.Keys(peers)) {
 		g := peers[i]
 		all = append(all, g)
-		ages = append(ages, fmt.Sprintf("%d: %s old, %d sites, %d links", i, now.Sub(g.Written).Round(time.Second), len(g.Sites), len(g.Edges)))
+		ages = append(ages, fmt.Sprintf("%d: %s old, %d sites, %d linked pairs", i, now.Sub(g.Written).Round(time.Second), len(g.Sites), len(g.Edges)))
 	}
 	d := cfg.Manager.Damping
 	global := sitegraph.Rank(all, d)
