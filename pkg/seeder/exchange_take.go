@@ -289,6 +289,9 @@ func takeExchangeFiles(ctx context.Context, g *linkgraph.Graph, col *collection.
 					log.Warn("exchange file skipped", "path", path, "err", err)
 					continue
 				}
+				if errors.Is(err, os.ErrNotExist) {
+					continue // removed by its sender since it was listed: this partition had reported it taken
+				}
 				return err
 			}
 			if strings.HasPrefix(path, inDir) {

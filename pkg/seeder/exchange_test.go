@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -264,6 +265,25 @@ func TestExchangeTakenRemoved(t *testing.T) {
 				t.Errorf("partition 1's counts for 2: %+v", st)
 			}
 		})
+	}
+}
+
+// TestExchangeFileGone: a file listed and then removed by its sender
+// before it is read (the receiver had reported it taken) is skipped, not
+// an error of the whole intake.
+func TestExchangeFileGone(t *testing.T) {
+	cfg := testConfig()
+	cfg.Crawl.Partition = "2/2"
+	col := newCollection(t, cfg)
+	g, err := openGraph(col, false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := &ExchangeSummary{Rejected: map[string]int{}}
+	gone := filepath.Join(t.TempDir(), exchangeName(9))
+	if _, _, err := takeExchangeFiles(context.Background(), g, col, cfg, []string{gone}, s, slog.New(slog.DiscardHandler)); err != nil || s.Files != 0 {
+		t.Errorf("a file gone: %+v, %v", s, err)
 	}
 }
 
