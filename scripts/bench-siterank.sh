@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-partitions.sh [HOSTS [PAGES]]
+# bench-siterank.sh [HOSTS [PAGES]]
 #
 # What the global site rank is worth in order (issue 36, "Ordering sees
 # the whole web"; docs/manager.md "Global site rank"). Serves the test
@@ -26,8 +26,10 @@
 # Environment: BENCH_ROUNDS, BENCH_SEED (7), BENCH_ADDRESSES (HOSTS/10),
 # BENCH_PER_IP (8), BENCH_WAIT (harvester.wait, 0), BENCH_LIMIT (time
 # limit of each crawl.sh, 600 s), BENCH_BATCH_DURATION (10s), BENCH_RUNS
-# (default "whole global local"), BENCH_DIR, BENCH_KEEP=1, BENCH_TOOLS,
-# WIRE_BIN and WIRE_BUILD as for crawl.sh.
+# (default "whole global local"; whole runs in the first round only), BENCH_DIR, BENCH_KEEP=1, BENCH_TOOLS,
+# WIRE_BIN as for crawl.sh (built once at the start; crawl.sh runs with
+# WIRE_BUILD=0, so no build falls inside a measured run). Time zero of a
+# partitioned run is after both collections are initialised and seeded.
 #
 # Exit codes: 0 done, 1 a run failed, 2 usage.
 set -uo pipefail
@@ -52,14 +54,17 @@ for v in "$hosts" "$pages" "$seed" "$addresses" "$perip" "$limit" "$rounds"; do
 done
 export WIRE_MANAGER_BATCH_DURATION=${BENCH_BATCH_DURATION:-10s}
 
-dir=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/wire-partitions.XXXXXX")}
+dir=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/wire-siterank.XXXXXX")}
 mkdir -p "$dir"
-[ -z "$(ls -A "$dir")" ] || { echo "bench-partitions.sh: $dir is not empty; give an empty BENCH_DIR" >&2; exit 2; }
-report=$dir/partitions.txt
+[ -z "$(ls -A "$dir")" ] || { echo "bench-siterank.sh: $dir is not empty; give an empty BENCH_DIR" >&2; exit 2; }
+report=$dir/siterank.txt
 : >"$report"
 out() { printf '%s\n' "$*" | tee -a "$report"; }
 
-wire_bench_tools bench-partitions.sh || exit 1
+wire_bench_tools bench-siterank.sh || exit 1
+# The binaries are built (or found up to date) once, here: crawl.sh must
+# not build them again inside a measured run.
+export WIRE_BUILD=0
 
 web_pid=
 job_pid=
@@ -81,7 +86,7 @@ trap cleanup EXIT
 start_web() {
 	wire_start_web "$dir/$1" "$tools/testweb" --hosts "$hosts" --pages "$pages" --max-pages 200 \
 		--addresses "$addresses" --subdomain-share 0.5 --seed "$seed" --seeds 20 --http 127.0.0.1:0 || {
-		echo "bench-partitions.sh: the test web did not start" >&2
+		echo "bench-siterank.sh: the test web did not start" >&2
 		exit 1
 	}
 }
@@ -96,13 +101,10 @@ init() {
 	"$bin/seeder" add --collection "$col" "$(dirname "$col")/seeds.txt" >/dev/null || exit 1
 }
 
-# partitions RUN GLOBAL: rounds of crawl.sh on both partitions at once,
-# then seeder exchange on both, until neither finds anything new.
+# partitions RUN: rounds of crawl.sh on both partitions at once, then
+# seeder exchange on both, until neither finds anything new.
 partitions() {
 	local r=$1 d=$dir/$1 round news before after
-	for i in 1 2; do
-		init "$d/p$i" --crawl-partition "$i/2" --crawl-partition-peers "$d/p$((3 - i))" --manager-global-site-rank="$2"
-	done
 	for round in $(seq 1 12); do
 		before=$(ls "$d"/p1/batches "$d"/p2/batches 2>/dev/null | wc -l)
 		"$WIRE_ROOT/scripts/crawl.sh" "$d/p1" 1000000 >>"$d/crawl-p1.log" 2>&1 &
@@ -135,16 +137,18 @@ run() {
 	global | local)
 		local flag=true
 		[ "$kind" = local ] && flag=false
+		for i in 1 2; do
+			init "$dir/$r/p$i" --crawl-partition "$i/2" --crawl-partition-peers "$dir/$r/p$((3 - i))" --manager-global-site-rank="$flag"
+		done
 		run_start=$(wire_now)
-		t0=$(wire_secs)
-		partitions "$r" "$flag"
+		partitions "$r"
 		run_rc=$?
 		run_end=$(wire_now)
 		col=$dir/$r/p1
 		;;
 	esac
 	wire_stop_web "$dir/$r" || exit 1
-	[ "$run_rc" = 0 ] || { out "bench-partitions.sh: $r failed (exit $run_rc)"; exit 1; }
+	[ "$run_rc" = 0 ] || { out "bench-siterank.sh: $r failed (exit $run_rc)"; exit 1; }
 	"$tools/crawlcheck" timeline --web "$dir/$r/web.json" --seeds "$dir/$r/seeds.txt" --log "$dir/$r/requests.tsv" \
 		--wait "$wait" --collection "$col" --start "$run_start" --end "$run_end" \
 		--json-out "$dir/$r/timeline.json" >"$dir/$r/timeline.txt" || exit 1
@@ -161,7 +165,7 @@ run() {
 	fi
 }
 
-out "== bench-partitions $(date -u +%Y-%m-%dT%H:%MZ): $hosts hosts, about $pages pages, $addresses addresses, half the sites subdomains, seed $seed"
+out "== bench-siterank $(date -u +%Y-%m-%dT%H:%MZ): $hosts hosts, about $pages pages, $addresses addresses, half the sites subdomains, seed $seed"
 out "   wait $wait, $perip connections per IP, batch_duration $WIRE_MANAGER_BATCH_DURATION; runs ${runs[*]}, $rounds rounds"
 out "   machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); binaries $bin; dir $dir"
 out ""
