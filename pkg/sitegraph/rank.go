@@ -2,7 +2,6 @@ package sitegraph
 
 import (
 	"cmp"
-	"maps"
 	"math"
 	"slices"
 )
@@ -45,8 +44,14 @@ func Rank(graphs []*Graph, damping float64) *Ranking {
 		}
 		return i
 	}
-	type pair struct{ src, dst int32 }
-	weights := map[pair]float64{}
+	// Every link as (dst<<32 | src, links), sorted and merged: in-edges
+	// grouped by target in a fixed order, so the sums are the same bit
+	// for bit every time.
+	type link struct {
+		key uint64
+		w   float64
+	}
+	var links []link
 	for _, g := range graphs {
 		ids := make([]int32, len(g.Sites))
 		for i, s := range g.Sites {
@@ -54,42 +59,42 @@ func Rank(graphs []*Graph, damping float64) *Ranking {
 		}
 		for _, e := range g.Edges {
 			if s, d := ids[e.Src], ids[e.Dst]; s != d && e.Links > 0 {
-				weights[pair{s, d}] += float64(e.Links)
+				links = append(links, link{uint64(d)<<32 | uint64(s), float64(e.Links)})
 			}
 		}
 	}
-	n := len(keys)
-	pairs := slices.SortedFunc(maps.Keys(weights), func(a, b pair) int {
-		if c := cmp.Compare(a.dst, b.dst); c != 0 {
-			return c
+	slices.SortFunc(links, func(a, b link) int { return cmp.Compare(a.key, b.key) })
+	merged := links[:0]
+	for _, l := range links {
+		if k := len(merged); k > 0 && merged[k-1].key == l.key {
+			merged[k-1].w += l.w
+			continue
 		}
-		return cmp.Compare(a.src, b.src)
-	}) // a fixed order: the same sums bit for bit
-	r := &Ranking{rank: make(map[string]float64, n), Sites: n, Edges: len(weights)}
+		merged = append(merged, l)
+	}
+	links = merged
+	n := len(keys)
+	r := &Ranking{rank: make(map[string]float64, n), Sites: n, Edges: len(links)}
 	if n == 0 {
 		r.base = 1
 		return r
 	}
 	out := make([]float64, n)
-	for _, p := range pairs {
-		out[p.src] += weights[p]
+	for _, l := range links {
+		out[uint32(l.key)] += l.w
 	}
 	// In-edges in compressed rows: for each site, its sources and the
 	// share of the source's links.
 	start := make([]int32, n+1)
-	for _, p := range pairs {
-		start[p.dst+1]++
+	src := make([]int32, len(links))
+	share := make([]float64, len(links))
+	for k, l := range links {
+		start[l.key>>32+1]++
+		s := int32(uint32(l.key))
+		src[k], share[k] = s, l.w/out[s]
 	}
 	for i := range n {
 		start[i+1] += start[i]
-	}
-	src := make([]int32, len(weights))
-	share := make([]float64, len(weights))
-	fill := append([]int32(nil), start[:n]...)
-	for _, p := range pairs {
-		k := fill[p.dst]
-		fill[p.dst]++
-		src[k], share[k] = p.src, weights[p]/out[p.src]
 	}
 	cur, next := make([]float64, n), make([]float64, n)
 	for i := range cur {

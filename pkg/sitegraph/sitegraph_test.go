@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -172,4 +173,33 @@ func FuzzRead(f *testing.F) {
 		}
 		Rank([]*Graph{g}, 0.85)
 	})
+}
+
+// BenchmarkRank: the site rank of a synthetic graph of 20,000 sites and
+// 400,000 linked pairs (a national web's sites split over partitions),
+// and the size of its file.
+func BenchmarkRank(b *testing.B) {
+	const sites, pairs = 20000, 400000
+	g := graph(1, 2, t0, nil)
+	for i := range sites {
+		g.Sites = append(g.Sites, "http://www.site"+strconv.Itoa(i)+".cl")
+	}
+	x := uint64(1)
+	for range pairs {
+		x = x*6364136223846793005 + 1442695040888963407
+		src := uint32(x>>33) % sites
+		dst := uint32(x>>13) % sites
+		if dst%7 == 0 {
+			dst %= 100 // a few sites many link to
+		}
+		g.Edges = append(g.Edges, Edge{Src: src, Dst: dst, Links: uint32(x>>50)%20 + 1})
+	}
+	path := filepath.Join(b.TempDir(), FileName)
+	if err := g.Write(path); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		Rank([]*Graph{g}, 0.85)
+	}
+	b.ReportMetric(float64(g.Bytes), "file-bytes")
 }
