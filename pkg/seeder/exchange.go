@@ -25,8 +25,10 @@ import (
 // partitions wrote for it.
 //
 //	COLLECTION/exchange/out/to-J/pending/NNNNNNNN.sz   written before the commit
-//	COLLECTION/exchange/out/to-J/NNNNNNNN.sz           published after it
-//	COLLECTION/exchange/in/from-I/NNNNNNNN.sz          copied in (rsync)
+//	COLLECTION/exchange/out/to-J/NNNNNNNN.sz           published after it, removed once J reports it taken
+//	COLLECTION/exchange/out/to-J/taken                 the numbers of J's files this partition took
+//	COLLECTION/exchange/out/to-J/sitegraph.sz          this partition's site graph (pkg/sitegraph)
+//	COLLECTION/exchange/in/from-I/...                  the same, copied in (rsync)
 //
 // A partition J reads its peers' exchange/out/to-J/ (crawl.partition_peers,
 // on a shared file system) and its own exchange/in/*/: both are the same
