@@ -62,7 +62,7 @@ func parseReport(c *cli.Context) (reportOptions, error) {
 	return reportOptions{
 		Collection: col,
 		Manager:    cfg.Manager,
-		Report:     report.Options{Damping: cfg.Manager.Damping, Top: c.Int("top"), TimeScale: cfg.Manager.Scale()},
+		Report:     report.Options{Damping: cfg.Manager.Damping, Top: c.Int("top"), TimeScale: cfg.Manager.Scale(), Crawl: &cfg.Crawl},
 		Output:     c.String("output"),
 		JSON:       c.Bool("json"),
 		Std:        command.StdFrom(c),

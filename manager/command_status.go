@@ -25,7 +25,12 @@ failed, excluded), the last run of scripts/cron.sh and the last error
 lines of the collection's logs/. graph.db is opened read-only; while a
 manager or seeder writes it the page counts are reported as unknown.
 --no-graph skips graph.db (reading it takes about a second per million
-pages). --json prints the same as JSON. See docs/operations.md.
+pages). In a partition of a web split over K collections (crawl.partition)
+it shows the partition, its peers and, per other partition, what the
+exchange sent and received (files and lines in total and in the last
+transaction), the files waiting to be taken, those removed once taken, and
+the age of the newest site graph seen from it. --json prints the same as
+JSON. See docs/operations.md.
 
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags: append(command.CommonFlags(),
@@ -49,7 +54,13 @@ func parseStatus(c *cli.Context) (statusOptions, error) {
 	if err != nil {
 		return statusOptions{}, err
 	}
-	return statusOptions{Collection: col, Status: status.Options{NoGraph: c.Bool("no-graph"), Errors: c.Int("errors")}, JSON: c.Bool("json")}, nil
+	o := statusOptions{Collection: col, Status: status.Options{NoGraph: c.Bool("no-graph"), Errors: c.Int("errors")}, JSON: c.Bool("json")}
+	// The partition comes from the config; a config that does not load
+	// leaves it out (status shows what it can).
+	if cfg, err := command.LoadConfig(c); err == nil {
+		o.Status.Crawl = &cfg.Crawl
+	}
+	return o, nil
 }
 
 // runStatus prints where the collection stands on out, as text or JSON.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wirecrawl/wire/pkg/longtest"
+	"github.com/wirecrawl/wire/pkg/sitegraph"
 	"github.com/wirecrawl/wire/pkg/testweb"
 )
 
@@ -30,7 +31,11 @@ import (
 //   - both did work, and handed sites over (the names resolved to the
 //     other partition's addresses);
 //   - seeder exchange once more takes nothing in (each file once), and
-//     seeder check passes on both.
+//     seeder check passes on both;
+//   - each published its site graph for the other, and the other's
+//     manager ranked with it (its "global site rank" note); no exchange
+//     file is left waiting once the other reported it taken, and manager
+//     status shows the partition and what was sent and received.
 func TestPartitions(t *testing.T) {
 	longtest.Need(t, "two partitioned crawls of the test web (about 2 minutes)")
 	bin := stageBinaries(t)
@@ -51,7 +56,7 @@ func TestPartitions(t *testing.T) {
 	for i, col := range cols {
 		e.newCollectionIn(t, col, append(settings, "--crawl-partition", fmt.Sprintf("%d/2", i+1), "--crawl-partition-peers", cols[1-i])...)
 	}
-	handed := 0
+	handed, global := 0, map[string]bool{}
 	for round := 1; ; round++ {
 		if round > 12 {
 			t.Fatal("the partitions still find new pages after 12 rounds")
@@ -64,6 +69,9 @@ func TestPartitions(t *testing.T) {
 				t.Fatalf("round %d: crawl.sh %s: exit %d\n%s", round, col, r.code, r.stderr)
 			}
 			handed += len(handedOver.FindAllString(r.stdout, -1))
+			if strings.Contains(r.stdout+r.stderr, "global site rank over ") {
+				global[col] = true
+			}
 			news += len(batchStates(t, col)) - before
 		}
 		for _, col := range cols {
@@ -130,6 +138,29 @@ func TestPartitions(t *testing.T) {
 			t.Errorf("%s: seeder exchange took something in again:\n%s", col, r.stdout)
 		}
 		e.wire(t, "seeder", "check", "--collection", col)
+	}
+	for i, col := range cols {
+		j := 2 - i // the other partition's number
+		if !global[col] {
+			t.Errorf("partition %d: its manager never ranked with a global site graph", i+1)
+		}
+		sg, err := sitegraph.Read(sitegraph.PathFor(col, j))
+		if err != nil || sg.From.I != i+1 || len(sg.Sites) == 0 || len(sg.Edges) == 0 {
+			t.Errorf("partition %d's site graph for %d: %+v, %v", i+1, j, sg, err)
+		}
+		waiting, _ := filepath.Glob(filepath.Join(col, "exchange", "out", fmt.Sprintf("to-%d", j), "[0-9]*.sz"))
+		if len(waiting) > 0 {
+			t.Errorf("partition %d: %d exchange files still waiting after the other took every one: %v", i+1, len(waiting), waiting)
+		}
+		st := e.wire(t, "manager", "status", "--collection", col).stdout
+		for _, want := range []*regexp.Regexp{
+			regexp.MustCompile(fmt.Sprintf(`(?m)^partition   %d/2; peers %s$`, i+1, regexp.QuoteMeta(cols[1-i]))),
+			regexp.MustCompile(fmt.Sprintf(`(?m)^exchange    partition %d: sent [1-9][0-9]* files, [1-9][0-9]* lines .*; received [1-9][0-9]* files, [1-9][0-9]* lines .*; 0 waiting to be taken, [1-9][0-9]* removed once taken; site graph .* old`, j)),
+		} {
+			if !want.MatchString(st) {
+				t.Errorf("partition %d: manager status lacks %s:\n%s", i+1, want, st)
+			}
+		}
 	}
 }
 

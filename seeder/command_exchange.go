@@ -23,8 +23,11 @@ in the files other partitions wrote for it: their exchange/out/to-I/ on a
 shared file system (crawl.partition_peers), or what was copied into
 COLLECTION/exchange/in/ (rsync). seeder run does both after each batch;
 this command does it now, for a crawl whose batches are all seeded. Each
-file is taken in once, however often it is seen (docs/operations.md,
-"Partitioned collections").
+file is taken in once, however often it is seen. It then reports the
+files it took to their senders (exchange/out/to-J/taken), removes its own
+published files their receivers reported taken, and publishes its site
+graph for the other partitions' managers (exchange/out/to-J/sitegraph.sz)
+(docs/operations.md, "Partitioned collections").
 
 ` + command.ExitCodes(command.ExitLocked, command.ExitDamaged),
 		Flags:  command.WithSettings(),
@@ -40,8 +43,12 @@ func runExchange(ctx context.Context, o releaseOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if s == nil {
-		fmt.Fprintln(out, "exchange: nothing new from other partitions")
+	if s == nil || s.Files == 0 {
+		fmt.Fprint(out, "exchange: nothing new from other partitions")
+		if s != nil && s.Removed > 0 {
+			fmt.Fprintf(out, "; %d own files removed (their receivers took them)", s.Removed)
+		}
+		fmt.Fprintln(out)
 		return nil
 	}
 	fmt.Fprintf(out, "exchange in %s\n", s.Elapsed)

@@ -38,6 +38,7 @@ type Manager struct {
 	RQURL               float64  `toml:"rq_url" doc:"Representational quality of a page known only by its URL (between 0 and rq_anchors)."`
 	RQAnchors           float64  `toml:"rq_anchors" doc:"Representational quality of a page known by its URL and the anchor text of links to it (below 1, the value of a fetched page)."`
 	Damping             float64  `toml:"damping" doc:"PageRank damping factor (pagerank, partial-pagerank, historical)."`
+	GlobalSiteRank      bool     `toml:"global_site_rank" doc:"In a partition of a web split over K collections (crawl.partition): multiply every page's intrinsic quality by its site's rank over the whole web's site graph (this partition's and the newest one every other partition published) over its rank in this partition's own site graph (docs/manager.md, \"Global site rank\"). false: each partition orders by what it knows alone. No effect on a whole-web collection."`
 	PageRankInterval    int      `toml:"pagerank_interval" doc:"partial-pagerank: PageRank is computed again once this many pages have been fetched since the last computation."`
 	HistoricalNewPages  string   `toml:"historical_new_pages" doc:"historical: value of pages the previous crawl did not have: zero, random or parent (the paper's variants), or pagerank (their PageRank in the graph known now, per average page)."`
 	BatchSize           int      `toml:"batch_size" doc:"At most this many URLs in one batch."`
@@ -74,6 +75,7 @@ func defaultManager() Manager {
 		RQURL:              0.25,
 		RQAnchors:          0.5,
 		Damping:            0.85,
+		GlobalSiteRank:     true,
 		PageRankInterval:   100000,
 		HistoricalNewPages: "parent",
 		BatchSize:          100000,

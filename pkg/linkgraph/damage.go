@@ -262,6 +262,13 @@ func (g *Graph) CheckPages(limit int) ([]error, error) {
 					return err
 				}
 			}
+			for _, name := range laterBuckets {
+				if b := btx.Bucket(name); b != nil {
+					if err := touchBucket(g.db.Path(), string(name), b, false); err != nil {
+						return err
+					}
+				}
+			}
 			for err := range btx.Check() {
 				if len(problems) < limit {
 					problems = append(problems, fmt.Errorf("bbolt: %w", err))

@@ -15,6 +15,7 @@
 //	out       doc id → roaring bitmap of out-link doc ids (portable format)
 //	in        doc id → roaring bitmap of in-link doc ids, mirroring out
 //	sitelinks site id → linked site ids (roaring) and link counts
+//	sitelinks_remote site id + site key of another partition → uvarint link count
 //	parked    park file number → Parked (JSON)
 //	batches   batch id (8 bytes BE) → BatchState (JSON)
 //	scores    doc id → manager's estimator state (pkg/manager)
@@ -67,6 +68,9 @@ var (
 	// COLLECTION/frontier/.
 	bucketParked = []byte("parked")
 	allBuckets   = [][]byte{bucketMeta, bucketURLs, bucketDocs, bucketSites, bucketSiteRec, bucketOut, bucketBatches, bucketIn, bucketSiteLinks, bucketScores, bucketParked}
+	// laterBuckets came after format version 2 was frozen: a writable
+	// open creates them, a file without them (read-only) is not damaged.
+	laterBuckets = [][]byte{bucketSiteRemote}
 
 	keyVersion  = []byte("version")
 	keyNextDoc  = []byte("next_doc")
@@ -146,7 +150,7 @@ func open(path string, readOnly bool, timeout time.Duration) (*Graph, error) {
 		})
 	} else {
 		err = db.Update(func(btx *bolt.Tx) error {
-			for _, b := range allBuckets {
+			for _, b := range slices.Concat(allBuckets, laterBuckets) {
 				if _, err := btx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}

@@ -118,7 +118,11 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 			}
 			u = n
 		}
-		p, err := makePlan(ctx, tx, &opts.Config, now, opts.logger(), id, next)
+		global, err := loadGlobalSites(tx, col.Dir, &opts.Config, now, opts.logger())
+		if err != nil {
+			return err
+		}
+		p, err := makePlan(ctx, tx, &opts.Config, now, opts.logger(), id, next, global)
 		if err != nil {
 			return err
 		}

@@ -140,7 +140,11 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 	var p *plan
 	err = g.View(func(tx *linkgraph.Tx) error {
 		var err error
-		p, err = makePlan(ctx, tx, &opts.Config, now, log, 0, id)
+		global, err := loadGlobalSites(tx, col.Dir, &opts.Config, now, log)
+		if err != nil {
+			return err
+		}
+		p, err = makePlan(ctx, tx, &opts.Config, now, log, 0, id, global)
 		return err
 	})
 	if err != nil {

@@ -51,8 +51,9 @@ type plan struct {
 // function, then the batch limits in descending order of profit. With
 // watch ≠ 0 it records everything about that document (explain). batch
 // is the number the batch will have (streaming sites' probes count in
-// batches).
-func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now time.Time, log *slog.Logger, watch uint64, batch int) (*plan, error) {
+// batches). global, if not nil, weights the pages of a partition by
+// their site's global rank (siterank.go).
+func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now time.Time, log *slog.Logger, watch uint64, batch int, global *globalSites) (*plan, error) {
 	m := &cfg.Manager
 	t0 := time.Now()
 	v, err := readDocs(ctx, tx, m, now, watch)
@@ -70,6 +71,7 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 	if err != nil {
 		return nil, err
 	}
+	est = global.apply(v, est) // a partition's pages weighted by their site's global rank (siterank.go)
 	p.est, p.save = est, est.save
 	v.stats.Notes = est.notes
 	log.Debug("intrinsic quality", "strategy", m.Strategy, "links", v.stats.Links, "iterations", v.stats.Iterations, "notes", est.notes, "elapsed", time.Since(t0).Round(time.Millisecond))

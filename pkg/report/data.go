@@ -25,9 +25,11 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/pagerank"
+	"github.com/wirecrawl/wire/pkg/status"
 	"github.com/wirecrawl/wire/pkg/timescale"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 	"github.com/wirecrawl/wire/pkg/warcio"
@@ -64,6 +66,10 @@ type Options struct {
 	// Changes supplies the manager's change-rate estimates for the
 	// freshness section; nil leaves the section out.
 	Changes Changes
+	// Crawl is the collection's crawl settings: a partition of a web
+	// split over K collections (crawl.partition) gets the exchange
+	// section; nil leaves it out.
+	Crawl *config.Crawl
 }
 
 // Data is everything the report shows.
@@ -112,6 +118,9 @@ type Data struct {
 	// Web is the national web's sections: languages, duplicates,
 	// mirrors, charsets, sizes, ages, links by top-level domain.
 	Web Web `json:"web"`
+	// Partition is the exchange of a partition of a web split over K
+	// collections (as manager status shows it); nil for a whole web.
+	Partition *status.Partition `json:"partition,omitempty"`
 }
 
 // TLSSites counts the https sites with a page stored by what the
@@ -258,7 +267,12 @@ func Collect(ctx context.Context, col *collection.Collection, opts Options) (*Da
 		if pr, links, err = readLinks(tx, docs); err != nil {
 			return err
 		}
-		d.Sitemaps, err = tx.SitemapStats()
+		if d.Sitemaps, err = tx.SitemapStats(); err != nil {
+			return err
+		}
+		if opts.Crawl != nil {
+			d.Partition, err = status.ReadPartition(col.Dir, *opts.Crawl, tx, opts.Now)
+		}
 		return err
 	})
 	if err != nil {

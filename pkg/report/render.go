@@ -201,7 +201,13 @@ td.url { max-width: 520px; overflow-wrap: anywhere; }
 {{if .D.Sitemaps.Sitemaps}}<div id="sitemaps"><b>{{.D.Sitemaps.Sites}}</b>sites publish sitemaps ({{.D.Sitemaps.Read}} of {{.D.Sitemaps.Sitemaps}} sitemaps read)</div>
 <div><b>{{.D.Sitemaps.Only}}</b>URLs only in sitemaps ({{.D.Sitemaps.OnlyFetched}} fetched; {{.D.Sitemaps.Found}} found in sitemaps)</div>
 {{end}}</div>
-<h2>Plots</h2>
+{{with .D.Partition}}<h2>Partition {{.Partition}}</h2>
+<div class="meta">Peers: {{range $i, $p := .Peers}}{{if $i}}, {{end}}<code>{{$p}}</code>{{else}}none (copies into exchange/in/){{end}}.</div>
+<table id="exchange">
+<tr><th>partition</th><th>files sent</th><th>lines sent</th><th>last sent</th><th>files received</th><th>lines received</th><th>last received</th><th>waiting</th><th>removed</th><th>site graph</th></tr>
+{{range .Exchange}}<tr><td class="n">{{.Partition}}</td><td class="n">{{.Sent.Files}}</td><td class="n">{{.Sent.Lines}}</td><td>{{if .LastSent.Files}}{{.LastSent.Files}} files, {{.LastSent.Lines}} lines, {{stamp .LastSent.At}}{{else}}–{{end}}</td><td class="n">{{.Received.Files}}</td><td class="n">{{.Received.Lines}}</td><td>{{if .LastReceived.Files}}{{.LastReceived.Files}} files, {{.LastReceived.Lines}} lines, {{stamp .LastReceived.At}}{{else}}–{{end}}</td><td class="n">{{.Waiting}}</td><td class="n">{{.Removed}}</td><td>{{with .SiteGraph}}{{.Age}} old, {{.Sites}} sites, {{.Pairs}} linked pairs{{else}}none yet{{end}}</td></tr>
+{{end}}</table>
+{{end}}<h2>Plots</h2>
 <div class="grid">
 {{range .Figures}}<figure>{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}</div>

@@ -17,6 +17,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/parsed"
@@ -473,5 +474,50 @@ func TestAgeClassScaled(t *testing.T) {
 	var out bytes.Buffer
 	if err := d.Render(&out); err != nil || !strings.Contains(out.String(), "Ages are in scaled time: manager.time_scale 0.000694444 (a day lasts 1m0s).") {
 		t.Errorf("render: %v; the page does not say the ages are scaled", err)
+	}
+}
+
+// TestReportPartition: a partition's report has the exchange section,
+// one row per other partition with graph.db's counts; a whole web's has
+// none.
+func TestReportPartition(t *testing.T) {
+	col := newCollection(t)
+	g, err := linkgraph.Open(col.GraphPath(), false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = g.Update(func(tx *linkgraph.Tx) error {
+		return tx.PutExchangeStats(map[int]*linkgraph.ExchangePeer{2: {Sent: linkgraph.ExchangeCount{Files: 7, Lines: 170}, Received: linkgraph.ExchangeCount{Files: 3, Lines: 40}, Removed: 6}})
+	})
+	g.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crawl := config.Defaults().Crawl
+	crawl.Partition, crawl.PartitionPeers = "1/2", []string{"/data/p2"}
+	for _, c := range []struct {
+		crawl *config.Crawl
+		want  []string
+	}{
+		{&crawl, []string{"<h2>Partition 1/2</h2>", "<code>/data/p2</code>", `<table id="exchange">`,
+			`<tr><td class="n">2</td><td class="n">7</td><td class="n">170</td><td>–</td><td class="n">3</td><td class="n">40</td><td>–</td><td class="n">0</td><td class="n">6</td><td>none yet</td></tr>`}},
+		{nil, nil},
+	} {
+		d, err := Collect(context.Background(), col, Options{Now: t0, Crawl: c.crawl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := d.Render(&out); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("the report lacks %q", w)
+			}
+		}
+		if c.crawl == nil && (d.Partition != nil || strings.Contains(out.String(), `id="exchange"`)) {
+			t.Error("a whole web's report has an exchange section")
+		}
 	}
 }

@@ -47,8 +47,11 @@ type batchRun struct {
 
 	// Reused for each page's links.
 	targets []linkgraph.Target
-	newURLs []candidate
-	cands   map[string]int // URL → index in newURLs
+	// remoteSeen holds the URLs of other partitions the page being
+	// taken in links to (counted once each in the site graph).
+	remoteSeen map[string]bool
+	newURLs    []candidate
+	cands      map[string]int // URL → index in newURLs
 }
 
 // robots stores each site's robots.txt record and, where the known rules
@@ -431,6 +434,7 @@ func (r *batchRun) links(d *linkgraph.Doc, links []preparedLink) error {
 	r.targets = r.targets[:0]
 	r.newURLs = r.newURLs[:0]
 	clear(r.cands)
+	clear(r.remoteSeen)
 	for _, l := range links {
 		r.s.Links++
 		if l.rej != nil {
@@ -477,6 +481,16 @@ func (r *batchRun) links(d *linkgraph.Doc, links []preparedLink) error {
 			}
 			if err := in.send(to, exchangeLine{Kind: ExchangeLink, Depth: depth, Batch: in.batch, URL: l.url, Anchor: l.anchor}); err != nil {
 				return err
+			}
+			if r.remoteSeen == nil {
+				r.remoteSeen = map[string]bool{}
+			}
+			if d.Visits <= 1 && !r.remoteSeen[l.url] {
+				// The site graph counts a page's links to other
+				// partitions at its first fetch only: a revisit
+				// sends them again but must not count them twice.
+				r.remoteSeen[l.url] = true
+				in.remoteLink(d.Site, l.url)
 			}
 			continue
 		}

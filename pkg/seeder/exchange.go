@@ -2,13 +2,16 @@ package seeder
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/golang/snappy"
 
 	"github.com/wirecrawl/wire/pkg/collection"
@@ -22,8 +25,10 @@ import (
 // partitions wrote for it.
 //
 //	COLLECTION/exchange/out/to-J/pending/NNNNNNNN.sz   written before the commit
-//	COLLECTION/exchange/out/to-J/NNNNNNNN.sz           published after it
-//	COLLECTION/exchange/in/from-I/NNNNNNNN.sz          copied in (rsync)
+//	COLLECTION/exchange/out/to-J/NNNNNNNN.sz           published after it, removed once J reports it taken
+//	COLLECTION/exchange/out/to-J/taken                 the numbers of J's files this partition took
+//	COLLECTION/exchange/out/to-J/sitegraph.sz          this partition's site graph (pkg/sitegraph)
+//	COLLECTION/exchange/in/from-I/...                  the same, copied in (rsync)
 //
 // A partition J reads its peers' exchange/out/to-J/ (crawl.partition_peers,
 // on a shared file system) and its own exchange/in/*/: both are the same
@@ -276,4 +281,161 @@ func publishExchange(col string, committed func(seq uint64) bool) ([]uint64, err
 		}
 	}
 	return done, nil
+}
+
+// Taken files: a receiver J reports to each sender I the numbers of I's
+// files it has taken in, in exchange/out/to-I/taken (written after the
+// transaction that took them committed, so a number is never reported
+// before it is taken). Sender I reads it where it reads J's links — a
+// peer's exchange/out/to-I/, or a copy in its own exchange/in/ANY/ — and
+// removes the published files it lists: a file is removed only once its
+// receiver has taken it, and a copy of one seen again is still taken
+// once (graph.db's record of numbers taken).
+const (
+	// TakenFile is the name of a receiver's report of the files taken.
+	TakenFile  = "taken"
+	takenMagic = "# wire-exchange-taken"
+)
+
+// takenText is the report of partition p that it took bm from partition
+// from.
+func takenText(p partition.Partition, from int, bm *roaring.Bitmap) []byte {
+	var b []byte
+	b = fmt.Appendf(b, "%s %d by %s from %d\n# the numbers of partition %d's exchange files partition %d has taken in: N or FIRST-LAST\n", takenMagic, ExchangeVersion, p, from, from, p.I)
+	it := bm.Iterator()
+	first, last, open := uint32(0), uint32(0), false
+	flush := func() {
+		if !open {
+			return
+		}
+		if first == last {
+			b = fmt.Appendf(b, "%d\n", first)
+		} else {
+			b = fmt.Appendf(b, "%d-%d\n", first, last)
+		}
+	}
+	for it.HasNext() {
+		v := it.Next()
+		if open && v == last+1 {
+			last = v
+			continue
+		}
+		flush()
+		first, last, open = v, v, true
+	}
+	flush()
+	return b
+}
+
+// writeTaken reports to partition from the numbers of its files taken
+// (bm), replacing the previous report when it changed.
+func writeTaken(col string, p partition.Partition, from int, bm *roaring.Bitmap) error {
+	if bm.IsEmpty() {
+		return nil
+	}
+	path := filepath.Join(outDir(col, from), TakenFile)
+	text := takenText(p, from, bm)
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, text) {
+		return nil
+	}
+	if err := collection.WriteFileAtomic(path, text); err != nil {
+		return fmt.Errorf("report exchange files taken: %w", err)
+	}
+	return nil
+}
+
+// readTaken reads a report of files taken: the receiver's partition
+// number and the numbers it took from partition p.
+func readTaken(path string, p partition.Partition) (int, *roaring.Bitmap, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, nil, err
+	}
+	bm := roaring.New()
+	by := 0
+	for n, line := range strings.Split(string(data), "\n") {
+		if n == 0 {
+			var v, from int
+			var byPart string
+			if _, err := fmt.Sscanf(line, takenMagic+" %d by %s from %d", &v, &byPart, &from); err != nil || v != ExchangeVersion {
+				return 0, nil, fmt.Errorf("%w: %s: line 1 %q: want %q", ErrExchangeFormat, path, line, takenMagic+" 1 by J/K from I")
+			}
+			taker, err := partition.Parse(byPart)
+			if err != nil || taker.K != p.K || from != p.I || taker.I == p.I {
+				return 0, nil, fmt.Errorf("%w: %s: files of partition %d taken by %s, this collection is partition %s", ErrExchangeFormat, path, from, byPart, p)
+			}
+			by = taker.I
+			continue
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		a, b, isRange := strings.Cut(line, "-")
+		lo, err1 := strconv.ParseUint(a, 10, 32)
+		hi, err2 := lo, error(nil)
+		if isRange {
+			hi, err2 = strconv.ParseUint(b, 10, 32)
+		}
+		if err1 != nil || err2 != nil || hi < lo {
+			return 0, nil, fmt.Errorf("%w: %s: line %d: want N or FIRST-LAST", ErrExchangeFormat, path, n+1)
+		}
+		bm.AddRange(lo, hi+1)
+	}
+	if by == 0 {
+		return 0, nil, fmt.Errorf("%w: %s: empty", ErrExchangeFormat, path)
+	}
+	return by, bm, nil
+}
+
+// removeTaken removes this partition's published files that their
+// receiver reported taken (its reports in peers' exchange/out/to-I/ and
+// in this collection's exchange/in/ANY/), returning how many per
+// receiver.
+func removeTaken(col string, p partition.Partition, peers []string, log *slog.Logger) (map[int]int, error) {
+	var reports []string
+	for _, peer := range peers {
+		reports = append(reports, filepath.Join(outDir(peer, p.I), TakenFile))
+	}
+	in := filepath.Join(col, ExchangeDir, "in")
+	if subs, err := os.ReadDir(in); err == nil {
+		for _, s := range subs {
+			if s.IsDir() {
+				reports = append(reports, filepath.Join(in, s.Name(), TakenFile))
+			}
+		}
+	}
+	removed := map[int]int{}
+	for _, path := range reports {
+		to, bm, err := readTaken(path, p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			log.Warn("report of exchange files taken skipped", "path", path, "err", err)
+			continue
+		}
+		dir := outDir(col, to)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		n := 0
+		for _, e := range entries {
+			seq, ok := parseExchangeName(e.Name())
+			if !ok || !e.Type().IsRegular() || seq > 1<<32-1 || !bm.Contains(uint32(seq)) {
+				continue
+			}
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return removed, fmt.Errorf("remove exchange file taken: %w", err)
+			}
+			n++
+		}
+		if n > 0 {
+			removed[to] += n
+			if err := collection.SyncDir(dir); err != nil {
+				return removed, fmt.Errorf("remove exchange files taken: %w", err)
+			}
+		}
+	}
+	return removed, nil
 }

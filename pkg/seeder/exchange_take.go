@@ -1,14 +1,17 @@
 package seeder
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -16,6 +19,8 @@ import (
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/partition"
+	"github.com/wirecrawl/wire/pkg/sitegraph"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
@@ -115,13 +120,26 @@ type ExchangeSummary struct {
 	Adopted   int            `json:"adopted,omitempty"`   // sites taken over from their sender
 	Forwarded int            `json:"forwarded,omitempty"` // links passed on to the partition a site was handed to
 	Rejected  map[string]int `json:"rejected,omitempty"`  // refused by the scope or the limits, by reason
-	Elapsed   string         `json:"elapsed"`
+	// Removed counts this partition's published files removed because
+	// their receiver reported them taken.
+	Removed int `json:"removed,omitempty"`
+	// SiteGraphSites, SiteGraphLinks and SiteGraphBytes describe the
+	// site graph published (sites, linked pairs, file bytes), and
+	// SiteGraphMs what building and writing it took.
+	SiteGraphSites int    `json:"siteGraphSites,omitempty"`
+	SiteGraphLinks int    `json:"siteGraphLinks,omitempty"`
+	SiteGraphBytes int64  `json:"siteGraphBytes,omitempty"`
+	SiteGraphMs    int64  `json:"siteGraphMs,omitempty"`
+	Elapsed        string `json:"elapsed"`
 }
 
 // exchange publishes the exchange files this collection's committed
 // transactions wrote, then takes in, in one transaction, every file
-// other partitions wrote for it that it has not taken in yet. Nil
-// outside partitioned collections or when there was nothing to take.
+// other partitions wrote for it that it has not taken yet; it then
+// reports what it has taken to each sender (taken files), removes its
+// own published files every receiver reported taken, and publishes its
+// site graph. Nil outside partitioned collections, or when nothing was
+// taken or removed.
 func exchange(ctx context.Context, g *linkgraph.Graph, col *collection.Collection, cfg config.Config, log *slog.Logger) (*ExchangeSummary, error) {
 	part := cfg.Crawl.PartitionOf()
 	if part.Whole() {
@@ -146,31 +164,116 @@ func exchange(ctx context.Context, g *linkgraph.Graph, col *collection.Collectio
 		}
 	}
 
+	s := &ExchangeSummary{Rejected: map[string]int{}}
 	files := exchangeIn(col.Dir, part, cfg.Crawl.PartitionPeers)
-	if len(files) == 0 {
-		return nil, nil
-	}
 	slices.SortFunc(files, func(a, b string) int {
 		na, _ := parseExchangeName(filepath.Base(a))
 		nb, _ := parseExchangeName(filepath.Base(b))
-		switch {
-		case na < nb:
-			return -1
-		case na > nb:
-			return 1
-		}
-		return 0
+		return cmp.Compare(na, nb)
 	})
-	res, err := newResolver(cfg)
+	var taken map[int]*roaring.Bitmap
+	var copies []takenCopy // files copied into exchange/in/, removed once taken
+	if len(files) > 0 {
+		var err error
+		if taken, copies, err = takeExchangeFiles(ctx, g, col, cfg, files, s, log); err != nil {
+			return nil, err
+		}
+	}
+	// Every file taken is committed: tell the senders, and drop the
+	// copies (a copy made again is seen as taken, and removed again).
+	if err := g.View(func(tx *linkgraph.Tx) error {
+		if taken == nil {
+			taken = map[int]*roaring.Bitmap{}
+		}
+		for from := 1; from <= part.K; from++ {
+			if from == part.I || taken[from] != nil {
+				continue
+			}
+			bm, err := tx.ExchangeTaken(from)
+			if err != nil {
+				return err
+			}
+			taken[from] = bm
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for from, bm := range taken {
+		if err := writeTaken(col.Dir, part, from, bm); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range copies {
+		if bm := taken[c.from]; bm != nil && bm.Contains(uint32(c.seq)) {
+			if err := os.Remove(c.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("remove exchange file taken: %w", err)
+			}
+		}
+	}
+	removed, err := removeTaken(col.Dir, part, cfg.Crawl.PartitionPeers, log)
 	if err != nil {
 		return nil, err
 	}
-	s := &ExchangeSummary{Rejected: map[string]int{}}
+	if len(removed) > 0 {
+		if err := g.Update(func(tx *linkgraph.Tx) error {
+			stats, err := tx.ExchangeStats()
+			if err != nil {
+				return err
+			}
+			for to, n := range removed {
+				st := stats[to]
+				if st == nil {
+					st = &linkgraph.ExchangePeer{}
+					stats[to] = st
+				}
+				st.Removed += int64(n)
+				s.Removed += n
+			}
+			return tx.PutExchangeStats(stats)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if err := publishSiteGraph(g, col.Dir, part, s); err != nil {
+		return nil, err
+	}
+	s.Elapsed = time.Since(start).Round(time.Millisecond).String()
+	log.Debug("exchange", "files", s.Files, "lines", s.Lines, "new_urls", s.NewURLs, "removed", s.Removed)
+	log.Info("site graph published", "sites", s.SiteGraphSites, "pairs", s.SiteGraphLinks, "bytes", s.SiteGraphBytes, "elapsed_ms", s.SiteGraphMs)
+	if s.Files == 0 && s.Removed == 0 {
+		return nil, nil
+	}
+	return s, nil
+}
+
+// takenCopy is an exchange file copied into this collection's
+// exchange/in/: it is removed once its number is recorded as taken.
+type takenCopy struct {
+	path string
+	from int
+	seq  uint64
+}
+
+// takeExchangeFiles takes in, in one transaction, the files (in number
+// order) not taken before, and counts what came from each sender. It
+// returns the numbers taken from each sender that sent a file, and the
+// copies under exchange/in/ it read.
+func takeExchangeFiles(ctx context.Context, g *linkgraph.Graph, col *collection.Collection, cfg config.Config, files []string, s *ExchangeSummary, log *slog.Logger) (map[int]*roaring.Bitmap, []takenCopy, error) {
+	part := cfg.Crawl.PartitionOf()
+	res, err := newResolver(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	inDir := filepath.Join(col.Dir, ExchangeDir, "in") + string(filepath.Separator)
+	taken := map[int]*roaring.Bitmap{}
+	var copies []takenCopy
 	err = g.Update(func(tx *linkgraph.Tx) error {
+		taken, copies = map[int]*roaring.Bitmap{}, nil // a retried function starts again
 		in := newIntake(tx, cfg, 0, res, filepath.Join(col.Dir, FrontierDir))
 		defer in.abortPark()
 		defer in.abortExchange()
-		taken := map[int]*roaring.Bitmap{}
+		got := map[int]*linkgraph.ExchangeCount{}
 		for _, path := range files {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -186,7 +289,13 @@ func exchange(ctx context.Context, g *linkgraph.Graph, col *collection.Collectio
 					log.Warn("exchange file skipped", "path", path, "err", err)
 					continue
 				}
+				if errors.Is(err, os.ErrNotExist) {
+					continue // removed by its sender since it was listed: this partition had reported it taken
+				}
 				return err
+			}
+			if strings.HasPrefix(path, inDir) {
+				copies = append(copies, takenCopy{path: path, from: from, seq: seq})
 			}
 			bm := taken[from]
 			if bm == nil {
@@ -200,6 +309,13 @@ func exchange(ctx context.Context, g *linkgraph.Graph, col *collection.Collectio
 			}
 			bm.Add(uint32(seq))
 			s.Files++
+			c := got[from]
+			if c == nil {
+				c = &linkgraph.ExchangeCount{}
+				got[from] = c
+			}
+			c.Files++
+			c.Lines += int64(len(lines))
 			for _, l := range lines {
 				if err := takeExchangeLine(in, l, s); err != nil {
 					return err
@@ -208,6 +324,27 @@ func exchange(ctx context.Context, g *linkgraph.Graph, col *collection.Collectio
 		}
 		for from, bm := range taken {
 			if err := tx.PutExchangeTaken(from, bm); err != nil {
+				return err
+			}
+		}
+		if len(got) > 0 {
+			stats, err := tx.ExchangeStats()
+			if err != nil {
+				return err
+			}
+			now := time.Now().UTC()
+			for from, c := range got {
+				st := stats[from]
+				if st == nil {
+					st = &linkgraph.ExchangePeer{}
+					stats[from] = st
+				}
+				st.Received.Files += c.Files
+				st.Received.Lines += c.Lines
+				c.At = now
+				st.LastReceived = *c
+			}
+			if err := tx.PutExchangeStats(stats); err != nil {
 				return err
 			}
 		}
@@ -224,14 +361,29 @@ func exchange(ctx context.Context, g *linkgraph.Graph, col *collection.Collectio
 		return in.finishPark(0)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("take in exchange files: %w", err)
+		return nil, nil, fmt.Errorf("take in exchange files: %w", err)
 	}
-	s.Elapsed = time.Since(start).Round(time.Millisecond).String()
-	if s.Files == 0 {
-		return nil, nil
+	return taken, copies, nil
+}
+
+// publishSiteGraph writes this partition's site graph, read from
+// graph.db, for every other partition (sitegraph.Path).
+func publishSiteGraph(g *linkgraph.Graph, col string, part partition.Partition, s *ExchangeSummary) error {
+	t0 := time.Now()
+	var sg *sitegraph.Graph
+	if err := g.View(func(tx *linkgraph.Tx) error {
+		var err error
+		sg, err = sitegraph.FromTx(tx, part, time.Now())
+		return err
+	}); err != nil {
+		return err
 	}
-	log.Debug("exchange files taken in", "files", s.Files, "lines", s.Lines, "new_urls", s.NewURLs)
-	return s, nil
+	if err := sitegraph.Publish(col, sg); err != nil {
+		return err
+	}
+	s.SiteGraphSites, s.SiteGraphLinks, s.SiteGraphBytes = len(sg.Sites), len(sg.Edges), sg.Bytes
+	s.SiteGraphMs = time.Since(t0).Milliseconds()
+	return nil
 }
 
 // takeExchangeLine takes one line of another partition's file in: a
@@ -289,8 +441,11 @@ func takeExchangeLine(in *intake, l exchangeLine, s *ExchangeSummary) error {
 
 // WriteText prints the summary for people.
 func (s *ExchangeSummary) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "  exchange    %d files from other partitions, %d lines: %d new urls, %d known, %d sites adopted, %d links passed on\n",
-		s.Files, s.Lines, s.NewURLs, s.Known, s.Adopted, s.Forwarded)
+	fmt.Fprintf(w, "  exchange    %d files from other partitions, %d lines: %d new urls, %d known, %d sites adopted, %d links passed on; %d own files removed (taken)\n",
+		s.Files, s.Lines, s.NewURLs, s.Known, s.Adopted, s.Forwarded, s.Removed)
+	if s.SiteGraphBytes > 0 {
+		fmt.Fprintf(w, "              site graph published: %d sites, %d linked pairs, %d bytes, %d ms\n", s.SiteGraphSites, s.SiteGraphLinks, s.SiteGraphBytes, s.SiteGraphMs)
+	}
 	if len(s.Rejected) > 0 {
 		fmt.Fprintf(w, "              rejected %s\n", formatCounts(s.Rejected))
 	}

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/golang/snappy"
 
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/partition"
+	"github.com/wirecrawl/wire/pkg/sitegraph"
 )
 
 // writeExchangeFile writes a committed and published exchange file from
@@ -128,6 +131,159 @@ func TestExchangeTakenOnce(t *testing.T) {
 	cfg.Crawl.Partition = ""
 	if _, err := Exchange(context.Background(), ReleaseOptions{Collection: col, Config: cfg}); !errors.Is(err, ErrNotPartitioned) {
 		t.Errorf("exchange outside a partition: %v", err)
+	}
+}
+
+// TestExchangeTakenRemoved: a receiver reports the files it took
+// (exchange/out/to-I/taken) only once they are taken, and removes its own
+// copies of them; the sender, reading the report over a shared file
+// system or as a copy in its exchange/in/, removes exactly the files
+// listed, never one not taken yet; a file copied in again after it was
+// taken is not taken twice. Both publish their site graph for the other.
+func TestExchangeTakenRemoved(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		name := "rsync"
+		if shared {
+			name = "shared"
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg1, cfg2 := testConfig(), testConfig()
+			cfg1.Crawl.Partition, cfg2.Crawl.Partition = "1/2", "2/2"
+			p1 := newCollection(t, cfg1)
+			p2 := newCollection(t, cfg2)
+			if shared {
+				cfg1.Crawl.PartitionPeers, cfg2.Crawl.PartitionPeers = []string{p2.Dir}, []string{p1.Dir}
+			}
+			link := func(u string) exchangeLine { return exchangeLine{Kind: ExchangeLink, Batch: 1, URL: u} }
+			f4 := writeExchangeFile(t, p1.Dir, 1, 2, 2, 4, link("http://a.cl/"), link("http://b.cl/"))
+			copyFiles := func(src, dst string) { // rsync -a src/ dst/, regular files
+				t.Helper()
+				entries, _ := os.ReadDir(src)
+				for _, e := range entries {
+					if !e.Type().IsRegular() {
+						continue
+					}
+					data, err := os.ReadFile(filepath.Join(src, e.Name()))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := os.MkdirAll(dst, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			in2 := filepath.Join(p2.Dir, ExchangeDir, "in", "p1")
+			in1 := filepath.Join(p1.Dir, ExchangeDir, "in", "p2")
+			if !shared {
+				copyFiles(outDir(p1.Dir, 2), in2)
+			}
+			ctx := context.Background()
+			s, err := Exchange(ctx, ReleaseOptions{Collection: p2, Config: cfg2})
+			if err != nil || s == nil || s.Files != 1 || s.NewURLs != 2 {
+				t.Fatalf("partition 2 takes: %+v, %v", s, err)
+			}
+			report := filepath.Join(outDir(p2.Dir, 1), TakenFile)
+			by, bm, err := readTaken(report, partition.Partition{I: 1, K: 2})
+			if err != nil || by != 2 || bm.GetCardinality() != 1 || !bm.Contains(4) {
+				t.Fatalf("report %v %v, %v", by, bm, err)
+			}
+			if _, err := os.Stat(filepath.Join(in2, exchangeName(4))); !shared && !os.IsNotExist(err) {
+				t.Errorf("the copy taken stayed: %v", err)
+			}
+			// A file written after the report is not removed with the
+			// ones it lists.
+			f6 := writeExchangeFile(t, p1.Dir, 1, 2, 2, 6, link("http://c.cl/"))
+			if !shared {
+				copyFiles(outDir(p2.Dir, 1), in1) // the report travels back with p2's files for p1
+			}
+			s, err = Exchange(ctx, ReleaseOptions{Collection: p1, Config: cfg1})
+			if err != nil || s == nil || s.Removed != 1 {
+				t.Fatalf("partition 1 removes: %+v, %v", s, err)
+			}
+			if _, err := os.Stat(f4); !os.IsNotExist(err) {
+				t.Errorf("file 4, taken, stayed: %v", err)
+			}
+			if _, err := os.Stat(f6); err != nil {
+				t.Errorf("file 6, not taken, removed: %v", err)
+			}
+			// The old copy of file 4 comes again (a late rsync): taken
+			// once only; file 6 is taken now.
+			if !shared {
+				copyFiles(outDir(p1.Dir, 2), in2)
+				// file 4 as it was (with a link the taken copy did not
+				// have, to tell a second intake)
+				w, err := createExchange(filepath.Join(t.TempDir(), "old"), partition.Partition{I: 1, K: 2}, 2, 4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Write(link("http://a.cl/"))
+				w.Write(link("http://z.cl/"))
+				if err := w.Commit(); err != nil {
+					t.Fatal(err)
+				}
+				data, err := os.ReadFile(w.path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(in2, exchangeName(4)), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err = Exchange(ctx, ReleaseOptions{Collection: p2, Config: cfg2})
+			if err != nil || s == nil || s.Files != 1 || s.NewURLs != 1 {
+				t.Fatalf("partition 2 takes file 6 only: %+v, %v", s, err)
+			}
+			if g := readGraph(t, p2); len(g.docs) != 3 {
+				t.Errorf("partition 2 knows %d URLs, want 3 (a, b, c)", len(g.docs))
+			}
+			// Each published its site graph for the other.
+			for _, c := range []struct {
+				col string
+				to  int
+			}{{p1.Dir, 2}, {p2.Dir, 1}} {
+				g, err := sitegraph.Read(sitegraph.PathFor(c.col, c.to))
+				if err != nil || g.From.I == c.to || g.From.K != 2 {
+					t.Errorf("site graph of %s for %d: %+v, %v", c.col, c.to, g, err)
+				}
+			}
+			var stats map[int]*linkgraph.ExchangePeer
+			g, err := openGraph(p1, true, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			if err := g.View(func(tx *linkgraph.Tx) error {
+				stats, err = tx.ExchangeStats()
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if st := stats[2]; st == nil || st.Removed != 1 {
+				t.Errorf("partition 1's counts for 2: %+v", st)
+			}
+		})
+	}
+}
+
+// TestExchangeFileGone: a file listed and then removed by its sender
+// before it is read (the receiver had reported it taken) is skipped, not
+// an error of the whole intake.
+func TestExchangeFileGone(t *testing.T) {
+	cfg := testConfig()
+	cfg.Crawl.Partition = "2/2"
+	col := newCollection(t, cfg)
+	g, err := openGraph(col, false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	s := &ExchangeSummary{Rejected: map[string]int{}}
+	gone := filepath.Join(t.TempDir(), exchangeName(9))
+	if _, _, err := takeExchangeFiles(context.Background(), g, col, cfg, []string{gone}, s, slog.New(slog.DiscardHandler)); err != nil || s.Files != 0 {
+		t.Errorf("a file gone: %+v, %v", s, err)
 	}
 }
 

@@ -72,6 +72,10 @@ type intake struct {
 	// (exchange.go), created on the first line for it.
 	part partition.Partition
 	outs map[int]*exchangeWriter
+	// remote counts the transaction's page links to other partitions'
+	// sites, by source site id and target site key (the cross-partition
+	// part of the site graph, linkgraph's sitelinks_remote).
+	remote map[uint64]map[string]uint32
 
 	// known is set while the URLs given to create are known to be new
 	// (looked up in a snapshot from before the transaction and in
@@ -645,11 +649,32 @@ func (in *intake) send(to int, l exchangeLine) error {
 	return w.Write(l)
 }
 
+// remoteLink counts a page link from site src to the site of url u, a
+// site of another partition.
+func (in *intake) remoteLink(src uint64, u string) {
+	if in.remote == nil {
+		in.remote = map[uint64]map[string]uint32{}
+	}
+	m := in.remote[src]
+	if m == nil {
+		m = map[string]uint32{}
+		in.remote[src] = m
+	}
+	m[urlnorm.SiteKey(u)]++
+}
+
 // finishExchange commits the transaction's exchange files into their
 // pending directories and records their numbers in graph.db (the
 // record commits with the transaction; publishExchange moves them to
-// their published names once it has).
+// their published names once it has), with the links to other
+// partitions' sites the transaction counted and what it sent to each.
 func (in *intake) finishExchange() error {
+	for _, src := range slices.Sorted(maps.Keys(in.remote)) {
+		if err := in.tx.AddRemoteSiteLinks(src, in.remote[src]); err != nil {
+			return err
+		}
+	}
+	in.remote = nil
 	if len(in.outs) == 0 {
 		return nil
 	}
@@ -657,14 +682,30 @@ func (in *intake) finishExchange() error {
 	if err != nil {
 		return err
 	}
+	stats, err := in.tx.ExchangeStats()
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
 	for _, to := range slices.Sorted(maps.Keys(in.outs)) {
 		w := in.outs[to]
 		if err := w.Commit(); err != nil {
 			return err
 		}
 		seqs = append(seqs, w.seq)
+		st := stats[to]
+		if st == nil {
+			st = &linkgraph.ExchangePeer{}
+			stats[to] = st
+		}
+		st.Sent.Files++
+		st.Sent.Lines += int64(w.n)
+		st.LastSent = linkgraph.ExchangeCount{Files: 1, Lines: int64(w.n), At: now}
 	}
 	in.outs = nil
+	if err := in.tx.PutExchangeStats(stats); err != nil {
+		return err
+	}
 	return in.tx.PutExchangeOut(seqs)
 }
 

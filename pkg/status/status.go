@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
 )
@@ -48,6 +49,11 @@ type Options struct {
 	// NoGraph skips graph.db (it reads every document record, which takes
 	// time on a large collection).
 	NoGraph bool
+	// Crawl is the collection's crawl settings, for its partition
+	// (crawl.partition, crawl.partition_peers); nil: not shown.
+	Crawl *config.Crawl
+	// Now is the time of the status (site graph ages); zero: time.Now.
+	Now time.Time
 }
 
 // Status is where a collection stands.
@@ -72,6 +78,9 @@ type Status struct {
 	Cron *CronRun `json:"cron,omitempty"`
 	// Errors are the last error lines of the logs, oldest first.
 	Errors []LogLine `json:"errors"`
+	// Partition is where a partition of a web split over K collections
+	// stands in the exchange; nil for a whole-web collection.
+	Partition *Partition `json:"partition,omitempty"`
 }
 
 // Batch is one batch directory and how far it has gone.
@@ -198,10 +207,27 @@ func Collect(col *collection.Collection, opts Options) (*Status, error) {
 			s.Running = append(s.Running, Holder{Name: strings.TrimSuffix(filepath.Base(f), collection.LockSuffix), PID: pid})
 		}
 	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	var partitionTx func(tx *linkgraph.Tx) error
+	if opts.Crawl != nil && !opts.Crawl.PartitionOf().Whole() {
+		partitionTx = func(tx *linkgraph.Tx) error {
+			var err error
+			s.Partition, err = ReadPartition(col.Dir, *opts.Crawl, tx, opts.Now)
+			return err
+		}
+	}
 	if !opts.NoGraph {
-		s.Pages, err = countPages(col, opts.GraphTimeout)
+		s.Pages, err = countPages(col, opts.GraphTimeout, partitionTx)
 		if err != nil {
 			s.GraphError, s.graphErr = err.Error(), err
+		}
+	}
+	if partitionTx != nil && s.Partition == nil {
+		// graph.db not read: the files and site graphs only.
+		if s.Partition, err = ReadPartition(col.Dir, *opts.Crawl, nil, opts.Now); err != nil {
+			return nil, fmt.Errorf("status of %s: %w", col.Dir, err)
 		}
 	}
 	s.Cron, s.Errors = scanLogs(col.LogsPath(), opts.Errors)
@@ -302,8 +328,9 @@ func batchCreated(path string) time.Time {
 	return time.Time{}
 }
 
-// countPages counts graph.db's documents by state, read-only.
-func countPages(col *collection.Collection, timeout time.Duration) (*Pages, error) {
+// countPages counts graph.db's documents by state, read-only; also, if
+// not nil, runs in the same transaction.
+func countPages(col *collection.Collection, timeout time.Duration, also func(tx *linkgraph.Tx) error) (*Pages, error) {
 	if _, err := os.Stat(col.GraphPath()); err != nil {
 		return nil, fmt.Errorf("no graph.db: %w", err)
 	}
@@ -335,10 +362,16 @@ func countPages(col *collection.Collection, timeout time.Duration) (*Pages, erro
 		}); err != nil {
 			return err
 		}
-		return tx.ForEachSite(func(*linkgraph.Site) error {
+		if err := tx.ForEachSite(func(*linkgraph.Site) error {
 			p.Sites++
 			return nil
-		})
+		}); err != nil {
+			return err
+		}
+		if also != nil {
+			return also(tx)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read graph.db: %w", err)

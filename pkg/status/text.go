@@ -63,6 +63,9 @@ func (s *Status) WriteText(w io.Writer) error {
 	case s.GraphError != "":
 		p.line("pages", "unknown: %s", s.GraphError)
 	}
+	if s.Partition != nil && p.err == nil {
+		p.err = s.Partition.WriteText(w)
+	}
 	if c := s.Cron; c != nil {
 		text := fmt.Sprintf("pid %d started %s", c.PID, stamp(c.Started))
 		switch {
