@@ -27,21 +27,25 @@ import (
 // key of its own, slurmctld and slurmd on loopback, everything in a
 // temporary directory, stopped at the end) and crawls the test web of
 // TestPartitions through scripts/slurm/submit.sh as K = 2 partitioned
-// collections on a shared file system, with 2 harvester shards each (a
-// job array per batch), to the end: every partition idle and every
-// exchange file taken in (slurm/done on both). Midway the running cycle
+// collections, with 2 harvester shards each (a job array per batch), to
+// the end: every partition idle and every exchange file taken in
+// (slurm/done on both). Partition 2 reads partition 1's exchange files
+// on the shared file system; partition 1 copies partition 2's with
+// rsync (copy mode), so both ways are run. Midway the running cycle
 // job of partition 1 is cancelled (scancel) while its harvest array
 // runs; its successor, queued by that job, resumes the crawl. Then the
 // audit of TestPartitions (auditPartitions: the pages of the web's crawl
 // as one collection, none twice, no address asked by both partitions,
 // nothing left to exchange, seeder check) and: sites were handed over,
-// partition 1 ran a later cycle job, every shard's task ran as a job of
-// an array, and no job is left in the queue.
+// partition 1 ran a later cycle job, the harvests ran as job arrays,
+// partition 1 took in copies (exchange/in/p2/), and no job is left in
+// the queue.
 func TestSlurm(t *testing.T) {
 	longtest.Need(t, "a Slurm cluster on loopback crawling the test web as 2 partitions of 2 harvester shards (about 3 minutes)")
 	for _, tool := range []struct{ name, pkg string }{
 		{"munged", "munge"}, {"slurmctld", "slurm-wlm"}, {"slurmd", "slurm-wlm"},
 		{"sbatch", "slurm-wlm"}, {"squeue", "slurm-wlm"}, {"scancel", "slurm-wlm"}, {"scontrol", "slurm-wlm"},
+		{"rsync", "rsync"},
 	} {
 		longtest.Tool(t, tool.name, tool.pkg)
 	}
@@ -53,8 +57,9 @@ func TestSlurm(t *testing.T) {
 	buildBinaries(t, bin)
 	e := newCrawlEnv(t, bin, testweb.Config{Seed: 7, Hosts: 40, MaxPages: 30, Addresses: 6, SubdomainShare: 0.5}, 6)
 	settings := []string{"--manager-batch-size", "200", "--harvester-address-wait", "0s", "--manager-max-fetches-per-script", "0"}
+	up := time.Now()
 	cl := startSlurm(t)
-	t.Logf("Slurm cluster up in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("Slurm cluster up in %s (%s since the test's start, with the build)", time.Since(up).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 
 	whole := e.newCollection(t, settings...)
 	if r := e.crawl(nil, whole, "1000"); r.code != 0 {
@@ -69,14 +74,19 @@ func TestSlurm(t *testing.T) {
 	prefix := filepath.Join(dir, "p")
 	env := append(cl.env(),
 		"WIRE_SLURM_SBATCH=--mem=64M --cpus-per-task=1 --time=20",
-		"WIRE_SLURM_IDLE_WAIT=2", "WIRE_SLURM_RETRY_WAIT=1", "WIRE_SLURM_POLL=1")
-	init := append([]string{"--harvester-allow-private", "--harvester-dns-server", e.web.DNSAddr(),
+		"WIRE_SLURM_IDLE_WAIT=2", "WIRE_SLURM_RETRY_WAIT=1", "WIRE_SLURM_PULL_EVERY=2")
+	initFlags := append([]string{"--harvester-allow-private", "--harvester-dns-server", e.web.DNSAddr(),
 		"--harvester-wait", "20ms", "--harvester-connections", "30", "--harvester-total-timeout", "10s",
 		"--scope-domains", "cl"}, settings...)
+	// Partition 1 copies partition 2's exchange files with rsync (copy
+	// mode: --only 1 --peer 2=SOURCE, as on separate file systems);
+	// partition 2 reads partition 1's directly (a shared file system).
 	crawlStart := time.Now()
-	r := e.run(env, "bash", append([]string{"slurm/submit.sh", "--seeds", e.seeds, prefix, "2", "2", "--"}, init...)...)
-	if r.code != 0 {
-		t.Fatalf("submit.sh: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	for _, args := range [][]string{{"--only", "1", "--peer", "2=" + prefix + "2"}, {"--only", "2"}} {
+		r := e.run(env, "bash", append(append(append([]string{"slurm/submit.sh", "--seeds", e.seeds}, args...), prefix, "2", "2", "--"), initFlags...)...)
+		if r.code != 0 {
+			t.Fatalf("submit.sh %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
 	}
 	cols := []string{prefix + "1", prefix + "2"}
 
@@ -144,8 +154,102 @@ func TestSlurm(t *testing.T) {
 	if arrays == 0 {
 		t.Error("no harvest ran as a job array")
 	}
+	if copies, _ := filepath.Glob(filepath.Join(cols[0], "exchange", "in", "p2", "*.sz")); len(copies) == 0 {
+		t.Error("partition 1 (copy mode) has no copy of partition 2's exchange files in exchange/in/p2/")
+	}
 	auditPartitions(t, e, want, cols)
+	d := slurmDelays(t, cols)
+	t.Logf("Slurm's part: %d shard tasks started a median %s after their array's submission (max %s); %d harvest stages ended a median %s after their last shard (max %s); %d successors started a median %s after their idle wait (max %s)",
+		len(d.dispatch), median(d.dispatch), slices.Max(append(d.dispatch, 0)), len(d.merge), median(d.merge), slices.Max(append(d.merge, 0)),
+		len(d.successor), median(d.successor), slices.Max(append(d.successor, 0)))
 	t.Logf("TestSlurm: %s in all", time.Since(start).Round(time.Second))
+}
+
+// slurmLine is a line of the Slurm scripts' logs (scripts/slurm/lib.sh,
+// slurm_log): its time, who wrote it (cycle, harvest, shard), its job
+// and its text.
+var slurmLine = regexp.MustCompile(`(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (cycle|harvest|shard)\[(\d+)\]: (.*)$`)
+
+// delays are what Slurm adds to a crawl, from the jobs' logs: how long
+// a shard task waited from its array's submission to its start, how long
+// a harvest stage took after its last shard ended, and how long an idle
+// partition's successor started after its idle wait.
+type delays struct {
+	dispatch, merge, successor []time.Duration
+}
+
+// slurmDelays reads the delays of the crawl of cols from their logs.
+func slurmDelays(t *testing.T, cols []string) delays {
+	t.Helper()
+	var d delays
+	for _, col := range cols {
+		submitted := map[string]time.Time{} // array job → submission
+		lastShard := map[string]time.Time{} // batch → its last shard's end
+		var idleUntil time.Time
+		logs, err := filepath.Glob(filepath.Join(col, "slurm", "logs", "*.out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		type event struct {
+			at         time.Time
+			who, job   string
+			text, file string
+		}
+		var events []event
+		for _, l := range logs {
+			for _, line := range strings.Split(readFile(t, l), "\n") {
+				m := slurmLine.FindStringSubmatch(line)
+				if m == nil {
+					continue
+				}
+				at, err := time.Parse("2006-01-02T15:04:05.000Z", m[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				events = append(events, event{at, m[2], m[3], m[4], filepath.Base(l)})
+			}
+		}
+		slices.SortStableFunc(events, func(a, b event) int { return a.at.Compare(b.at) })
+		arrayOf := regexp.MustCompile(`^harvest-(\d{6})-\d+-(\d+)\.out$`)
+		for _, ev := range events {
+			switch {
+			case strings.Contains(ev.text, "submitted as job array"):
+				f := strings.Fields(ev.text)
+				submitted[f[len(f)-1]] = ev.at
+			case ev.who == "shard" && strings.Contains(ev.text, "(restart"):
+				if m := arrayOf.FindStringSubmatch(ev.file); m != nil && !submitted[m[2]].IsZero() {
+					d.dispatch = append(d.dispatch, ev.at.Sub(submitted[m[2]]))
+				}
+			case ev.who == "shard" && strings.Contains(ev.text, ": exit "):
+				lastShard[strings.TrimSuffix(strings.Fields(ev.text)[1], ":")] = ev.at
+			case ev.who == "harvest" && strings.HasSuffix(ev.text, ": harvested"):
+				b := strings.TrimSuffix(strings.Fields(ev.text)[1], ":")
+				if !lastShard[b].IsZero() {
+					d.merge = append(d.merge, ev.at.Sub(lastShard[b]))
+				}
+			case ev.who == "cycle" && strings.HasPrefix(ev.text, "the successor looks again in "):
+				wait, err := time.ParseDuration(strings.TrimPrefix(ev.text, "the successor looks again in "))
+				if err != nil {
+					t.Fatal(err)
+				}
+				idleUntil = ev.at.Add(wait)
+			case ev.who == "cycle" && strings.HasPrefix(ev.text, "start:") && !idleUntil.IsZero():
+				d.successor = append(d.successor, ev.at.Sub(idleUntil))
+				idleUntil = time.Time{}
+			}
+		}
+	}
+	return d
+}
+
+// median is the median of ds (0 if none).
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // slurmCluster is a single-host Slurm cluster of the test's own.

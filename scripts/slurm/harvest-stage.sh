@@ -7,10 +7,11 @@
 # With one shard it is the harvester. With SHARDS > 1 it submits the
 # batch's harvest as a job array of harvest.sbatch, one task per shard
 # not done yet (harvester run --shard i/SHARDS on the collection's batch
-# directory, on a shared file system), waits for it (squeue every poll
-# seconds), and once every shard's marker is there runs the harvester
-# on the batch, which merges the shards if the last one did not and
-# removes the shard directories. It exits as the harvester would, so
+# directory, on a shared file system), waits for it (the batch's
+# harvested.done, written by the last shard, every second; squeue every
+# poll seconds), and once every shard's marker is there runs the
+# harvester on the batch, which merges the shards if the last one did
+# not and removes the shard directories. It exits as the harvester would, so
 # crawl.sh's rules hold: 0 harvested; a shard's exit code (the highest)
 # if some shard is not done: 5 network down, 7 disk full, 143 stopped...
 # Meanwhile it holds the collection's harvester lock (a harvester run
@@ -62,22 +63,28 @@ if [ ${#todo[@]} -gt 0 ]; then
 	slurm_log "batch $b: shards $list of $shards submitted as job array $job"
 	stopped=
 	trap 'stopped=1; scancel "$job" 2>/dev/null' TERM INT
-	# squeue lists the array until its last task has ended (and says
-	# "Invalid job id" once the controller has forgotten it); a query
-	# that failed otherwise (the controller busy) is tried again. After
-	# a SIGTERM, the shards are waited for (up to 120 s) so that they
-	# have saved their work when this stage ends.
-	stop_t=
+	# The batch's harvested.done (written by the last shard, which
+	# merges) ends the wait at once; it is looked for every second, and
+	# squeue every poll seconds: it lists the array until its last task
+	# has ended (and says "Invalid job id" once the controller has
+	# forgotten it); a query that failed otherwise (the controller busy)
+	# is tried again. After a SIGTERM the shards are waited for (up to
+	# 120 s), so that they have saved their work when this stage ends.
+	stop_t= last_q=-1000000
 	while :; do
-		out=$(squeue -h -j "$job" -o %i 2>&1)
-		q=$?
-		if [ "$q" = 0 ] && [ -z "$out" ]; then break; fi
-		if [ "$q" != 0 ] && grep -qi 'invalid job id' <<<"$out"; then break; fi
+		[ -z "$stopped" ] && [ -e "$dir/harvested.done" ] && break
+		if [ $((SECONDS - last_q)) -ge "$poll" ]; then
+			last_q=$SECONDS
+			out=$(squeue -h -j "$job" -o %i 2>&1)
+			q=$?
+			if [ "$q" = 0 ] && [ -z "$out" ]; then break; fi
+			if [ "$q" != 0 ] && grep -qi 'invalid job id' <<<"$out"; then break; fi
+		fi
 		if [ -n "$stopped" ]; then
 			[ -n "$stop_t" ] || stop_t=$SECONDS
 			[ $((SECONDS - stop_t)) -ge 120 ] && break
 		fi
-		sleep "$poll" &
+		sleep 1 &
 		wait $!
 	done
 	trap - TERM INT

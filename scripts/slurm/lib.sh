@@ -20,7 +20,7 @@
 
 # slurm_log prints a timestamped line on stderr (the job's output file).
 slurm_log() {
-	printf '%s %s[%s]: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "${slurm_who:-slurm}" "${SLURM_JOB_ID:-$$}" "$*" >&2
+	printf '%s %s[%s]: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" "${slurm_who:-slurm}" "${SLURM_JOB_ID:-$$}" "$*" >&2
 }
 
 # slurm_state is the directory of the Slurm scripts' files of the
