@@ -82,9 +82,13 @@ func TestSlurm(t *testing.T) {
 	// mode: --only 1 --peer 2=SOURCE, as on separate file systems);
 	// partition 2 reads partition 1's directly (a shared file system).
 	crawlStart := time.Now()
-	for _, args := range [][]string{{"--only", "1", "--peer", "2=" + prefix + "2"}, {"--only", "2"}} {
-		r := e.run(env, "bash", append(append(append([]string{"slurm/submit.sh", "--seeds", e.seeds}, args...), prefix, "2", "2", "--"), initFlags...)...)
-		if r.code != 0 {
+	submit := func(args ...string) opsResult {
+		return e.run(env, "bash", append([]string{"slurm/submit.sh"}, args...)...)
+	}
+	copyMode, shared := []string{"--only", "1", "--peer", "2=" + prefix + "2"}, []string{"--only", "2"}
+	for _, args := range [][]string{copyMode, shared} {
+		args = append(append(append([]string{"--seeds", e.seeds}, args...), prefix, "2", "2", "--"), initFlags...)
+		if r := submit(args...); r.code != 0 {
 			t.Fatalf("submit.sh %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 		}
 	}
@@ -158,6 +162,32 @@ func TestSlurm(t *testing.T) {
 		t.Error("partition 1 (copy mode) has no copy of partition 2's exchange files in exchange/in/p2/")
 	}
 	auditPartitions(t, e, want, cols)
+
+	// Partition 1 does not read partition 2's files on the shared file
+	// system: submit.sh refuses to run it so (the idle counts would
+	// claim files it never took in).
+	if r := submit("--only", "1", prefix, "2", "2"); r.code != 1 || !strings.Contains(r.stderr, "does not read partition 2's exchange files") {
+		t.Errorf("submit.sh of partition 1 in shared mode: exit %d, want 1 and a message saying why\n%s", r.code, r.stderr)
+	}
+	// Submitted again, the crawl starts again (and finds nothing);
+	// --stop cancels every job at once and marks the partitions stopped.
+	for _, args := range [][]string{copyMode, shared} {
+		if r := submit(append(args, prefix, "2", "2")...); r.code != 0 {
+			t.Fatalf("submit.sh %s again: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	if fileExists(filepath.Join(cols[0], "slurm", "done")) {
+		t.Error("submit.sh did not clear slurm/done")
+	}
+	if r := submit("--stop", prefix, "2"); r.code != 0 {
+		t.Fatalf("submit.sh --stop: exit %d\n%s", r.code, r.stderr)
+	}
+	waitFor(t, 60*time.Second, "the queue empty after submit.sh --stop", func() bool { return strings.TrimSpace(cl.queue(t)) == "" })
+	for _, c := range cols {
+		if !fileExists(filepath.Join(c, "slurm", "stop")) {
+			t.Errorf("%s: no slurm/stop after submit.sh --stop", c)
+		}
+	}
 	d := slurmDelays(t, cols)
 	t.Logf("Slurm's part: %d shard tasks started a median %s after their array's submission (max %s); %d harvest stages ended a median %s after their last shard (max %s); %d successors started a median %s after their idle wait (max %s)",
 		len(d.dispatch), median(d.dispatch), slices.Max(append(d.dispatch, 0)), len(d.merge), median(d.merge), slices.Max(append(d.merge, 0)),

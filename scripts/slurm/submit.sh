@@ -157,6 +157,18 @@ for i in $parts; do
 	fi
 	grep -q "^partition = \"$i/$K\"" "$col/wire.toml" 2>/dev/null ||
 		die "$col is not partition $i/$K (crawl.partition in $col/wire.toml)"
+	if [ "$mode" = shared ]; then
+		# The seeder must read the others' files where the scripts count
+		# them: its crawl.partition_peers names every other collection.
+		peers=$(grep '^partition_peers = ' "$col/wire.toml")
+		for j in $(seq 1 "$K"); do
+			[ "$j" = "$i" ] && continue
+			case $peers in *"\"$prefix$j\""*) ;; *)
+				die "$col does not read partition $j's exchange files on the shared file system (crawl.partition_peers in $col/wire.toml lacks $prefix$j): set it, or give --only $i --peer $j=SOURCE (copy mode)"
+				;;
+			esac
+		done
+	fi
 	mkdir -p "$col/slurm/logs" "$col/slurm/shards"
 	{
 		echo "# written by scripts/slurm/submit.sh $(date -u +%Y-%m-%dT%H:%M:%SZ); read by the Slurm jobs of this partition"
