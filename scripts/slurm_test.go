@@ -97,8 +97,9 @@ func TestSlurm(t *testing.T) {
 	}
 	cols := []string{prefix + "1", prefix + "2"}
 
-	// Cancel partition 1's cycle job while its harvest array runs.
-	killed := ""
+	// Cancel partition 1's cycle job while its harvest array runs, and
+	// warn partition 2's as Slurm does before a time limit (SIGUSR1).
+	killed, warned := "", ""
 	deadline := time.Now().Add(8 * time.Minute)
 	for {
 		if time.Now().After(deadline) {
@@ -114,12 +115,18 @@ func TestSlurm(t *testing.T) {
 				t.Fatalf("%s: the cycle jobs gave up: %s\n%s", c, b, tailLogs(cols))
 			}
 		}
-		if killed == "" {
+		if killed == "" || warned == "" {
 			jobs := cl.jobs(t)
-			if cycle := jobs["wire-p1/RUNNING"]; len(cycle) > 0 && len(jobs["wire-p1-h/RUNNING"]) > 0 && len(batchStates(t, cols[0])) >= 2 {
+			if cycle := jobs["wire-p1/RUNNING"]; killed == "" && len(cycle) > 0 && len(jobs["wire-p1-h/RUNNING"]) > 0 && len(batchStates(t, cols[0])) >= 2 {
 				killed = cycle[0]
 				cl.ctl(t, "scancel", killed)
 				t.Logf("cancelled partition 1's cycle job %s during its harvest, %s into the crawl", killed, time.Since(crawlStart).Round(time.Second))
+			}
+			// What Slurm sends before the time limit (--signal=B:USR1@300).
+			if cycle := jobs["wire-p2/RUNNING"]; warned == "" && len(cycle) > 0 && len(batchStates(t, cols[1])) >= 3 {
+				warned = cycle[0]
+				cl.ctl(t, "scancel", "--signal=USR1", "--batch", warned)
+				t.Logf("sent SIGUSR1 to partition 2's cycle job %s, %s into the crawl", warned, time.Since(crawlStart).Round(time.Second))
 			}
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -157,6 +164,16 @@ func TestSlurm(t *testing.T) {
 	}
 	if handed == 0 {
 		t.Error("no site was handed over to the partition of its address")
+	}
+	if warned == "" {
+		t.Error("partition 2's cycle job was never seen running after its batch 2: no SIGUSR1 was sent")
+	} else {
+		log := readFile(t, filepath.Join(cols[1], "slurm", "logs", "cycle-"+warned+".out"))
+		// Stopped (crawl.sh, or after the exchange), or ended as usual
+		// when the signal came during its last steps.
+		if !strings.Contains(log, "received SIGUSR1") || !ending.MatchString(log) {
+			t.Errorf("partition 2's cycle job %s got SIGUSR1 and did not end for its successor:\n%s", warned, log)
+		}
 	}
 	if arrays == 0 {
 		t.Error("no harvest ran as a job array")
@@ -197,6 +214,10 @@ func TestSlurm(t *testing.T) {
 		len(d.successor), median(d.successor), slices.Max(append(d.successor, 0)))
 	t.Logf("TestSlurm: %s in all", time.Since(start).Round(time.Second))
 }
+
+// ending is the last line of a cycle job that left the crawl to its
+// successor, or ended it.
+var ending = regexp.MustCompile(`(the successor resumes|the successor crawls it|the successor looks again in \S+|the crawl is over: .*)\n*$`)
 
 // slurmLine is a line of the Slurm scripts' logs (scripts/slurm/lib.sh,
 // slurm_log): its time, who wrote it (cycle, harvest, shard), its job

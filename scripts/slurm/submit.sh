@@ -184,7 +184,12 @@ for i in $parts; do
 		continue
 	fi
 	rm -f "$col/slurm/stop" "$col/slurm/done" "$col/slurm/failed" "$col/slurm/failures" "$col/slurm/idle"
+	# The first cycle job and its successor: a job that dies before it
+	# has queued one (each does, first thing) does not end the chain.
 	job=$(sbatch --parsable --job-name="wire-$base$i" --output="$col/slurm/logs/cycle-%j.out" --dependency=singleton \
 		"${sbatch_all[@]}" "${sbatch_cycle[@]}" "$WIRE_SLURM_DIR/cycle.sbatch" "$col") || die "sbatch of partition $i's cycle job failed"
-	wire_log "partition $i: cycle job ${job%%;*} submitted ($col, $shards harvester shard(s), $mode exchange; log $col/slurm/logs/)"
+	job=${job%%;*}
+	next=$(sbatch --parsable --job-name="wire-$base$i" --output="$col/slurm/logs/cycle-%j.out" --dependency="afterany:$job,singleton" \
+		"${sbatch_all[@]}" "${sbatch_cycle[@]}" "$WIRE_SLURM_DIR/cycle.sbatch" "$col") || die "sbatch of partition $i's second cycle job failed"
+	wire_log "partition $i: cycle jobs $job and ${next%%;*} (its successor) submitted ($col, $shards harvester shard(s), $mode exchange; log $col/slurm/logs/)"
 done
