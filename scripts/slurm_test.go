@@ -33,13 +33,17 @@ import (
 // on the shared file system; partition 1 copies partition 2's with
 // rsync (copy mode), so both ways are run. Midway the running cycle
 // job of partition 1 is cancelled (scancel) while its harvest array
-// runs; its successor, queued by that job, resumes the crawl. Then the
-// audit of TestPartitions (auditPartitions: the pages of the web's crawl
-// as one collection, none twice, no address asked by both partitions,
-// nothing left to exchange, seeder check) and: sites were handed over,
-// partition 1 ran a later cycle job, the harvests ran as job arrays,
-// partition 1 took in copies (exchange/in/p2/), and no job is left in
-// the queue.
+// runs; its successor, queued by that job, resumes the crawl; and
+// partition 2's running cycle job gets SIGUSR1, as Slurm sends it before
+// a time limit, and leaves the rest to its successor. Then the audit of
+// TestPartitions (auditPartitions: the pages of the web's crawl as one
+// collection, none twice, no address asked by both partitions, nothing
+// left to exchange, seeder check) and: sites were handed over, partition
+// 1 ran a later cycle job, the harvests ran as job arrays, partition 1
+// took in copies (exchange/in/p2/), and no job is left in the queue.
+// Last, submit.sh refuses a partition run as shared that does not read
+// the other's files, submits the crawl again, and --stop empties the
+// queue.
 func TestSlurm(t *testing.T) {
 	longtest.Need(t, "a Slurm cluster on loopback crawling the test web as 2 partitions of 2 harvester shards (about 3 minutes)")
 	for _, tool := range []struct{ name, pkg string }{
