@@ -11,6 +11,11 @@
 #             and replays a crawl's WACZ in ReplayWeb.page (scripts/archtools_test.go)
 #   node, npm run warcio.js and puppeteer-core, which that test installs
 #             from the npm registry (Debian's nodejs and npm packages)
+#   slurm-wlm, munge  a single-host Slurm cluster (slurmctld, slurmd,
+#             munged and the client commands) that runs the crawl's
+#             scripts/slurm/ jobs (scripts/slurm_test.go); the test starts
+#             and stops the daemons itself, with a configuration of its own
+#   rsync     copies exchange files between partitions there too
 # Installing needs root, apt-get and the package archive; where any is
 # missing it says so and goes on (exit 0): those tests then skip, saying
 # why (in CI as root on Debian they fail instead: pkg/longtest.Tool), and
@@ -25,7 +30,7 @@ brotli=/usr/include/brotli/decode.h:libbrotli-dev
 want=("$brotli" parallel:parallel rsync:rsync)
 case "${1:-}" in
 '') ;;
---long) want=("$brotli" chromium:chromium node:nodejs npm:npm) ;;
+--long) want=("$brotli" chromium:chromium node:nodejs npm:npm slurmctld:slurm-wlm munged:munge rsync:rsync) ;;
 *) echo "usage: $0 [--long]" >&2; exit 2 ;;
 esac
 missing=()

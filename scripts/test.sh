@@ -15,10 +15,12 @@
 # out because it takes minutes, or minutes of installing: the race
 # detector on the packages with concurrent code, the fault run
 # (scripts/faulttest TestCrawlSurvivesKills), the report rendered in
-# headless Chromium (TestOperations/report/chromium) and a crawl's archive
+# headless Chromium (TestOperations/report/chromium), a crawl's archive
 # read by warcio.js and replayed in ReplayWeb.page (TestArchiveTools,
-# which installs their npm packages itself; scripts/test-deps.sh --long
-# installs chromium, nodejs and npm where it can). Its tests call pkg/longtest.Need
+# which installs their npm packages itself), partitioned crawls
+# (TestPartitions) and one through scripts/slurm/ on a Slurm cluster the
+# test starts on loopback (TestSlurm); scripts/test-deps.sh --long
+# installs chromium, nodejs, npm, slurm-wlm and munge where it can. Its tests call pkg/longtest.Need
 # and skip, saying so, unless WIRE_TEST_LONG=1, which --long sets.
 #
 # CI (.ci/run) runs both: scripts/test.sh, then scripts/test.sh --long.
@@ -35,6 +37,7 @@ long_tests=(
 	"./scripts ^TestOperations$/^report$/^chromium$"
 	"./scripts ^TestArchiveTools$"
 	"./scripts ^TestPartitions$"
+	"./scripts ^TestSlurm$"
 )
 # The race detector's packages: the seeder's and the harvester's
 # concurrent bbolt writers and connections, the gatherer's workers, the
