@@ -89,6 +89,40 @@ func TestPartitions(t *testing.T) {
 		t.Error("no site was handed over to the partition of its address")
 	}
 	auditPartitions(t, e, want, cols)
+	auditSiteGraphs(t, e, cols, global)
+}
+
+// auditSiteGraphs checks the two partitions cols of TestPartitions, each
+// the other's peer on a shared file system: each published its site
+// graph for the other and its manager ranked with the other's (global:
+// the collections whose crawl logged a global site rank), no exchange
+// file is left waiting once taken, and manager status shows the
+// partition and what was sent and received.
+func auditSiteGraphs(t *testing.T, e *opsEnv, cols []string, global map[string]bool) {
+	t.Helper()
+	for i, col := range cols {
+		j := 2 - i // the other partition's number
+		if !global[col] {
+			t.Errorf("partition %d: its manager never ranked with a global site graph", i+1)
+		}
+		sg, err := sitegraph.Read(sitegraph.PathFor(col, j))
+		if err != nil || sg.From.I != i+1 || len(sg.Sites) == 0 || len(sg.Edges) == 0 {
+			t.Errorf("partition %d's site graph for %d: %+v, %v", i+1, j, sg, err)
+		}
+		waiting, _ := filepath.Glob(filepath.Join(col, "exchange", "out", fmt.Sprintf("to-%d", j), "[0-9]*.sz"))
+		if len(waiting) > 0 {
+			t.Errorf("partition %d: %d exchange files still waiting after the other took every one: %v", i+1, len(waiting), waiting)
+		}
+		st := e.wire(t, "manager", "status", "--collection", col).stdout
+		for _, want := range []*regexp.Regexp{
+			regexp.MustCompile(fmt.Sprintf(`(?m)^partition   %d/2; peers %s$`, i+1, regexp.QuoteMeta(cols[1-i]))),
+			regexp.MustCompile(fmt.Sprintf(`(?m)^exchange    partition %d: sent [1-9][0-9]* files, [1-9][0-9]* lines .*; received [1-9][0-9]* files, [1-9][0-9]* lines .*; 0 waiting to be taken, [1-9][0-9]* removed once taken; site graph .* old`, j)),
+		} {
+			if !want.MatchString(st) {
+				t.Errorf("partition %d: manager status lacks %s:\n%s", i+1, want, st)
+			}
+		}
+	}
 }
 
 // auditPartitions checks the crawl of a web as the partitioned
@@ -158,29 +192,7 @@ func auditPartitions(t *testing.T, e *opsEnv, want map[string]int, cols []string
 		}
 		e.wire(t, "seeder", "check", "--collection", col)
 	}
-	for i, col := range cols {
-		j := 2 - i // the other partition's number
-		if !global[col] {
-			t.Errorf("partition %d: its manager never ranked with a global site graph", i+1)
-		}
-		sg, err := sitegraph.Read(sitegraph.PathFor(col, j))
-		if err != nil || sg.From.I != i+1 || len(sg.Sites) == 0 || len(sg.Edges) == 0 {
-			t.Errorf("partition %d's site graph for %d: %+v, %v", i+1, j, sg, err)
-		}
-		waiting, _ := filepath.Glob(filepath.Join(col, "exchange", "out", fmt.Sprintf("to-%d", j), "[0-9]*.sz"))
-		if len(waiting) > 0 {
-			t.Errorf("partition %d: %d exchange files still waiting after the other took every one: %v", i+1, len(waiting), waiting)
-		}
-		st := e.wire(t, "manager", "status", "--collection", col).stdout
-		for _, want := range []*regexp.Regexp{
-			regexp.MustCompile(fmt.Sprintf(`(?m)^partition   %d/2; peers %s$`, i+1, regexp.QuoteMeta(cols[1-i]))),
-			regexp.MustCompile(fmt.Sprintf(`(?m)^exchange    partition %d: sent [1-9][0-9]* files, [1-9][0-9]* lines .*; received [1-9][0-9]* files, [1-9][0-9]* lines .*; 0 waiting to be taken, [1-9][0-9]* removed once taken; site graph .* old`, j)),
-		} {
-			if !want.MatchString(st) {
-				t.Errorf("partition %d: manager status lacks %s:\n%s", i+1, want, st)
-			}
-		}
-	}
+
 }
 
 // handedOver is the seeder summary's partitions line with sites handed

@@ -60,8 +60,7 @@ func TestSlurm(t *testing.T) {
 		longtest.Unavailable(t, "a Slurm cluster", "the test runs the Slurm daemons as root, and this is uid "+strconv.Itoa(os.Geteuid()))
 	}
 	start := time.Now()
-	bin := t.TempDir()
-	buildBinaries(t, bin)
+	bin := stageBinaries(t)
 	e := newCrawlEnv(t, bin, testweb.Config{Seed: 7, Hosts: 40, MaxPages: 30, Addresses: 6, SubdomainShare: 0.5}, 6)
 	settings := []string{"--manager-batch-size", "200", "--harvester-address-wait", "0s", "--manager-max-fetches-per-script", "0"}
 	up := time.Now()
