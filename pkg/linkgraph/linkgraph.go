@@ -319,6 +319,10 @@ type Tx struct {
 	frontier      *roaring.Bitmap // loaded on first use
 	frontierDirty bool
 
+	// outChanged holds the ids whose out-link set the transaction wrote,
+	// added to the stored change log when it ends (changes.go).
+	outChanged *roaring.Bitmap
+
 	// In-link changes (target<<32 | source), applied grouped by target
 	// by flushLinks.
 	inAdd blocks[uint64] // a batch adds millions
@@ -452,6 +456,9 @@ func (t *Tx) flush() error {
 		}
 	}
 	t.counters = nil
+	if err := t.flushOutChanges(); err != nil {
+		return err
+	}
 	if t.frontierDirty {
 		t.frontier.RunOptimize()
 		v, err := t.frontier.ToBytes()

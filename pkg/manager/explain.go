@@ -110,7 +110,7 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 			}
 			u = n
 		}
-		p, err := makePlan(ctx, tx, &opts.Config, now, opts.logger(), id, next)
+		p, err := makePlan(ctx, tx, &opts.Config, now, opts.logger(), id, next, nil)
 		if err != nil {
 			return err
 		}

@@ -14,30 +14,40 @@ import (
 // the position of each document with out-links and the positions of its
 // targets, ascending, without self-links and without ids that have no
 // document. targets is reused between calls. It also counts the links
-// into v.stats.Links (once per pass).
+// into v.stats.Links (once per pass). The sets come from the links cache
+// when the run has one (v.links), else from graph.db.
 func (v *graphView) forEachRow(ctx context.Context, tx *linkgraph.Tx, fn func(src int32, targets []uint32) error) error {
-	var targets []uint32
-	rows, links := 0, 0
-	err := tx.ForEachOutLinks(func(id uint64, bm *roaring.Bitmap) error {
-		if rows++; rows%8192 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
+	var targets, ids []uint32
+	links := 0
+	row := func(id uint64, ids []uint32) error {
 		src := v.position(id)
 		if src < 0 {
 			return nil
 		}
 		targets = targets[:0]
-		it := bm.Iterator()
-		for it.HasNext() {
-			if t := v.position(uint64(it.Next())); t >= 0 && t != src {
+		for _, t32 := range ids {
+			if t := v.position(uint64(t32)); t >= 0 && t != src {
 				targets = append(targets, uint32(t))
 			}
 		}
 		links += len(targets)
 		return fn(src, targets)
-	})
+	}
+	var err error
+	if v.links != nil {
+		err = v.links.forEach(ctx, func(src uint32, ids []uint32) error { return row(uint64(src), ids) })
+	} else {
+		rows := 0
+		err = tx.ForEachOutLinks(func(id uint64, bm *roaring.Bitmap) error {
+			if rows++; rows%8192 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			ids = appendBitmap(ids[:0], bm)
+			return row(id, ids)
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("read links: %w", err)
 	}

@@ -137,10 +137,18 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 	length, why := batchLength(col, &opts.Config, id)
 	m.BatchDuration = config.Duration(length) // the budget's, the header's and so the harvester's deadline
 	log.Info("batch length", "batch", id, "batch_duration", length, "why", why)
+	var links *linkCache
+	if readsLinks(m.Strategy) {
+		var r linkRefresh
+		if links, r, err = refreshLinks(ctx, col, g, log); err != nil {
+			return nil, err
+		}
+		log.Info("links cache "+r.how, "out_link_sets_read", r.changed, "rows", links.rows, "links", links.links, "why", r.why, "elapsed", r.elapsed.Round(time.Millisecond))
+	}
 	var p *plan
 	err = g.View(func(tx *linkgraph.Tx) error {
 		var err error
-		p, err = makePlan(ctx, tx, &opts.Config, now, log, 0, id)
+		p, err = makePlan(ctx, tx, &opts.Config, now, log, 0, id, links)
 		return err
 	})
 	if err != nil {
@@ -192,6 +200,16 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 		"candidates", p.stats.Candidates, "site_capped", p.stats.SiteCapped, "site_full", p.stats.SiteFull,
 		"script_capped", p.stats.ScriptCapped, "time_capped", p.stats.TimeCapped, "filled", p.stats.Filled, "streaming_held", p.stats.StreamingHeld, "left", p.stats.Left, "robots", res.Robots)
 	return res, nil
+}
+
+// readsLinks tells whether a strategy reads the links: its runs keep the
+// links cache (linkcache.go).
+func readsLinks(strategy string) bool {
+	switch strategy {
+	case StrategyBacklink, StrategyPageRank, StrategyPartialPageRank, StrategyHistorical:
+		return true
+	}
+	return false
 }
 
 // openGraph opens graph.db for writing, waiting at most timeout.

@@ -33,7 +33,8 @@ type graphView struct {
 	// the pages of it the batch may take (0, or 1 for its probe).
 	streaming map[uint32]int32
 
-	watch *watched // the document explain asks about, or nil
+	watch *watched   // the document explain asks about, or nil
+	links *linkCache // the run's links cache, or nil: read the links from graph.db
 	stats Stats
 }
 
