@@ -168,6 +168,15 @@ const LinksCacheFile = "graph.links"
 // LinksCachePath is the path of the manager's links cache.
 func (c *Collection) LinksCachePath() string { return filepath.Join(c.Dir, LinksCacheFile) }
 
+// DocsCacheFile is the manager's facts of graph.db's documents (what its
+// value function needs of each), kept in step with graph.db through its
+// document change log (docs/manager.md, "Incremental planning"): derived
+// data, rebuilt whenever it does not match.
+const DocsCacheFile = "graph.docs"
+
+// DocsCachePath is the path of the manager's documents cache.
+func (c *Collection) DocsCachePath() string { return filepath.Join(c.Dir, DocsCacheFile) }
+
 // TextPath is the text store directory.
 func (c *Collection) TextPath() string { return filepath.Join(c.Dir, TextDir) }
 

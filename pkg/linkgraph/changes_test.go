@@ -115,3 +115,75 @@ func TestOutChanges(t *testing.T) {
 var errTestRollback = errors.New("roll back")
 
 func bitmapOf(ids ...uint32) *roaring.Bitmap { return roaring.BitmapOf(ids...) }
+
+// The document change log names every document whose record was written
+// or created since the last reset, through PutDoc, UpdateDocs or AddURL,
+// and not those whose out-links alone were written.
+func TestDocChanges(t *testing.T) {
+	g, _ := openTemp(t)
+	state := func() (uint64, []uint32) {
+		t.Helper()
+		var token uint64
+		var ids []uint32
+		if err := g.View(func(tx *Tx) error {
+			tk, bm, err := tx.DocChanges()
+			token, ids = tk, bm.ToArray()
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return token, ids
+	}
+	put := func(tx *Tx, id uint64) error {
+		d, err := tx.Doc(id)
+		if err != nil {
+			return err
+		}
+		d.Visits++
+		return tx.PutDoc(d)
+	}
+	steps := []struct {
+		name  string
+		fn    func(tx *Tx) error
+		token uint64
+		ids   []uint32
+	}{
+		{"new documents", func(tx *Tx) error { return nil }, 0, []uint32{1, 2, 3, 4, 5, 6}},
+		{"reset", func(tx *Tx) error { return tx.ResetDocChanges(5) }, 5, nil},
+		{"put", func(tx *Tx) error { return put(tx, 2) }, 5, []uint32{2}},
+		{"update docs", func(tx *Tx) error {
+			_, err := tx.UpdateDocs([]uint64{3, 4}, func(i int, d *Doc) bool { return i == 0 })
+			return err
+		}, 5, []uint32{2, 3}},
+		{"out-links only", func(tx *Tx) error {
+			_, err := tx.ReplaceOutLinks(1, 1, []Target{{2, 1}})
+			return err
+		}, 5, []uint32{2, 3}},
+		{"a new URL", func(tx *Tx) error {
+			if _, _, err := tx.AddURL("http://c.cl/new", 3, 1, 1); err != nil {
+				return err
+			}
+			return bumpPages(tx, 3, 1)
+		}, 5, []uint32{2, 3, 7}},
+		{"reset between writes", func(tx *Tx) error {
+			if err := put(tx, 4); err != nil {
+				return err
+			}
+			if err := tx.ResetDocChanges(6); err != nil {
+				return err
+			}
+			return put(tx, 5)
+		}, 6, []uint32{5}},
+	}
+	for i, s := range steps {
+		if i == 0 {
+			smallGraph(t, g)
+		} else if err := g.Update(s.fn); err != nil {
+			t.Fatal(err)
+		}
+		token, ids := state()
+		if token != s.token || !slices.Equal(ids, s.ids) {
+			t.Errorf("%s: token %d, ids %v; want %d, %v", s.name, token, ids, s.token, s.ids)
+		}
+	}
+}

@@ -319,9 +319,9 @@ type Tx struct {
 	frontier      *roaring.Bitmap // loaded on first use
 	frontierDirty bool
 
-	// outChanged holds the ids whose out-link set the transaction wrote,
-	// added to the stored change log when it ends (changes.go).
-	outChanged *roaring.Bitmap
+	// changed holds, per change log, the ids the transaction wrote,
+	// added to the stored logs when it ends (changes.go).
+	changed [logCount]*roaring.Bitmap
 
 	// In-link changes (target<<32 | source), applied grouped by target
 	// by flushLinks.
@@ -456,7 +456,7 @@ func (t *Tx) flush() error {
 		}
 	}
 	t.counters = nil
-	if err := t.flushOutChanges(); err != nil {
+	if err := t.flushChanges(); err != nil {
 		return err
 	}
 	if t.frontierDirty {
@@ -586,6 +586,7 @@ func (t *Tx) flushRecords() error {
 	key := make([]byte, 8) // bbolt copies keys
 	for i := range t.newDocs.len() {
 		id := t.newBase + uint64(i)
+		t.logChange(docLog, id)
 		binary.BigEndian.PutUint64(key, id)
 		if err := docs.Put(key, *t.newDocs.at(i)); err != nil {
 			return fmt.Errorf("put doc %d: %w", id, err)
@@ -600,6 +601,9 @@ func (t *Tx) flushRecords() error {
 func (t *Tx) flushDocWrites() error {
 	if len(t.docWrites) == 0 {
 		return nil
+	}
+	for id := range t.docWrites {
+		t.logChange(docLog, id)
 	}
 	if err := putInIDOrder(t.tx.Bucket(bucketDocs), t.docWrites, "put doc"); err != nil {
 		return err

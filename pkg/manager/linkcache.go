@@ -42,88 +42,140 @@ import (
 // token, the number of rows and of targets (uint64 each) and the
 // xxhash64 of every byte before it (uint64). All little endian.
 
-const (
-	linksMagic   = "WIRELNK1"
-	linksTrailer = 32
-)
+const linksMagic = "WIRELNK1"
 
-// errLinksCache marks a cache file that cannot be used as it is.
-var errLinksCache = errors.New("links cache unusable")
+// errCache marks a cache file that cannot be used as it is.
+var errCache = errors.New("cache unusable")
 
 // linkCache is a links cache file that matched graph.db when opened.
 type linkCache struct {
 	path        string
 	token       uint64
 	rows, links uint64
+	file        *cacheFile
 }
 
-// openLinkCache reads the header and trailer of the cache at path and
-// checks that its size agrees with them; nil, nil if there is no file.
-// The content is checked as it is read (forEach).
-func openLinkCache(path string) (*linkCache, error) {
+// cacheTrailer is the size of a cache file's trailer: the token, two
+// counts and the checksum (uint64 each).
+const cacheTrailer = 32
+
+// cacheFile is the trailer of a cache file (links or documents).
+type cacheFile struct {
+	path  string
+	size  int64
+	token uint64
+	a, b  uint64 // its two counts
+}
+
+// openCacheFile reads the magic and the trailer of the cache at path;
+// nil, nil if there is no file.
+func openCacheFile(path, magic string) (*cacheFile, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("links cache %s: %w", path, err)
+		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("links cache %s: %w", path, err)
+		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
 	size := fi.Size()
-	var head [8]byte
-	var tail [linksTrailer]byte
+	head := make([]byte, len(magic))
+	var tail [cacheTrailer]byte
 	if size < int64(len(head)+len(tail)) {
-		return nil, fmt.Errorf("links cache %s: %w: %d bytes", path, errLinksCache, size)
+		return nil, fmt.Errorf("cache %s: %w: %d bytes", path, errCache, size)
 	}
-	if _, err := f.ReadAt(head[:], 0); err != nil {
-		return nil, fmt.Errorf("links cache %s: %w", path, err)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
-	if _, err := f.ReadAt(tail[:], size-linksTrailer); err != nil {
-		return nil, fmt.Errorf("links cache %s: %w", path, err)
+	if _, err := f.ReadAt(tail[:], size-cacheTrailer); err != nil {
+		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
-	if string(head[:]) != linksMagic {
-		return nil, fmt.Errorf("links cache %s: %w: not a links cache (%q)", path, errLinksCache, head[:])
+	if string(head) != magic {
+		return nil, fmt.Errorf("cache %s: %w: does not start with %s (%q)", path, errCache, magic, head)
 	}
-	c := &linkCache{
-		path:  path,
+	return &cacheFile{path: path, size: size,
 		token: binary.LittleEndian.Uint64(tail[0:]),
-		rows:  binary.LittleEndian.Uint64(tail[8:]),
-		links: binary.LittleEndian.Uint64(tail[16:]),
+		a:     binary.LittleEndian.Uint64(tail[8:]),
+		b:     binary.LittleEndian.Uint64(tail[16:]),
+	}, nil
+}
+
+// cacheStream reads a cache file's body, checksumming it.
+type cacheStream struct {
+	c *cacheFile
+	f *os.File
+	r *bufio.Reader
+	h *xxhash.Digest
+}
+
+func (c *cacheFile) stream(magic string) (*cacheStream, error) {
+	f, err := os.Open(c.path)
+	if err != nil {
+		return nil, fmt.Errorf("cache %s: %w", c.path, err)
 	}
-	if want := 8 + 8*c.rows + 4*c.links + linksTrailer; c.rows > uint64(size) || c.links > uint64(size) || uint64(size) != want {
-		return nil, fmt.Errorf("links cache %s: %w: %d bytes for %d rows and %d links (torn?)", path, errLinksCache, size, c.rows, c.links)
+	s := &cacheStream{c: c, f: f, r: bufio.NewReaderSize(f, 1<<20), h: xxhash.New()}
+	if err := s.read(make([]byte, len(magic))); err != nil {
+		f.Close()
+		return nil, err
 	}
-	return c, nil
+	return s, nil
+}
+
+func (s *cacheStream) read(b []byte) error {
+	if _, err := io.ReadFull(s.r, b); err != nil {
+		return fmt.Errorf("cache %s: %w: %w", s.c.path, errCache, err)
+	}
+	s.h.Write(b)
+	return nil
+}
+
+// finish checks the trailer's checksum after the body and closes the file.
+func (s *cacheStream) finish() error {
+	defer s.f.Close()
+	var tail [cacheTrailer]byte
+	if _, err := io.ReadFull(s.r, tail[:]); err != nil {
+		return fmt.Errorf("cache %s: %w: %w", s.c.path, errCache, err)
+	}
+	s.h.Write(tail[:24])
+	if binary.LittleEndian.Uint64(tail[24:]) != s.h.Sum64() {
+		return fmt.Errorf("cache %s: %w: checksum does not match", s.c.path, errCache)
+	}
+	if _, err := s.r.ReadByte(); err != io.EOF {
+		return fmt.Errorf("cache %s: %w: bytes after the trailer", s.c.path, errCache)
+	}
+	return nil
+}
+
+// openLinkCache opens the links cache at path and checks that its size
+// agrees with its counts; nil, nil if there is no file. The content is
+// checked as it is read (forEach).
+func openLinkCache(path string) (*linkCache, error) {
+	c, err := openCacheFile(path, linksMagic)
+	if c == nil || err != nil {
+		return nil, err
+	}
+	lc := &linkCache{path: path, token: c.token, rows: c.a, links: c.b, file: c}
+	if want := uint64(len(linksMagic)) + 8*lc.rows + 4*lc.links + cacheTrailer; lc.rows > uint64(c.size) || lc.links > uint64(c.size) || uint64(c.size) != want {
+		return nil, fmt.Errorf("links cache %s: %w: %d bytes for %d rows and %d links (torn?)", path, errCache, c.size, lc.rows, lc.links)
+	}
+	return lc, nil
 }
 
 // forEach calls fn with every row of the cache in id order: the
 // document id and its targets (reused between calls). It checks the
 // order, the counts and the checksum; a file that fails them is an error
-// wrapping errLinksCache, returned after fn has seen the rows before the
+// wrapping errCache, returned after fn has seen the rows before the
 // damage.
 func (c *linkCache) forEach(ctx context.Context, fn func(src uint32, targets []uint32) error) error {
-	f, err := os.Open(c.path)
+	s, err := c.file.stream(linksMagic)
 	if err != nil {
-		return fmt.Errorf("links cache %s: %w", c.path, err)
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	h := xxhash.New()
-	read := func(b []byte) error {
-		if _, err := io.ReadFull(r, b); err != nil {
-			return fmt.Errorf("links cache %s: %w: %w", c.path, errLinksCache, err)
-		}
-		h.Write(b)
-		return nil
-	}
-	var head [8]byte
-	if err := read(head[:]); err != nil {
 		return err
 	}
+	var head [8]byte
 	var buf []byte
 	var targets []uint32
 	var links uint64
@@ -131,15 +183,18 @@ func (c *linkCache) forEach(ctx context.Context, fn func(src uint32, targets []u
 	for row := range c.rows {
 		if row%8192 == 0 {
 			if err := ctx.Err(); err != nil {
+				s.f.Close()
 				return err
 			}
 		}
-		if err := read(head[:]); err != nil {
+		if err := s.read(head[:]); err != nil {
+			s.f.Close()
 			return err
 		}
 		src, n := binary.LittleEndian.Uint32(head[0:]), binary.LittleEndian.Uint32(head[4:])
 		if src <= prev || links+uint64(n) > c.links {
-			return fmt.Errorf("links cache %s: %w: row %d (doc %d, %d links) out of order or past the count", c.path, errLinksCache, row, src, n)
+			s.f.Close()
+			return fmt.Errorf("links cache %s: %w: row %d (doc %d, %d links) out of order or past the count", c.path, errCache, row, src, n)
 		}
 		prev = src
 		links += uint64(n)
@@ -148,55 +203,85 @@ func (c *linkCache) forEach(ctx context.Context, fn func(src uint32, targets []u
 			targets = make([]uint32, n)
 		}
 		buf, targets = buf[:4*n], targets[:n]
-		if err := read(buf); err != nil {
+		if err := s.read(buf); err != nil {
+			s.f.Close()
 			return err
 		}
 		for i := range targets {
 			targets[i] = binary.LittleEndian.Uint32(buf[4*i:])
 		}
 		if err := fn(src, targets); err != nil {
+			s.f.Close()
 			return err
 		}
 	}
-	var tail [linksTrailer]byte
-	if _, err := io.ReadFull(r, tail[:]); err != nil {
-		return fmt.Errorf("links cache %s: %w: %w", c.path, errLinksCache, err)
+	if links != c.links {
+		s.f.Close()
+		return fmt.Errorf("links cache %s: %w: %d links, the trailer says %d", c.path, errCache, links, c.links)
 	}
-	h.Write(tail[:24])
-	if links != c.links || binary.LittleEndian.Uint64(tail[24:]) != h.Sum64() {
-		return fmt.Errorf("links cache %s: %w: checksum or link count does not match", c.path, errLinksCache)
-	}
-	return nil
+	return s.finish()
 }
 
-// linkWriter writes a links cache under a temporary name.
-type linkWriter struct {
-	f           *collection.AtomicFile
-	w           *bufio.Writer
-	h           *xxhash.Digest
-	rows, links uint64
-	buf         []byte
+// cacheWriter writes a cache file (links or documents) under a
+// temporary name: its magic, then its body, then the trailer (commit).
+type cacheWriter struct {
+	f   *collection.AtomicFile
+	w   *bufio.Writer
+	h   *xxhash.Digest
+	buf []byte
 }
 
-func newLinkWriter(path string) (*linkWriter, error) {
+func newCacheWriter(path, magic string) (*cacheWriter, error) {
 	f, err := collection.CreateAtomic(path)
 	if err != nil {
 		return nil, err
 	}
-	w := &linkWriter{f: f, w: bufio.NewWriterSize(f, 1<<20), h: xxhash.New()}
-	if err := w.write([]byte(linksMagic)); err != nil {
+	w := &cacheWriter{f: f, w: bufio.NewWriterSize(f, 1<<20), h: xxhash.New()}
+	if err := w.write([]byte(magic)); err != nil {
 		f.Abort()
 		return nil, err
 	}
 	return w, nil
 }
 
-func (w *linkWriter) write(b []byte) error {
+func (w *cacheWriter) write(b []byte) error {
 	w.h.Write(b)
 	if _, err := w.w.Write(b); err != nil {
-		return fmt.Errorf("write links cache: %w", err)
+		return fmt.Errorf("write %s: %w", w.f.Name(), err)
 	}
 	return nil
+}
+
+// commit writes the trailer — token, a, b and the checksum — and
+// publishes the file.
+func (w *cacheWriter) commit(token, a, b uint64) error {
+	var tail [cacheTrailer]byte
+	binary.LittleEndian.PutUint64(tail[0:], token)
+	binary.LittleEndian.PutUint64(tail[8:], a)
+	binary.LittleEndian.PutUint64(tail[16:], b)
+	w.h.Write(tail[:24])
+	binary.LittleEndian.PutUint64(tail[24:], w.h.Sum64())
+	if _, err := w.w.Write(tail[:]); err != nil {
+		return fmt.Errorf("write %s: %w", w.f.Name(), err)
+	}
+	if err := w.w.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", w.f.Name(), err)
+	}
+	return w.f.Commit()
+}
+
+// linkWriter writes a links cache.
+type linkWriter struct {
+	*cacheWriter
+	rows, links uint64
+}
+
+func newLinkWriter(path string) (*linkWriter, error) {
+	w, err := newCacheWriter(path, linksMagic)
+	if err != nil {
+		return nil, err
+	}
+	return &linkWriter{cacheWriter: w}, nil
 }
 
 // row appends the out-link set of doc src (ids after the previous row's).
@@ -212,96 +297,127 @@ func (w *linkWriter) row(src uint32, targets []uint32) error {
 	return w.write(b)
 }
 
-// commit writes the trailer with token and publishes the file.
-func (w *linkWriter) commit(token uint64) error {
-	var tail [linksTrailer]byte
-	binary.LittleEndian.PutUint64(tail[0:], token)
-	binary.LittleEndian.PutUint64(tail[8:], w.rows)
-	binary.LittleEndian.PutUint64(tail[16:], w.links)
-	w.h.Write(tail[:24])
-	binary.LittleEndian.PutUint64(tail[24:], w.h.Sum64())
-	if _, err := w.w.Write(tail[:]); err != nil {
-		return fmt.Errorf("write links cache: %w", err)
-	}
-	if err := w.w.Flush(); err != nil {
-		return fmt.Errorf("write links cache: %w", err)
-	}
-	return w.f.Commit()
-}
-
-// linkRefresh says what refreshLinks did.
-type linkRefresh struct {
+// cacheRefresh says what refreshing a cache did.
+type cacheRefresh struct {
 	how     string // "updated", "rebuilt"
 	why     string // why it was rebuilt
-	changed uint64 // out-link sets read from graph.db
+	read    uint64 // documents read from graph.db
 	elapsed time.Duration
 }
 
-// refreshLinks brings the links cache of col in step with graph.db and
-// returns it: from the cache and the out-link sets written since it was
-// made, or, if the cache is missing, from another state of graph.db,
-// torn or damaged, from every out-link set of graph.db. The new cache is
-// written with a new token, published, and then the out-link change log
-// is reset to that token in graph.db; a crash in between leaves a cache
-// whose token graph.db does not have, which the next run rebuilds.
-func refreshLinks(ctx context.Context, col *collection.Collection, g *linkgraph.Graph, log *slog.Logger) (*linkCache, linkRefresh, error) {
+// cacheKind is how refreshCache handles one cache.
+type cacheKind struct {
+	path string
+	// changes and reset are graph.db's change log of the cache.
+	changes func(tx *linkgraph.Tx) (uint64, *roaring.Bitmap, error)
+	reset   func(tx *linkgraph.Tx, token uint64) error
+	// token opens the cache file: its token, or why it cannot be used.
+	token func() (uint64, string)
+	// merge writes the cache of graph.db now, with token next, from the
+	// cache file and the documents in changed; rebuild from graph.db
+	// alone, returning the documents it read. An error wrapping errCache
+	// from merge says the old file is damaged: it is rebuilt.
+	merge   func(ctx context.Context, tx *linkgraph.Tx, changed *roaring.Bitmap, next uint64) error
+	rebuild func(ctx context.Context, tx *linkgraph.Tx, next uint64) (uint64, error)
+}
+
+// refreshCache brings a cache in step with graph.db and returns its new
+// token: from the cache and the documents written since it was made, or,
+// if the cache is missing, from another state of graph.db, torn or
+// damaged, from graph.db alone. The new cache is written with a new
+// token, published, and then graph.db's change log is reset to that
+// token; a crash in between leaves a cache whose token graph.db does not
+// have, which the next run rebuilds.
+func refreshCache(ctx context.Context, g *linkgraph.Graph, k cacheKind, log *slog.Logger) (uint64, cacheRefresh, error) {
 	t0 := time.Now()
-	path := col.LinksCachePath()
-	removeLinkTemps(path, log)
+	removeCacheTemps(k.path, log)
 	next, err := newToken()
 	if err != nil {
-		return nil, linkRefresh{}, err
+		return 0, cacheRefresh{}, err
 	}
 	var token uint64
-	var res linkRefresh
+	var res cacheRefresh
 	err = g.View(func(tx *linkgraph.Tx) error {
-		tk, ids, err := tx.OutChanges()
+		tk, ids, err := k.changes(tx)
 		if err != nil {
 			return err
 		}
 		token = tk
-		old, err := openLinkCache(path)
+		old, why := k.token()
 		switch {
-		case err != nil:
-			res.why = err.Error()
-		case old == nil:
-			res.why = "no cache"
+		case why != "":
+			res.why = why
 		case tk == 0:
-			res.why = "graph.db's out-link change log was never reset"
-		case old.token != tk:
-			res.why = fmt.Sprintf("cache of another state of graph.db (token %x, graph.db's %x)", old.token, tk)
+			res.why = "graph.db's change log was never reset"
+		case old != tk:
+			res.why = fmt.Sprintf("cache of another state of graph.db (token %x, graph.db's %x)", old, tk)
 		default:
-			res.how, res.changed = "updated", ids.GetCardinality()
-			err := mergeLinks(ctx, tx, old, ids, path, next)
-			if err == nil || !errors.Is(err, errLinksCache) {
+			res.how, res.read = "updated", ids.GetCardinality()
+			err := k.merge(ctx, tx, ids, next)
+			if err == nil || !errors.Is(err, errCache) {
 				return err
 			}
 			res.why = err.Error()
 		}
-		res.how, res.changed = "rebuilt", 0
-		return rebuildLinks(ctx, tx, path, next, &res.changed)
+		res.how = "rebuilt"
+		res.read, err = k.rebuild(ctx, tx, next)
+		return err
 	})
 	if err != nil {
-		return nil, res, fmt.Errorf("links cache: %w", err)
+		return 0, res, err
 	}
 	err = g.Update(func(tx *linkgraph.Tx) error {
-		tk, _, err := tx.OutChanges()
+		tk, _, err := k.changes(tx)
 		if err != nil {
 			return err
 		}
 		if tk != token {
-			return fmt.Errorf("graph.db's out-link change log was reset meanwhile (token %x, was %x)", tk, token)
+			return fmt.Errorf("graph.db's change log was reset meanwhile (token %x, was %x)", tk, token)
 		}
-		return tx.ResetOutChanges(next)
+		return k.reset(tx, next)
 	})
+	res.elapsed = time.Since(t0)
+	return next, res, err
+}
+
+// refreshLinks brings the links cache of col in step with graph.db
+// (refreshCache) and returns it.
+func refreshLinks(ctx context.Context, col *collection.Collection, g *linkgraph.Graph, log *slog.Logger) (*linkCache, cacheRefresh, error) {
+	path := col.LinksCachePath()
+	next, res, err := refreshCache(ctx, g, cacheKind{
+		path:    path,
+		changes: (*linkgraph.Tx).OutChanges,
+		reset:   (*linkgraph.Tx).ResetOutChanges,
+		token: func() (uint64, string) {
+			c, err := openLinkCache(path)
+			switch {
+			case err != nil:
+				return 0, err.Error()
+			case c == nil:
+				return 0, "no cache"
+			}
+			return c.token, ""
+		},
+		merge: func(ctx context.Context, tx *linkgraph.Tx, changed *roaring.Bitmap, next uint64) error {
+			old, err := openLinkCache(path)
+			if err != nil {
+				return err
+			}
+			return mergeLinks(ctx, tx, old, changed, path, next)
+		},
+		rebuild: func(ctx context.Context, tx *linkgraph.Tx, next uint64) (uint64, error) {
+			var n uint64
+			err := rebuildLinks(ctx, tx, path, next, &n)
+			return n, err
+		},
+	}, log)
 	if err != nil {
 		return nil, res, fmt.Errorf("links cache: %w", err)
 	}
 	c, err := openLinkCache(path)
 	if err == nil && (c == nil || c.token != next) {
-		err = fmt.Errorf("links cache %s: %w: not the file just written", path, errLinksCache)
+		err = fmt.Errorf("links cache %s: %w: not the file just written", path, errCache)
 	}
-	res.elapsed = time.Since(t0)
 	return c, res, err
 }
 
@@ -351,7 +467,7 @@ func mergeLinks(ctx context.Context, tx *linkgraph.Tx, old *linkCache, changed *
 	if err := fresh(0); err != nil {
 		return err
 	}
-	return w.commit(token)
+	return w.commit(token, w.rows, w.links)
 }
 
 // rebuildLinks writes the cache from every out-link set of graph.db,
@@ -382,7 +498,7 @@ func rebuildLinks(ctx context.Context, tx *linkgraph.Tx, path string, token uint
 	if err != nil {
 		return err
 	}
-	return w.commit(token)
+	return w.commit(token, w.rows, w.links)
 }
 
 // appendBitmap appends the ids of bm to dst, ascending.
@@ -398,13 +514,13 @@ func appendBitmap(dst []uint32, bm *roaring.Bitmap) []uint32 {
 	}
 }
 
-// removeLinkTemps removes the temporary files of a links cache that a
-// killed run left (the manager lock is held: no run is writing one).
-func removeLinkTemps(path string, log *slog.Logger) {
+// removeCacheTemps removes the temporary files of a cache that a killed
+// run left (the manager lock is held: no run is writing one).
+func removeCacheTemps(path string, log *slog.Logger) {
 	tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*"))
 	for _, t := range tmps {
 		if err := os.Remove(t); err == nil {
-			log.Info("removed a links cache temporary file left by a killed run", "file", t)
+			log.Info("removed a cache's temporary file left by a killed run", "file", t)
 		}
 	}
 }

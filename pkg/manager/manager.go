@@ -137,18 +137,22 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 	length, why := batchLength(col, &opts.Config, id)
 	m.BatchDuration = config.Duration(length) // the budget's, the header's and so the harvester's deadline
 	log.Info("batch length", "batch", id, "batch_duration", length, "why", why)
-	var links *linkCache
+	caches := &runCaches{}
+	var r cacheRefresh
+	if caches.docs, r, err = refreshDocs(ctx, col, g, newLimits(m), factsFingerprint(m), log); err != nil {
+		return nil, err
+	}
+	log.Info("documents cache "+r.how, "records_read", r.read, "documents", caches.docs.count, "why", r.why, "elapsed", r.elapsed.Round(time.Millisecond))
 	if readsLinks(m.Strategy) {
-		var r linkRefresh
-		if links, r, err = refreshLinks(ctx, col, g, log); err != nil {
+		if caches.links, r, err = refreshLinks(ctx, col, g, log); err != nil {
 			return nil, err
 		}
-		log.Info("links cache "+r.how, "out_link_sets_read", r.changed, "rows", links.rows, "links", links.links, "why", r.why, "elapsed", r.elapsed.Round(time.Millisecond))
+		log.Info("links cache "+r.how, "out_link_sets_read", r.read, "rows", caches.links.rows, "links", caches.links.links, "why", r.why, "elapsed", r.elapsed.Round(time.Millisecond))
 	}
 	var p *plan
 	err = g.View(func(tx *linkgraph.Tx) error {
 		var err error
-		p, err = makePlan(ctx, tx, &opts.Config, now, log, 0, id, links)
+		p, err = makePlan(ctx, tx, &opts.Config, now, log, 0, id, caches)
 		return err
 	})
 	if err != nil {

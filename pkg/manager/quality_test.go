@@ -28,7 +28,7 @@ func (f *fixture) estimateIQ(m config.Manager) (map[string]float64, func(*linkgr
 	iq := map[string]float64{}
 	var save func(*linkgraph.Tx) error
 	f.view(func(tx *linkgraph.Tx) error {
-		v, err := readDocs(context.Background(), tx, &m, testNow, 0)
+		v, err := readDocs(context.Background(), tx, &m, testNow, 0, nil)
 		if err != nil {
 			return err
 		}
@@ -360,7 +360,7 @@ func TestHistoricalWithoutImport(t *testing.T) {
 	f.add(page{url: pA})
 	f.view(func(tx *linkgraph.Tx) error {
 		m := f.strategy(StrategyHistorical)
-		v, err := readDocs(context.Background(), tx, &m, testNow, 0)
+		v, err := readDocs(context.Background(), tx, &m, testNow, 0, nil)
 		if err != nil {
 			return err
 		}
