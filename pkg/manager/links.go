@@ -82,18 +82,48 @@ func (v *graphView) inGraph(ctx context.Context, tx *linkgraph.Tx) (*pagerank.Gr
 	return b.Graph()
 }
 
-// pageRank is the PageRank of every position over the known graph.
-func (v *graphView) pageRank(ctx context.Context, tx *linkgraph.Tx, damping float64) ([]float64, error) {
+// pageRank is the PageRank of every position over the known graph, the
+// iteration started from start (by position) if it is not nil.
+func (v *graphView) pageRank(ctx context.Context, tx *linkgraph.Tx, damping float64, start []float64) ([]float64, error) {
 	in, deg, err := v.inGraph(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
-	res, err := pagerank.ComputeIn(ctx, in, deg, pagerank.Options{Damping: damping})
+	res, err := pagerank.ComputeIn(ctx, in, deg, pagerank.Options{Damping: damping, Start: start})
 	if err != nil {
 		return nil, fmt.Errorf("compute pagerank: %w", err)
 	}
 	v.stats.Iterations, v.stats.Converged = res.Iterations, res.Converged
 	return res.Rank, nil
+}
+
+// byPosition turns a vector by doc id (a stored PageRank) into the start
+// of an iteration by position: a document the vector has no value for
+// (found since) starts at the mean, 1/N. Nil without a vector.
+func (v *graphView) byPosition(byID []float64) []float64 {
+	if len(byID) == 0 || len(v.ids) == 0 {
+		return nil
+	}
+	start := make([]float64, len(v.ids))
+	mean := 1 / float64(len(v.ids))
+	for p, id := range v.ids {
+		if int(id) < len(byID) && byID[id] > 0 {
+			start[p] = byID[id]
+		} else {
+			start[p] = mean
+		}
+	}
+	return start
+}
+
+// byID turns a vector by position into one by doc id (0 for ids without
+// a document), as the scores bucket stores it.
+func (v *graphView) byID(byPos []float64) []float64 {
+	out := make([]float64, v.maxID()+1)
+	for p, id := range v.ids {
+		out[id] = byPos[p]
+	}
+	return out
 }
 
 // parentShares gives every position p with want(p) the sum, over the

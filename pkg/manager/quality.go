@@ -65,11 +65,7 @@ func intrinsicQuality(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *co
 		}
 		return backlinkIQ(indeg), nil
 	case StrategyPageRank:
-		pr, err := v.pageRank(ctx, tx, m.Damping)
-		if err != nil {
-			return nil, err
-		}
-		return pageRankIQ(pr), nil
+		return warmPageRankIQ(ctx, tx, v, m)
 	case StrategyPartialPageRank:
 		return partialPageRankIQ(ctx, tx, v, m)
 	case StrategyOPIC:
@@ -134,6 +130,35 @@ func pageRankIQ(pr []float64) *estimate {
 		return fmt.Sprintf("PageRank %s (the highest is %s, the mean 1/N = %s)", g4(pr[p]), g4(e.scale), g4(1/float64(len(pr))))
 	}
 	return e
+}
+
+// pagerankVector names the PageRank of the last run in the scores
+// bucket (by doc id): the pagerank strategy starts the next run's
+// iteration from it.
+const pagerankVector = "pagerank"
+
+// warmPageRankIQ is pageRankIQ with the iteration started from the
+// PageRank of the last run (docs/manager.md, "Incremental planning"): the
+// same stopping rule (L1 change below 1e-9) from a vector close to the
+// answer takes fewer iterations, and the ranks it gives differ from a
+// start from the uniform vector by about the tolerance. The ranks are
+// stored with the batch for the next run.
+func warmPageRankIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config.Manager) (*estimate, error) {
+	stored, err := tx.ScoreVector(pagerankVector)
+	if err != nil {
+		return nil, err
+	}
+	start := v.byPosition(stored)
+	pr, err := v.pageRank(ctx, tx, m.Damping, start)
+	if err != nil {
+		return nil, err
+	}
+	e := pageRankIQ(pr)
+	if start != nil {
+		e.notes = append(e.notes, fmt.Sprintf("PageRank started from the last run's (%d iterations)", v.stats.Iterations))
+	}
+	e.save = func(tx *linkgraph.Tx) error { return tx.PutScoreVector(pagerankVector, v.byID(pr)) }
+	return e, nil
 }
 
 // largerSitesFirstIQ gives every page of a site IQ = (pending+1)/(max+1),

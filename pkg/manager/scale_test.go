@@ -275,7 +275,7 @@ func resetEstimators(col *collection.Collection) error {
 	}
 	defer g.Close()
 	return g.Update(func(tx *linkgraph.Tx) error {
-		for _, name := range []string{opicCash, opicHistory, opicVisits, partialVector} {
+		for _, name := range []string{opicCash, opicHistory, opicVisits, partialVector, pagerankVector} {
 			if err := tx.DeleteScores(name); err != nil {
 				return err
 			}
