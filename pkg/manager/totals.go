@@ -115,6 +115,9 @@ func estimatorStates(tx *linkgraph.Tx) []string {
 	if raw := tx.ScoreMeta(opicMeta); raw != nil && json.Unmarshal(raw, &o) == nil {
 		out = append(out, fmt.Sprintf("opic: %d runs, %d pages distributed in the last", o.Runs, o.Distributed))
 	}
+	if v, err := tx.ScoreVector(pagerankVector); err == nil && len(v) > 0 {
+		out = append(out, fmt.Sprintf("pagerank: the last run's ranks (up to doc id %d), where the next run's iteration starts", len(v)-1))
+	}
 	var p partialState
 	if raw := tx.ScoreMeta(partialMeta); raw != nil && json.Unmarshal(raw, &p) == nil {
 		out = append(out, fmt.Sprintf("partial-pagerank: computed over %d pages with %d fetched", p.Docs, p.Fetched))
