@@ -92,7 +92,9 @@ type Result struct {
 	BatchDurationWhy string
 }
 
-// Run writes the next batch: it reads graph.db, scores the candidates,
+// Run writes the next batch: it brings the documents and links caches in
+// step with graph.db (doccache.go, linkcache.go), reads them and graph.db,
+// scores the candidates,
 // writes batches/NNNNNN/robots.jsonl, servers.jsonl and batch.tsv and
 // then marks the batch's documents scheduled and, in the last of those
 // transactions, stores the estimator's state (OPIC cash, partial
