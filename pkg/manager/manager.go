@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
@@ -299,28 +298,24 @@ func markInChunks(g *linkgraph.Graph, id int, entries []batch.Entry, managed tim
 		hi := min(lo+chunk, len(ids))
 		last := hi == len(ids)
 		err := g.Update(func(tx *linkgraph.Tx) error {
-			// The records are decoded and encoded on every core, and
-			// written in id order (UpdateDocs).
-			var n atomic.Int64
-			_, err := tx.UpdateDocs(ids[lo:hi], func(_ int, d *linkgraph.Doc) bool {
+			for _, docID := range ids[lo:hi] {
+				d, err := tx.Doc(docID)
+				if err != nil {
+					return fmt.Errorf("%w: %w", ErrBatchMismatch, err)
+				}
 				switch {
 				case d.State == linkgraph.StateScheduled && d.Batch == id:
-					n.Add(1)
-					return false
+					marked++
+					continue
 				case d.State != linkgraph.StatePending && d.State != linkgraph.StateFetched && d.State != linkgraph.StateFailed:
-					return false
+					continue
 				}
 				d.State, d.Batch = linkgraph.StateScheduled, id
-				n.Add(1)
-				return true
-			})
-			if errors.Is(err, linkgraph.ErrNotFound) {
-				return fmt.Errorf("%w: %w", ErrBatchMismatch, err)
+				if err := tx.PutDoc(d); err != nil {
+					return err
+				}
+				marked++
 			}
-			if err != nil {
-				return err
-			}
-			marked += int(n.Load())
 			if !last {
 				return nil
 			}
