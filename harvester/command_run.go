@@ -35,9 +35,11 @@ collection (batch.tsv alone is needed; robots.jsonl and servers.jsonl beside it
 are used if present); the config is --config, else DIR/wire.toml if present,
 else the defaults, environment and flags.
 
-With --shard i/N (1 <= i <= N) it fetches only the URLs whose host name hashes
-to shard i, into BATCH/harvest-shard-i-of-N/, so that N machines can share a
-batch; the batch is marked harvested when all N shards are done and merged into
+With --shard i/N (1 <= i <= N) it fetches only the URLs of the servers the batch
+gives shard i (split by address, from the batch's files alone: every shard
+computes the same split; a name that resolves to another shard's address is
+deferred to the next batch), into BATCH/harvest-shard-i-of-N/, so that N
+machines can share a batch; the batch is marked harvested when all N shards are done and merged into
 BATCH/harvest/ (automatically by the last shard to finish when they share the
 directory, else by "harvester run" without --shard once the shard directories
 are copied back).
@@ -54,7 +56,7 @@ with metrics.listen it serves its metrics live at http://ADDR/metrics.
 			command.BatchFlag("harvest batch `N` instead of the next ready one"),
 			&cli.StringFlag{Name: "batch-dir", Usage: "harvest the bare batch directory `DIR` (no collection needed)"},
 			&cli.BoolFlag{Name: "force", Usage: "harvest again a batch (or shard) that is already harvested (needs --batch or --batch-dir)"},
-			&cli.StringFlag{Name: "shard", Usage: "fetch only shard `i/N` of the batch (sites hashed by host name)"},
+			&cli.StringFlag{Name: "shard", Usage: "fetch only shard `i/N` of the batch (split by server address)"},
 		),
 		Action: command.Action(parseRun, runRun),
 	}

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/command"
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/manager"
 	"github.com/wirecrawl/wire/pkg/report"
 )
 
@@ -23,8 +26,10 @@ PageRank over the known link graph (damping: manager.damping), and writes
 one HTML page that needs no network and no other file: pages per site
 (log-log), in- and out-degree distributions, depth, HTTP status and MIME
 types, pages, bytes and harvest speed per batch, cumulative PageRank of
-the fetched pages in crawl order, and the top sites and pages by
-PageRank. The plots are inline SVG. The page goes to COLLECTION/report.html
+the fetched pages in crawl order, the top sites and pages by
+PageRank, and the collection's freshness by the change-rate estimates
+(by depth and for the largest sites: median change interval, estimated
+freshness, revisits that found a change). The plots are inline SVG. The page goes to COLLECTION/report.html
 unless --output names another file (- for standard output); it is written
 atomically. --json writes the numbers behind the plots instead. Run it
 when no manager or seeder is writing graph.db. See docs/report.md.
@@ -42,7 +47,8 @@ when no manager or seeder is writing graph.db. See docs/report.md.
 // reportOptions is what `manager report` needs.
 type reportOptions struct {
 	Collection *collection.Collection
-	Report     report.Options // all but the logger, which comes from Std
+	Report     report.Options // all but the logger and the change estimates, which come from Std and Manager
+	Manager    config.Manager // the settings of the change-rate estimates
 	Output     string         // the file to write, "-" for out, "" for COLLECTION/report.html (.json)
 	JSON       bool
 	Std        command.Std
@@ -55,6 +61,7 @@ func parseReport(c *cli.Context) (reportOptions, error) {
 	}
 	return reportOptions{
 		Collection: col,
+		Manager:    cfg.Manager,
 		Report:     report.Options{Damping: cfg.Manager.Damping, Top: c.Int("top"), TimeScale: cfg.Manager.Scale()},
 		Output:     c.String("output"),
 		JSON:       c.Bool("json"),
@@ -67,6 +74,12 @@ func parseReport(c *cli.Context) (reportOptions, error) {
 func runReport(ctx context.Context, o reportOptions, out io.Writer) error {
 	ropts := o.Report
 	ropts.Logger = o.Std.Log()
+	ropts.Changes = func(ctx context.Context, fn func(report.PageChange) error) error {
+		now := time.Now()
+		return manager.ChangeEstimates(ctx, o.Collection, &o.Manager, func(e manager.ChangeEstimate) error {
+			return fn(report.PageChange{Site: e.Site, Depth: e.Depth, Lambda: e.Lambda, Age: max(now.Sub(e.Fetched), 0), Revisits: e.Revisits, Changed: e.FoundChanged})
+		})
+	}
 	data, err := report.Collect(ctx, o.Collection, ropts)
 	if err != nil {
 		return err

@@ -244,7 +244,7 @@ func TestTimeScale(t *testing.T) {
 	}
 	code, out, errOut = runApp(t, "explain", "-c", dir, "--manager-time-scale", "1", "http://a.cl/1")
 	flat = strings.Join(strings.Fields(out), " ")
-	if code != command.ExitOK || !strings.Contains(flat, "λ = 0.03333 changes/day") || !strings.Contains(flat, "less than min_revisit 168h0m0s") || strings.Contains(flat, "time scale") {
+	if code != command.ExitOK || !strings.Contains(flat, "λ = 0.03333 changes/day") || !strings.Contains(flat, "less than min_revisit/8 = 21h0m0s") || strings.Contains(flat, "time scale") {
 		t.Errorf("explain at time scale 1: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = runApp(t, "explain", "-c", dir, "--manager-time-scale", "0", "http://a.cl/1")

@@ -40,7 +40,9 @@
 # decoded HTML, and their rows are given as a share of BenchmarkGather's,
 # run in the same round right before them, so that decoded and raw
 # records alternate (the target: within 10 %,
-# docs/harvester.md "How responses are stored"). They run with the garbage collector
+# docs/harvester.md "How responses are stored"). The brotli decoder is
+# the build's (printed at the top): libbrotlidec with cgo, the default;
+# GOFLAGS=-tags=nocbrotli measures the pure-Go one. They run with the garbage collector
 # set as the gatherer command sets it (GOGC=400 unless GOGC is set:
 # gatherer.TuneGC).
 #
@@ -94,6 +96,7 @@ function perRound(name, ref, col,    n, m, k, a, b, s) {
 	for (k = 1; k <= n && k <= m; k++) if (b[k] > 0) s = s " " a[k] / b[k]
 	return medianOf(s)
 }
+/brotli decoder: / { brlib = $0; sub(/.*brotli decoder: /, "", brlib) }
 /^Benchmark/ {
 	name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
 	for (i = 2; i <= NF; i++) {
@@ -108,7 +111,8 @@ function row(label, name, ref,    w, c, rw, rc) {
 	printf "%-50s %8.1f %9.1f   %3.0f %% %8.0f %%    %3.0f %% %8.0f %%\n", label, w, c, 100*w/rw, 100*c/rc, 100*perRound(name, ref, "wall"), 100*perRound(name, ref, "cpu")
 }
 END {
-	printf "corpus: %d real pages, %.2f MB (pkg/extract/testdata/pages); %d cores; load average %s; median of %d rounds\n\n", pages, corpus/1e6, procs, load, count
+	printf "corpus: %d real pages, %.2f MB (pkg/extract/testdata/pages); %d cores; load average %s; median of %d rounds\n", pages, corpus/1e6, procs, load, count
+	printf "brotli decoder: %s\n\n", brlib
 	printf "%-50s %8s %9s   %s\n", "", "", "", "share of the tokenizer (MB/s, MB/cpu-s):"
 	printf "%-50s %8s %9s   %s\n", "", "MB/s", "MB/cpu-s", "of the medians       per round (median)"
 	row("x/net/html tokenizer alone, one goroutine", "TokenizerOnly", "")

@@ -75,6 +75,18 @@
 # BENCH_TOOLS (where testweb and crawlcheck are built from this tree,
 # default REPO/bin), WIRE_BIN and WIRE_BUILD as for crawl.sh. Peak memory
 # per stage needs GNU time (/usr/bin/time); without it it is left out.
+#
+# BENCH_BASE=REV (a commit, branch or tag, e.g. main) measures another
+# build in the same run, as issue 34 asks ("main's binaries measured in
+# the same run"): REV's four stages are built (git archive, go build)
+# into BENCH_DIR/base-bin, then for each of BENCH_ROUNDS rounds (default
+# 1) the selected runs are made with REV's binaries into
+# BENCH_DIR/base-N and with this tree's into BENCH_DIR/new-N, one after
+# the other on the same web, and `crawlcheck compare` prints each round
+# side by side (times to 50 ... 100 %, coverage against the polite
+# bound, cumulative PageRank, and peak memory per stage with new / base,
+# marked over past 1.10) into BENCH_DIR/compare-N.txt. The test web and
+# crawlcheck are this tree's in both.
 # Exit codes: 0 done, 1 a run failed, 2 usage.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -86,6 +98,45 @@ usage() {
 [ $# -le 2 ] || usage
 hosts=${1:-1000}
 pages=${2:-41000}
+
+# BENCH_BASE: this script again, once per round with REV's binaries and
+# once with this tree's, then the comparison.
+if [ -n "${BENCH_BASE:-}" ]; then
+	dir=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/wire-timeline.XXXXXX")}
+	mkdir -p "$dir"
+	rounds=${BENCH_ROUNDS:-1}
+	case $rounds in '' | *[!0-9]* | 0)
+		echo "bench-timeline.sh: BENCH_ROUNDS $rounds is not a positive count" >&2
+		exit 2
+		;;
+	esac
+	base_bin=$dir/base-bin
+	if [ ! -x "$base_bin/seeder" ]; then
+		rev=$(git -C "$WIRE_ROOT" rev-parse --verify "$BENCH_BASE^{commit}") || {
+			echo "bench-timeline.sh: BENCH_BASE $BENCH_BASE is not a revision of $WIRE_ROOT" >&2
+			exit 2
+		}
+		rm -rf "$dir/base-src"
+		mkdir -p "$dir/base-src" "$base_bin"
+		wire_brotli_or_purego bench-timeline.sh # REV may have the C brotli decoder
+		git -C "$WIRE_ROOT" archive "$rev" | tar -x -C "$dir/base-src" &&
+			(cd "$dir/base-src" && go build -o "$base_bin/" ./manager ./harvester ./gatherer ./seeder) || {
+			echo "bench-timeline.sh: building $BENCH_BASE ($rev) failed" >&2
+			exit 1
+		}
+		rm -rf "$dir/base-src"
+		echo "bench-timeline.sh: base $BENCH_BASE is $rev, binaries in $base_bin" >&2
+	fi
+	wire_need_bins || { echo "bench-timeline.sh: build failed" >&2; exit 1; }
+	self=$WIRE_ROOT/scripts/bench-timeline.sh
+	for r in $(seq 1 "$rounds"); do
+		BENCH_BASE= WIRE_BIN=$base_bin BENCH_DIR=$dir/base-$r "$self" "$hosts" "$pages" || exit 1
+		BENCH_BASE= WIRE_BIN=$WIRE_BIN BENCH_DIR=$dir/new-$r "$self" "$hosts" "$pages" || exit 1
+		echo "== round $r: base $BENCH_BASE against this tree" | tee "$dir/compare-$r.txt"
+		"${BENCH_TOOLS:-$WIRE_ROOT/bin}/crawlcheck" compare --base "$dir/base-$r" --new "$dir/new-$r" | sed 's/^/   /' | tee -a "$dir/compare-$r.txt"
+	done
+	exit 0
+fi
 seed=${BENCH_SEED:-1}
 hetero=${BENCH_HETERO:-1}
 hostile=${BENCH_HOSTILE:-0}

@@ -6,7 +6,8 @@ package scripts_test
 // change and the new versions of those that did, and the first crawl
 // already took in compressed and chunked answers (issue 37). The
 // recrawl writes the pages that did not change as revisit records that
-// refer to the first crawl's, and those that did whole (issue 37).
+// refer to the first crawl's, and those that did whole (issue 37); the
+// seeder stops trusting the dates of lying sites (issue 35).
 
 import (
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/linkgraph"
 	"github.com/wirecrawl/wire/pkg/testweb"
 )
 
@@ -135,6 +138,64 @@ func TestRecrawlChangingWeb(t *testing.T) {
 	// collections finds nothing to record.
 	if out := run(t, nil, filepath.Join(bin, "seeder"), "captures", "--collection", col); !strings.HasPrefix(out, "0 stored captures recorded") {
 		t.Errorf("seeder captures on a collection crawled with captures: %s", out)
+	}
+
+	checkValidatorTrust(t, bin, col, web)
+}
+
+// checkValidatorTrust checks what the seeder made of each site's dates
+// after the recrawl (issue 35): a lying site (Last-Modified: the time of
+// the request) whose unchanged pages the recrawl fetched three times or
+// more is no longer trusted, no honest site loses the trust, a site that
+// sends no dates has nothing checked; manager explain says so.
+func checkValidatorTrust(t *testing.T, bin, col string, web *testweb.Web) {
+	t.Helper()
+	g, err := linkgraph.Open(filepath.Join(col, collection.GraphFile), true, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lyingPage, honestPage string
+	untrusted := map[testweb.ValidatorPolicy]int{}
+	err = g.View(func(tx *linkgraph.Tx) error {
+		return tx.ForEachSite(func(s *linkgraph.Site) error {
+			host := s.Key[strings.Index(s.Key, "://")+3:]
+			host = host[:strings.LastIndexByte(host, ':')]
+			policy := web.Validators(host)
+			v := s.Validators
+			switch {
+			case !v.Trusted():
+				untrusted[policy]++
+				if policy == testweb.ValidatorsLying && lyingPage == "" {
+					lyingPage = s.Key + "/"
+				}
+			case policy == testweb.ValidatorsHonest && v != nil && v.Agree > 0 && honestPage == "":
+				honestPage = s.Key + "/"
+			}
+			if policy == testweb.ValidatorsNone && v != nil {
+				t.Errorf("%s sends no dates, but has %+v checked", s.Key, v)
+			}
+			if policy == testweb.ValidatorsLying && v != nil && v.Disagree >= linkgraph.UntrustedMin && v.Trusted() {
+				t.Errorf("%s lies and disagreed %d times of %d, but is trusted", s.Key, v.Disagree, v.Agree+v.Disagree)
+			}
+			return nil
+		})
+	})
+	g.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sites whose dates are not trusted, by policy: %v", untrusted)
+	if untrusted[testweb.ValidatorsLying] == 0 || untrusted[testweb.ValidatorsHonest] != 0 {
+		t.Errorf("untrusted sites by policy %v: want some lying ones and no honest one", untrusted)
+	}
+	for page, want := range map[string]string{lyingPage: "not trusted:", honestPage: "trusted:"} {
+		if page == "" {
+			continue
+		}
+		out := run(t, nil, filepath.Join(bin, "manager"), "explain", "--collection", col, page)
+		if !strings.Contains(out, "validators") || !strings.Contains(out, want) {
+			t.Errorf("manager explain %s: want a validators line saying %q:\n%s", page, want, out)
+		}
 	}
 }
 

@@ -60,6 +60,7 @@ var cliCommands = []struct {
 	{bin: "seeder", cmd: "add", args: []string{"-"}},
 	{bin: "seeder", cmd: "run"},
 	{bin: "seeder", cmd: "release"},
+	{bin: "seeder", cmd: "exchange"},
 	{bin: "seeder", cmd: "check"},
 	{bin: "seeder", cmd: "stats"},
 	{bin: "seeder", cmd: "import"},

@@ -9,8 +9,27 @@ wire_bin_given=${WIRE_BIN:+1}
 WIRE_BIN=${WIRE_BIN:-$WIRE_ROOT/bin}
 WIRE_STAGES="manager harvester gatherer seeder"
 
+# wire_brotli_or_purego NAME: a Go build with cgo links the C brotli
+# decoder (pkg/contentcoding/brotli_cgo.go), whose headers come with
+# Debian's libbrotli-dev (scripts/test-deps.sh installs it). Where a C
+# compiler is but the headers are not, the builds of the scripts use the
+# pure-Go decoder (GOFLAGS -tags=nocbrotli), and NAME says so once; not
+# in CI (CI=true), where test-deps.sh could have installed them and the
+# build then fails on the missing header.
+wire_brotli_or_purego() {
+	[ "$(go env CGO_ENABLED 2>/dev/null)" = 1 ] || return 0
+	case " $(go env GOFLAGS 2>/dev/null) " in *nocbrotli*) return 0 ;; esac
+	echo '#include <brotli/decode.h>' | $(go env CC) -E - >/dev/null 2>&1 && return 0
+	[ "${CI:-}" = true ] && return 0
+	echo "$1: no brotli headers (Debian's libbrotli-dev): building with -tags nocbrotli, the pure-Go brotli decoder" >&2
+	local flags
+	flags=$(go env GOFLAGS)
+	export GOFLAGS="${flags:+$flags }-tags=nocbrotli"
+}
+
 # wire_build builds the four stages and the test web into $WIRE_BIN.
 wire_build() {
+	wire_brotli_or_purego build
 	mkdir -p "$WIRE_BIN"
 	(cd "$WIRE_ROOT" && go build -o "$WIRE_BIN/" ./manager ./harvester ./gatherer ./seeder ./scripts/testweb)
 }
@@ -56,6 +75,7 @@ wire_bench_tools() {
 	bin=$WIRE_BIN
 	tools=${BENCH_TOOLS:-$WIRE_ROOT/bin}
 	mkdir -p "$tools"
+	wire_brotli_or_purego "$1"
 	(cd "$WIRE_ROOT" && go build -o "$tools/" ./scripts/testweb ./scripts/crawlcheck) || {
 		echo "$1: building testweb and crawlcheck failed" >&2
 		return 1

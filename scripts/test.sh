@@ -2,9 +2,10 @@
 # test.sh [--long] [GO TEST FLAGS]: the project's test commands.
 #
 # scripts/test.sh, the README's test command, for every change (a few
-# minutes; figures in the README, "Tests"): the gofmt check, go vet, what the
-# tests use beyond Go (scripts/test-deps.sh: GNU parallel and rsync for
-# the harvester-shard example, where it can install them), then
+# minutes; figures in the README, "Tests"): the gofmt check, what the
+# build and the tests use beyond Go (scripts/test-deps.sh: the brotli
+# decoder's C library, GNU parallel and rsync for the harvester-shard
+# example, where it can install them), go vet, then
 # go test ./...: every package's own tests, the end-to-end crawl of the
 # test web through the real binaries and scripts (TestCrawlCycleEndToEnd),
 # TestCrawlScript, TestOperations, TestMetrics, and scripts/faulttest's
@@ -23,6 +24,7 @@
 # CI (.ci/run) runs both: scripts/test.sh, then scripts/test.sh --long.
 # GO TEST FLAGS (-v, -run …) go to every go test run.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # The long suite's tests (those that call longtest.Need): a package and
@@ -32,6 +34,7 @@ long_tests=(
 	"./scripts/faulttest ^TestCrawlSurvivesKills$"
 	"./scripts ^TestOperations$/^report$/^chromium$"
 	"./scripts ^TestArchiveTools$"
+	"./scripts ^TestPartitions$"
 )
 # The race detector's packages: the seeder's and the harvester's
 # concurrent bbolt writers and connections, the gatherer's workers, the
@@ -48,6 +51,7 @@ if [ $long = 1 ]; then
 	# Every part runs, and the end says which failed: one CI run reports
 	# them all.
 	scripts/test-deps.sh --long
+	wire_brotli_or_purego test.sh
 	failed=()
 	for entry in "${long_tests[@]}"; do
 		read -r pkg run <<<"$entry"
@@ -67,8 +71,9 @@ if [ -n "$unformatted" ]; then
 	echo "$unformatted" >&2
 	exit 1
 fi
-go vet ./...
 scripts/test-deps.sh
+wire_brotli_or_purego test.sh
+go vet ./...
 # ./scripts first: its tests take the longest (over two minutes of crawls
 # through the binaries), and go test starts packages in the order given,
 # so it runs beside the rest instead of after it.

@@ -15,6 +15,7 @@ func newApp() *cli.App {
 		addCommand(),
 		runCommand(),
 		releaseCommand(),
+		exchangeCommand(),
 		checkCommand(),
 		requeueCommand(),
 		capturesCommand(),

@@ -180,3 +180,37 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("a stage's table:\n%s", run)
 	}
 }
+
+// The names of the common and setting flags are worked out once: cli
+// asks for every flag's names once per flag before each action, and its
+// own flags recompute them with a regexp each time (namedString).
+func TestFlagNamesOnce(t *testing.T) {
+	for _, f := range WithSettings() {
+		want := f.Names()
+		if allocs := testing.AllocsPerRun(10, func() { f.Names() }); allocs != 0 {
+			t.Errorf("--%s: %v allocations to list its names", want[0], allocs)
+		}
+		if name := strings.Join(want, ","); name != strings.Join(cli.FlagNames(want[0], want[1:]), ",") {
+			t.Errorf("names %q, cli's own %q", name, cli.FlagNames(want[0], want[1:]))
+		}
+	}
+}
+
+// BenchmarkRunWithSettings is the start of every stage's run: a command
+// with every setting flag, one of them given, parsed by cli up to its
+// action (cli looks each flag's names up among all of them to run flag
+// actions: settingFlags keeps that cheap).
+func BenchmarkRunWithSettings(b *testing.B) {
+	app := &cli.App{Name: "t", Commands: []*cli.Command{{
+		Name:   "run",
+		Flags:  WithSettings(&cli.BoolFlag{Name: "force"}),
+		Action: func(c *cli.Context) error { Overrides(c); return nil },
+	}}}
+	args := []string{"t", "run", "--harvester-wait", "0s", "-q"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := app.Run(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

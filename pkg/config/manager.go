@@ -21,6 +21,14 @@ func HistoricalNewPages() []string {
 	return []string{"zero", "random", "parent", "pagerank"}
 }
 
+// The revisit policies (manager.revisits).
+const (
+	// RevisitsOptimal spends the revisit budget by value and change rate.
+	RevisitsOptimal = "optimal"
+	// RevisitsUniform revisits every page once min_revisit has passed.
+	RevisitsUniform = "uniform"
+)
+
 // Manager holds the settings of the value function and of batches.
 type Manager struct {
 	Strategy            string   `toml:"strategy" doc:"Intrinsic-quality estimator: breadth-first, backlink, pagerank, partial-pagerank, opic, larger-sites-first or historical."`
@@ -41,7 +49,8 @@ type Manager struct {
 	MaxDepthDynamic     int      `toml:"max_depth_dynamic" doc:"Pages of dynamic URLs (a query, a script extension or /cgi-bin/) deeper than this are not scheduled."`
 	DynamicExtensions   []string `toml:"dynamic_extensions" doc:"File extensions (without dot) that make a URL dynamic even without a query."`
 	MaxFetchesPerScript int      `toml:"max_fetches_per_script" doc:"At most this many URLs with a query are fetched per script (URL before the '?'); 0 means no limit."`
-	MinRevisit          Duration `toml:"min_revisit" doc:"A fetched page is not scheduled again before this much time has passed (times time_scale)."`
+	MinRevisit          Duration `toml:"min_revisit" doc:"The revisit budget (times time_scale): with revisits = optimal, on average one revisit per fetched page in this time, spent by value and change rate, no page sooner than min_revisit/8 (docs/manager.md, \"Revisits\"); with revisits = uniform, a fetched page is not scheduled again before this much time has passed."`
+	Revisits            string   `toml:"revisits" doc:"Revisit policy: optimal (Cho and Garcia-Molina's optimal allocation of the budget min_revisit sets, by value and estimated change rate, within each site's politeness room) or uniform (every page as soon as min_revisit has passed)."`
 	TimeScale           float64  `toml:"time_scale" doc:"Factor s on every duration of the freshness machinery: the change-rate prior (one change per 30 days), the 365-day cap on Last-Modified ages, sitemap changefreq rates, the lying-sitemap window (1 h) and future slack (24 h), the report's age classes and min_revisit (docs/manager.md, \"Time scale\"); 1 is real time, 1/1440 (0.000694444444444444) turns a day into a minute. Harvester waits, Crawl-delay, timeouts and batch lengths are not scaled."`
 	RobotsMaxAge        Duration `toml:"robots_max_age" doc:"A site's stored robots.txt younger than this goes into the batch (robots.jsonl) so the harvester need not fetch it again; 0 sends none."`
 	NearDuplicateWeight float64  `toml:"near_duplicate_weight" doc:"Factor of the profit of a page that is a near-duplicate of a fetched page (simhash within 3 bits, or rel=canonical to it), or a page of a site found to mirror another (docs/manager.md): 1 ignores near-duplicates."`
@@ -58,6 +67,7 @@ func (c *Manager) Revisit() time.Duration { return c.Scale().D(c.MinRevisit.D())
 func defaultManager() Manager {
 	return Manager{
 		Strategy:           "pagerank",
+		Revisits:           RevisitsOptimal,
 		Alpha:              1,
 		Beta:               1,
 		Gamma:              1,
@@ -151,6 +161,9 @@ func (c *Manager) validate(bad func(key, format string, args ...any)) {
 	}
 	if c.MinRevisit < 0 {
 		bad("manager.min_revisit", "must not be negative")
+	}
+	if c.Revisits != RevisitsOptimal && c.Revisits != RevisitsUniform {
+		bad("manager.revisits", "want %s or %s, got %s", RevisitsOptimal, RevisitsUniform, excerpt.Quote(c.Revisits))
 	}
 	if err := timescale.Check(c.TimeScale); err != nil {
 		bad("manager.time_scale", "%v", err)

@@ -14,7 +14,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
@@ -77,7 +76,7 @@ type Decoder struct {
 	gz    *gzip.Reader
 	fl    io.ReadCloser // raw deflate (flate.Resetter)
 	zl    io.ReadCloser // zlib (zlib.Resetter)
-	br    *brotli.Reader
+	br    brotliReader  // libbrotlidec, or its port to Go (brotli_*.go)
 	peek  *bufio.Reader // buffers the body of NewReader
 	src   bytes.Reader  // the body of Append
 }
@@ -131,12 +130,10 @@ func (d *Decoder) reader(c Coding, r io.Reader, head []byte) (io.Reader, error) 
 	case Deflate:
 		return d.deflate(r, head)
 	case Brotli:
-		if d.br == nil {
-			d.br = brotli.NewReader(r)
-		} else if err := d.br.Reset(r); err != nil {
+		if err := d.br.reset(r); err != nil {
 			return nil, &Error{Coding: Brotli, Err: err}
 		}
-		return &decodeErrors{r: d.br, c: Brotli}, nil
+		return &decodeErrors{r: &d.br, c: Brotli}, nil
 	}
 	return nil, fmt.Errorf("content coding %q not supported", string(c))
 }

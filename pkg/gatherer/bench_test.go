@@ -15,6 +15,7 @@ import (
 	"github.com/andybalholm/brotli"
 
 	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/contentcoding"
 	"github.com/wirecrawl/wire/pkg/gatherer/gathertest"
 )
 
@@ -52,8 +53,12 @@ func BenchmarkGatherRaw(b *testing.B) { benchGatherCoded(b, 10, "gzip") }
 
 // BenchmarkGatherRawBrotli is BenchmarkGatherRaw with the pages
 // brotli-compressed (level 5, a server's on-the-fly level), under
-// Content-Encoding: br.
-func BenchmarkGatherRawBrotli(b *testing.B) { benchGatherCoded(b, 10, "br") }
+// Content-Encoding: br. It logs the decoder of the build
+// (contentcoding.BrotliLibrary), which scripts/bench-gatherer.sh prints.
+func BenchmarkGatherRawBrotli(b *testing.B) {
+	b.Logf("brotli decoder: %s", contentcoding.BrotliLibrary)
+	benchGatherCoded(b, 10, "br")
+}
 
 // benchGather gathers the fixture pages, copies times each, as one
 // batch, with the default configuration changed by change.

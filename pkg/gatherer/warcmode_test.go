@@ -167,49 +167,52 @@ func codings(t *testing.T, b *collection.Batch) (encoded, chunked int) {
 }
 
 // TestGzipBombGathered: a gzip bomb (100 MB of zeros in about 100 KB)
-// harvested in each harvester.warc_mode is gathered as max_body_bytes of
-// decoded bytes: stored decoded and cut by the harvester in decoded mode,
-// stored as its first compressed bytes in raw mode and cut by the
-// gatherer as it decodes them, with the heap bounded either way.
+// and a brotli bomb (100 MB in a few hundred bytes) harvested in each
+// harvester.warc_mode are gathered as max_body_bytes of decoded bytes:
+// stored decoded and cut by the harvester in decoded mode, stored as
+// their first compressed bytes in raw mode and cut by the gatherer as it
+// decodes them, with the heap bounded either way.
 func TestGzipBombGathered(t *testing.T) {
 	web := ht.Start(t,
-		&ht.Host{Name: "bomb.test", Pages: map[string]*ht.Page{"/": ht.GzipBomb(100 << 20)}},
+		&ht.Host{Name: "bomb.test", Pages: map[string]*ht.Page{"/gzip": ht.GzipBomb(100 << 20), "/br": ht.BrotliBomb(100 << 20)}},
 		&ht.Host{Name: "ok.test", Pages: map[string]*ht.Page{"/": {Body: []byte("<title>ok</title><p>fine</p>"), Header: http.Header{"Content-Type": {"text/html"}}, Gzip: true}}},
 	)
-	for _, mode := range config.WARCModes() {
-		t.Run(mode, func(t *testing.T) {
-			cfg := web.Config(5 * time.Millisecond)
-			cfg.Harvester.WARCMode = mode
-			cfg.Harvester.MaxBodyBytes = 64 << 10
-			bomb, ok := web.URL("bomb.test", "/"), web.URL("ok.test", "/")
-			col, b := harvestIn(t, cfg, []string{bomb, ok})
-			o := options(t, col, b, 2)
-			o.MaxBodyBytes = cfg.Harvester.MaxBodyBytes
-			runtime.GC()
-			var before runtime.MemStats
-			runtime.ReadMemStats(&before)
-			s, err := Run(context.Background(), o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var after runtime.MemStats
-			runtime.ReadMemStats(&after)
-			byURL := map[string]*parsed.Doc{}
-			for _, d := range readDocs(t, b) {
-				byURL[d.URL] = d
-			}
-			if d := byURL[bomb]; d.Err != "" || d.Bytes != o.MaxBodyBytes || d.Status != 200 {
-				t.Errorf("bomb: %+v", d)
-			}
-			if d := byURL[ok]; d.Title != "ok" || d.Err != "" {
-				t.Errorf("ok page: %+v", d)
-			}
-			if s.BytesIn > o.MaxBodyBytes+100 {
-				t.Errorf("the gatherer took in %d bytes, cap %d", s.BytesIn, o.MaxBodyBytes)
-			}
-			if grown := after.TotalAlloc - before.TotalAlloc; grown > 64<<20 {
-				t.Errorf("the gathering allocated %d MiB", grown>>20)
-			}
-		})
+	for _, coding := range []string{"gzip", "br"} {
+		for _, mode := range config.WARCModes() {
+			t.Run(coding+"/"+mode, func(t *testing.T) {
+				cfg := web.Config(5 * time.Millisecond)
+				cfg.Harvester.WARCMode = mode
+				cfg.Harvester.MaxBodyBytes = 64 << 10
+				bomb, ok := web.URL("bomb.test", "/"+coding), web.URL("ok.test", "/")
+				col, b := harvestIn(t, cfg, []string{bomb, ok})
+				o := options(t, col, b, 2)
+				o.MaxBodyBytes = cfg.Harvester.MaxBodyBytes
+				runtime.GC()
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				s, err := Run(context.Background(), o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var after runtime.MemStats
+				runtime.ReadMemStats(&after)
+				byURL := map[string]*parsed.Doc{}
+				for _, d := range readDocs(t, b) {
+					byURL[d.URL] = d
+				}
+				if d := byURL[bomb]; d.Err != "" || d.Bytes != o.MaxBodyBytes || d.Status != 200 {
+					t.Errorf("bomb: %+v", d)
+				}
+				if d := byURL[ok]; d.Title != "ok" || d.Err != "" {
+					t.Errorf("ok page: %+v", d)
+				}
+				if s.BytesIn > o.MaxBodyBytes+100 {
+					t.Errorf("the gatherer took in %d bytes, cap %d", s.BytesIn, o.MaxBodyBytes)
+				}
+				if grown := after.TotalAlloc - before.TotalAlloc; grown > 64<<20 {
+					t.Errorf("the gathering allocated %d MiB", grown>>20)
+				}
+			})
+		}
 	}
 }

@@ -62,8 +62,9 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 		return nil, err
 	}
 	resuming := exists(partial)
-	mine := shardEntries(s, entries)
-	h, res, err := startHarvest(b, hdr, mine, partial, start, resuming, opts, log)
+	sp := splitBatch(b, s, entries, opts)
+	mine := shardEntries(s, sp, entries)
+	h, res, err := startHarvest(b, hdr, mine, sp, partial, start, resuming, opts, log)
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +79,9 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 	sum, err := publish(h, b, s, res, mine, partial, final, resuming, start)
 	if err != nil {
 		return nil, err
+	}
+	if sp != nil {
+		sum.ExpectedSeconds = sp.load[s.I-1].Seconds()
 	}
 	return mark(b, s, entries, sum, opts.KeepShards, start, log)
 }
@@ -142,15 +146,27 @@ func preparePartial(b *collection.Batch, s Shard, force bool, partial, final str
 	return nil
 }
 
+// splitBatch is the batch's split over the shards (split.go), nil for
+// the whole batch. It reads the batch's servers.jsonl as far as it is
+// good, as every shard does.
+func splitBatch(b *collection.Batch, s Shard, entries []batch.Entry, opts Options) *split {
+	if s.Whole() {
+		return nil
+	}
+	servers, _ := fetchlog.ReadServers(b.ServersPath())
+	hc := opts.Config.Harvester
+	return planSplit(entries, servers, s.N, hc.Wait.D(), hc.MaxCrawlDelay.D())
+}
+
 // shardEntries is the part of the batch's entries that shard s fetches:
 // all of them for the whole batch.
-func shardEntries(s Shard, entries []batch.Entry) []batch.Entry {
+func shardEntries(s Shard, sp *split, entries []batch.Entry) []batch.Entry {
 	if s.Whole() {
 		return entries
 	}
 	var mine []batch.Entry
 	for _, e := range entries {
-		if s.Has(e) {
+		if sp.has(s.I, e) {
 			mine = append(mine, e)
 		}
 	}
@@ -164,7 +180,7 @@ func shardEntries(s Shard, entries []batch.Entry) []batch.Entry {
 // harvest (carry.go), and the batch header's batch_duration. On an
 // error the output is closed. The WARC files are named after the run's
 // start, unless an earlier run of the harvest left some (nextWARCName).
-func startHarvest(b *collection.Batch, hdr batch.Header, mine []batch.Entry, partial string, start time.Time, resuming bool, opts Options, log *slog.Logger) (*harvest, *resumed, error) {
+func startHarvest(b *collection.Batch, hdr batch.Header, mine []batch.Entry, sp *split, partial string, start time.Time, resuming bool, opts Options, log *slog.Logger) (*harvest, *resumed, error) {
 	s := opts.Shard
 	tmpl := s.WARCName(opts.Config.Harvester.WARCPrefix, b.ID, start)
 	out, res, err := openOutput(partial, tmpl, opts.Config.Harvester.WARCMaxBytes, warcInfo(opts.Config, b, s), log)
@@ -182,6 +198,9 @@ func startHarvest(b *collection.Batch, hdr batch.Header, mine []batch.Entry, par
 	if err != nil {
 		out.close()
 		return nil, nil, err
+	}
+	if sp != nil {
+		h.split, h.shardI = sp, s.I
 	}
 	// What the previous harvest left for these hosts (an earlier run of
 	// this harvest, already in h, wins over it).
@@ -261,6 +280,7 @@ func publish(h *harvest, b *collection.Batch, s Shard, res *resumed, mine []batc
 	sum.Resumed = resuming && len(res.records) > 0
 	sum.Ended = h.end.reason()
 	sum.Holds = s.Whole()
+	sum.QuietStart = h.quietOK
 	if err := waitClose(); err != nil {
 		return nil, err
 	}

@@ -142,6 +142,12 @@ func (h *harvest) carryFrom(dir string, sites, hosts, domains map[string]bool, n
 		}
 		if l.NotBefore.After(now) {
 			h.hosts.later(host, l.NotBefore)
+			if ip, err := netip.ParseAddr(l.IP); err == nil {
+				// And its unit's, for the name of it that resolves
+				// first in this batch, which may be another
+				// (TestQuietStartUnitHold).
+				h.hosts.laterUnit(ip, host, l.NotBefore)
+			}
 			later++
 		}
 		if l.ConnectMs <= 0 && l.ResponseMs <= 0 {

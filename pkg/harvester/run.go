@@ -48,6 +48,11 @@ type harvest struct {
 	log  *slog.Logger
 	out  *output
 	rank Ranking
+	// split is a sharded batch's split over its shards and shardI this
+	// run's shard (split.go); nil for the whole batch. Set before the
+	// run starts, read only.
+	split  *split
+	shardI int
 	// gate is the value ranking's clock (nil for the other rankings),
 	// set before the first connection starts.
 	gate   *valueGate
@@ -447,6 +452,11 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 	held := h.outage.lookup(srv.Host, err, ctx.Err() != nil)
 	if err == nil {
 		srv.ip = ip
+		if why := h.elsewhere(ip); why != "" {
+			h.log.Debug("host resolved to an address of another "+why, "host", srv.Host, "ip", ip)
+			_ = h.deferRest(srv, why) // a line that fails is the run's fatal error (skip)
+			return
+		}
 		srv.unit = h.hosts.join(srv.Host, ip)
 		return
 	}
@@ -475,6 +485,21 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 		}
 		srv.pop()
 	}
+}
+
+// elsewhere says whether ip belongs to another harvester: to another
+// partition of the web (crawl.partition: its URLs are logged "deferred:
+// partition" and the seeder hands the site over, docs/operations.md) or
+// to another shard of the batch (split.go: "deferred: shard"). It
+// returns that reason, or "" when this run may ask the address.
+func (h *harvest) elsewhere(ip netip.Addr) string {
+	if p := h.cfg.Crawl.PartitionOf(); !p.Mine(p.OfAddress(ip)) {
+		return ErrPartitionDeferred
+	}
+	if h.split != nil && h.split.owner(ip) != h.shardI {
+		return ErrShardDeferred
+	}
+	return ""
 }
 
 // run serves the servers with up to harvester.connections connections.

@@ -12,24 +12,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/wirecrawl/wire/pkg/batch"
 	"github.com/wirecrawl/wire/pkg/cdxj"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/excerpt"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
-	"github.com/wirecrawl/wire/pkg/urlnorm"
+	"github.com/wirecrawl/wire/pkg/partition"
 	"github.com/wirecrawl/wire/pkg/warcio"
 )
 
 // Shard is one part of a batch shared by N harvesters (N machines): shard
-// I of N fetches the batch URLs whose registrable domain hashes to it, so
-// that one site, under all its names (www.x.cl, x.cl), is only ever
-// fetched by one shard. (Before issue 17 the host name was hashed; a
-// sharded batch begun by such a harvester is finished by one of the
-// same version.) The zero value is the whole
-// batch.
+// I of N fetches the batch URLs of the servers the batch's split gives it
+// (split.go), so that one server, under all its names, is only ever asked
+// by one shard. The zero value is the whole batch.
 type Shard struct {
 	I, N int // 1 ≤ I ≤ N
 }
@@ -56,21 +51,11 @@ func (s Shard) String() string {
 	return fmt.Sprintf("%d/%d", s.I, s.N)
 }
 
-// Of returns the shard (1..n) of a name (the harvester gives it a
-// registrable domain, see Shard): xxhash64 of the lower-case
-// name, modulo n, plus one. The function is part of the harvest format:
-// every harvester must agree on it.
-func Of(host string, n int) int {
-	if n <= 1 {
-		return 1
-	}
-	return int(xxhash.Sum64String(strings.ToLower(host))%uint64(n)) + 1
-}
-
-// Has tells whether the shard fetches the batch entry e.
-func (s Shard) Has(e batch.Entry) bool {
-	return s.Whole() || Of(urlnorm.Registrable(hostOf(e.Site)), s.N) == s.I
-}
+// Of returns the shard (1..n) of a key (an address the batch does not
+// know, split.go): xxhash64 of the lower-case key, modulo n, plus one
+// (partition.Hash, which partitions share). The function is part of the
+// harvest format: every harvester must agree on it.
+func Of(key string, n int) int { return partition.Hash(key, n) }
 
 // HarvestDir is the shard's finished output directory inside the batch
 // directory: "harvest-shard-I-of-N" ("harvest" for the whole batch). The
@@ -365,6 +350,8 @@ func finishMerge(b *collection.Batch, entries []batch.Entry, n int, keep bool, l
 				if part.Finished.After(sum.Finished) {
 					sum.Finished = part.Finished
 				}
+				sum.ShardTimes = append(sum.ShardTimes, ShardTime{Shard: part.Shard, ExpectedSeconds: part.ExpectedSeconds,
+					ElapsedSeconds: part.ElapsedSeconds, URLs: part.URLs, Fetched: part.Fetched, Deferred: part.Deferred})
 			}
 		}
 	}

@@ -33,22 +33,46 @@ type Summary struct {
 	// harvest after this one needs no start floor (harvester.md, "From
 	// one batch to the next"). Written by whole-batch runs since
 	// 2026-12-07.
-	Holds          bool      `json:"holds,omitempty"`
-	Hosts          int       `json:"hosts"`            // host names in the batch
-	Sites          int       `json:"sites"`            // sites in the batch
-	RobotsFiles    int       `json:"robots_files"`     // lines of robots.jsonl
-	WARCFiles      []string  `json:"warc_files"`       // WARC files of the harvest
-	Ranking        string    `json:"ranking"`          // server ranking used
-	Shard          string    `json:"shard,omitempty"`  // "i/N" for a shard's marker
-	Shards         int       `json:"shards,omitempty"` // N when the batch was harvested in N shards and merged
-	Merged         bool      `json:"merged,omitempty"` // this run merged the shards into harvest/
-	Resumed        bool      `json:"resumed"`          // the last run continued an interrupted one
-	Started        time.Time `json:"started"`          // start of the last run
-	Finished       time.Time `json:"finished"`         // end of the last run
-	ElapsedSeconds float64   `json:"elapsed_seconds"`  // duration of the last run
-	RunFetched     int       `json:"run_fetched"`      // pages fetched by the last run
-	Requests       int       `json:"requests"`         // requests made by the last run, robots.txt included
-	PagesPerSecond float64   `json:"pages_per_second"` // RunFetched / ElapsedSeconds
+	Holds bool `json:"holds,omitempty"`
+	// QuietStart says that the last run started without a start floor:
+	// the harvests before it left their holds and nothing ran since
+	// (harvester.md, "The start floor"). Since 2026-12-07.
+	QuietStart  bool     `json:"quiet_start,omitempty"`
+	Hosts       int      `json:"hosts"`            // host names in the batch
+	Sites       int      `json:"sites"`            // sites in the batch
+	RobotsFiles int      `json:"robots_files"`     // lines of robots.jsonl
+	WARCFiles   []string `json:"warc_files"`       // WARC files of the harvest
+	Ranking     string   `json:"ranking"`          // server ranking used
+	Shard       string   `json:"shard,omitempty"`  // "i/N" for a shard's marker
+	Shards      int      `json:"shards,omitempty"` // N when the batch was harvested in N shards and merged
+	Merged      bool     `json:"merged,omitempty"` // this run merged the shards into harvest/
+	// ExpectedSeconds is, in a shard's marker, the shard's expected
+	// fetch time by the batch's split (Σ over its URLs of max(wait,
+	// Crawl-delay, response time), split.go). Since 2026-12-07.
+	ExpectedSeconds float64 `json:"expected_seconds,omitempty"`
+	// ShardTimes is, in a merged batch's marker, each shard's expected
+	// and measured time (from the shards' markers). Since 2026-12-07.
+	ShardTimes     []ShardTime `json:"shard_times,omitempty"`
+	Resumed        bool        `json:"resumed"`          // the last run continued an interrupted one
+	Started        time.Time   `json:"started"`          // start of the last run
+	Finished       time.Time   `json:"finished"`         // end of the last run
+	ElapsedSeconds float64     `json:"elapsed_seconds"`  // duration of the last run
+	RunFetched     int         `json:"run_fetched"`      // pages fetched by the last run
+	Requests       int         `json:"requests"`         // requests made by the last run, robots.txt included
+	PagesPerSecond float64     `json:"pages_per_second"` // RunFetched / ElapsedSeconds
+}
+
+// ShardTime is one shard's part of a merged batch: its expected fetch
+// time by the split, the last run's wall time, and its URLs, those it
+// fetched and those it deferred (to another shard's address among
+// them).
+type ShardTime struct {
+	Shard           string  `json:"shard"`
+	ExpectedSeconds float64 `json:"expected_seconds"`
+	ElapsedSeconds  float64 `json:"elapsed_seconds"`
+	URLs            int     `json:"urls"`
+	Fetched         int     `json:"fetched"`
+	Deferred        int     `json:"deferred,omitempty"`
 }
 
 // summarize counts a complete fetch log.
@@ -116,15 +140,33 @@ func (s *Summary) String() string {
 	}
 	fmt.Fprintf(&b, ", %d hosts (%d sites, %d robots.txt)", s.Hosts, s.Sites, s.RobotsFiles)
 	if s.Shards > 0 && s.RunFetched == 0 {
-		fmt.Fprintf(&b, "; merged from %d shards.", s.Shards)
+		fmt.Fprintf(&b, "; merged from %d shards", s.Shards)
+		for i, st := range s.ShardTimes {
+			sep := "; "
+			if i == 0 {
+				sep = " ("
+			}
+			fmt.Fprintf(&b, "%s%s: %d URLs, %d deferred, expected %.1f s, took %.1f s", sep, st.Shard, st.URLs, st.Deferred, st.ExpectedSeconds, st.ElapsedSeconds)
+		}
+		if len(s.ShardTimes) > 0 {
+			b.WriteString(")")
+		}
+		b.WriteString(".")
 		return b.String()
 	}
 	verb := "this run"
-	if s.Resumed {
+	switch {
+	case s.Resumed:
 		verb = "this run (resumed)"
+	case s.QuietStart:
+		verb = "this run (started quiet, without a start floor)"
 	}
-	fmt.Fprintf(&b, "; %s fetched %d pages in %s, %.1f pages/s.", verb, s.RunFetched,
+	fmt.Fprintf(&b, "; %s fetched %d pages in %s, %.1f pages/s", verb, s.RunFetched,
 		time.Duration(s.ElapsedSeconds*float64(time.Second)).Round(100*time.Millisecond), s.PagesPerSecond)
+	if s.ExpectedSeconds > 0 {
+		fmt.Fprintf(&b, " (the split expected %.1f s of fetching for this shard)", s.ExpectedSeconds)
+	}
+	b.WriteString(".")
 	if s.Merged {
 		b.WriteString(" All shards done: merged into harvest/.")
 	}

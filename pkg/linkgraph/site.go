@@ -47,6 +47,60 @@ type Site struct {
 	// seeder writes the site's new links on it (docs/seeder.md). A page
 	// of the site answered without such a redirect clears it.
 	Upgrade string `json:"upgrade,omitempty"`
+	// Partition is, in a collection that is one partition of a web split
+	// over K (crawl.partition), the partition the site was handed over
+	// to: its server's address belongs there. 0: this collection's.
+	Partition int `json:"partition,omitempty"`
+	// Validators counts, over the site's revisits that brought a text,
+	// how often its dates (Last-Modified, a sitemap's lastmod) and the
+	// text hash agreed on whether the page had changed since the last
+	// visit (docs/seeder.md, "Validators the site can be trusted with");
+	// nil until a revisit could check one.
+	Validators *Validators `json:"validators,omitempty"`
+}
+
+// Validators is the seeder's check of a site's dates against the text
+// hash: a date after the last visit says the page changed, one before it
+// that it did not; the hash says whether it did.
+type Validators struct {
+	// Agree counts the dates that said what the hash said.
+	Agree int `json:"agree,omitempty"`
+	// Disagree counts those that did not: Last-Modified after the last
+	// visit (or the time of the request, as a server that lies sends it)
+	// on a text the hash says is unchanged, or a changed text with a
+	// date before the last visit.
+	Disagree int `json:"disagree,omitempty"`
+}
+
+// Validator trust: a site's dates are untrusted once at least
+// UntrustedMin of the checks disagreed and they are more than
+// 1/UntrustedShare of all checks. The counts are halved whenever they add
+// up to ValidatorWindow, so that old checks weigh less and a site that
+// mends its server is trusted again.
+const (
+	UntrustedMin    = 3
+	UntrustedShare  = 4
+	ValidatorWindow = 256
+)
+
+// Trusted tells whether the manager's estimator may read the site's
+// dates: true until the checks show them wrong (see UntrustedMin); a
+// nil record (nothing checked yet) is trusted.
+func (v *Validators) Trusted() bool {
+	return v == nil || v.Disagree < UntrustedMin || v.Disagree*UntrustedShare <= v.Agree+v.Disagree
+}
+
+// Add counts one check (agree: the date and the hash said the same),
+// halving both counts once they add up to ValidatorWindow.
+func (v *Validators) Add(agree bool) {
+	if agree {
+		v.Agree++
+	} else {
+		v.Disagree++
+	}
+	if v.Agree+v.Disagree >= ValidatorWindow {
+		v.Agree, v.Disagree = v.Agree/2, v.Disagree/2
+	}
 }
 
 // Streaming is what graph.db keeps of a site flagged as streaming: when it

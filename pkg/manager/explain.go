@@ -72,7 +72,15 @@ type Explanation struct {
 	// when the site's host streamed nothing.
 	SiteStreaming *linkgraph.Streaming
 	Streaming     string
-	Notes         []string
+	// Revisit is what the revisit policy (manager.revisits = optimal)
+	// gives a fetched page, nil otherwise.
+	Revisit *RevisitAllocation
+	// DatesTrusted tells whether the estimator reads the site's
+	// Last-Modified and sitemap lastmod dates, and TrustWhy why
+	// (linkgraph.Validators).
+	DatesTrusted bool
+	TrustWhy     string
+	Notes        []string
 }
 
 // Explain computes, without writing anything, the batch the next run
@@ -119,6 +127,7 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 		if err != nil {
 			return fmt.Errorf("explain %s: %w", rawURL, err)
 		}
+		ex.DatesTrusted, ex.TrustWhy = trustWhy(site.Validators)
 		ex.SiteStreaming, ex.Streaming = site.Streaming, describeStreaming(site, next, opts.Config.Harvester.MaxStreaming, now, opts.Config.Manager.Revisit())
 		if site.MirrorOf != 0 {
 			of, err := tx.Site(site.MirrorOf)
@@ -170,14 +179,15 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 	default:
 		ex.RQWhy = "not fetched, only the URL is known: rq_url"
 	}
-	ex.F, ex.Change = NewClock(m).freshness(d, now)
+	ex.F, ex.Change = w.clock.freshness(d, now)
+	ex.Revisit = w.revisit
 	ex.TimeScale = m.Scale()
 	switch {
 	case !d.HasFetchedCopy() && d.State == linkgraph.StateFetched:
 		ex.FWhy = "fetched, but the time of the fetch is unknown"
 	case !d.HasFetchedCopy():
 		ex.FWhy = "never fetched: no stored copy can be stale"
-	case sitemapStale(d):
+	case sitemapStale(d) && w.clock.trustsDates(d):
 		ex.FWhy = fmt.Sprintf("stale: its sitemap's lastmod %s is after the fetch %s", d.SitemapLastMod.UTC().Format(time.RFC3339), d.Fetched.UTC().Format(time.RFC3339))
 	default:
 		ex.FWhy = fmt.Sprintf("exp(−λ·age), λ = %s changes/day, age %s", g4(ex.Change.Lambda), shownAge(now.Sub(d.Fetched), m))
@@ -199,6 +209,9 @@ func explanation(u string, p *plan, opts Options, now time.Time) *Explanation {
 	}
 	ex.Candidate = w.cand >= 0
 	switch {
+	case !ex.Candidate && w.a.skip == candidate && w.revisit != nil:
+		ex.Verdict = fmt.Sprintf("not due: the revisit policy gives it one visit every %s (a candidate again from %s)",
+			w.revisit.Interval.Round(time.Second), w.revisit.Due.UTC().Format(time.RFC3339))
 	case !ex.Candidate:
 		ex.Verdict = "not a candidate: " + skipReason(w, m, now)
 	case w.batchAt >= 0:
@@ -234,6 +247,11 @@ func skipReason(w *watched, m *config.Manager, now time.Time) string {
 		}
 		return fmt.Sprintf("its state is %q", d.State)
 	case skipRecent:
+		if m.Revisits == config.RevisitsOptimal {
+			floor := m.Revisit() / RevisitFloorDivisor
+			return fmt.Sprintf("fetched %s ago, less than min_revisit/%d = %s, the least revisit interval (a candidate again from %s)",
+				shownAge(now.Sub(d.Fetched), m), RevisitFloorDivisor, floor, d.Fetched.Add(floor).UTC().Format(time.RFC3339))
+		}
 		return fmt.Sprintf("fetched %s ago, less than min_revisit %s (a candidate again from %s)",
 			shownAge(now.Sub(d.Fetched), m), m.Revisit(), d.Fetched.Add(m.Revisit()).UTC().Format(time.RFC3339))
 	case skipDeep:
@@ -324,6 +342,12 @@ func (ex *Explanation) Print(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "changes\t%d visits over %s days: %d intervals changed, %d unchanged, %d dated by Last-Modified (%s)\n",
 			h.Visits, g4(h.Span), h.Changed, h.Unchanged, h.Exact, src)
+	}
+	if ex.TrustWhy != "" && (d.Visits > 0 || !ex.DatesTrusted) {
+		fmt.Fprintf(tw, "validators\t%s\n", ex.TrustWhy)
+	}
+	if ex.Revisit != nil {
+		fmt.Fprintf(tw, "revisit rate\t%s\n", ex.Revisit.describe())
 	}
 	fmt.Fprintf(tw, "V now\t%s\tIQ^%g · RQ^%g · F^%g\n", g4(ex.VNow), ex.Alpha, ex.Beta, ex.Gamma)
 	fmt.Fprintf(tw, "V after\t%s\tIQ^%g (a visit brings RQ and F to 1)\n", g4(ex.VAfter), ex.Alpha)

@@ -38,7 +38,7 @@ func TestExplain(t *testing.T) {
 		{"http://a.cl/q?p=2", true, "in the next batch, at position 1 of 6"},
 		{"http://b.cl/", true, "at position 6 of 6"},
 		{"http://a.cl/x", false, "its site already has 3 pages of higher profit in this batch (max_pages_per_site)"},
-		{"http://a.cl/y", false, "fetched 48h0m0s ago, less than min_revisit 168h0m0s (a candidate again from 2026-11-27T12:00:00Z)"},
+		{"http://a.cl/y", false, "not due: the revisit policy gives it one visit every"},
 		{"http://a.cl/z?id=1", false, "depth 6 is beyond the limit for dynamic pages (5)"},
 		{"http://b.cl/deep", false, "depth 16 is beyond the limit for static pages (15)"},
 		{"http://b.cl/2", false, "its last 3 attempts got no response"},

@@ -30,12 +30,17 @@ type docFacts struct {
 	flags        uint8 // fact*
 	fetched      int64 // Doc.Fetched in Unix nanoseconds if factFetched
 	script       uint64
-	lambda       float64 // λ with the sitemap's hint (a page with a fetched copy, not stale)
-	priority     float64 // the sitemap's priority factor on the profit
+	// lambda is λ while the site's dates are trusted: with the sitemap's
+	// hint, or (a copy a sitemap says is stale) the estimate alone, as
+	// Clock.freshness gives them; lambdaHash is λ from the text hash
+	// alone, with the hint, for a site whose dates are not trusted
+	// (linkgraph.Validators). Both 0 without a fetched copy.
+	lambda, lambdaHash float64
+	priority           float64 // the sitemap's priority factor on the profit
 }
 
 // factsSize is the encoded size of a docFacts.
-const factsSize = 4*6 + 2 + 2 + 8*4
+const factsSize = 4*6 + 2 + 2 + 8*5
 
 const (
 	factStateOther uint8 = iota
@@ -93,13 +98,33 @@ func factsOf(d *linkgraph.Doc, rules *limits) docFacts {
 	}
 	if d.HasFetchedCopy() {
 		f.flags |= factCopy
+		c := rules.clock
+		h := c.history(d, true)
 		if sitemapStale(d) {
 			f.flags |= factStale
+			f.lambda = h.Lambda
 		} else {
-			f.lambda = rules.clock.hintedRate(d, rules.clock.History(d))
+			f.lambda = c.hintedRate(d, h)
+		}
+		f.lambdaHash = f.lambda
+		if datesMatter(d) {
+			f.lambdaHash = c.hintedRate(d, c.history(d, false))
+		} else if f.has(factStale) {
+			f.lambdaHash = c.hintedRate(d, h)
 		}
 	}
 	return f
+}
+
+// datesMatter tells whether d's history holds a Last-Modified date, the
+// only date the rate estimate reads.
+func datesMatter(d *linkgraph.Doc) bool {
+	for _, v := range d.History {
+		if v.LastModified != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkIDs tells whether the document and site ids of d fit the facts
@@ -133,19 +158,24 @@ func (f *docFacts) holds() bool {
 	return f.visits > 0
 }
 
-// freshness is Clock.freshness's F of the document now.
-func (f *docFacts) freshness(now time.Time) float64 {
+// freshness is Clock.freshness's F of the document now and λ, the
+// site's dates trusted or not.
+func (f *docFacts) freshness(now time.Time, trusted bool) (float64, float64) {
 	switch {
 	case !f.has(factCopy):
 		if f.state == factStateFetched {
-			return 0
+			return 0, 0
 		}
-		return 1
-	case f.has(factStale):
-		return 0
+		return 1, 0
+	case f.has(factStale) && trusted:
+		return 0, f.lambda
+	}
+	lam := f.lambda
+	if !trusted {
+		lam = f.lambdaHash
 	}
 	age := max(now.Sub(f.fetchedAt()), 0)
-	return math.Exp(-f.lambda * days(age))
+	return math.Exp(-lam * days(age)), lam
 }
 
 // assess decides whether d may be scheduled and, if so, the part of its
@@ -168,8 +198,17 @@ func assessFacts(f *docFacts, m *config.Manager, rules *limits, now time.Time) a
 		}
 		a.logGain = math.Log(FailedFactor)
 	case factStateFetched:
-		if f.has(factFetched) && now.Sub(f.fetchedAt()) < rules.clock.MinRevisit {
+		floor := rules.revisitFloor
+		if f.has(factSitemap) {
+			floor = rules.clock.MinRevisit // a sitemap document: min_revisit, whatever the policy
+		}
+		if f.has(factFetched) && now.Sub(f.fetchedAt()) < floor {
 			a.skip = skipRecent
+			if rules.optimal && f.has(factCopy) && !f.has(factSitemap) {
+				// In the revisit budget, though not a candidate.
+				_, a.lam = f.freshness(now, !rules.clock.untrusted.has(uint64(f.site)))
+				a.track = true
+			}
 			return a
 		}
 	default:
@@ -197,7 +236,16 @@ func assessFacts(f *docFacts, m *config.Manager, rules *limits, now time.Time) a
 	default:
 		a.rq = m.RQURL
 	}
-	a.f = f.freshness(now)
+	trusted := !rules.clock.untrusted.has(uint64(f.site))
+	var lam float64
+	a.f, lam = f.freshness(now, trusted)
+	if rules.optimal && f.state == factStateFetched && f.has(factCopy) && f.has(factFetched) && !f.has(factSitemap) &&
+		!(f.has(factStale) && trusted && now.Sub(f.fetchedAt()) >= rules.clock.MinRevisit) {
+		// A revisit the policy times; a page a trusted sitemap says
+		// changed is due anyway once min_revisit has passed, as under
+		// the uniform rule (docs/sitemaps.md).
+		a.track, a.lam = true, lam
+	}
 	now1 := math.Pow(a.rq, m.Beta) * math.Pow(a.f, m.Gamma)
 	if now1 >= 1 {
 		a.skip = skipNoGain
@@ -221,7 +269,7 @@ func factsFingerprint(m *config.Manager) uint64 {
 	slices.Sort(exts)
 	exts = slices.Compact(exts)
 	c := NewClock(m)
-	return xxhash.Sum64String(fmt.Sprintf("facts 1|%s|%d|%x", strings.Join(exts, ","), c.MinRevisit, math.Float64bits(c.Scale.Factor())))
+	return xxhash.Sum64String(fmt.Sprintf("facts 2|%s|%d|%x", strings.Join(exts, ","), c.MinRevisit, math.Float64bits(c.Scale.Factor())))
 }
 
 // appendFacts appends the encoding of f (factsSize bytes, little endian).
@@ -238,6 +286,7 @@ func appendFacts(b []byte, f *docFacts) []byte {
 	b = le.AppendUint64(b, uint64(f.fetched))
 	b = le.AppendUint64(b, f.script)
 	b = le.AppendUint64(b, math.Float64bits(f.lambda))
+	b = le.AppendUint64(b, math.Float64bits(f.lambdaHash))
 	return le.AppendUint64(b, math.Float64bits(f.priority))
 }
 
@@ -251,5 +300,6 @@ func decodeFacts(b []byte, f *docFacts) {
 	f.fetched = int64(le.Uint64(b[28:]))
 	f.script = le.Uint64(b[36:])
 	f.lambda = math.Float64frombits(le.Uint64(b[44:]))
-	f.priority = math.Float64frombits(le.Uint64(b[52:]))
+	f.lambdaHash = math.Float64frombits(le.Uint64(b[52:]))
+	f.priority = math.Float64frombits(le.Uint64(b[60:]))
 }

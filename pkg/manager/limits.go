@@ -2,6 +2,7 @@ package manager
 
 import (
 	"strings"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -17,10 +18,20 @@ import (
 type limits struct {
 	exts  map[string]bool // lower-case extensions without dot
 	clock Clock
+	// optimal is manager.revisits = optimal; revisitFloor is the age a
+	// fetched page must reach to be a candidate again: min_revisit, or
+	// under the optimal policy min_revisit / RevisitFloorDivisor (the
+	// policy then decides whether it is due).
+	optimal      bool
+	revisitFloor time.Duration
 }
 
 func newLimits(m *config.Manager) *limits {
 	l := &limits{exts: make(map[string]bool, len(m.DynamicExtensions)), clock: NewClock(m)}
+	l.revisitFloor = l.clock.MinRevisit
+	if p := newRevisitPolicy(m); p != nil {
+		l.optimal, l.revisitFloor = true, p.floor
+	}
 	for _, e := range m.DynamicExtensions {
 		l.exts[strings.ToLower(e)] = true
 	}

@@ -101,7 +101,8 @@ func jsonUnmarshalMeta(tx *linkgraph.Tx, key string, v any) error {
 
 // robots.jsonl carries the stored robots.txt of the batch's sites that
 // is younger than robots_max_age and a definite answer; servers.jsonl the
-// server estimates. Both are written before batch.tsv.
+// server estimates and the known addresses. Both are written before
+// batch.tsv.
 func TestRunSidecars(t *testing.T) {
 	f := newFixture(t)
 	f.cfg.Manager.Strategy = StrategyBreadthFirst
@@ -127,6 +128,7 @@ func TestRunSidecars(t *testing.T) {
 	f.site("http://fresh.cl", est(10, 100, testNow.Add(-2*time.Hour)))
 	f.site("http://fresh.cl:8080", est(30, 300, testNow.Add(-time.Hour))) // same host, newer: wins
 	f.site("http://old.cl", est(5, 50, testNow.Add(-48*time.Hour)))
+	f.site("http://none.cl", func(s *linkgraph.Site) { s.IP = "10.0.0.7" }) // an address alone (a shard deferred it)
 	res := f.mustRun()
 	b := f.col.Batch(1)
 	rs, err := fetchlog.ReadRobots(b.RobotsPath())
@@ -147,11 +149,11 @@ func TestRunSidecars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ss) != 2 || ss[0].Host != "fresh.cl" || ss[0].ConnectMs != 30 || ss[1].Host != "old.cl" || ss[1].RequestsPerConn != 12 {
+	if len(ss) != 3 || ss[0].Host != "fresh.cl" || ss[0].ConnectMs != 30 || ss[1].Host != "none.cl" || ss[1].IP != "10.0.0.7" || ss[2].Host != "old.cl" || ss[2].RequestsPerConn != 12 {
 		t.Errorf("servers.jsonl %+v", ss)
 	}
 	h, _ := readBatch(t, f.col, 1)
-	if h.Counts["robots"] != 2 || h.Counts["servers"] != 2 || h.Params["robots_max_age"] != "24h0m0s" {
+	if h.Counts["robots"] != 2 || h.Counts["servers"] != 3 || h.Params["robots_max_age"] != "24h0m0s" {
 		t.Errorf("header %+v", h)
 	}
 

@@ -240,6 +240,8 @@ func emptyFrontier(st Stats, m *config.Manager) error {
 			switch {
 			case n == 0:
 				continue
+			case k == "recent" && m.Revisits == config.RevisitsOptimal:
+				why += fmt.Sprintf("; %s: %d (min_revisit/%d = %s)", skipHelp[k], n, RevisitFloorDivisor, m.Revisit()/RevisitFloorDivisor)
 			case k == "recent":
 				why += fmt.Sprintf("; %s: %d (min_revisit %s)", skipHelp[k], n, m.Revisit())
 			case k == "no_gain":
@@ -247,6 +249,9 @@ func emptyFrontier(st Stats, m *config.Manager) error {
 			default:
 				why += fmt.Sprintf("; %s: %d", skipHelp[k], n)
 			}
+		}
+		if n := st.Skipped["not_due"]; n > 0 {
+			why += fmt.Sprintf("; %s: %d (manager.revisits %s, budget one revisit per page per min_revisit %s)", skipHelp["not_due"], n, m.Revisits, m.Revisit())
 		}
 		if st.SiteFull > 0 {
 			why += fmt.Sprintf("; of sites at max_site_pages (%d): %d", m.MaxSitePages, st.SiteFull)
@@ -261,6 +266,7 @@ func emptyFrontier(st Stats, m *config.Manager) error {
 var skipHelp = map[string]string{
 	"state":    "scheduled or excluded",
 	"recent":   "fetched too recently",
+	"not_due":  "not due under the revisit policy",
 	"deep":     "beyond the depth limits",
 	"failures": "failed too often",
 	"bad_url":  "with a URL a batch cannot carry",

@@ -91,6 +91,9 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 		return nil, err
 	}
 	score(v, est, m.Alpha)
+	if err := applyRevisits(tx, v, est, cfg); err != nil {
+		return nil, err
+	}
 	for i := range v.cands {
 		if v.cands[i].sitemap {
 			// A sitemap goes ahead of pages: its profit is 1, above

@@ -91,6 +91,9 @@ func TestRunGolden(t *testing.T) {
 	for _, strategy := range config.Strategies() {
 		t.Run(strategy, func(t *testing.T) {
 			f := smallWebFixture(t, strategy)
+			// The rules and golden files of the uniform revisit rule (the
+			// optimal policy: TestRevisitPolicyRun).
+			f.cfg.Manager.Revisits = config.RevisitsUniform
 			res := f.mustRun()
 			got, err := os.ReadFile(res.File)
 			if err != nil {
@@ -121,6 +124,9 @@ func TestRunRules(t *testing.T) {
 	for _, strategy := range config.Strategies() {
 		t.Run(strategy, func(t *testing.T) {
 			f := smallWebFixture(t, strategy)
+			// The rules and golden files of the uniform revisit rule (the
+			// optimal policy: TestRevisitPolicyRun).
+			f.cfg.Manager.Revisits = config.RevisitsUniform
 			res := f.mustRun()
 			h, entries := readBatch(t, f.col, 1)
 			in := map[string]batch.Entry{}
@@ -240,6 +246,7 @@ func TestRunEmptyFrontier(t *testing.T) {
 	})
 	t.Run("all recent", func(t *testing.T) {
 		f := newFixture(t)
+		f.cfg.Manager.Revisits = config.RevisitsUniform
 		f.add(page{url: "http://a.cl/", state: linkgraph.StateFetched, visits: 1, fetched: daysAgo(1)})
 		_, err := f.run()
 		if !errors.Is(err, collection.ErrNothingToDo) || !strings.Contains(err.Error(), "fetched too recently: 1") {

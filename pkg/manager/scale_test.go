@@ -35,7 +35,8 @@ import (
 //	  go test -run TestScale -v -timeout 0 ./pkg/manager
 //
 // WIRE_SCALE_STRATEGIES (default "pagerank,opic") lists the strategies
-// run; a collection already built in WIRE_SCALE_DIR is reused.
+// run; a collection already built in WIRE_SCALE_DIR is reused;
+// WIRE_SCALE_REVISITS sets manager.revisits (optimal or uniform).
 
 // scaleWeb is the shape of the generated web: site sizes heavy-tailed
 // (Pareto, α = 1.1, capped at 25,000 pages as the papers' crawls were),
@@ -301,6 +302,9 @@ func TestScaleChild(t *testing.T) {
 	}
 	cfg := config.Defaults()
 	cfg.Manager.Strategy = strategy
+	if r := os.Getenv("WIRE_SCALE_REVISITS"); r != "" {
+		cfg.Manager.Revisits = r // optimal (the default) or uniform
+	}
 	now := testNow
 	if sec, _ := strconv.ParseInt(os.Getenv("WIRE_SCALE_NOW"), 10, 64); sec > 0 { // a cycle of TestScale's cycles
 		now = time.Unix(sec, 0).UTC()

@@ -36,14 +36,15 @@ func robotsCopy(s *linkgraph.Site, now time.Time, maxAge time.Duration) (fetchlo
 	return fetchlog.Robots{Site: s.Key, Status: s.RobotsStatus, Fetched: s.RobotsFetched, Body: s.RobotsBody}, true
 }
 
-// serverEstimate returns the harvester's last estimates for site s and
-// its host's streak of cut responses (the harvester counts on from it) as
-// a servers.jsonl line, if there are any.
+// serverEstimate returns the harvester's last estimates for site s, its
+// host's streak of cut responses (the harvester counts on from it) and
+// the address it was last served from (harvester shards split a batch
+// by it, docs/harvester.md) as a servers.jsonl line, if there are any.
 func serverEstimate(s *linkgraph.Site) (fetchlog.Server, bool) {
-	if (s.EstimatesAt.IsZero() || (s.ConnectMs <= 0 && s.ResponseMs <= 0)) && s.Streak == 0 {
+	if (s.EstimatesAt.IsZero() || (s.ConnectMs <= 0 && s.ResponseMs <= 0)) && s.Streak == 0 && s.IP == "" {
 		return fetchlog.Server{}, false
 	}
-	l := fetchlog.Server{Host: hostOf(s.Key), Streak: s.Streak}
+	l := fetchlog.Server{Host: hostOf(s.Key), Streak: s.Streak, IP: s.IP}
 	if !s.EstimatesAt.IsZero() && (s.ConnectMs > 0 || s.ResponseMs > 0) {
 		l.ConnectMs, l.ResponseMs, l.RequestsPerConn, l.Measured = s.ConnectMs, s.ResponseMs, s.RequestsPerConn, s.EstimatesAt
 	}

@@ -132,6 +132,7 @@ func TestCompressedHistory(t *testing.T) {
 func TestScaledRevisit(t *testing.T) {
 	m := config.Defaults().Manager
 	m.TimeScale = aMinute
+	m.Revisits = config.RevisitsUniform // the rule alone; TestRevisitFloor has the optimal policy's
 	l := newLimits(&m)
 	ago := func(d time.Duration) *linkgraph.Doc {
 		return &linkgraph.Doc{URL: "http://a.cl/p", State: linkgraph.StateFetched, Visits: 1, Fetched: testNow.Add(-d)}

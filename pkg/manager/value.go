@@ -84,7 +84,23 @@ type Clock struct {
 	MinRevisit time.Duration
 	// Scale is manager.time_scale.
 	Scale timescale.Scale
+	// untrusted holds the sites whose dates the estimator does not read
+	// (linkgraph.Validators.Trusted): for their pages a Last-Modified
+	// date and a sitemap's lastmod count for nothing, and the text hash
+	// alone says whether a page changed (loaded by trustSites).
+	untrusted *siteSet
 }
+
+// siteSet is a set of site ids (a pointer in Clock keeps Clock
+// comparable).
+type siteSet struct{ ids map[uint64]bool }
+
+// has tells whether the set holds site id; a nil set holds none.
+func (s *siteSet) has(id uint64) bool { return s != nil && s.ids[id] }
+
+// trustsDates tells whether the estimator reads d's dates: its site's
+// validators are not known to lie.
+func (c Clock) trustsDates(d *linkgraph.Doc) bool { return !c.untrusted.has(d.Site) }
 
 // NewClock returns the clock of the settings m.
 func NewClock(m *config.Manager) Clock {
@@ -148,10 +164,21 @@ func EstimateHistory(d *linkgraph.Doc, minRevisit time.Duration) History {
 // change per PriorChangeInterval·s and a Last-Modified date adds at most
 // MaxLastModifiedAge·s.
 func (c Clock) History(d *linkgraph.Doc) History {
+	return c.history(d, c.trustsDates(d))
+}
+
+// history is History, reading d's Last-Modified dates if dates is set.
+func (c Clock) history(d *linkgraph.Doc, dates bool) History {
 	var h History
 	var buf [linkgraph.MaxHistory]float64
 	changed := buf[:0] // lengths of changed intervals, days
 	exposure := 0.0    // days known to hold no change
+	lastModified := func(v linkgraph.Visit) string {
+		if !dates {
+			return ""
+		}
+		return v.LastModified
+	}
 	if len(d.History) > 0 {
 		visits := d.History // oldest first, as the seeder keeps it
 		byTime := func(a, b linkgraph.Visit) int { return a.Time.Compare(b.Time) }
@@ -160,7 +187,7 @@ func (c Clock) History(d *linkgraph.Doc) History {
 			slices.SortStableFunc(visits, byTime)
 		}
 		h.Visits = 1
-		if a, ok := c.lastModifiedAge(visits[0].LastModified, visits[0].Time, time.Time{}); ok {
+		if a, ok := c.lastModifiedAge(lastModified(visits[0]), visits[0].Time, time.Time{}); ok {
 			h.Exact++
 			exposure += a
 			h.Span += a
@@ -173,7 +200,7 @@ func (c Clock) History(d *linkgraph.Doc) History {
 			h.Visits++
 			dt := days(cur.Time.Sub(prev.Time))
 			h.Span += dt
-			switch a, ok := c.lastModifiedAge(cur.LastModified, cur.Time, prev.Time); {
+			switch a, ok := c.lastModifiedAge(lastModified(cur), cur.Time, prev.Time); {
 			case !cur.Changed:
 				h.Unchanged++
 				exposure += dt
@@ -286,7 +313,7 @@ func (c Clock) freshness(d *linkgraph.Doc, now time.Time) (float64, History) {
 		return 1, History{}
 	}
 	h := c.History(d)
-	if sitemapStale(d) {
+	if sitemapStale(d) && c.trustsDates(d) {
 		// A sitemap's lastmod after the fetch: the copy is out of date
 		// now (min_revisit still applies).
 		return 0, h
@@ -323,6 +350,8 @@ type assessment struct {
 	dynamic bool    // dynamic URL (depth limit max_depth_dynamic)
 	rq, f   float64 // factors now
 	logGain float64 // ln(1 − RQ^β·F^γ) + ln(FailedFactor if failed) + ln(near_duplicate_weight if a near-duplicate)
+	track   bool    // a fetched page in the revisit budget (manager.revisits = optimal)
+	lam     float64 // its estimated change rate, changes per day
 }
 
 // holdsSlot tells whether d already counts against its site's collection

@@ -143,7 +143,8 @@ func TestFreshness(t *testing.T) {
 // The profit factor 1 − RQ^β·F^γ (times ½ for failed pages) and the
 // candidate rules, with IQ left out (it multiplies every case).
 func TestAssess(t *testing.T) {
-	defaults := config.Defaults().Manager // α = β = γ = 1, rq 0.25/0.5, min_revisit 7 days, depth 15/5
+	defaults := config.Defaults().Manager      // α = β = γ = 1, rq 0.25/0.5, min_revisit 7 days, depth 15/5
+	defaults.Revisits = config.RevisitsUniform // the revisit rule alone (the optimal policy's floor: TestRevisitFloor)
 	with := func(beta, gamma float64) config.Manager {
 		m := defaults
 		m.Beta, m.Gamma = beta, gamma

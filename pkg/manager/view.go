@@ -33,6 +33,10 @@ type graphView struct {
 	// the pages of it the batch may take (0, or 1 for its probe).
 	streaming map[uint32]int32
 
+	// revisits is the revisit policy (manager.revisits = optimal) with
+	// the fetched pages it allocates to, nil under uniform.
+	revisits *revisitPolicy
+
 	watch *watched   // the document explain asks about, or nil
 	links *linkCache // the run's links cache, or nil: read the links from graph.db
 	stats Stats
@@ -81,6 +85,10 @@ type watched struct {
 	rank    int    // candidates with a higher profit (or equal and a lower id)
 	fate    string // what the selection did with it
 	batchAt int    // position in the batch, −1 if not in it
+	clock   Clock  // the freshness clock of the plan (with the sites whose dates are not trusted)
+	// revisit is what the revisit policy gives it (a fetched page under
+	// manager.revisits = optimal), nil otherwise.
+	revisit *RevisitAllocation
 }
 
 // readDocs is the one pass over the documents: the arrays of the view,
@@ -94,6 +102,11 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 		v.watch = &watched{id: watch, pos: -1, cand: -1, batchAt: -1}
 	}
 	rules := newLimits(m)
+	v.revisits = newRevisitPolicy(m)
+	var err error
+	if rules.clock.untrusted, err = untrustedSites(tx); err != nil {
+		return nil, err
+	}
 	keepVisits := m.Strategy == StrategyOPIC
 	keepOrder := m.Strategy == StrategyBreadthFirst
 	keepDepth := keepOrder || m.Strategy == StrategyHistorical // historical: a new site's pages by depth
@@ -142,6 +155,9 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 			v.pending[site]++
 		}
 		skipped[a.skip]++
+		if a.track && v.revisits != nil {
+			v.revisits.add(p, f.site, f.fetchedAt(), f.has(factNear), a.lam, now)
+		}
 		c := -1
 		if a.skip == candidate {
 			c = len(v.cands)
@@ -153,7 +169,6 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 		}
 		return p, c, a, nil
 	}
-	var err error
 	if docs != nil {
 		err = docs.forEach(ctx, func(f *docFacts) error {
 			_, _, _, err := add(f)
@@ -172,6 +187,7 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 			if w := v.watch; w != nil && w.id == d.ID {
 				w.doc, w.pos, w.a, w.cand = d, p, a, c
 				_, w.hist = rules.clock.freshness(d, now)
+				w.clock = rules.clock
 			}
 			return nil
 		})

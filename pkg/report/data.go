@@ -61,6 +61,9 @@ type Options struct {
 	TimeScale timescale.Scale
 	// Logger receives progress messages; nil discards them.
 	Logger *slog.Logger
+	// Changes supplies the manager's change-rate estimates for the
+	// freshness section; nil leaves the section out.
+	Changes Changes
 }
 
 // Data is everything the report shows.
@@ -68,6 +71,8 @@ type Data struct {
 	Collection string    `json:"collection"`
 	Generated  time.Time `json:"generated"`
 	Totals     Totals    `json:"totals"`
+	// Freshness is the freshness section (nil without Options.Changes).
+	Freshness *Freshness `json:"freshness,omitempty"`
 	// Sitemaps counts the sitemaps, the sites that publish one and the
 	// URLs found in them, only there included (docs/sitemaps.md).
 	Sitemaps linkgraph.SitemapStats `json:"sitemaps"`
@@ -225,6 +230,11 @@ func Collect(ctx context.Context, col *collection.Collection, opts Options) (*Da
 		return nil, fmt.Errorf("report on %s: %w", col.Dir, err)
 	}
 	d.Web = *web
+	if opts.Changes != nil {
+		if d.Freshness, err = collectFreshness(ctx, opts.Changes, opts.TimeScale.Factor(), opts.Top); err != nil {
+			return nil, fmt.Errorf("report on %s: %w", col.Dir, err)
+		}
+	}
 	g, err := linkgraph.Open(col.GraphPath(), true, opts.GraphTimeout)
 	if errors.Is(err, linkgraph.ErrBusy) {
 		return nil, fmt.Errorf("report on %s: %w", col.Dir, ErrBusy)

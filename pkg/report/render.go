@@ -19,6 +19,7 @@ func PlotIDs() []string {
 		"plot-status", "plot-mime", "plot-batch-pages", "plot-batch-bytes",
 		"plot-batch-speed", "plot-cumulative-pagerank",
 		"plot-languages", "plot-duplicates", "plot-charsets", "plot-sizes", "plot-ages", "plot-link-tlds",
+		"plot-freshness-depth",
 	}
 }
 
@@ -87,6 +88,7 @@ func (d *Data) plots() []figure {
 		Series: curves, VLines: d.BatchEnds}).SVG(),
 		fmt.Sprintf("Sum of the PageRank (over the known graph, damping %g) of the pages fetched so far, in the order they were first fetched; dotted lines end batches. A curve above the dashed line fetched the valuable pages early (Baeza-Yates et al. 2005).", d.PageRank.Damping))
 	d.webPlots(add)
+	d.freshnessPlot(add)
 	return figs
 }
 
@@ -258,7 +260,17 @@ td.url { max-width: 520px; overflow-wrap: anywhere; }
 <tr><th>top-level domain</th><th>links</th><th>share</th></tr>
 {{range .D.Web.LinkTLDs}}<tr><td>{{.Label}}</td><td class="n">{{.N}}</td><td class="n">{{pct .N $.D.Web.LinksOut}}</td></tr>
 {{end}}</table>
-<p class="meta">PageRank over {{.D.PageRank.Nodes}} pages and {{.D.PageRank.Edges}} links, damping {{.D.PageRank.Damping}}, {{.D.PageRank.Iterations}} iterations{{if not .D.PageRank.Converged}} (not converged){{end}}; the fetched pages hold {{rank .D.PageRank.FetchedShare}} of it.</p>
+{{with .D.Freshness}}<h2>Freshness</h2>
+<p class="meta" id="freshness">{{.Pages}} fetched pages, estimated {{printf "%.3f" .Estimated}} fresh now (the mean of exp(−λ·age) with the manager's change-rate estimates); {{.Revisits}} revisits, {{.Changed}} found the text changed ({{pct .Changed .Revisits}}).{{if .TimeScale}} Intervals in days of manager.time_scale {{.TimeScale}}.{{end}}</p>
+<table id="freshness-depth">
+<tr><th>depth</th><th>pages</th><th>median change interval (days)</th><th>estimated freshness</th><th>revisits</th><th>found a change</th></tr>
+{{range .ByDepth}}<tr><td class="n">{{.Label}}</td><td class="n">{{.Pages}}</td><td class="n">{{rank .MedianInterval}}</td><td class="n">{{printf "%.3f" .Freshness}}</td><td class="n">{{.Revisits}}</td><td class="n">{{pct .Changed .Revisits}}</td></tr>
+{{end}}</table>
+<table id="freshness-sites">
+<tr><th>site (most fetched pages)</th><th>pages</th><th>median change interval (days)</th><th>estimated freshness</th><th>revisits</th><th>found a change</th></tr>
+{{range .BySite}}<tr><td class="url">{{.Label}}</td><td class="n">{{.Pages}}</td><td class="n">{{rank .MedianInterval}}</td><td class="n">{{printf "%.3f" .Freshness}}</td><td class="n">{{.Revisits}}</td><td class="n">{{pct .Changed .Revisits}}</td></tr>
+{{end}}</table>
+{{end}}<p class="meta">PageRank over {{.D.PageRank.Nodes}} pages and {{.D.PageRank.Edges}} links, damping {{.D.PageRank.Damping}}, {{.D.PageRank.Iterations}} iterations{{if not .D.PageRank.Converged}} (not converged){{end}}; the fetched pages hold {{rank .D.PageRank.FetchedShare}} of it.</p>
 </body>
 </html>
 `

@@ -2,6 +2,7 @@ package seeder
 
 import (
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -138,14 +139,19 @@ func (r *batchRun) servers(recs []fetchlog.Server, entries []batch.Entry) error 
 			if site != nil && !r.reapply {
 				r.streaming(site, rec)
 			}
+			if site != nil && rec.IP != "" && rec.IP != site.rec.IP {
+				// The address the harvester dialled or resolved now,
+				// whatever the age of its estimates: a name that moved is
+				// split and paced by its new address in the next batch
+				// (the harvester's shards, docs/harvester.md).
+				site.rec.IP = rec.IP
+				site.dirty = true
+			}
 			if site == nil || (!site.rec.EstimatesAt.IsZero() && rec.Measured.Before(site.rec.EstimatesAt)) {
 				continue
 			}
 			site.rec.ConnectMs, site.rec.ResponseMs, site.rec.RequestsPerConn = rec.ConnectMs, rec.ResponseMs, rec.RequestsPerConn
 			site.rec.EstimatesAt = rec.Measured
-			if rec.IP != "" {
-				site.rec.IP = rec.IP
-			}
 			site.dirty = true
 			r.s.ServerSites++
 		}
@@ -298,6 +304,7 @@ func (r *batchRun) doc(p *preparedDoc) error {
 	siteKey := urlnorm.SiteKey(d.URL)
 	switch {
 	case response:
+		prev, prevHash, sitemapLM := d.Fetched, d.Hash, d.SitemapLastMod
 		r.s.Fetched++
 		d.State, d.Reason = linkgraph.StateFetched, pd.Err
 		d.Status = pd.Status
@@ -312,6 +319,11 @@ func (r *batchRun) doc(p *preparedDoc) error {
 			if count && changed {
 				d.Changes++
 				r.s.Changed++
+			}
+			if count && d.Visits > 0 && pd.Hash != "" && prevHash != "" {
+				if err := r.checkValidators(siteKey, prev, sitemapLM, pd, changed); err != nil {
+					return err
+				}
 			}
 			d.MIME, d.Title, d.Hash = pd.MIME, pd.Title, pd.Hash
 			d.Redirect, d.NoIndex, d.Canonical = pd.Redirect, pd.NoIndex, pd.Canonical
@@ -328,6 +340,13 @@ func (r *batchRun) doc(p *preparedDoc) error {
 			// (its capture too), unchanged. It may repeat or update the
 			// validators; absent ones stay.
 			r.s.NotModified++
+			if count && d.Visits > 0 && pd.Status != http.StatusNotModified {
+				// A 2xx with the stored payload: the text did not change,
+				// whatever its dates say.
+				if err := r.checkValidators(siteKey, prev, sitemapLM, pd, false); err != nil {
+					return err
+				}
+			}
 			if pd.LastModified != "" {
 				d.LastModified = pd.LastModified
 			}
@@ -345,6 +364,10 @@ func (r *batchRun) doc(p *preparedDoc) error {
 	case pd.Err == ExcludedRobots && !r.unreachable[siteKey]:
 		r.s.Excluded++
 		d.State, d.Reason = linkgraph.StateExcluded, ExcludedRobots
+	case pd.Err == deferredPartition && !r.in.part.Whole():
+		if err := r.handOver(d, siteKey); err != nil {
+			return err
+		}
 	case pd.Err == ExcludedRobots || isNotAttempted(pd.Err) || oldUnread:
 		r.s.Pending++
 		rest(d)
@@ -441,6 +464,20 @@ func (r *batchRun) links(d *linkgraph.Doc, links []preparedLink) error {
 				continue
 			}
 			r.updates.propose(id, depth, l.anchor)
+			continue
+		}
+		if to, err := in.route(l.url); err != nil {
+			return err
+		} else if to != 0 {
+			// A URL of another partition: the link goes there
+			// (exchange.go), as nofollow links go nowhere.
+			if l.nofollow {
+				in.reject(&rejection{reason: ReasonNoFollow})
+				continue
+			}
+			if err := in.send(to, exchangeLine{Kind: ExchangeLink, Depth: depth, Batch: in.batch, URL: l.url, Anchor: l.anchor}); err != nil {
+				return err
+			}
 			continue
 		}
 		if i, ok := r.cands[l.url]; ok {

@@ -94,22 +94,33 @@ func (s *ReleaseSummary) WriteText(w io.Writer) {
 // seeder.frontier_low_water documents (every file with All). seeder run
 // does the same after each batch.
 func Release(ctx context.Context, opts ReleaseOptions) (*ReleaseSummary, error) {
+	return withGraph(opts, func(g *linkgraph.Graph, log *slog.Logger) (*ReleaseSummary, error) {
+		return release(ctx, g, opts.Collection, opts.Config, opts.All, log)
+	})
+}
+
+// withGraph runs fn on the collection's graph.db, open for writing under
+// the seeder's lock, once the park files no record names are removed:
+// the frame of the commands that work on graph.db without a batch
+// (release, exchange).
+func withGraph[T any](opts ReleaseOptions, fn func(g *linkgraph.Graph, log *slog.Logger) (T, error)) (T, error) {
+	var zero T
 	log := logger(opts.Logger)
 	col := opts.Collection
 	lock, err := col.Lock(LockName)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer lock.Release()
 	g, err := openGraph(col, false, opts.GraphTimeout)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer g.Close()
 	if err := removeOrphanParks(g, col, log); err != nil {
-		return nil, err
+		return zero, err
 	}
-	return release(ctx, g, col, opts.Config, opts.All, log)
+	return fn(g, log)
 }
 
 // release does Release's work on an open graph, in one transaction; the

@@ -3,6 +3,8 @@ package seeder
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/partition"
 	"github.com/wirecrawl/wire/pkg/robots"
 	"github.com/wirecrawl/wire/pkg/scope"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
@@ -64,6 +67,12 @@ type intake struct {
 	park    *parkWriter // open park file, created on the first parked link
 	parkSeq uint64
 
+	// part is the collection's partition of the web (crawl.partition);
+	// outs are the open exchange files, by destination partition
+	// (exchange.go), created on the first line for it.
+	part partition.Partition
+	outs map[int]*exchangeWriter
+
 	// known is set while the URLs given to create are known to be new
 	// (looked up in a snapshot from before the transaction and in
 	// CreatedURL): create then skips its own lookup.
@@ -84,6 +93,7 @@ type intakeCounts struct {
 	newSites    int
 	newExcluded int
 	parked      int
+	sent        int // links and URLs written for other partitions
 	rejected    map[string]int
 }
 
@@ -106,6 +116,7 @@ func newIntake(tx *linkgraph.Tx, cfg config.Config, batch int, res resolver, par
 		batch:    batch,
 		frontier: cfg.Seeder,
 		parkDir:  parkDir,
+		part:     cfg.Crawl.PartitionOf(),
 		sites:    map[string]*siteEntry{},
 		byID:     map[uint64]*siteEntry{},
 		counts:   intakeCounts{rejected: map[string]int{}},
@@ -589,4 +600,78 @@ func (m *targetUpdates) apply(tx *linkgraph.Tx) (int, error) {
 		}
 		return dirty
 	})
+}
+
+// route returns the partition a new, normalised URL u belongs to, 0 when
+// it is this collection's (always, for the whole web): a site graph.db
+// knows is this collection's unless it was handed over (Site.Partition);
+// a site it does not know goes by its registrable domain
+// (partition.OfName) until its address is known.
+func (in *intake) route(u string) (int, error) {
+	if in.part.Whole() {
+		return 0, nil
+	}
+	s, err := in.site(urlnorm.SiteKey(u), false)
+	if err != nil {
+		return 0, err
+	}
+	if s != nil {
+		if s.rec.Partition != 0 && s.rec.Partition != in.part.I {
+			return s.rec.Partition, nil
+		}
+		return 0, nil
+	}
+	if to := in.part.OfName(urlnorm.Host(u)); to != in.part.I {
+		return to, nil
+	}
+	return 0, nil
+}
+
+// send writes a line for partition to into the transaction's exchange
+// file for it, creating the file on first use.
+func (in *intake) send(to int, l exchangeLine) error {
+	w := in.outs[to]
+	if w == nil {
+		if in.outs == nil {
+			in.outs = map[int]*exchangeWriter{}
+		}
+		var err error
+		if w, err = createExchange(filepath.Dir(in.parkDir), in.part, to, in.tx.NewExchangeSeq()); err != nil {
+			return err
+		}
+		in.outs[to] = w
+	}
+	in.counts.sent++
+	return w.Write(l)
+}
+
+// finishExchange commits the transaction's exchange files into their
+// pending directories and records their numbers in graph.db (the
+// record commits with the transaction; publishExchange moves them to
+// their published names once it has).
+func (in *intake) finishExchange() error {
+	if len(in.outs) == 0 {
+		return nil
+	}
+	seqs, err := in.tx.ExchangeOut()
+	if err != nil {
+		return err
+	}
+	for _, to := range slices.Sorted(maps.Keys(in.outs)) {
+		w := in.outs[to]
+		if err := w.Commit(); err != nil {
+			return err
+		}
+		seqs = append(seqs, w.seq)
+	}
+	in.outs = nil
+	return in.tx.PutExchangeOut(seqs)
+}
+
+// abortExchange discards the exchange files not committed.
+func (in *intake) abortExchange() {
+	for _, w := range in.outs {
+		w.Abort()
+	}
+	in.outs = nil
 }

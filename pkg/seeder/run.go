@@ -119,6 +119,10 @@ type Summary struct {
 	// Folded counts the pending documents of upgraded sites excluded in
 	// favour of their https twins.
 	Folded int `json:"folded,omitempty"`
+	// Untrusted counts the sites whose dates this batch found wrong
+	// often enough that the manager stops reading them
+	// (linkgraph.Validators.Trusted).
+	Untrusted int `json:"untrusted,omitempty"`
 
 	// Sitemaps (docs/sitemaps.md): sites whose robots.txt names one,
 	// sitemap URLs new to graph.db, sitemap records read (and of them with
@@ -136,6 +140,12 @@ type Summary struct {
 	// Release is what the release of parked links after the batch did,
 	// if the frontier was below seeder.frontier_low_water.
 	Release *ReleaseSummary `json:"release,omitempty"`
+	// Sent counts the links and URLs written for other partitions
+	// (crawl.partition, exchange.go); HandedOver the sites handed over;
+	// Exchange is what the intake of other partitions' files did.
+	Sent       int              `json:"sent,omitempty"`
+	HandedOver int              `json:"handedOver,omitempty"`
+	Exchange   *ExchangeSummary `json:"exchange,omitempty"`
 
 	Started time.Time `json:"started"`
 	Elapsed string    `json:"elapsed"`
@@ -179,6 +189,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	if s.Upgraded > 0 || s.Downgraded > 0 {
 		fmt.Fprintf(w, "  https       %d http sites found redirecting to https (their new links go there, %d pending URLs moved to https), %d serving pages again\n", s.Upgraded, s.Folded, s.Downgraded)
 	}
+	if s.Untrusted > 0 {
+		fmt.Fprintf(w, "  validators  %d sites whose Last-Modified or sitemap lastmod the text hash contradicts: no longer trusted\n", s.Untrusted)
+	}
 	if s.SitemapSites > 0 || s.SitemapsFound > 0 || s.SitemapsRead > 0 {
 		fmt.Fprintf(w, "  sitemaps    %d sites name one, %d new sitemaps, %d read (%d with a problem): %d entries, %d urls given their hints\n",
 			s.SitemapSites, s.SitemapsFound, s.SitemapsRead, s.SitemapErrors, s.SitemapEntries, s.SitemapHinted)
@@ -188,6 +201,12 @@ func (s *Summary) WriteText(w io.Writer) {
 	}
 	if s.Release != nil {
 		s.Release.WriteText(w)
+	}
+	if s.Sent > 0 || s.HandedOver > 0 {
+		fmt.Fprintf(w, "  partitions  %d links and urls written for other partitions, %d sites handed over\n", s.Sent, s.HandedOver)
+	}
+	if s.Exchange != nil {
+		s.Exchange.WriteText(w)
 	}
 }
 
@@ -282,6 +301,9 @@ func Run(ctx context.Context, opts RunOptions) (*Summary, error) {
 	if s.Release, err = release(ctx, g, col, opts.Config, false, log); err != nil {
 		return nil, fmt.Errorf("seed batch %s: %w", b.Name(), err)
 	}
+	if s.Exchange, err = exchange(ctx, g, col, opts.Config, log); err != nil {
+		return nil, fmt.Errorf("seed batch %s: %w", b.Name(), err)
+	}
 	switch {
 	case s.Release.Files > 0:
 		s.Frontier = s.Release.FrontierAfter
@@ -363,6 +385,7 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 	err = g.Update(func(tx *linkgraph.Tx) error {
 		in := newIntake(tx, opts.Config, b.ID, res, filepath.Join(col.Dir, FrontierDir))
 		defer in.abortPark()
+		defer in.abortExchange()
 		run := &batchRun{in: in, s: s, near: near, scheduled: scheduled, seen: roaring.New(), rewritten: roaring.New(), unreachable: map[string]bool{}, reapply: reapply, maxStreaming: opts.Config.Harvester.MaxStreaming, snapshot: true, cands: map[string]int{}, probe: opts.Config.Seeder.SitemapProbe, sitemaps: opts.Config.Seeder.Sitemaps}
 		if err := run.robots(robotsRecs); err != nil {
 			return err
@@ -439,6 +462,10 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 		}
 		// Last: the park file is published just before the commit; if the
 		// commit fails, the next run removes it (no record names it).
+		if err := in.finishExchange(); err != nil {
+			return err
+		}
+		s.Sent = in.counts.sent
 		return in.finishPark(b.ID)
 	})
 	if err != nil {

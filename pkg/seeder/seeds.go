@@ -33,12 +33,20 @@ type SeedSummary struct {
 	Excluded int            `json:"excluded"` // new URLs that known robots.txt rules forbid (added as excluded)
 	NewSites int            `json:"newSites"` // sites given an id
 	Rejected map[string]int `json:"rejected"` // lines kept out, by reason
+	// OtherPartitions counts the URLs of other partitions of the web
+	// (crawl.partition): each partition is given the whole seed list and
+	// keeps its own.
+	OtherPartitions int `json:"otherPartitions,omitempty"`
 }
 
 // WriteText prints the summary for people.
 func (s *SeedSummary) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "seeds: %d urls read: %d added (%d excluded by robots.txt), %d already known, %d new sites; rejected %s\n",
+	fmt.Fprintf(w, "seeds: %d urls read: %d added (%d excluded by robots.txt), %d already known, %d new sites; rejected %s",
 		s.Lines, s.Added, s.Excluded, s.Known, s.NewSites, formatCounts(s.Rejected))
+	if s.OtherPartitions > 0 {
+		fmt.Fprintf(w, "; %d of other partitions", s.OtherPartitions)
+	}
+	fmt.Fprintln(w)
 }
 
 // updateWithIntake runs fn in one graph.db update under the seeder's
@@ -95,6 +103,14 @@ func AddSeeds(opts SeedOptions, r io.Reader, name string, problems io.Writer) (*
 		for _, l := range lines {
 			u, rej := in.resolve(l.url)
 			if rej == nil {
+				to, err := in.route(u)
+				if err != nil {
+					return err
+				}
+				if to != 0 {
+					s.OtherPartitions++
+					continue
+				}
 				var created bool
 				var id uint64
 				id, created, rej, err = in.take(u, 0, true)

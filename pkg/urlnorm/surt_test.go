@@ -52,10 +52,22 @@ func TestSURT(t *testing.T) {
 		{"not a url", "not%20a%20url"},
 		{"http://a b/", "http://a%20b/"},
 		{"", ""},
+		// tabs and line breaks are dropped, other bytes kept as they are
+		{"http://a.cl/x\ty\r\n", "cl,a)/xy"},
+		{"\thttp://a.cl/\xff\n", "cl,a)/%ff"},
 	} {
 		if got := SURT(tt.in); got != tt.want {
 			t.Errorf("SURT(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// BenchmarkSURT is the key of one URL, as the harvester's index makes it
+// for every record.
+func BenchmarkSURT(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		SURT("http://www.uchile.cl:8080/Noticias/2026/Articulo.html?b=2&a=1")
 	}
 }
 

@@ -12,8 +12,9 @@ import (
 // freshPage is what the freshness measure knows of one page: the web's
 // truth about it. Times are seconds from time zero (the web's origin).
 type freshPage struct {
-	// site is the page's site (its host name), unit its politeness unit.
-	site, unit string
+	// site is the page's site (its host name), unit its politeness
+	// unit, addr the address that serves it.
+	site, unit, addr string
 	// kind is its site's validator policy: honest, none or lying.
 	kind string
 	// rate is its true change rate λ (per second; 0: never changes).
@@ -51,6 +52,14 @@ type freshnessInput struct {
 	start, end float64
 	// unitCap is 1/max(wait, Crawl-delay, response time) of each unit.
 	unitCap map[string]float64
+	// addrCap is each address's most requests a second:
+	// 1/address_wait, and connections_per_ip times the largest cap of
+	// its units, whichever is less (absent: no cap).
+	addrCap map[string]float64
+	// scale is the crawl's manager.time_scale, for the Nutch schedule
+	// (0: not simulated), minRevisit its min_revisit at that scale in
+	// seconds (0: no second run from it).
+	scale, minRevisit float64
 }
 
 // Freshness is `crawlcheck freshness`'s report. Times are seconds.
@@ -80,6 +89,13 @@ type Freshness struct {
 	HonestRevisits    int     `json:"honest_revisits"`
 	HonestConditional int     `json:"honest_conditional"`
 	ConditionalShare  float64 `json:"conditional_share"`
+	// Estimator compares the manager's change-rate estimates with the
+	// truth (with --collection only).
+	Estimator *EstimatorCheck `json:"estimator,omitempty"`
+	// Nutch is the same budget spent by Nutch's adaptive schedule,
+	// simulated on the known pages: from its default interval, and from
+	// the crawl's min_revisit.
+	Nutch []NutchSim `json:"nutch,omitempty"`
 }
 
 // FreshnessGroup is the measure over one set of pages, and what the
@@ -165,6 +181,12 @@ func computeFreshness(in freshnessInput) Freshness {
 	}
 	f.All = in.group(all, fresh, age, budget, w)
 	f.Known = in.group(kn, fresh, age, budget, w)
+	if in.scale > 0 {
+		f.Nutch = append(f.Nutch, in.simulateNutch(kn, f.Known.Budget, in.scale, 0))
+		if in.minRevisit > 0 {
+			f.Nutch = append(f.Nutch, in.simulateNutch(kn, f.Known.Budget, in.scale, in.minRevisit))
+		}
+	}
 	for k, idx := range byKind {
 		f.ByKind[k] = in.group(idx, fresh, age, budget, w)
 	}
@@ -231,7 +253,9 @@ func (in freshnessInput) group(idx []int, fresh, age []float64, budget []int, w 
 	}
 	var wsum, wfresh float64
 	lams := make([]float64, len(idx))
-	siteOf, unitOf := map[string]int{}, map[string]int{}
+	siteOf, unitOf, addrIndex := map[string]int{}, map[string]int{}, map[string]int{}
+	var addrOf []int
+	var addrCaps []float64
 	site, unit := make([]int, len(idx)), make([]int, len(idx))
 	var siteBudget []float64
 	var caps []float64
@@ -260,6 +284,17 @@ func (in freshnessInput) group(idx []int, fresh, age []float64, budget []int, w 
 				c = math.Inf(1)
 			}
 			caps = append(caps, c)
+			a, ok := addrIndex[p.addr]
+			if !ok {
+				a = len(addrCaps)
+				addrIndex[p.addr] = a
+				c, known := in.addrCap[p.addr]
+				if !known {
+					c = math.Inf(1)
+				}
+				addrCaps = append(addrCaps, c)
+			}
+			addrOf = append(addrOf, a)
 		}
 		unit[k] = u
 	}
@@ -279,7 +314,7 @@ func (in freshnessInput) group(idx []int, fresh, age []float64, budget []int, w 
 	g.Uniform = meanFreshness(lams, uniform)
 	g.Optimal = meanFreshness(lams, optimalRates(lams, rate))
 	g.PerSite = perSiteFreshness(lams, site, siteBudget, w)
-	g.Polite = meanFreshness(lams, politeRates(lams, unit, caps, rate))
+	g.Polite = meanFreshness(lams, politeRates(lams, unit, caps, addrOf, addrCaps, rate))
 	return g
 }
 
@@ -317,6 +352,12 @@ func (f Freshness) Print(w io.Writer) {
 	sort.Strings(kinds)
 	for _, k := range kinds {
 		row("known, "+k, f.ByKind[k])
+	}
+	for _, n := range f.Nutch {
+		n.Print(w)
+	}
+	if f.Estimator != nil {
+		f.Estimator.Print(w)
 	}
 }
 
@@ -369,6 +410,13 @@ func (f Freshness) PrintTargets(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  conditional revisits to honest sites: %d of %d = %.1f%% (target >= %.0f%%): %s\n", f.HonestConditional, f.HonestRevisits,
 		100*f.ConditionalShare, 100*targetConditional, verdict(f.HonestRevisits > 0 && f.ConditionalShare >= targetConditional))
+	if e := f.Estimator; e != nil {
+		fmt.Fprintf(w, "  estimator within 2x of the true rate: %d of %d changing pages visited >= %d times = %.1f%% (target >= %.0f%%): %s\n",
+			e.Within2, e.Changing, e.MinVisits, 100*e.Share, 100*targetWithin2, verdict(e.Changing > 0 && e.Share >= targetWithin2))
+	}
+	for _, n := range f.Nutch {
+		fmt.Fprintf(w, "  Nutch's adaptive schedule from %.0f s on the same budget: %.3f (the crawl %.3f)\n", n.Initial, n.Freshness, k.Freshness)
+	}
 	fmt.Fprintf(w, "all pages (discovery too): freshness %.3f, weighted %.3f, mean age %.1f s; uniform %.3f, optimal %.3f, per site %.3f, polite %.3f\n",
 		a.Freshness, a.Weighted, a.MeanAge, a.Uniform, a.Optimal, a.PerSite, a.Polite)
 }

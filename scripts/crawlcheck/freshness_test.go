@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/refresh"
 	"github.com/wirecrawl/wire/pkg/testweb"
 )
 
@@ -74,7 +75,7 @@ func TestComputeFreshness(t *testing.T) {
 		}
 	}
 	// Known: A, B, D. Budget 4 in 10 s: 0.4 a second.
-	uniformA := expectedFreshness(0.1, 0.4/3) // 0.703511
+	uniformA := refresh.Freshness(0.1, 0.4/3) // 0.703511
 	figures := []struct {
 		name      string
 		got, want float64

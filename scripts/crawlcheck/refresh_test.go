@@ -8,54 +8,6 @@ import (
 // near reports whether a and b agree to within tol.
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 
-// TestExpectedFreshness: F(λ, f) = (f/λ)(1 − e^(−λ/f)), Cho and
-// Garcia-Molina (TODS 2003) §4, at hand-computed points.
-func TestExpectedFreshness(t *testing.T) {
-	for _, tc := range []struct {
-		lam, f, want float64
-	}{
-		{1, 1, 1 - math.Exp(-1)},         // 0.632121
-		{1, 2, 2 * (1 - math.Exp(-0.5))}, // 0.786939
-		{2, 1, (1 - math.Exp(-2)) / 2},   // 0.432332
-		{0, 0, 1},                        // never changes: fresh once fetched
-		{0, 5, 1},
-		{1, 0, 0},            // never revisited
-		{1e-9, 1, 1 - 5e-10}, // slow page, frequent visits: almost always fresh
-	} {
-		if got := expectedFreshness(tc.lam, tc.f); !near(got, tc.want, 1e-9) {
-			t.Errorf("F(%g, %g) = %.9f, want %.9f", tc.lam, tc.f, got, tc.want)
-		}
-	}
-}
-
-// TestRateAt: the rate meets the Lagrange condition ∂F/∂f = μ, and a page
-// with λ ≥ 1/μ gets none.
-func TestRateAt(t *testing.T) {
-	for _, lam := range []float64{1e-4, 0.03, 1, 30} {
-		for _, mu := range []float64{1e-9, 1e-3, 0.1, 0.9 / lam} {
-			if mu >= 1/lam {
-				continue
-			}
-			f := rateAt(lam, mu)
-			if f <= 0 {
-				t.Fatalf("rateAt(%g, %g) = %g", lam, mu, f)
-			}
-			// ∂F/∂f numerically.
-			h := f * 1e-5
-			d := (expectedFreshness(lam, f+h) - expectedFreshness(lam, f-h)) / (2 * h)
-			if !near(d, mu, 1e-5*math.Max(mu, 1e-6)+1e-12) {
-				t.Errorf("λ %g, μ %g: f %g has ∂F/∂f %g", lam, mu, f, d)
-			}
-		}
-		if f := rateAt(lam, 1/lam); f != 0 {
-			t.Errorf("λ %g at μ = 1/λ: rate %g, want 0", lam, f)
-		}
-	}
-	if f := rateAt(0, 0.5); f != 0 {
-		t.Errorf("a page that never changes gets rate %g", f)
-	}
-}
-
 // TestOptimalRates: two pages, known rates, known budget, worked by hand.
 func TestOptimalRates(t *testing.T) {
 	for _, tc := range []struct {
@@ -114,24 +66,35 @@ func TestPoliteRates(t *testing.T) {
 		lams      []float64
 		group     []int
 		caps      []float64
+		addrOf    []int
+		addrCaps  []float64
 		budget    float64
 		wantRates []float64
 		wantF     float64
 	}{
 		// Page 0's site may be visited every 2 s: page 1 takes the rest.
 		// F = (0.5(1 − e^-2) + 1.5(1 − e^-2/3)) / 2 = 0.581103.
-		{"one capped", []float64{1, 1}, []int{0, 1}, []float64{0.5, inf}, 2, []float64{0.5, 1.5},
+		{"one capped", []float64{1, 1}, []int{0, 1}, []float64{0.5, inf}, nil, nil, 2, []float64{0.5, 1.5},
 			(0.5*(1-math.Exp(-2)) + 1.5*(1-math.Exp(-2.0/3))) / 2},
 		// Both capped below the budget: both at their caps, the rest unspent.
-		{"caps below budget", []float64{1, 1}, []int{0, 1}, []float64{0.5, 0.5}, 2, []float64{0.5, 0.5}, 0.5 * (1 - math.Exp(-2))},
+		{"caps below budget", []float64{1, 1}, []int{0, 1}, []float64{0.5, 0.5}, nil, nil, 2, []float64{0.5, 0.5}, 0.5 * (1 - math.Exp(-2))},
 		// A cap above the unconstrained optimum changes nothing.
-		{"loose cap", []float64{1, 1}, []int{0, 1}, []float64{5, 5}, 2, []float64{1, 1}, 1 - math.Exp(-1)},
+		{"loose cap", []float64{1, 1}, []int{0, 1}, []float64{5, 5}, nil, nil, 2, []float64{1, 1}, 1 - math.Exp(-1)},
 		// Two pages in one capped site share its cap equally.
-		{"shared cap", []float64{1, 1, 1}, []int{0, 0, 1}, []float64{1, inf}, 3, []float64{0.5, 0.5, 2},
+		{"shared cap", []float64{1, 1, 1}, []int{0, 0, 1}, []float64{1, inf}, nil, nil, 3, []float64{0.5, 0.5, 2},
 			(2*0.5*(1-math.Exp(-2)) + 2*(1-math.Exp(-0.5))) / 3},
+		// Two uncapped units on one address capped at 1 a second (an
+		// address_wait of 1 s), a third unit on its own: the address's
+		// two pages share its 1, the third takes the rest.
+		{"address cap", []float64{1, 1, 1}, []int{0, 1, 2}, []float64{inf, inf, inf}, []int{0, 0, 1}, []float64{1, inf}, 3, []float64{0.5, 0.5, 2},
+			(2*0.5*(1-math.Exp(-2)) + 2*(1-math.Exp(-0.5))) / 3},
+		// The unit cap binds first: unit 0 at 0.25, its address-mate
+		// takes the address's remaining 0.75, the third page the rest.
+		{"unit within address", []float64{1, 1, 1}, []int{0, 1, 2}, []float64{0.25, inf, inf}, []int{0, 0, 1}, []float64{1, inf}, 3, []float64{0.25, 0.75, 2},
+			(0.25*(1-math.Exp(-4)) + 0.75*(1-math.Exp(-1.0/0.75)) + 2*(1-math.Exp(-0.5))) / 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := politeRates(tc.lams, tc.group, tc.caps, tc.budget)
+			got := politeRates(tc.lams, tc.group, tc.caps, tc.addrOf, tc.addrCaps, tc.budget)
 			for i := range got {
 				if !near(got[i], tc.wantRates[i], 1e-6) {
 					t.Errorf("rates %v, want %v", got, tc.wantRates)

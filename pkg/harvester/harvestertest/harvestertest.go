@@ -31,6 +31,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/andybalholm/brotli"
 	"github.com/miekg/dns"
 
 	"github.com/wirecrawl/wire/pkg/batch"
@@ -605,6 +606,19 @@ func GzipBomb(decoded int64) *Page {
 	}
 	zw.Close()
 	return &Page{Gzip: false, Header: http.Header{"Content-Encoding": {"gzip"}, "Content-Type": {"text/html"}}, Body: b.Bytes()}
+}
+
+// BrotliBomb sends decoded bytes of zeros brotli-compressed (quality 1:
+// a few hundred bytes per 100 MB on the wire), as Content-Encoding: br.
+func BrotliBomb(decoded int64) *Page {
+	var b bytes.Buffer
+	bw := brotli.NewWriterLevel(&b, 1)
+	zeros := make([]byte, 1<<20)
+	for left := decoded; left > 0; left -= int64(len(zeros)) {
+		bw.Write(zeros[:min(int64(len(zeros)), left)])
+	}
+	bw.Close()
+	return &Page{Header: http.Header{"Content-Encoding": {"br"}, "Content-Type": {"text/html"}}, Body: b.Bytes()}
 }
 
 // Hijack answers with whatever fn writes on the raw connection, after
