@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
@@ -139,26 +140,33 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 	length, why := batchLength(col, &opts.Config, id)
 	m.BatchDuration = config.Duration(length) // the budget's, the header's and so the harvester's deadline
 	log.Info("batch length", "batch", id, "batch_duration", length, "why", why)
-	caches := &runCaches{}
-	var r cacheRefresh
-	if caches.docs, r, err = refreshDocs(ctx, col, g, newLimits(m), factsFingerprint(m), log); err != nil {
-		return nil, err
-	}
-	log.Info("documents cache "+r.how, "records_read", r.read, "documents", caches.docs.count, "why", r.why, "elapsed", r.elapsed.Round(time.Millisecond))
-	if readsLinks(m.Strategy) {
-		if caches.links, r, err = refreshLinks(ctx, col, g, log); err != nil {
+	var p *plan
+	for attempt := 0; ; attempt++ {
+		caches, err := refreshCaches(ctx, col, g, m, log)
+		if err != nil {
 			return nil, err
 		}
-		log.Info("links cache "+r.how, "out_link_sets_read", r.read, "rows", caches.links.rows, "links", caches.links.links, "why", r.why, "elapsed", r.elapsed.Round(time.Millisecond))
-	}
-	var p *plan
-	err = g.View(func(tx *linkgraph.Tx) error {
-		var err error
-		p, err = makePlan(ctx, tx, &opts.Config, now, log, 0, id, caches)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("plan batch: %w", err)
+		err = g.View(func(tx *linkgraph.Tx) error {
+			var err error
+			p, err = makePlan(ctx, tx, &opts.Config, now, log, 0, id, caches)
+			return err
+		})
+		if attempt == 0 && errors.Is(err, errCache) {
+			// A cache damaged since it was last written (its checksums
+			// are checked as the plan reads it): rebuilt, and the plan
+			// made again.
+			log.Warn("a cache is damaged: rebuilding it", "err", err)
+			for _, path := range []string{col.DocsCachePath(), col.LinksCachePath()} {
+				if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return nil, fmt.Errorf("remove damaged cache: %w", err)
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("plan batch: %w", err)
+		}
+		break
 	}
 	if len(p.entries) == 0 {
 		return nil, emptyFrontier(p.stats, m)
@@ -206,6 +214,26 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 		"candidates", p.stats.Candidates, "site_capped", p.stats.SiteCapped, "site_full", p.stats.SiteFull,
 		"script_capped", p.stats.ScriptCapped, "time_capped", p.stats.TimeCapped, "filled", p.stats.Filled, "streaming_held", p.stats.StreamingHeld, "left", p.stats.Left, "robots", res.Robots)
 	return res, nil
+}
+
+// refreshCaches brings the run's caches in step with graph.db
+// (doccache.go, linkcache.go): the documents cache always, the links
+// cache for the strategies that read links.
+func refreshCaches(ctx context.Context, col *collection.Collection, g *linkgraph.Graph, m *config.Manager, log *slog.Logger) (*runCaches, error) {
+	caches := &runCaches{}
+	var r cacheRefresh
+	var err error
+	if caches.docs, r, err = refreshDocs(ctx, col, g, newLimits(m), factsFingerprint(m), log); err != nil {
+		return nil, err
+	}
+	log.Info("documents cache "+r.how, "records_read", r.read, "segments", r.segments, "bytes", r.bytes, "why", r.why, "elapsed", r.elapsed.Round(time.Millisecond))
+	if readsLinks(m.Strategy) {
+		if caches.links, r, err = refreshLinks(ctx, col, g, log); err != nil {
+			return nil, err
+		}
+		log.Info("links cache "+r.how, "out_link_sets_read", r.read, "segments", r.segments, "bytes", r.bytes, "why", r.why, "elapsed", r.elapsed.Round(time.Millisecond))
+	}
+	return caches, nil
 }
 
 // readsLinks tells whether a strategy reads the links: its runs keep the
