@@ -313,7 +313,7 @@ func testCachesIncremental(t *testing.T, strategy string) {
 			if err != nil {
 				return err
 			}
-			if !reflect.DeepEqual(p1.entries, p2.entries) || !reflect.DeepEqual(p1.stats, p2.stats) || len(p1.entries) == 0 || (withLinks && p1.stats.Links == 0) {
+			if !reflect.DeepEqual(p1.entries, p2.entries) || !reflect.DeepEqual(p1.stats, p2.stats) || len(p1.entries) == 0 || (withLinks && strategy != StrategyPageRank && p1.stats.Links == 0) {
 				t.Errorf("cycle %d: the plan from the caches (%d entries, %d links, %+v) is not the plan from graph.db (%d, %d, %+v)",
 					cycle, len(p1.entries), p1.stats.Links, p1.stats.Skipped, len(p2.entries), p2.stats.Links, p2.stats.Skipped)
 			}
