@@ -8,6 +8,11 @@
 #   SIZES="1000000:20" scripts/bench-manager.sh   # PAGES:LINKS_PER_PAGE ...
 #   WIRE_SCALE_DIR=/data/scale scripts/bench-manager.sh
 #   FIT_ONLY=1 scripts/bench-manager.sh           # only the fits, from $WIRE_SCALE_DIR/results.txt
+#   CYCLES=5 GOGCS=100 SIZES="1000000:20" scripts/bench-manager.sh
+#                                                 # then 5 cycles of the first strategy on a copy:
+#                                                 # manager run, then the batch seeded (scaleCycles),
+#                                                 # a day later each; CYCLE lines: cpu and wall per run
+#   FETCHED=0.95 CYCLES=5 ...                     # a recrawl: 95 % of each site fetched
 #   WIRE_SCALE_SOURCE=testweb SIZES="1000000:0 5000000:0" scripts/bench-manager.sh
 #                                                 # graphs from the test web's own generator
 #                                                 # (pkg/testweb; links per page are its own)
@@ -37,8 +42,9 @@ for s in $SIZES; do
 	for gc in $GOGCS; do
 		echo "# $pages pages, $links links per page, GOGC=$gc" >&2
 		GOGC=$gc WIRE_SCALE_PAGES=$pages WIRE_SCALE_LINKS=$links WIRE_SCALE_DIR=$DIR \
+			WIRE_SCALE_CYCLES=${CYCLES:-0} WIRE_SCALE_FETCHED=${FETCHED:-0.5} \
 			"$DIR/manager.test" -test.run '^TestScale$' -test.v -test.timeout 0 |
-			grep RESULT | sed "s/.*RESULT /gogc=$gc /" | tee -a "$results"
+			grep -E 'RESULT|CYCLE' | sed -e "s/.*RESULT /gogc=$gc /" -e "s/.*CYCLE /gogc=$gc cycle=/" | tee -a "$results"
 	done
 done
 }
@@ -52,7 +58,7 @@ fit() { # metric [holdout]: least squares of metric = a + b·pages + c·links ov
 	fi
 	awk -v gc="gogc=$first" -v m="$1" -v holdout="${2:-}" '
 function val(k,   i, kv) { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) { sub(/[A-Za-z\/]+$/, "", kv[2]); return kv[2] + 0 } } }
-$1 == gc && / strategy=pagerank / {
+$1 == gc && $2 !~ /^cycle=/ && / strategy=pagerank / {
 	n++; p[n] = val("pages"); l[n] = val("links"); y[n] = val(m)
 }
 END {

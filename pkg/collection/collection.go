@@ -159,6 +159,24 @@ func (c *Collection) ConfigPath() string { return filepath.Join(c.Dir, ConfigFil
 // GraphPath is the link graph database.
 func (c *Collection) GraphPath() string { return filepath.Join(c.Dir, GraphFile) }
 
+// LinksCacheFile is the manager's copy of graph.db's out-links, kept in
+// step with it through graph.db's out-link change log (docs/manager.md,
+// "Incremental planning"): derived data, rebuilt whenever it does not
+// match.
+const LinksCacheFile = "graph.links"
+
+// LinksCachePath is the path of the manager's links cache.
+func (c *Collection) LinksCachePath() string { return filepath.Join(c.Dir, LinksCacheFile) }
+
+// DocsCacheFile is the manager's facts of graph.db's documents (what its
+// value function needs of each), kept in step with graph.db through its
+// document change log (docs/manager.md, "Incremental planning"): derived
+// data, rebuilt whenever it does not match.
+const DocsCacheFile = "graph.docs"
+
+// DocsCachePath is the path of the manager's documents cache.
+func (c *Collection) DocsCachePath() string { return filepath.Join(c.Dir, DocsCacheFile) }
+
 // TextPath is the text store directory.
 func (c *Collection) TextPath() string { return filepath.Join(c.Dir, TextDir) }
 

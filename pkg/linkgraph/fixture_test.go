@@ -11,7 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// updateFixture rewrites testdata/graph-v2.db from graph-v1.db (go test
+// updateFixture rewrites testdata/graph-vN.db from graph-v1.db (go test
 // ./pkg/linkgraph -run TestCurrentFixture -update-fixture). Only when the
 // format version changes: the file is the frozen sample of its version.
 var updateFixture = flag.Bool("update-fixture", false, "rewrite testdata/graph-v"+Version+".db")

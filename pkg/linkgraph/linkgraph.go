@@ -6,7 +6,7 @@
 //
 // Buckets (docs/format/linkgraph.md):
 //
-//	meta      "version" → "2"; "next_doc", "next_site", "next_park" → uint64 (8 bytes BE);
+//	meta      "version" → "3"; "next_doc", "next_site", "next_park" → uint64 (8 bytes BE);
 //	          "frontier" → roaring bitmap of the ids of frontier documents
 //	urls      normalised URL → doc id (8 bytes BE)
 //	docs      doc id (8 bytes BE) → Doc (binary record; version 1 JSON still read)
@@ -39,10 +39,19 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Version is the graph.db format version this package writes.
-const Version = "2"
+// Version is the graph.db format version this package writes. Version 3
+// is version 2 with the change logs (changes.go) kept by every writer: a
+// program that does not keep them (one that reads only 1 and 2) refuses
+// the file, so that no write escapes the logs and the caches built on
+// them (docs/format/linkgraph.md, "Versions").
+const Version = "3"
 
-// versionV1 is the previous format: JSON document records, no in-links,
+// versionV2 is the format before the change logs: read as it is, and
+// made version 3 when opened for writing (its logs start empty and
+// never reset, so every cache built on them is rebuilt).
+const versionV2 = "2"
+
+// versionV1 is the first format: JSON document records, no in-links,
 // site graph or frontier set. It is still read, and upgraded when opened
 // for writing.
 const versionV1 = "1"
@@ -91,7 +100,7 @@ type Graph struct {
 
 // Open opens (creating if needed, unless readOnly) the graph database at
 // path. It waits at most timeout for another process's lock. Opened for
-// writing, a version 1 file is upgraded to version 2 in one transaction
+// writing, a version 1 or 2 file is upgraded to version 3 in one transaction
 // (in-links, site graph and frontier set are built from the out-links and
 // documents); read-only, it is read as it is.
 //
@@ -163,8 +172,11 @@ func open(path string, readOnly bool, timeout time.Duration) (*Graph, error) {
 				return m.Put(keyVersion, []byte(Version))
 			}
 			v, err := checkVersion(btx)
-			if err != nil || v == Version {
+			switch {
+			case err != nil || v == Version:
 				return err
+			case v == versionV2:
+				return upgradeV2(m)
 			}
 			return upgrade(newTx(btx))
 		})
@@ -200,13 +212,27 @@ func checkVersion(tx *bolt.Tx) (string, error) {
 		return "", fmt.Errorf("%w: no meta bucket", ErrVersion)
 	}
 	v := string(m.Get(keyVersion))
-	if v != Version && v != versionV1 {
-		return v, fmt.Errorf("%w: %q (this program reads %s and %s)", ErrVersion, v, versionV1, Version)
+	if v != Version && v != versionV2 && v != versionV1 {
+		return v, fmt.Errorf("%w: %q (this program reads %s, %s and %s)", ErrVersion, v, versionV1, versionV2, Version)
 	}
 	return v, nil
 }
 
-// upgrade turns a version 1 file into version 2: it builds the in-links
+// upgradeV2 makes a version 2 file version 3: the change logs are
+// dropped, whatever a program wrote of them before, so that they read as
+// never reset (token 0) and every copy built on them is rebuilt.
+func upgradeV2(m *bolt.Bucket) error {
+	for l := range logCount {
+		for _, k := range [][]byte{logKeys[l].changed, logKeys[l].token} {
+			if err := m.Delete(k); err != nil {
+				return fmt.Errorf("upgrade to version %s: %w", Version, err)
+			}
+		}
+	}
+	return m.Put(keyVersion, []byte(Version))
+}
+
+// upgrade turns a version 1 file into version 3: it builds the in-links
 // and the site graph from the out-links and the frontier set from the
 // documents. Version 1 document records stay JSON until rewritten.
 func upgrade(t *Tx) error {
@@ -322,6 +348,10 @@ type Tx struct {
 
 	frontier      *roaring.Bitmap // loaded on first use
 	frontierDirty bool
+
+	// changed holds, per change log, the ids the transaction wrote,
+	// added to the stored logs when it ends (changes.go).
+	changed [logCount]*roaring.Bitmap
 
 	// In-link changes (target<<32 | source), applied grouped by target
 	// by flushLinks.
@@ -456,6 +486,9 @@ func (t *Tx) flush() error {
 		}
 	}
 	t.counters = nil
+	if err := t.flushChanges(); err != nil {
+		return err
+	}
 	if t.frontierDirty {
 		t.frontier.RunOptimize()
 		v, err := t.frontier.ToBytes()
@@ -583,6 +616,7 @@ func (t *Tx) flushRecords() error {
 	key := make([]byte, 8) // bbolt copies keys
 	for i := range t.newDocs.len() {
 		id := t.newBase + uint64(i)
+		t.logChange(docLog, id)
 		binary.BigEndian.PutUint64(key, id)
 		if err := docs.Put(key, *t.newDocs.at(i)); err != nil {
 			return fmt.Errorf("put doc %d: %w", id, err)
@@ -597,6 +631,9 @@ func (t *Tx) flushRecords() error {
 func (t *Tx) flushDocWrites() error {
 	if len(t.docWrites) == 0 {
 		return nil
+	}
+	for id := range t.docWrites {
+		t.logChange(docLog, id)
 	}
 	if err := putInIDOrder(t.tx.Bucket(bucketDocs), t.docWrites, "put doc"); err != nil {
 		return err

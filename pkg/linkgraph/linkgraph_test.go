@@ -133,6 +133,71 @@ func TestUnknownVersion(t *testing.T) {
 	}
 }
 
+// TestVersion2Upgrade: a version 2 file (written by a program that kept
+// no change logs, or kept them and was then mixed with one that did not)
+// is read as it is, and opened for writing becomes version 3 with its
+// change logs dropped: their tokens read 0, so that every cache built on
+// them is rebuilt.
+func TestVersion2Upgrade(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "graph.db")
+	g, err := Open(path, false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smallGraph(t, g)
+	if err := g.Update(func(tx *Tx) error {
+		if err := tx.ResetDocChanges(7); err != nil {
+			return err
+		}
+		return tx.ResetOutChanges(8)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	g.db.Update(func(btx *bboltTx) error { return btx.Bucket(bucketMeta).Put(keyVersion, []byte(versionV2)) })
+	g.Close()
+	version := func(g *Graph) string {
+		var v []byte
+		g.db.View(func(btx *bboltTx) error {
+			v = append(v, btx.Bucket(bucketMeta).Get(keyVersion)...)
+			return nil
+		})
+		return string(v)
+	}
+	tokens := func(g *Graph) (doc, out uint64) {
+		g.View(func(tx *Tx) error {
+			doc, _, err = tx.DocChanges()
+			if err == nil {
+				out, _, err = tx.OutChanges()
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return doc, out
+	}
+	ro, err := Open(path, true, time.Second)
+	if err != nil {
+		t.Fatalf("version 2 read-only: %v", err)
+	}
+	if v := version(ro); v != versionV2 || ro.Legacy() {
+		t.Errorf("version 2 read-only: version %q, legacy %v", v, ro.Legacy())
+	}
+	ro.Close()
+	g, err = Open(path, false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if v := version(g); v != Version || Version != "3" {
+		t.Errorf("version after opening for writing %q, want 3", v)
+	}
+	if doc, out := tokens(g); doc != 0 || out != 0 {
+		t.Errorf("change log tokens after the upgrade %d, %d, want 0 (never reset)", doc, out)
+	}
+	mustCheck(t, g)
+}
+
 // graph builds a small graph in one transaction: sites a.cl, b.cl, c.cl
 // and documents 1..6 with every site's pages counted.
 func smallGraph(t *testing.T, g *Graph) {

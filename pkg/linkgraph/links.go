@@ -46,6 +46,7 @@ func (t *Tx) putOut(id uint64, v []byte) {
 		t.newOut = map[uint64][]byte{}
 	}
 	t.newOut[id] = v
+	t.logChange(outLog, id)
 }
 
 // flushOut writes the out-link sets stored in this transaction.

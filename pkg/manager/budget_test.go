@@ -153,7 +153,7 @@ func TestBudgetSites(t *testing.T) {
 		"http://stale.cl":   {3*s + 500*ms, true, "stale.cl"},
 	}
 	f.view(func(tx *linkgraph.Tx) error {
-		v, err := readDocs(context.Background(), tx, &f.cfg.Manager, testNow, 0)
+		v, err := readDocs(context.Background(), tx, &f.cfg.Manager, testNow, 0, nil)
 		if err != nil {
 			return err
 		}

@@ -64,7 +64,7 @@ func ChangeEstimates(ctx context.Context, col *collection.Collection, m *config.
 			if !d.HasFetchedCopy() {
 				return nil
 			}
-			h, ev := clock.history(d, nil)
+			h, ev := clock.history(d, clock.trustsDates(d), nil)
 			h.Lambda = clock.hintedRate(d, h)
 			e := ChangeEstimate{URL: d.URL, Site: urlnorm.SiteKey(d.URL), Depth: d.Depth, Fetched: d.Fetched, History: h, DatesTrusted: clock.trustsDates(d), Evidence: ev}
 			for i, v := range d.History {

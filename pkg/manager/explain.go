@@ -122,7 +122,7 @@ func Explain(ctx context.Context, col *collection.Collection, rawURL string, opt
 		if err != nil {
 			return err
 		}
-		p, err := makePlan(ctx, tx, &opts.Config, now, opts.logger(), id, next, global)
+		p, err := makePlan(ctx, tx, &opts.Config, now, opts.logger(), id, next, global, nil)
 		if err != nil {
 			return err
 		}

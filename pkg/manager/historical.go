@@ -138,7 +138,7 @@ func historicalIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *config
 			}
 		}
 	case "pagerank":
-		pr, err := v.pageRank(ctx, tx, m.Damping)
+		pr, err := v.pageRank(ctx, tx, m.Damping, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -297,7 +297,7 @@ func graphPageRank(ctx context.Context, path string, opts HistoryOptions, emit f
 		if err != nil {
 			return err
 		}
-		pr, err := v.pageRank(ctx, tx, opts.Config.Manager.Damping)
+		pr, err := v.pageRank(ctx, tx, opts.Config.Manager.Damping, nil)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
@@ -91,7 +92,9 @@ type Result struct {
 	BatchDurationWhy string
 }
 
-// Run writes the next batch: it reads graph.db, scores the candidates,
+// Run writes the next batch: it brings the documents and links caches in
+// step with graph.db (doccache.go, linkcache.go), reads them and graph.db,
+// scores the candidates,
 // writes batches/NNNNNN/robots.jsonl, servers.jsonl and batch.tsv and
 // then marks the batch's documents scheduled and, in the last of those
 // transactions, stores the estimator's state (OPIC cash, partial
@@ -138,17 +141,35 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 	m.BatchDuration = config.Duration(length) // the budget's, the header's and so the harvester's deadline
 	log.Info("batch length", "batch", id, "batch_duration", length, "why", why)
 	var p *plan
-	err = g.View(func(tx *linkgraph.Tx) error {
-		var err error
-		global, err := loadGlobalSites(tx, col.Dir, &opts.Config, now, log)
+	for attempt := 0; ; attempt++ {
+		caches, err := refreshCaches(ctx, col, g, m, log)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		p, err = makePlan(ctx, tx, &opts.Config, now, log, 0, id, global)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("plan batch: %w", err)
+		err = g.View(func(tx *linkgraph.Tx) error {
+			global, err := loadGlobalSites(tx, col.Dir, &opts.Config, now, log)
+			if err != nil {
+				return err
+			}
+			p, err = makePlan(ctx, tx, &opts.Config, now, log, 0, id, global, caches)
+			return err
+		})
+		if attempt == 0 && errors.Is(err, errCache) {
+			// A cache damaged since it was last written (its checksums
+			// are checked as the plan reads it): rebuilt, and the plan
+			// made again.
+			log.Warn("a cache is damaged: rebuilding it", "err", err)
+			for _, path := range []string{col.DocsCachePath(), col.LinksCachePath()} {
+				if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return nil, fmt.Errorf("remove damaged cache: %w", err)
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("plan batch: %w", err)
+		}
+		break
 	}
 	if len(p.entries) == 0 {
 		return nil, emptyFrontier(p.stats, m)
@@ -196,6 +217,36 @@ func Run(ctx context.Context, col *collection.Collection, opts Options) (*Result
 		"candidates", p.stats.Candidates, "site_capped", p.stats.SiteCapped, "site_full", p.stats.SiteFull,
 		"script_capped", p.stats.ScriptCapped, "time_capped", p.stats.TimeCapped, "filled", p.stats.Filled, "streaming_held", p.stats.StreamingHeld, "left", p.stats.Left, "robots", res.Robots)
 	return res, nil
+}
+
+// refreshCaches brings the run's caches in step with graph.db
+// (doccache.go, linkcache.go): the documents cache always, the links
+// cache for the strategies that read links.
+func refreshCaches(ctx context.Context, col *collection.Collection, g *linkgraph.Graph, m *config.Manager, log *slog.Logger) (*runCaches, error) {
+	caches := &runCaches{}
+	var r cacheRefresh
+	var err error
+	if caches.docs, r, err = refreshDocs(ctx, col, g, newLimits(m), factsFingerprint(m), log); err != nil {
+		return nil, err
+	}
+	log.Info("documents cache "+r.how, "records_read", r.read, "segments", r.segments, "bytes", r.bytes, "why", r.why, "elapsed", r.elapsed.Round(time.Millisecond))
+	if readsLinks(m.Strategy) {
+		if caches.links, r, err = refreshLinks(ctx, col, g, log); err != nil {
+			return nil, err
+		}
+		log.Info("links cache "+r.how, "out_link_sets_read", r.read, "segments", r.segments, "bytes", r.bytes, "why", r.why, "elapsed", r.elapsed.Round(time.Millisecond))
+	}
+	return caches, nil
+}
+
+// readsLinks tells whether a strategy reads the links: its runs keep the
+// links cache (linkcache.go).
+func readsLinks(strategy string) bool {
+	switch strategy {
+	case StrategyBacklink, StrategyPageRank, StrategyPartialPageRank, StrategyHistorical:
+		return true
+	}
+	return false
 }
 
 // openGraph opens graph.db for writing, waiting at most timeout.

@@ -40,7 +40,7 @@ func partialPageRankIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *c
 		}
 	}
 	if stored == nil || st.Docs == 0 || v.fetched-st.Fetched >= m.PageRankInterval {
-		pr, err := v.pageRank(ctx, tx, m.Damping)
+		pr, err := v.pageRank(ctx, tx, m.Damping, v.byPosition(stored))
 		if err != nil {
 			return nil, err
 		}
@@ -48,12 +48,8 @@ func partialPageRankIQ(ctx context.Context, tx *linkgraph.Tx, v *graphView, m *c
 		st = partialState{Fetched: v.fetched, Docs: len(v.ids), Iterations: v.stats.Iterations}
 		e.notes = append(e.notes, fmt.Sprintf("PageRank computed (%d pages fetched, %d iterations); next after %d more fetches", v.fetched, st.Iterations, m.PageRankInterval))
 		e.save = func(tx *linkgraph.Tx) error {
-			byID := make([]float64, v.maxID()+1)
-			for p, id := range v.ids {
-				byID[id] = pr[p]
-			}
 			raw, _ := json.Marshal(st)
-			if err := tx.PutScoreVector(partialVector, byID); err != nil {
+			if err := tx.PutScoreVector(partialVector, v.byID(pr)); err != nil {
 				return err
 			}
 			return tx.PutScoreMeta(partialMeta, raw)

@@ -35,6 +35,12 @@ type Stats struct {
 	Notes         []string       // what the estimator did
 }
 
+// runCaches are the caches a run reads instead of graph.db (nil: none).
+type runCaches struct {
+	docs  *docCache
+	links *linkCache
+}
+
 // plan is a batch chosen but not yet written.
 type plan struct {
 	entries []batch.Entry
@@ -52,14 +58,20 @@ type plan struct {
 // watch ≠ 0 it records everything about that document (explain). batch
 // is the number the batch will have (streaming sites' probes count in
 // batches). global, if not nil, weights the pages of a partition by
-// their site's global rank (siterank.go).
-func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now time.Time, log *slog.Logger, watch uint64, batch int, global *globalSites) (*plan, error) {
+// their site's global rank (siterank.go). caches, if not nil, are the
+// run's caches in step with tx, read instead of graph.db's records and
+// out-link sets.
+func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now time.Time, log *slog.Logger, watch uint64, batch int, global *globalSites, caches *runCaches) (*plan, error) {
 	m := &cfg.Manager
 	t0 := time.Now()
-	v, err := readDocs(ctx, tx, m, now, watch)
+	if caches == nil {
+		caches = &runCaches{}
+	}
+	v, err := readDocs(ctx, tx, m, now, watch, caches.docs)
 	if err != nil {
 		return nil, err
 	}
+	v.links = caches.links
 	log.Debug("read documents", "docs", v.stats.Docs, "candidates", v.stats.Candidates, "skipped", v.stats.Skipped, "elapsed", time.Since(t0).Round(time.Millisecond))
 	p := &plan{view: v}
 	if len(v.cands) == 0 && watch == 0 {

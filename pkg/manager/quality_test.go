@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ func (f *fixture) estimateIQ(m config.Manager) (map[string]float64, func(*linkgr
 	iq := map[string]float64{}
 	var save func(*linkgraph.Tx) error
 	f.view(func(tx *linkgraph.Tx) error {
-		v, err := readDocs(context.Background(), tx, &m, testNow, 0)
+		v, err := readDocs(context.Background(), tx, &m, testNow, 0, nil)
 		if err != nil {
 			return err
 		}
@@ -360,7 +361,7 @@ func TestHistoricalWithoutImport(t *testing.T) {
 	f.add(page{url: pA})
 	f.view(func(tx *linkgraph.Tx) error {
 		m := f.strategy(StrategyHistorical)
-		v, err := readDocs(context.Background(), tx, &m, testNow, 0)
+		v, err := readDocs(context.Background(), tx, &m, testNow, 0, nil)
 		if err != nil {
 			return err
 		}
@@ -384,4 +385,85 @@ func TestPositionOfUnknownIDs(t *testing.T) {
 	if sparse.position(90000) != 1 || sparse.position(6) != -1 || sparse.position(1<<40) != -1 {
 		t.Error("sparse ids are not found by binary search")
 	}
+}
+
+// The pagerank strategy computes PageRank and stores it; the next runs
+// reuse it, giving a page found since Σ PR(parent)/outdegree from its
+// in-links, or (1−d)/N without a parent that has a PageRank, until
+// pagerankRuns runs have reused it or the documents grow by
+// pagerankGrowth; then it is computed again, from the stored ranks, and
+// agrees with a computation from scratch.
+func TestIncrementalPageRank(t *testing.T) {
+	f := newFixture(t)
+	pages := []page{
+		{url: pA, links: []string{pB, pC}},
+		{url: pB, links: []string{pC}},
+		{url: pC, links: []string{pA}},
+	}
+	for i := range 5 {
+		pages = append(pages, page{url: fmt.Sprintf("http://b.cl/%d", i)})
+	}
+	f.add(pages...)
+	m := f.strategy(StrategyPageRank)
+	first, save := f.estimateIQ(m)
+	f.update(save)
+	var stored []float64
+	f.view(func(tx *linkgraph.Tx) (err error) {
+		stored, err = tx.ScoreVector(pagerankVector)
+		return err
+	})
+	top := stored[f.ids[pC]]
+	// D is new, linked from A (now 3 out-links) and C (now 2); E is new,
+	// linked from nobody: 10 documents, less than 1.5 × 8.
+	f.add(page{url: pA, links: []string{pB, pC, pD}}, page{url: pC, links: []string{pA, pD}}, page{url: pE})
+	for run := 1; run < pagerankRuns; run++ {
+		got, save := f.estimateIQ(m)
+		f.update(save)
+		checkIQ(t, got, map[string]float64{
+			pA: first[pA], pB: first[pB], pC: 1, // as computed
+			pD: first[pA]/3 + first[pC]/2, // temporary
+			pE: 0.15 / 8 / top,            // (1−d)/N at the computation
+		})
+		var st pagerankState
+		f.view(func(tx *linkgraph.Tx) error { return json.Unmarshal(tx.ScoreMeta(pagerankMeta), &st) })
+		if st.Reused != run || st.Docs != 8 {
+			t.Fatalf("run %d: state %+v, want the computation of 8 documents reused %d times", run, st, run)
+		}
+	}
+	// The eighth run computes it again, over the ten documents.
+	got, save := f.estimateIQ(m)
+	f.update(save)
+	f.view(func(tx *linkgraph.Tx) error {
+		fresh, err := readDocs(context.Background(), tx, &m, testNow, 0, nil)
+		if err != nil {
+			return err
+		}
+		pr, err := fresh.pageRank(context.Background(), tx, m.Damping, nil)
+		if err != nil {
+			return err
+		}
+		e := pageRankIQ(pr)
+		for u, id := range f.ids {
+			if p := fresh.position(id); p >= 0 && math.Abs(e.iq(p)-got[u]) > 1e-6 {
+				t.Errorf("after %d runs: IQ(%s) = %g, from scratch %g", pagerankRuns, u, got[u], e.iq(p))
+			}
+		}
+		return nil
+	})
+	// Growth by half (10 → 15 documents) computes it again at once.
+	var more []page
+	for i := range 5 {
+		more = append(more, page{url: fmt.Sprintf("http://c.cl/%d", i)})
+	}
+	f.add(more...)
+	f.view(func(tx *linkgraph.Tx) error {
+		var st pagerankState
+		if err := json.Unmarshal(tx.ScoreMeta(pagerankMeta), &st); err != nil {
+			return err
+		}
+		if due, why := st.due(15, 0); !due || st.Docs != 10 || st.Reused != 0 {
+			t.Errorf("state %+v with 15 documents: due %v (%s), want due for growth", st, due, why)
+		}
+		return nil
+	})
 }

@@ -85,9 +85,11 @@ func newRevisitPolicy(m *config.Manager) *revisitPolicy {
 	return &revisitPolicy{floor: r / RevisitFloorDivisor, probe: ProbeMultiple * r}
 }
 
-// add records a fetched page the policy allocates to.
-func (p *revisitPolicy) add(pos int32, d *linkgraph.Doc, lam float64, now time.Time) {
-	p.pages = append(p.pages, revisitPage{lam: lam, age: float32(days(max(now.Sub(d.Fetched), 0))), pos: pos, site: uint32(d.Site), near: d.NearDup != 0})
+// add records a fetched page the policy allocates to: its position, its
+// site, the time of its last fetch, whether it is a near-duplicate and its
+// change rate λ.
+func (p *revisitPolicy) add(pos int32, site uint32, fetched time.Time, near bool, lam float64, now time.Time) {
+	p.pages = append(p.pages, revisitPage{lam: lam, age: float32(days(max(now.Sub(fetched), 0))), pos: pos, site: site, near: near})
 }
 
 // revisitRate is the revisit rate, in visits per day, that the optimum

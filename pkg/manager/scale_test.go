@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 
+	"github.com/wirecrawl/wire/pkg/batch"
 	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
@@ -44,8 +46,17 @@ import (
 // chosen by size, mostly their home pages.
 type scaleWeb struct {
 	pages, linksPerPage int
-	sites               []int // pages per site
-	first               []int // first doc index of each site
+	sites               []int   // pages per site
+	first               []int   // first doc index of each site
+	fetched             float64 // share of each site's pages fetched (WIRE_SCALE_FETCHED, default ½)
+}
+
+// fetchedPages is the number of the n pages of a site that are fetched.
+func (w *scaleWeb) fetchedPages(n int) int {
+	if w.fetched == 0 || w.fetched == 0.5 {
+		return (n + 1) / 2
+	}
+	return min(int(math.Ceil(float64(n)*w.fetched)), n)
 }
 
 func newScaleWeb(pages, linksPerPage int) *scaleWeb {
@@ -120,7 +131,7 @@ func (w *scaleWeb) build(dir string, log func(string, ...any)) error {
 				for j := 0; j < n; j++ {
 					depth := int(math.Log2(float64(j + 1)))
 					d := &linkgraph.Doc{Site: sid, Depth: depth, Found: depth, State: linkgraph.StatePending}
-					fetched := j < (n+1)/2
+					fetched := j < w.fetchedPages(n)
 					if fetched {
 						visits := 1 + r.IntN(3)
 						d.State, d.Visits, d.Status = linkgraph.StateFetched, visits, 200
@@ -165,7 +176,7 @@ func (w *scaleWeb) build(dir string, log func(string, ...any)) error {
 				n := w.sites[site]
 				done += n
 				base := w.first[site]
-				for j := 0; j < (n+1)/2; j++ {
+				for j := 0; j < w.fetchedPages(n); j++ {
 					bm.Clear()
 					targets = targets[:0]
 					k := 1 + r.IntN(4*w.linksPerPage)
@@ -233,6 +244,7 @@ func (w *scaleWeb) links(dir string) uint64 {
 // scaleRun is what the child process reports.
 type scaleRun struct {
 	Strategy   string  `json:"strategy"`
+	Batch      int     `json:"batch"`
 	Docs       int     `json:"docs"`
 	Links      int     `json:"links"`
 	URLs       int     `json:"urls"`
@@ -264,7 +276,7 @@ func resetEstimators(col *collection.Collection) error {
 	}
 	defer g.Close()
 	return g.Update(func(tx *linkgraph.Tx) error {
-		for _, name := range []string{opicCash, opicHistory, opicVisits, partialVector} {
+		for _, name := range []string{opicCash, opicHistory, opicVisits, partialVector, pagerankVector} {
 			if err := tx.DeleteScores(name); err != nil {
 				return err
 			}
@@ -293,11 +305,27 @@ func TestScaleChild(t *testing.T) {
 	if r := os.Getenv("WIRE_SCALE_REVISITS"); r != "" {
 		cfg.Manager.Revisits = r // optimal (the default) or uniform
 	}
+	now := testNow
+	if sec, _ := strconv.ParseInt(os.Getenv("WIRE_SCALE_NOW"), 10, 64); sec > 0 { // a cycle of TestScale's cycles
+		now = time.Unix(sec, 0).UTC()
+	}
+	if path := os.Getenv("WIRE_SCALE_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	var anon, live int64
 	go func() { peakAnon(stop, &anon, &live); close(done) }()
-	res, err := Run(context.Background(), col, Options{Config: cfg, Now: func() time.Time { return testNow }, GraphTimeout: time.Minute})
+	res, err := Run(context.Background(), col, Options{Config: cfg, Now: func() time.Time { return now }, GraphTimeout: time.Minute,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	close(stop)
 	<-done
 	if err != nil {
@@ -311,7 +339,7 @@ func TestScaleChild(t *testing.T) {
 		pprof.Lookup("heap").WriteTo(f, 0)
 		f.Close()
 	}
-	out, _ := json.Marshal(scaleRun{Strategy: strategy, Docs: res.Stats.Docs, Links: res.Stats.Links, URLs: res.URLs,
+	out, _ := json.Marshal(scaleRun{Strategy: strategy, Batch: res.Batch, Docs: res.Stats.Docs, Links: res.Stats.Links, URLs: res.URLs,
 		Iterations: res.Stats.Iterations, Seconds: res.Elapsed.Seconds(), HWMKiB: procStatus("VmHWM:"), AnonKiB: anon, LiveKiB: live})
 	fmt.Printf("SCALE %s\n", out)
 }
@@ -331,6 +359,10 @@ func TestScale(t *testing.T) {
 	}
 	dir := filepath.Join(root, fmt.Sprintf("pages%d-links%d", pages, linksPer))
 	w := newScaleWeb(pages, linksPer)
+	if f, _ := strconv.ParseFloat(os.Getenv("WIRE_SCALE_FETCHED"), 64); f > 0 && f != 0.5 {
+		w.fetched = min(f, 1)
+		dir += fmt.Sprintf("-fetched%g", w.fetched)
+	}
 	// WIRE_SCALE_SOURCE=testweb builds the graph from the test web's
 	// generator (buildFromTestWeb) instead of the synthetic generator.
 	fromTestWeb := os.Getenv("WIRE_SCALE_SOURCE") == "testweb"
@@ -389,4 +421,162 @@ func TestScale(t *testing.T) {
 		t.Logf("RESULT pages=%d links=%d strategy=%s wall=%.1fs run=%.1fs iterations=%d maxrss=%dMiB anon=%dMiB live=%dMiB graph.db=%dMiB",
 			run.Docs, w.links(dir), s, wall.Seconds(), run.Seconds, run.Iterations, maxrss>>10, run.AnonKiB>>10, run.LiveKiB>>10, fi.Size()>>20)
 	}
+	if cycles, _ := strconv.Atoi(os.Getenv("WIRE_SCALE_CYCLES")); cycles > 0 {
+		scaleCycles(t, w, dir, strategies[0], cycles)
+	}
+}
+
+// scaleCycles runs cycles of the manager on a copy of the collection at
+// dir (WIRE_SCALE_CYCLES): a manager run in a child process, then, in
+// this process, what the seeder would do with the batch (seedScale),
+// the clock a day later each cycle (WIRE_SCALE_STEP, a Go duration), so
+// that every fetched page's freshness changes between runs. It logs each
+// run's wall time and CPU time (user + system) and what the links cache
+// did.
+func scaleCycles(t *testing.T, w *scaleWeb, dir, strategy string, cycles int) {
+	work := dir + ".cycles"
+	os.RemoveAll(work)
+	if out, err := exec.Command("cp", "-a", dir, work).CombinedOutput(); err != nil {
+		t.Fatalf("copy %s: %v\n%s", dir, err, out)
+	}
+	defer os.RemoveAll(work)
+	col, err := collection.Open(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := Cancel(context.Background(), col, CancelOptions{Force: true, GraphTimeout: time.Minute}); err != nil {
+			break
+		}
+	}
+	if err := resetEstimators(col); err != nil {
+		t.Fatal(err)
+	}
+	step := 24 * time.Hour
+	if d, err := time.ParseDuration(os.Getenv("WIRE_SCALE_STEP")); err == nil && d > 0 {
+		step = d
+	}
+	r := rand.New(rand.NewPCG(13, uint64(w.pages)))
+	for c := 1; c <= cycles; c++ {
+		now := testNow.Add(time.Duration(c-1) * step)
+		t0 := time.Now()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestScaleChild$", "-test.v")
+		cmd.Env = append(os.Environ(), "WIRE_SCALE_CHILD="+strategy, "WIRE_SCALE_COLLECTION="+work, "WIRE_SCALE_NOW="+strconv.FormatInt(now.Unix(), 10))
+		if d := os.Getenv("WIRE_SCALE_PROFILES"); d != "" { // a CPU profile of each cycle's run
+			cmd.Env = append(cmd.Env, fmt.Sprintf("WIRE_SCALE_CPUPROFILE=%s/cycle%d.prof", d, c))
+		}
+		out, err := cmd.CombinedOutput()
+		wall := time.Since(t0)
+		if err != nil {
+			t.Fatalf("cycle %d: %v\n%s", c, err, out)
+		}
+		var run scaleRun
+		cache := ""
+		for _, line := range strings.Split(string(out), "\n") {
+			if j, ok := strings.CutPrefix(line, "SCALE "); ok {
+				if err := json.Unmarshal([]byte(j), &run); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if i := strings.Index(line, "msg=\"links cache"); i >= 0 {
+				cache += " " + line[i:]
+			}
+			if i := strings.Index(line, "msg=\"documents cache"); i >= 0 {
+				cache += " " + line[i:]
+			}
+		}
+		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		t.Logf("CYCLE %d strategy=%s docs=%d links=%d urls=%d wall=%.2fs run=%.2fs cpu=%.2fs iterations=%d anon=%dMiB %s",
+			c, strategy, run.Docs, run.Links, run.URLs, wall.Seconds(), run.Seconds, cpu.Seconds(), run.Iterations, run.AnonKiB>>10, cache)
+		t1 := time.Now()
+		if err := seedScale(w, col, run.Batch, now.Add(step/2), r); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("seeded batch %d in %s", run.Batch, time.Since(t1).Round(time.Millisecond))
+	}
+}
+
+// seedScale does roughly what the seeder does with a harvested batch:
+// every entry fetched at now (a visit added to its history); a page
+// fetched for the first time gets out-links as the generator gives them
+// (a tenth to new pages of its site, which join the frontier); one
+// revisited page in five gains a link.
+func seedScale(w *scaleWeb, col *collection.Collection, id int, now time.Time, r *rand.Rand) error {
+	_, entries, err := batch.ReadFile(col.Batch(id).File())
+	if err != nil {
+		return err
+	}
+	g, err := linkgraph.Open(col.GraphPath(), false, time.Minute)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	zipfIn := func(n int) int { return min(int(float64(n)*math.Pow(r.Float64(), 2)), n-1) }
+	newPages := 0
+	const perTx = 20000
+	for lo := 0; lo < len(entries); lo += perTx {
+		err := g.Update(func(tx *linkgraph.Tx) error {
+			for _, e := range entries[lo:min(lo+perTx, len(entries))] {
+				d, err := tx.Doc(e.DocID)
+				if err != nil {
+					return err
+				}
+				first := d.Visits == 0
+				d.State, d.Batch, d.Visits, d.Status, d.Fetched, d.Failures = linkgraph.StateFetched, id, d.Visits+1, 200, now, 0
+				if d.FirstFetched.IsZero() {
+					d.FirstFetched = now
+				}
+				d.History = append(d.History, linkgraph.Visit{Time: now, Status: 200, Changed: !first && r.IntN(3) == 0})
+				if len(d.History) > linkgraph.MaxHistory {
+					d.History = d.History[len(d.History)-linkgraph.MaxHistory:]
+				}
+				if err := tx.PutDoc(d); err != nil {
+					return err
+				}
+				si := int(d.Site) - 1
+				if si < 0 || si >= len(w.sites) {
+					continue
+				}
+				base, n := w.first[si], w.sites[si]
+				var targets []linkgraph.Target
+				switch {
+				case first:
+					for range 1 + r.IntN(2*w.linksPerPage) {
+						if r.IntN(10) == 0 {
+							newPages++
+							u := fmt.Sprintf("http://s%07d.cl/n%d-%d.html", si, id, newPages)
+							nid, _, err := tx.AddURLDoc(u, &linkgraph.Doc{Site: d.Site, Depth: d.Depth + 1, Found: id, State: linkgraph.StatePending, Anchors: []string{"new"}})
+							if err != nil {
+								return err
+							}
+							targets = append(targets, linkgraph.Target{Doc: nid, Site: d.Site})
+						} else if t := uint64(base + zipfIn(n) + 1); t != e.DocID {
+							targets = append(targets, linkgraph.Target{Doc: t, Site: d.Site})
+						}
+					}
+					if _, err := tx.ReplaceOutLinks(e.DocID, d.Site, targets); err != nil {
+						return err
+					}
+				case r.IntN(5) == 0:
+					if t := uint64(base + zipfIn(n) + 1); t != e.DocID {
+						if _, err := tx.AddOutLinks(e.DocID, d.Site, []linkgraph.Target{{Doc: t, Site: d.Site}}); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return g.Update(func(tx *linkgraph.Tx) error {
+		b, _, err := tx.Batch(id)
+		if err != nil {
+			return err
+		}
+		b.Seeded = now
+		return tx.PutBatch(b)
+	})
 }

@@ -35,7 +35,7 @@ func (f *fixture) plan(id int) *plan {
 	var p *plan
 	f.view(func(tx *linkgraph.Tx) error {
 		var err error
-		p, err = makePlan(context.Background(), tx, &f.cfg, testNow, slog.New(slog.DiscardHandler), 0, id, nil)
+		p, err = makePlan(context.Background(), tx, &f.cfg, testNow, slog.New(slog.DiscardHandler), 0, id, nil, nil)
 		return err
 	})
 	return p

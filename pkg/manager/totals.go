@@ -115,6 +115,15 @@ func estimatorStates(tx *linkgraph.Tx) []string {
 	if raw := tx.ScoreMeta(opicMeta); raw != nil && json.Unmarshal(raw, &o) == nil {
 		out = append(out, fmt.Sprintf("opic: %d runs, %d pages distributed in the last", o.Runs, o.Distributed))
 	}
+	if v, err := tx.ScoreVector(pagerankVector); err == nil && len(v) > 0 {
+		var st pagerankState
+		if raw := tx.ScoreMeta(pagerankMeta); raw != nil && json.Unmarshal(raw, &st) == nil && st.Docs > 0 {
+			out = append(out, fmt.Sprintf("pagerank: computed over %d pages with %d fetched (%d iterations), reused by %d runs since; computed again at %d pages, %d fetched or %d runs",
+				st.Docs, st.Fetched, st.Iterations, st.Reused, int((1+pagerankGrowth)*float64(st.Docs)), int((1+pagerankGrowth)*float64(max(st.Fetched, 1))), pagerankRuns))
+		} else {
+			out = append(out, fmt.Sprintf("pagerank: ranks up to doc id %d, where the next computation starts", len(v)-1))
+		}
+	}
 	var p partialState
 	if raw := tx.ScoreMeta(partialMeta); raw != nil && json.Unmarshal(raw, &p) == nil {
 		out = append(out, fmt.Sprintf("partial-pagerank: computed over %d pages with %d fetched", p.Docs, p.Fetched))

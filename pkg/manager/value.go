@@ -197,8 +197,14 @@ func EstimateHistory(d *linkgraph.Doc, minRevisit time.Duration) History {
 // change per PriorChangeInterval·s and a Last-Modified date adds at most
 // MaxLastModifiedAge·s.
 func (c Clock) History(d *linkgraph.Doc) History {
+	return c.historyWith(d, c.trustsDates(d))
+}
+
+// historyWith is History reading d's Last-Modified dates if dates is set
+// (the changed intervals' lengths in a buffer on the stack).
+func (c Clock) historyWith(d *linkgraph.Doc, dates bool) History {
 	var buf [linkgraph.MaxHistory]float64
-	h, _ := c.history(d, buf[:0])
+	h, _ := c.history(d, dates, buf[:0])
 	return h
 }
 
@@ -206,16 +212,16 @@ func (c Clock) History(d *linkgraph.Doc) History {
 // the clock's time scale, as History reads them (the estimate is the
 // posterior mode given this evidence and the prior).
 func (c Clock) Evidence(d *linkgraph.Doc) Evidence {
-	_, e := c.history(d, nil)
+	_, e := c.history(d, c.trustsDates(d), nil)
 	return e
 }
 
-// history is History and the evidence it solves for; the lengths of the
-// changed intervals are appended to changed (a buffer of the caller's).
-func (c Clock) history(d *linkgraph.Doc, changed []float64) (History, Evidence) {
+// history is History and the evidence it solves for, reading d's
+// Last-Modified dates if dates is set; the lengths of the changed
+// intervals are appended to changed (a buffer of the caller's).
+func (c Clock) history(d *linkgraph.Doc, dates bool, changed []float64) (History, Evidence) {
 	var h History
 	exposure := 0.0 // days known to hold no change
-	dates := c.trustsDates(d)
 	lastModified := func(v linkgraph.Visit) string {
 		if !dates {
 			return ""
@@ -405,69 +411,4 @@ func holdsSlot(d *linkgraph.Doc) bool {
 		return true
 	}
 	return d.Visits > 0
-}
-
-// assess decides whether d may be scheduled and, if so, the part of its
-// profit that does not depend on intrinsic quality.
-func assess(d *linkgraph.Doc, m *config.Manager, rules *limits, now time.Time) assessment {
-	a := assessment{holds: holdsSlot(d), dynamic: rules.dynamic(d.URL)}
-	switch d.State {
-	case linkgraph.StatePending:
-	case linkgraph.StateFailed:
-		if d.Failures >= MaxFailures {
-			a.skip = skipFailures
-			return a
-		}
-		a.logGain = math.Log(FailedFactor)
-	case linkgraph.StateFetched:
-		floor := rules.revisitFloor
-		if d.Sitemap {
-			floor = rules.clock.MinRevisit // a sitemap document: min_revisit, whatever the policy
-		}
-		if !d.Fetched.IsZero() && now.Sub(d.Fetched) < floor {
-			a.skip = skipRecent
-			if rules.optimal && d.HasFetchedCopy() && !d.Sitemap {
-				// In the revisit budget, though not a candidate.
-				_, h := rules.clock.freshness(d, now)
-				a.track, a.lam = true, h.Lambda
-			}
-			return a
-		}
-	default:
-		a.skip = skipState
-		return a
-	}
-	a.revisit = d.State == linkgraph.StateFetched || d.Visits > 0
-	limit := m.MaxDepthStatic
-	if a.dynamic {
-		limit = m.MaxDepthDynamic
-	}
-	if d.Depth > limit {
-		a.skip = skipDeep
-		return a
-	}
-	if !batchURL(d.URL) {
-		a.skip = skipBadURL
-		return a
-	}
-	a.rq = RepresentationalQuality(d, m)
-	var h History
-	a.f, h = rules.clock.freshness(d, now)
-	if rules.optimal && d.State == linkgraph.StateFetched && d.HasFetchedCopy() && !d.Fetched.IsZero() && !d.Sitemap &&
-		!(sitemapStale(d) && rules.clock.trustsDates(d) && now.Sub(d.Fetched) >= rules.clock.MinRevisit) {
-		// A revisit the policy times; a page a trusted sitemap says
-		// changed is due anyway once min_revisit has passed, as under
-		// the uniform rule (docs/sitemaps.md).
-		a.track, a.lam = true, h.Lambda
-	}
-	now1 := math.Pow(a.rq, m.Beta) * math.Pow(a.f, m.Gamma)
-	if now1 >= 1 {
-		a.skip = skipNoGain
-		return a
-	}
-	a.logGain += math.Log1p(-now1) + math.Log(priorityFactor(d))
-	if d.NearDup != 0 && m.NearDuplicateWeight < 1 {
-		a.logGain += math.Log(m.NearDuplicateWeight)
-	}
-	return a
 }

@@ -37,7 +37,8 @@ type graphView struct {
 	// the fetched pages it allocates to, nil under uniform.
 	revisits *revisitPolicy
 
-	watch *watched // the document explain asks about, or nil
+	watch *watched   // the document explain asks about, or nil
+	links *linkCache // the run's links cache, or nil: read the links from graph.db
 	stats Stats
 }
 
@@ -54,8 +55,11 @@ type cand struct {
 }
 
 // script returns the index of the script of query URL u, adding it.
-func (v *graphView) script(u string) int32 {
-	h := scriptHash(u)
+func (v *graphView) script(u string) int32 { return v.scriptOf(scriptHash(u)) }
+
+// scriptOf returns the index of the script of hash h (scriptHash), adding
+// it; −1 for 0 (no script).
+func (v *graphView) scriptOf(h uint64) int32 {
 	if h == 0 {
 		return -1
 	}
@@ -89,8 +93,10 @@ type watched struct {
 
 // readDocs is the one pass over the documents: the arrays of the view,
 // the per-site and per-script counts of the limits, and the candidates
-// with the IQ-free part of their profit.
-func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time.Time, watch uint64) (*graphView, error) {
+// with the IQ-free part of their profit. The documents' facts come from
+// the documents cache when the run has one (docs, in step with tx), else
+// from graph.db's records.
+func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time.Time, watch uint64, docs *docCache) (*graphView, error) {
 	v := &graphView{stats: Stats{Skipped: map[string]int{}}, scripts: map[uint64]int32{}}
 	if watch != 0 {
 		v.watch = &watched{id: watch, pos: -1, cand: -1, batchAt: -1}
@@ -105,70 +111,87 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 	keepOrder := m.Strategy == StrategyBreadthFirst
 	keepDepth := keepOrder || m.Strategy == StrategyHistorical // historical: a new site's pages by depth
 	var skipped [skipCount]int
-	err = tx.ForEachDoc(func(d *linkgraph.Doc) error {
+	// add takes in the next document; it returns its position and its
+	// index in the candidates (−1 if it is not one) and what assess said.
+	add := func(f *docFacts) (int32, int, assessment, error) {
 		if len(v.ids)%8192 == 0 {
 			if err := ctx.Err(); err != nil {
-				return err
+				return 0, 0, assessment{}, err
 			}
 		}
-		if d.ID > math.MaxUint32 || d.ID == 0 || (len(v.ids) > 0 && uint32(d.ID) <= v.ids[len(v.ids)-1]) {
-			return fmt.Errorf("doc %d: id out of order or range", d.ID)
-		}
-		if d.Site > math.MaxUint32 {
-			return fmt.Errorf("doc %d: site id %d out of range", d.ID, d.Site)
+		if len(v.ids) > 0 && f.id <= v.ids[len(v.ids)-1] {
+			return 0, 0, assessment{}, fmt.Errorf("doc %d: id out of order or range", f.id)
 		}
 		p := int32(len(v.ids))
-		site := uint32(d.Site)
-		v.ids = append(v.ids, uint32(d.ID))
+		site := f.site
+		v.ids = append(v.ids, f.id)
 		v.site = append(v.site, site)
 		if keepOrder {
-			v.found = append(v.found, int32(d.Found))
+			v.found = append(v.found, f.found)
 		}
 		if keepDepth {
-			v.depth = append(v.depth, int32(d.Depth))
+			v.depth = append(v.depth, f.depth)
 		}
 		if keepVisits {
-			v.visits = append(v.visits, uint32(max(d.Visits, 0)))
+			v.visits = append(v.visits, f.visits)
 		}
-		if d.Visits > 0 {
+		if f.visits > 0 {
 			v.fetched++
 		}
 		for int(site) >= len(v.held) {
 			v.held = append(v.held, 0)
 			v.pending = append(v.pending, 0)
 		}
-		a := assess(d, m, rules, now)
+		a := assessFacts(f, m, rules, now)
 		if a.holds {
 			v.held[site]++
-			if d.State != linkgraph.StateExcluded {
-				if i := v.script(d.URL); i >= 0 {
+			if f.state != factStateExcluded {
+				if i := v.scriptOf(f.script); i >= 0 {
 					v.slots[i]++
 				}
 			}
 		}
-		if d.State == linkgraph.StatePending {
+		if f.state == factStatePending {
 			v.pending[site]++
 		}
 		skipped[a.skip]++
 		if a.track && v.revisits != nil {
-			v.revisits.add(p, d, a.lam, now)
+			v.revisits.add(p, f.site, f.fetchedAt(), f.has(factNear), a.lam, now)
 		}
 		c := -1
 		if a.skip == candidate {
 			c = len(v.cands)
-			k := cand{pos: p, site: site, logProfit: a.logGain, script: -1, revisit: a.revisit, holds: a.holds, sitemap: d.Sitemap, near: d.NearDup != 0}
+			k := cand{pos: p, site: site, logProfit: a.logGain, script: -1, revisit: a.revisit, holds: a.holds, sitemap: f.has(factSitemap), near: f.has(factNear)}
 			if !a.holds {
-				k.script = v.script(d.URL)
+				k.script = v.scriptOf(f.script)
 			}
 			v.cands = append(v.cands, k)
 		}
-		if w := v.watch; w != nil && w.id == d.ID {
-			w.doc, w.pos, w.a, w.cand = d, p, a, c
-			_, w.hist = rules.clock.freshness(d, now)
-			w.clock = rules.clock
-		}
-		return nil
-	})
+		return p, c, a, nil
+	}
+	if docs != nil {
+		err = docs.forEach(ctx, func(f *docFacts) error {
+			_, _, _, err := add(f)
+			return err
+		})
+	} else {
+		err = tx.ForEachDoc(func(d *linkgraph.Doc) error {
+			if err := checkIDs(d); err != nil {
+				return err
+			}
+			f := factsOf(d, rules)
+			p, c, a, err := add(&f)
+			if err != nil {
+				return err
+			}
+			if w := v.watch; w != nil && w.id == d.ID {
+				w.doc, w.pos, w.a, w.cand = d, p, a, c
+				_, w.hist = rules.clock.freshness(d, now)
+				w.clock = rules.clock
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read documents: %w", err)
 	}

@@ -228,6 +228,12 @@ type Options struct {
 	Damping       float64 // probability of following a link; required, in (0, 1)
 	Tolerance     float64 // L1 convergence threshold; 0 means DefaultTolerance
 	MaxIterations int     // 0 means DefaultMaxIterations
+	// Start, if it has one value per node, is the vector the iteration
+	// starts from instead of the uniform one (a warm start: the ranks of
+	// a graph that changed little since); it is scaled to sum 1. A
+	// vector with a negative, infinite or NaN value, or none above 0,
+	// is ignored.
+	Start []float64
 }
 
 // Result is the outcome of Compute.
@@ -238,7 +244,8 @@ type Result struct {
 	Converged  bool      // Delta < Tolerance
 }
 
-// Compute runs the power iteration from the uniform vector until the L1
+// Compute runs the power iteration from the uniform vector (or
+// Options.Start) until the L1
 // change drops below the tolerance or the iteration limit is reached
 // (then Converged is false and the last vector is returned). It checks ctx
 // between iterations. It builds the transpose of g; ComputeIn takes the
@@ -278,8 +285,10 @@ func ComputeIn(ctx context.Context, in *Graph, outDeg []uint32, opt Options) (Re
 	rank := make([]float64, n)
 	next := make([]float64, n)
 	contrib := make([]float64, n)
-	for i := range rank {
-		rank[i] = 1 / float64(n)
+	if !startFrom(rank, opt.Start) {
+		for i := range rank {
+			rank[i] = 1 / float64(n)
+		}
 	}
 	chunks := (n + chunk - 1) / chunk
 	partial := make([]float64, chunks)
@@ -326,6 +335,28 @@ func ComputeIn(ctx context.Context, in *Graph, outDeg []uint32, opt Options) (Re
 	}
 	res.Rank = rank
 	return res, nil
+}
+
+// startFrom copies start, scaled to sum 1, into rank, if it is a usable
+// start vector for it (Options.Start).
+func startFrom(rank, start []float64) bool {
+	if len(start) != len(rank) {
+		return false
+	}
+	sum := 0.0
+	for _, x := range start {
+		if !(x >= 0) || math.IsInf(x, 0) {
+			return false
+		}
+		sum += x
+	}
+	if !(sum > 0) || math.IsInf(sum, 0) {
+		return false
+	}
+	for i, x := range start {
+		rank[i] = x / sum
+	}
+	return true
 }
 
 // parallel calls fn(0..count-1) on up to workers goroutines.
