@@ -358,6 +358,11 @@ func (e *opsEnv) startCron(t *testing.T, col string, env []string, args ...strin
 	if r := e.cron(nil, "--cycles", "1", col); r.code != 0 {
 		t.Fatalf("cron.sh: exit %d\n%s", r.code, r.stderr)
 	}
+	return e.launchCron(t, col, env, args...)
+}
+
+// launchCron starts cron.sh as startCron does, without the first cycle.
+func (e *opsEnv) launchCron(t *testing.T, col string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("bash", append([]string{"cron.sh"}, append(args, col)...)...)
 	cmd.Env = append(append(append(os.Environ(), "WIRE_BIN="+e.bin), slowEnv...), env...)
@@ -375,7 +380,7 @@ func (e *opsEnv) startCron(t *testing.T, col string, env []string, args ...strin
 	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait()
-	t.Fatalf("the harvester did not start batch 2 within 60 s; cron.sh said:\n%s", stderr.String())
+	t.Fatalf("the harvester did not start batch 2 within 60 s; cron.sh said:\n%s\ncron.log:\n%s", stderr.String(), readLog(t, col))
 	return nil
 }
 
@@ -436,10 +441,18 @@ func (e *opsEnv) testCronKill(t *testing.T) {
 func (e *opsEnv) testCronDeadline(t *testing.T) {
 	col := e.newCollection(t, "--manager-max-pages-per-site", "40")
 	// The deadline must fall inside batch 2's harvest, on a loaded
-	// machine too (the package's crawls run side by side): a wait of 2 s
-	// makes the batch at least 8 s long (the shortest batch is four
-	// waits), 4 s after the start leaves as long for the manager before.
-	cmd := e.startCron(t, col, []string{"WIRE_HARVESTER_WAIT=2s"}, "--for", "4s", "--grace", "20s")
+	// machine too (the package's crawls run side by side): batch 2 is
+	// written before cron.sh starts, so that its run begins with the
+	// harvester, and a wait of 2 s makes the batch at least 8 s long (the
+	// shortest batch is four waits), twice the time to the deadline.
+	slow := []string{"WIRE_HARVESTER_WAIT=2s"}
+	if r := e.cron(nil, "--cycles", "1", col); r.code != 0 {
+		t.Fatalf("cron.sh: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := e.run(slow, filepath.Join(e.bin, "manager"), "run", "--collection", col); r.code != 0 {
+		t.Fatalf("manager run: exit %d\n%s", r.code, r.stderr)
+	}
+	cmd := e.launchCron(t, col, slow, "--for", "4s", "--grace", "20s")
 	start := time.Now()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("cron.sh --for 4s: %v", err)
@@ -449,8 +462,9 @@ func (e *opsEnv) testCronDeadline(t *testing.T) {
 	}
 	log := readLog(t, col)
 	// The gatherer following the harvest (crawl.sh, WIRE_FOLLOW) is
-	// stopped with it when it has started.
-	if !regexp.MustCompile(`\]: end: deadline reached after 1 cycle\(s\): stopped harvester on batch 000002 after \d+s(; the next run resumes it|, gatherer on batch 000002 after \d+s; the next run resumes them)`).MatchString(log) {
+	// stopped with it when it has started; no cycle was completed (its
+	// manager ran before cron.sh).
+	if !regexp.MustCompile(`\]: end: deadline reached after 0 cycle\(s\): stopped harvester on batch 000002 after \d+s(; the next run resumes it|, gatherer on batch 000002 after \d+s; the next run resumes them)`).MatchString(log) {
 		t.Errorf("cron.log does not say the deadline stopped the harvester:\n%s", log)
 	}
 	if got := batchStates(t, col); strings.Join(got, ",") != "000001 seeded,000002 managed" {
