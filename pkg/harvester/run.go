@@ -113,6 +113,11 @@ type harvest struct {
 	end           *batchEnd
 	batchDuration time.Duration
 
+	// readyTop is the rank of the best server in the scheduler's ready
+	// queue, which the scheduler's goroutine publishes each turn of its
+	// loop for the connections' (turnOver).
+	readyTop rankCell
+
 	// stats are atomic counters, updated by any goroutine.
 	// pending counts the URLs left per host for Stats.Holding
 	// (progress.go; its own lock).

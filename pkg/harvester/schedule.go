@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/batch"
@@ -404,6 +405,29 @@ func (h *serverHeap) Pop() any {
 	return s
 }
 
+// rankCell holds a rank, or none, for concurrent reads.
+type rankCell struct {
+	has  atomic.Bool
+	bits atomic.Uint64
+}
+
+// set stores rank.
+func (c *rankCell) set(rank float64) {
+	c.bits.Store(math.Float64bits(rank))
+	c.has.Store(true)
+}
+
+// clear stores none.
+func (c *rankCell) clear() { c.has.Store(false) }
+
+// get returns the rank, and false when there is none.
+func (c *rankCell) get() (float64, bool) {
+	if !c.has.Load() {
+		return 0, false
+	}
+	return math.Float64frombits(c.bits.Load()), true
+}
+
 // timeHeap holds the servers waiting for their turn, earliest first.
 type timeHeap []*Server
 
@@ -627,6 +651,11 @@ func (sc *scheduler) loop() {
 		sc.feedLookups()
 		holdUntil := sc.startServers(now)
 		sc.feedLookups() // the servers started made room
+		if sc.ready.Len() > 0 {
+			sc.h.readyTop.set((*sc.ready)[0].rank)
+		} else {
+			sc.h.readyTop.clear()
+		}
 		if sc.gate != nil && len(sc.gated) > 0 && !sc.stopping && !sc.ending {
 			if t := sc.gate.last.Add(valueTick); holdUntil.IsZero() || t.Before(holdUntil) {
 				holdUntil = t
