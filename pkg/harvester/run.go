@@ -117,6 +117,10 @@ type harvest struct {
 	// queue, which the scheduler's goroutine publishes each turn of its
 	// loop for the connections' (turnOver).
 	readyTop rankCell
+	// parkedTop is, per address, the best rank of the servers parked on
+	// it for its connections_per_ip or their unit (written by the
+	// scheduler's goroutine, read by the connections': turnOver).
+	parkedTop addrRanks
 
 	// stats are atomic counters, updated by any goroutine.
 	// pending counts the URLs left per host for Stats.Holding

@@ -428,6 +428,42 @@ func (c *rankCell) get() (float64, bool) {
 	return math.Float64frombits(c.bits.Load()), true
 }
 
+// addrRanks holds, per address, the best rank of the servers parked on
+// it (waiting for its connections_per_ip or for their unit), for
+// concurrent reads: the scheduler's goroutine writes it, the
+// connections' read it (turnOver).
+type addrRanks struct {
+	mu sync.Mutex
+	m  map[netip.Addr]float64
+}
+
+// raise records a server of rank parked on ip.
+func (a *addrRanks) raise(ip netip.Addr, rank float64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = map[netip.Addr]float64{}
+	}
+	if r, ok := a.m[ip]; !ok || rank > r {
+		a.m[ip] = rank
+	}
+}
+
+// drop forgets the servers parked on ip (they went back to the queue).
+func (a *addrRanks) drop(ip netip.Addr) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.m, ip)
+}
+
+// get returns the best rank parked on ip, and false when none is.
+func (a *addrRanks) get(ip netip.Addr) (float64, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, ok := a.m[ip]
+	return r, ok
+}
+
 // timeHeap holds the servers waiting for their turn, earliest first.
 type timeHeap []*Server
 
@@ -651,11 +687,7 @@ func (sc *scheduler) loop() {
 		sc.feedLookups()
 		holdUntil := sc.startServers(now)
 		sc.feedLookups() // the servers started made room
-		if sc.ready.Len() > 0 {
-			sc.h.readyTop.set((*sc.ready)[0].rank)
-		} else {
-			sc.h.readyTop.clear()
-		}
+		sc.publishTop()
 		if sc.gate != nil && len(sc.gated) > 0 && !sc.stopping && !sc.ending {
 			if t := sc.gate.last.Add(valueTick); holdUntil.IsZero() || t.Before(holdUntil) {
 				holdUntil = t
@@ -677,6 +709,27 @@ func (sc *scheduler) loop() {
 			sc.stopping = true
 		}
 		sc.timer.Stop()
+	}
+}
+
+// publishTop tells the connections (turnOver) the rank of the best
+// server that wants a connection: the best of the ready queue, or the
+// best-ranked server whose lookup is under way if it ranks higher (a
+// free connection waits for it: holdFor).
+func (sc *scheduler) publishTop() {
+	top, ok := 0.0, false
+	if sc.ready.Len() > 0 {
+		top, ok = (*sc.ready)[0].rank, true
+	}
+	if sc.pending < len(sc.byRank) {
+		if s := sc.byRank[sc.pending]; !s.lookupStart.IsZero() && (!ok || s.rank > top) {
+			top, ok = s.rank, true
+		}
+	}
+	if ok {
+		sc.h.readyTop.set(top)
+	} else {
+		sc.h.readyTop.clear()
 	}
 }
 
@@ -727,6 +780,7 @@ func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
 		if srv.unit != "" && sc.unitActive[srv.unit] ||
 			sc.hc.ConnectionsPerIP > 0 && srv.ip.IsValid() && sc.ipActive[srv.ip] >= sc.hc.ConnectionsPerIP {
 			sc.ipParked[srv.ip] = append(sc.ipParked[srv.ip], srv)
+			sc.h.parkedTop.raise(srv.ip, srv.rank)
 			continue
 		}
 		if ok, retry := sc.h.hosts.acquire(srv.Host, now); !ok {
@@ -838,6 +892,7 @@ func (sc *scheduler) onFinished(srv *Server) {
 		heap.Push(sc.ready, p)
 	}
 	delete(sc.ipParked, srv.ip)
+	sc.h.parkedTop.drop(srv.ip)
 	srv.notBefore = h.hosts.release(srv.Host)
 	if sc.gate != nil {
 		srv.gateNeed = sc.need(srv)

@@ -665,3 +665,43 @@ func TestTurnGoesOn(t *testing.T) {
 		t.Errorf("a.test had %d connections, want 2 (one per turn, the second going on past P)", conns)
 	}
 }
+
+// TestTurnYieldsToUnit: a server parked on its address or unit counts
+// as waiting for a connection (turnOver). www.a.test and a.test are one
+// politeness unit: while www.a.test holds it, a.test waits parked, and
+// www.a.test's turn ends after its P URLs so that a.test gets the unit
+// (tied, fifo) rather than waiting for all of www.a.test's URLs.
+func TestTurnYieldsToUnit(t *testing.T) {
+	web := ht.Start(t, pagesHost("www.a.test", 9, 0), pagesHost("a.test", 3, 0))
+	cfg := web.Config(0)
+	cfg.Harvester.Connections = 2
+	cfg.Harvester.RequestsPerConnection = 3
+	cfg.Harvester.Ranking = "fifo"
+	var urls []string
+	for i := 0; i < 9; i++ {
+		urls = append(urls, web.URL("www.a.test", fmt.Sprintf("/p%d", i)))
+	}
+	for i := 0; i < 3; i++ {
+		urls = append(urls, web.URL("a.test", fmt.Sprintf("/p%d", i)))
+	}
+	dir := filepath.Join(t.TempDir(), "000001")
+	ht.WriteBatch(t, dir, 1, ht.Entries(urls...))
+	if _, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	var runs []string
+	for _, r := range web.Requests() {
+		if len(runs) > 0 && strings.HasPrefix(runs[len(runs)-1], r.Host+":") {
+			runs[len(runs)-1] += " " + r.Path
+			continue
+		}
+		runs = append(runs, r.Host+": "+r.Path)
+	}
+	want := []string{
+		"www.a.test: /robots.txt /p0 /p1 /p2", "a.test: /robots.txt /p0 /p1 /p2",
+		"www.a.test: /p3 /p4 /p5 /p6 /p7 /p8",
+	}
+	if strings.Join(runs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests by host:\n%s\nwant\n%s", strings.Join(runs, "\n"), strings.Join(want, "\n"))
+	}
+}

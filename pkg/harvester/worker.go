@@ -157,9 +157,11 @@ func (h *harvest) serve(srv *Server) error {
 
 // turnOver tells whether srv, having served its P URLs, gives its
 // connection back: when a server ready for a connection (its turn come,
-// resolved, in the scheduler's ready queue) ranks before srv would on its
-// return to the queue, that is at least as high (a tie goes to the
-// server queued first). Otherwise the scheduler would give the freed
+// resolved, in the scheduler's ready queue; or its lookup under way, for
+// which a free connection waits: holdFor), or one parked on srv's
+// address (for its connections_per_ip, or for srv's unit), ranks before
+// srv would on its return to the queue, that is at least as high (a tie
+// goes to the server queued first). Otherwise the scheduler would give the freed
 // connection back to srv at once: the turn goes on, on the same
 // connection, rather than close it to open another to the same server
 // (and a big host, ranked first, keeps its connection to its end, as a
@@ -167,8 +169,12 @@ func (h *harvest) serve(srv *Server) error {
 // server was not done and held no connection, even one not resolved
 // yet or waiting for its own turn.
 func (h *harvest) turnOver(srv *Server) bool {
-	top, ok := h.readyTop.get()
-	return ok && top >= h.rank.Rank(srv)
+	rank := h.rank.Rank(srv)
+	if top, ok := h.readyTop.get(); ok && top >= rank {
+		return true
+	}
+	top, ok := h.parkedTop.get(srv.ip)
+	return ok && top >= rank
 }
 
 // close ends the connection; if the server never closed it, it served at
