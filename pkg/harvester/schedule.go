@@ -623,7 +623,7 @@ func (sc *scheduler) startLookups() {
 // resolved ahead of the connections are fewer than lookupsAhead says.
 // Resolving every name at the start made its lookups compete with the
 // first connections for the CPU (about 100 µs each: docs/harvester.md,
-// "DNS first"); a lookup ahead is made when a connection will soon want
+// "DNS a bounded distance ahead"); a lookup ahead is made when a connection will soon want
 // its server. A server counts as ahead while its lookup is under way or
 // it waits in the ready queue for a connection; one that waits for its
 // turn (wait, Crawl-delay), its address (connections_per_ip) or its unit,
@@ -715,14 +715,17 @@ func (sc *scheduler) loop() {
 // publishTop tells the connections (turnOver) the rank of the best
 // server that wants a connection: the best of the ready queue, or the
 // best-ranked server whose lookup is under way if it ranks higher (a
-// free connection waits for it: holdFor).
+// free connection waits for it, holdFor; past dnsHold it no longer does,
+// but a turn that ended for it costs no more than every turn did before
+// 2026-12-07, and the ranking, not the DNS, decides).
 func (sc *scheduler) publishTop() {
 	top, ok := 0.0, false
 	if sc.ready.Len() > 0 {
 		top, ok = (*sc.ready)[0].rank, true
 	}
 	if sc.pending < len(sc.byRank) {
-		if s := sc.byRank[sc.pending]; !s.lookupStart.IsZero() && (!ok || s.rank > top) {
+		s := sc.byRank[sc.pending]
+		if !s.lookupStart.IsZero() && (!ok || s.rank > top) {
 			top, ok = s.rank, true
 		}
 	}
