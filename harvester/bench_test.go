@@ -76,6 +76,10 @@ func TestBenchHarvester(t *testing.T) {
 	// answered (issue 34: the harvester alone against a plain client on
 	// the same URL list), from the start of its run.
 	harvReach, plainReach := newReach(), newReach()
+	// CPU per 1000 requests of each client's rounds (the process's user
+	// and system time, the test web's share included in both): a figure
+	// the machine's load changes much less than the times.
+	var harvCPUs, plainCPUs []time.Duration
 	var requested []string
 	var harvPages int
 	for round := 1; round <= rounds; round++ {
@@ -102,6 +106,7 @@ func TestBenchHarvester(t *testing.T) {
 		harvReach.best(hr)
 		spanRate = max(spanRate, float64(len(reqs))/span.Seconds())
 		harvPages = pages
+		harvCPUs = append(harvCPUs, harvCPU*1000/time.Duration(len(reqs)))
 		if requested == nil {
 			for _, r := range reqs {
 				requested = append(requested, fmt.Sprintf("http://%s:%d%s", r.Host, web.Port(), r.Path))
@@ -121,8 +126,9 @@ func TestBenchHarvester(t *testing.T) {
 		preqs := web.Requests()[start:]
 		pr := reachTimes(preqs, p0)
 		plainReach.best(pr)
-		fmt.Printf("bench: round %d: time to %s of the requests answered: harvester %s, plain client %s: %s\n",
-			round, reachNames, hr, pr, shares(pr, hr))
+		plainCPUs = append(plainCPUs, plainCPU*1000/time.Duration(len(requested)))
+		fmt.Printf("bench: round %d: time to %s of the requests answered: harvester %s, plain client %s: %s (load average %s)\n",
+			round, reachNames, hr, pr, shares(pr, hr), loadAverage())
 		host, hspan = busiestSpan(preqs)
 		fmt.Printf("bench: round %d: plain client: %d TCP connections; busiest host %s served from %v to %v\n", round, len(web.Conns())-conns0,
 			host, hspan[0].Sub(preqs[0].Start).Round(time.Millisecond), hspan[1].Sub(preqs[0].Start).Round(time.Millisecond))
@@ -144,6 +150,8 @@ func TestBenchHarvester(t *testing.T) {
 	// the request phase alone, for information:
 	fmt.Printf("bench: RESULT wait 0, time to %s of the requests answered (best of %d rounds each): harvester %s, plain client %s: the harvester at %s of the client's speed (target >= 0.8 at each)\n",
 		reachNames, rounds, harvReach, plainReach, shares(plainReach, harvReach))
+	fmt.Printf("bench: RESULT wait 0, CPU per 1000 requests (median of %d rounds, test web included): harvester %v, plain client %v: %.2f x\n",
+		rounds, median(harvCPUs).Round(time.Millisecond), median(plainCPUs).Round(time.Millisecond), median(harvCPUs).Seconds()/median(plainCPUs).Seconds())
 	fmt.Printf("bench: RESULT wait 0, first to last request only: harvester %.0f requests/s, %.0f%% of the plain client\n", spanRate, 100*spanRate/plainRate)
 	web.Close()
 
@@ -441,6 +449,31 @@ func shares(ceiling, r reach) string {
 		fmt.Fprintf(&b, "%.2f", ceiling[i].Seconds()/r[i].Seconds())
 	}
 	return b.String()
+}
+
+// median is the median of ds (the mean of the two middle ones for an
+// even count); 0 for none.
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes
+// (/proc/loadavg), or "?" where it cannot be read.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // busiestSpan returns the host with the most requests in reqs and the

@@ -18,7 +18,10 @@
 #      and each client's time to 50, 90 and 99 % of the requests answered,
 #      from the start of its run (the harvester's command start included),
 #      with the harvester's speed as a share of the client's at each
-#      (issue 34: at least 0.8);
+#      (issue 34: at least 0.8), per round with the load average; and
+#      each client's median CPU per 1000 requests (user + system time of
+#      the process over its rounds, the test web's share included in
+#      both: a figure the load moves less than the times);
 #   2. wait 1 s on a small web: the harvester's makespan against the lower
 #      bound politeness sets (the largest per-host page count x the wait).
 #

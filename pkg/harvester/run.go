@@ -113,6 +113,15 @@ type harvest struct {
 	end           *batchEnd
 	batchDuration time.Duration
 
+	// readyTop is the rank of the best server in the scheduler's ready
+	// queue, which the scheduler's goroutine publishes each turn of its
+	// loop for the connections' (turnOver).
+	readyTop rankCell
+	// parkedTop is, per address, the best rank of the servers parked on
+	// it for its connections_per_ip or their unit (written by the
+	// scheduler's goroutine, read by the connections': turnOver).
+	parkedTop addrRanks
+
 	// stats are atomic counters, updated by any goroutine.
 	// pending counts the URLs left per host for Stats.Holding
 	// (progress.go; its own lock).

@@ -50,8 +50,9 @@ type Server struct {
 	gateNeed  time.Duration // the value ranking's estimate of the time its URLs need (the scheduler's copy)
 	notBefore time.Time     // earliest next request to the host
 	state     serverState
-	// lookupStart is when its DNS lookup started (unix ns, 0 before).
-	lookupStart atomic.Int64
+	// lookupStart is when its DNS lookup started (zero before); the
+	// scheduler's goroutine's.
+	lookupStart time.Time
 
 	// What the worker keeps between the server's connections.
 	rules     map[string]*siteRules // per site, once robots.txt is known
@@ -404,6 +405,65 @@ func (h *serverHeap) Pop() any {
 	return s
 }
 
+// rankCell holds a rank, or none, for concurrent reads.
+type rankCell struct {
+	has  atomic.Bool
+	bits atomic.Uint64
+}
+
+// set stores rank.
+func (c *rankCell) set(rank float64) {
+	c.bits.Store(math.Float64bits(rank))
+	c.has.Store(true)
+}
+
+// clear stores none.
+func (c *rankCell) clear() { c.has.Store(false) }
+
+// get returns the rank, and false when there is none.
+func (c *rankCell) get() (float64, bool) {
+	if !c.has.Load() {
+		return 0, false
+	}
+	return math.Float64frombits(c.bits.Load()), true
+}
+
+// addrRanks holds, per address, the best rank of the servers parked on
+// it (waiting for its connections_per_ip or for their unit), for
+// concurrent reads: the scheduler's goroutine writes it, the
+// connections' read it (turnOver).
+type addrRanks struct {
+	mu sync.Mutex
+	m  map[netip.Addr]float64
+}
+
+// raise records a server of rank parked on ip.
+func (a *addrRanks) raise(ip netip.Addr, rank float64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = map[netip.Addr]float64{}
+	}
+	if r, ok := a.m[ip]; !ok || rank > r {
+		a.m[ip] = rank
+	}
+}
+
+// drop forgets the servers parked on ip (they went back to the queue).
+func (a *addrRanks) drop(ip netip.Addr) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.m, ip)
+}
+
+// get returns the best rank parked on ip, and false when none is.
+func (a *addrRanks) get(ip netip.Addr) (float64, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r, ok := a.m[ip]
+	return r, ok
+}
+
 // timeHeap holds the servers waiting for their turn, earliest first.
 type timeHeap []*Server
 
@@ -420,7 +480,9 @@ func (h *timeHeap) Pop() any {
 }
 
 // schedule is the server level of the scheduler. Servers are resolved
-// (harvester.dns_lookups at a time, best-ranked first); each time a
+// best-ranked first, a bounded distance ahead of the connections
+// (feedLookups: harvester.dns_lookups at a time, and no more resolved
+// servers ready than the connections can take); each time a
 // connection is free it goes to the highest-ranked server whose turn has
 // come, whose politeness unit (its site's names on its address, see
 // hostTable) has no connection, and whose IP address has fewer than
@@ -435,6 +497,7 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 	sc.timer = time.NewTimer(time.Hour)
 	defer sc.timer.Stop()
 	sc.loop()
+	sc.endLookups()
 	sc.dnsWG.Wait()
 	if !sc.ending || sc.stopping || h.fatalError() != nil {
 		return
@@ -457,12 +520,17 @@ type scheduler struct {
 	servers []*Server
 	rule    *endRule
 
-	// Lookups go in rank order; a free connection waits a little
+	// Lookups go in rank order, a bounded distance ahead of the
+	// connections (feedLookups); a free connection waits a little
 	// (dnsHold) for a better-ranked server whose lookup is under way,
 	// so that the ranking, not the DNS, decides who goes first.
-	// byRank[pending:] holds the first server not resolved yet.
+	// byRank[pending:] holds the first server not resolved yet,
+	// byRank[fed:] the servers whose lookup has not started.
 	byRank      []*Server
 	pending     int
+	fed         int
+	inFlight    int          // lookups started and not handed back yet
+	toResolve   chan *Server // to the DNS lookups' goroutines (nil once closed)
 	resolvedSet map[*Server]bool
 	resolved    chan *Server // from the DNS lookups' goroutines
 	dnsWG       sync.WaitGroup
@@ -524,27 +592,20 @@ func (h *harvest) newScheduler(servers []*Server, nextOrder int) *scheduler {
 	return sc
 }
 
-// startLookups starts the DNS lookups: harvester.dns_lookups goroutines
-// resolve the servers in rank order and hand each to the loop (resolved)
-// until dnsCtx ends.
+// startLookups starts the DNS lookups' goroutines
+// (harvester.dns_lookups of them): each resolves the servers feedLookups
+// hands it and hands each back to the loop (resolved) until dnsCtx ends
+// or endLookups closes their queue.
 func (sc *scheduler) startLookups() {
-	lookups := make(chan *Server)
-	go func() {
-		defer close(lookups)
-		for _, srv := range sc.byRank {
-			select {
-			case lookups <- srv:
-			case <-sc.dnsCtx.Done():
-				return
-			}
-		}
-	}()
-	for i := 0; i < min(sc.hc.DNSLookups, len(sc.servers)); i++ {
+	n := min(sc.hc.DNSLookups, len(sc.servers))
+	// Room for every lookup in flight: feedLookups never blocks.
+	queue := make(chan *Server, max(n, 1))
+	sc.toResolve = queue // the loop's; the goroutines keep their own copy
+	for i := 0; i < n; i++ {
 		sc.dnsWG.Add(1)
 		go func() {
 			defer sc.dnsWG.Done()
-			for srv := range lookups {
-				srv.lookupStart.Store(time.Now().UnixNano())
+			for srv := range queue {
 				sc.h.resolve(sc.dnsCtx, srv)
 				select {
 				case sc.resolved <- srv:
@@ -553,6 +614,54 @@ func (sc *scheduler) startLookups() {
 				}
 			}
 		}()
+	}
+	sc.feedLookups()
+}
+
+// feedLookups starts the lookups of the next servers in rank order while
+// fewer than harvester.dns_lookups are under way and the servers
+// resolved ahead of the connections are fewer than lookupsAhead says.
+// Resolving every name at the start made its lookups compete with the
+// first connections for the CPU (about 100 µs each: docs/harvester.md,
+// "DNS a bounded distance ahead"); a lookup ahead is made when a connection will soon want
+// its server. A server counts as ahead while its lookup is under way or
+// it waits in the ready queue for a connection; one that waits for its
+// turn (wait, Crawl-delay), its address (connections_per_ip) or its unit,
+// or that the value clock holds back, does not: a free connection is
+// never left idle while the servers resolved ahead wait for a busy
+// address.
+func (sc *scheduler) feedLookups() {
+	if sc.toResolve == nil || sc.stopping || sc.ending {
+		return
+	}
+	for sc.fed < len(sc.byRank) && sc.inFlight < cap(sc.toResolve) &&
+		sc.inFlight+sc.ready.Len() < sc.lookupsAhead() {
+		srv := sc.byRank[sc.fed]
+		sc.fed++
+		srv.lookupStart = time.Now()
+		sc.inFlight++
+		sc.toResolve <- srv // never blocks: inFlight < its capacity
+	}
+	if sc.fed == len(sc.byRank) {
+		sc.endLookups()
+	}
+}
+
+// lookupsAhead is how many servers may be resolved ahead of the
+// connections (under way or ready, see feedLookups): one for each free
+// connection, and harvester.dns_lookups more, so that a connection that
+// frees finds its next server resolved while the lookup of the one after
+// it is under way.
+func (sc *scheduler) lookupsAhead() int {
+	return max(sc.hc.Connections-sc.active, 0) + sc.hc.DNSLookups
+}
+
+// endLookups closes the lookups' queue (once): their goroutines return
+// when it is empty.
+func (sc *scheduler) endLookups() {
+	if sc.toResolve != nil {
+		close(sc.toResolve)
+		sc.toResolve = nil
 	}
 }
 
@@ -575,7 +684,10 @@ func (sc *scheduler) loop() {
 		for sc.pending < len(sc.byRank) && sc.resolvedSet[sc.byRank[sc.pending]] {
 			sc.pending++
 		}
+		sc.feedLookups()
 		holdUntil := sc.startServers(now)
+		sc.feedLookups() // the servers started made room
+		sc.publishTop()
 		if sc.gate != nil && len(sc.gated) > 0 && !sc.stopping && !sc.ending {
 			if t := sc.gate.last.Add(valueTick); holdUntil.IsZero() || t.Before(holdUntil) {
 				holdUntil = t
@@ -597,6 +709,30 @@ func (sc *scheduler) loop() {
 			sc.stopping = true
 		}
 		sc.timer.Stop()
+	}
+}
+
+// publishTop tells the connections (turnOver) the rank of the best
+// server that wants a connection: the best of the ready queue, or the
+// best-ranked server whose lookup is under way if it ranks higher (a
+// free connection waits for it, holdFor; past dnsHold it no longer does,
+// but a turn that ended for it costs no more than every turn did before
+// 2026-12-07, and the ranking, not the DNS, decides).
+func (sc *scheduler) publishTop() {
+	top, ok := 0.0, false
+	if sc.ready.Len() > 0 {
+		top, ok = (*sc.ready)[0].rank, true
+	}
+	if sc.pending < len(sc.byRank) {
+		s := sc.byRank[sc.pending]
+		if !s.lookupStart.IsZero() && (!ok || s.rank > top) {
+			top, ok = s.rank, true
+		}
+	}
+	if ok {
+		sc.h.readyTop.set(top)
+	} else {
+		sc.h.readyTop.clear()
 	}
 }
 
@@ -647,6 +783,7 @@ func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
 		if srv.unit != "" && sc.unitActive[srv.unit] ||
 			sc.hc.ConnectionsPerIP > 0 && srv.ip.IsValid() && sc.ipActive[srv.ip] >= sc.hc.ConnectionsPerIP {
 			sc.ipParked[srv.ip] = append(sc.ipParked[srv.ip], srv)
+			sc.h.parkedTop.raise(srv.ip, srv.rank)
 			continue
 		}
 		if ok, retry := sc.h.hosts.acquire(srv.Host, now); !ok {
@@ -671,14 +808,14 @@ func (sc *scheduler) holdFor(now time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	// Every better-ranked server is resolved, so best is next in line
-	// for a lookup: one that has not started yet starts at once (its
-	// goroutine has not run), and the hold counts from now until it
-	// does.
-	at := now
-	if started := best.lookupStart.Load(); started != 0 {
-		at = time.Unix(0, started)
+	// for a lookup. One whose lookup has not started is not waited
+	// for: feedLookups starts the lookups in rank order, so it is kept
+	// back by the bound on the servers resolved ahead, which the ready
+	// servers fill.
+	if best.lookupStart.IsZero() {
+		return time.Time{}, false
 	}
-	if until := at.Add(dnsHold); until.After(now) {
+	if until := best.lookupStart.Add(dnsHold); until.After(now) {
 		return until, true
 	}
 	return time.Time{}, false
@@ -729,6 +866,7 @@ func (sc *scheduler) wakeAt(holdUntil, endAt time.Time) <-chan time.Time {
 // the batch is ending.
 func (sc *scheduler) onResolved(srv *Server) {
 	sc.resolvedSet[srv] = true
+	sc.inFlight--
 	if sc.gate != nil {
 		srv.gateNeed = sc.need(srv)
 	}
@@ -757,6 +895,7 @@ func (sc *scheduler) onFinished(srv *Server) {
 		heap.Push(sc.ready, p)
 	}
 	delete(sc.ipParked, srv.ip)
+	sc.h.parkedTop.drop(srv.ip)
 	srv.notBefore = h.hosts.release(srv.Host)
 	if sc.gate != nil {
 		srv.gateNeed = sc.need(srv)

@@ -559,3 +559,149 @@ func TestWaitAcrossRuns(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestLookupsAhead: names are looked up a bounded distance ahead of the
+// connections (feedLookups), not all at the start. With one connection
+// and two lookups at a time, at most the free connection and two more
+// servers are resolved ahead of those already asked: every request
+// starts with at most three names looked up besides the hosts asked so
+// far (before 2026-12-07 all twenty were looked up at the start).
+func TestLookupsAhead(t *testing.T) {
+	var hosts []*ht.Host
+	var urls []string
+	for i := 0; i < 20; i++ {
+		name := fmt.Sprintf("h%02d.test", i)
+		hosts = append(hosts, pagesHost(name, 2, 5*time.Millisecond))
+	}
+	web := ht.Start(t, hosts...)
+	for i := 0; i < 20; i++ {
+		for p := 0; p < 2; p++ {
+			urls = append(urls, web.URL(fmt.Sprintf("h%02d.test", i), fmt.Sprintf("/p%d", p)))
+		}
+	}
+	cfg := web.Config(0)
+	cfg.Harvester.Connections = 1
+	cfg.Harvester.DNSLookups = 2
+	cfg.Harvester.Ranking = "fifo"
+	dir := filepath.Join(t.TempDir(), "000001")
+	ht.WriteBatch(t, dir, 1, ht.Entries(urls...))
+	if _, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	lookups := web.Lookups()
+	asked := map[string]bool{}
+	for _, r := range web.Started() {
+		asked[r.Host] = true
+		looked := map[string]bool{}
+		for _, l := range lookups {
+			if !l.At.After(r.Start) {
+				looked[l.Name] = true
+			}
+		}
+		ahead := 0
+		for name := range looked {
+			if !asked[name] {
+				ahead++
+			}
+		}
+		if ahead > 3 {
+			t.Fatalf("request %s%s started with %d names looked up ahead of the hosts asked (%d looked up), want at most 3", r.Host, r.Path, ahead, len(looked))
+		}
+	}
+	if n := len(asked); n != 20 {
+		t.Errorf("%d hosts asked, want 20", n)
+	}
+}
+
+// TestTurnGoesOn: after its P URLs a server keeps its connection unless a
+// server ready for one ranks before it (turnOver). a.test yields to
+// b.test, ready and tied (fifo); then b.test waits 1 s for its
+// Crawl-delay (after its robots.txt), longer than max_idle, so it is in
+// the queue but not ready:
+// a.test's next turn goes on past P on the same connection instead of
+// reconnecting every P (before 2026-12-07 any server not done and without
+// a connection ended the turn).
+func TestTurnGoesOn(t *testing.T) {
+	b := pagesHost("b.test", 2, 0)
+	b.Robots = &ht.Page{Body: []byte("User-agent: *\nCrawl-delay: 1\n")}
+	web := ht.Start(t, pagesHost("a.test", 9, 0), b)
+	cfg := web.Config(0)
+	cfg.Harvester.Connections = 1
+	cfg.Harvester.RequestsPerConnection = 3
+	cfg.Harvester.MaxIdle = config.Duration(100 * time.Millisecond)
+	cfg.Harvester.Ranking = "fifo"
+	var urls []string
+	for i := 0; i < 9; i++ {
+		urls = append(urls, web.URL("a.test", fmt.Sprintf("/p%d", i)))
+	}
+	urls = append(urls, web.URL("b.test", "/p0"), web.URL("b.test", "/p1"))
+	dir := filepath.Join(t.TempDir(), "000001")
+	ht.WriteBatch(t, dir, 1, ht.Entries(urls...))
+	if _, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	var runs []string
+	for _, r := range web.Requests() {
+		if len(runs) > 0 && strings.HasPrefix(runs[len(runs)-1], r.Host) {
+			runs[len(runs)-1] += " " + r.Path
+			continue
+		}
+		runs = append(runs, r.Host+": "+r.Path)
+	}
+	want := []string{
+		"a.test: /robots.txt /p0 /p1 /p2", "b.test: /robots.txt",
+		"a.test: /p3 /p4 /p5 /p6 /p7 /p8", "b.test: /p0 /p1",
+	}
+	if strings.Join(runs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests by host:\n%s\nwant\n%s", strings.Join(runs, "\n"), strings.Join(want, "\n"))
+	}
+	conns := 0
+	for _, c := range web.Conns() {
+		if c.Host == "a.test" {
+			conns++
+		}
+	}
+	if conns != 2 {
+		t.Errorf("a.test had %d connections, want 2 (one per turn, the second going on past P)", conns)
+	}
+}
+
+// TestTurnYieldsToUnit: a server parked on its address or unit counts
+// as waiting for a connection (turnOver). www.a.test and a.test are one
+// politeness unit: while www.a.test holds it, a.test waits parked, and
+// www.a.test's turn ends after its P URLs so that a.test gets the unit
+// (tied, fifo) rather than waiting for all of www.a.test's URLs.
+func TestTurnYieldsToUnit(t *testing.T) {
+	web := ht.Start(t, pagesHost("www.a.test", 9, 0), pagesHost("a.test", 3, 0))
+	cfg := web.Config(0)
+	cfg.Harvester.Connections = 2
+	cfg.Harvester.RequestsPerConnection = 3
+	cfg.Harvester.Ranking = "fifo"
+	var urls []string
+	for i := 0; i < 9; i++ {
+		urls = append(urls, web.URL("www.a.test", fmt.Sprintf("/p%d", i)))
+	}
+	for i := 0; i < 3; i++ {
+		urls = append(urls, web.URL("a.test", fmt.Sprintf("/p%d", i)))
+	}
+	dir := filepath.Join(t.TempDir(), "000001")
+	ht.WriteBatch(t, dir, 1, ht.Entries(urls...))
+	if _, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	var runs []string
+	for _, r := range web.Requests() {
+		if len(runs) > 0 && strings.HasPrefix(runs[len(runs)-1], r.Host+":") {
+			runs[len(runs)-1] += " " + r.Path
+			continue
+		}
+		runs = append(runs, r.Host+": "+r.Path)
+	}
+	want := []string{
+		"www.a.test: /robots.txt /p0 /p1 /p2", "a.test: /robots.txt /p0 /p1 /p2",
+		"www.a.test: /p3 /p4 /p5 /p6 /p7 /p8",
+	}
+	if strings.Join(runs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests by host:\n%s\nwant\n%s", strings.Join(runs, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -70,8 +70,8 @@ type conn struct {
 
 // serve gives srv its turn on a connection: robots.txt where needed, then
 // up to P URLs (Cao et al. §3.2, non-preemptive), and P more each time
-// they are done while no other server waits for a connection, one
-// request at a time with the host's wait between them. It returns early when the next wait
+// they are done unless a server ready for a connection ranks before it
+// (turnOver), one request at a time with the host's wait between them. It returns early when the next wait
 // is longer than harvester.max_idle (the connection would sit idle; the
 // server goes back to the queue), when the queue is empty, and when the
 // harvester stops.
@@ -82,10 +82,7 @@ func (h *harvest) serve(srv *Server) error {
 	served := 0 // URLs requested on this connection
 	for done := 0; ; {
 		if done >= p {
-			// The turn is over. It goes on while no other server waits
-			// for a connection: ending it would only close this
-			// connection to open another one to the same server.
-			if h.stats.waiting.Load() > 0 {
+			if h.turnOver(srv) {
 				return nil
 			}
 			done = 0
@@ -156,6 +153,28 @@ func (h *harvest) serve(srv *Server) error {
 		}
 		srv.pop()
 	}
+}
+
+// turnOver tells whether srv, having served its P URLs, gives its
+// connection back: when a server ready for a connection (its turn come,
+// resolved, in the scheduler's ready queue; or its lookup under way, for
+// which a free connection waits: holdFor), or one parked on srv's
+// address (for its connections_per_ip, or for srv's unit), ranks before
+// srv would on its return to the queue, that is at least as high (a tie
+// goes to the server queued first). Otherwise the scheduler would give the freed
+// connection back to srv at once: the turn goes on, on the same
+// connection, rather than close it to open another to the same server
+// (and a big host, ranked first, keeps its connection to its end, as a
+// plain client's would). Before 2026-12-07 the turn ended whenever any
+// server was not done and held no connection, even one not resolved
+// yet or waiting for its own turn.
+func (h *harvest) turnOver(srv *Server) bool {
+	rank := h.rank.Rank(srv)
+	if top, ok := h.readyTop.get(); ok && top >= rank {
+		return true
+	}
+	top, ok := h.parkedTop.get(srv.ip)
+	return ok && top >= rank
 }
 
 // close ends the connection; if the server never closed it, it served at

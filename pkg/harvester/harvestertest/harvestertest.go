@@ -100,6 +100,13 @@ type Web struct {
 	mu       sync.Mutex
 	requests []Request
 	conns    map[int64]*Conn
+	lookups  []Lookup
+}
+
+// Lookup is one question the DNS server received.
+type Lookup struct {
+	Name string // the name asked, lower-case, without the final dot
+	At   time.Time
 }
 
 type connKey struct{}
@@ -209,6 +216,9 @@ func (w *Web) answer(rw dns.ResponseWriter, r *dns.Msg) {
 	if len(r.Question) == 1 {
 		q := r.Question[0]
 		name := strings.TrimSuffix(strings.ToLower(q.Name), ".")
+		w.mu.Lock()
+		w.lookups = append(w.lookups, Lookup{Name: name, At: time.Now()})
+		w.mu.Unlock()
 		h, ok := w.hosts[name]
 		switch {
 		case !ok:
@@ -307,11 +317,19 @@ func (w *Web) Reset() {
 	defer w.mu.Unlock()
 	w.requests = nil
 	w.inFlight = nil
+	w.lookups = nil
 	for id, c := range w.conns {
 		if !c.Closed.IsZero() {
 			delete(w.conns, id)
 		}
 	}
+}
+
+// Lookups returns the questions the DNS server received, in order.
+func (w *Web) Lookups() []Lookup {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Lookup(nil), w.lookups...)
 }
 
 // Started returns every request the server has started to answer (End
