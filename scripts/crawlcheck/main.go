@@ -63,11 +63,11 @@ func main() {
 func newApp(stdout io.Writer) *cli.App {
 	return &cli.App{
 		Name:            "crawlcheck",
-		Usage:           "check crawls of the synthetic test web (faults, coverage, batch figures, timeline, discovery, politeness, cycles, freshness, compare, partitions)",
+		Usage:           "check crawls of the synthetic test web (faults, coverage, batch figures, timeline, discovery, politeness, cycles, freshness, compare, partitions, exchange)",
 		HideHelpCommand: true,
 		Writer:          stdout,
 		Commands: []*cli.Command{faultsCommand(), coverageCommand(), batchCommand(),
-			reachableCommand(), timelineCommand(), discoveryCommand(), targetsCommand(), politenessCommand(), cyclesCommand(), freshnessCommand(), compareCommand(), partitionsCommand()},
+			reachableCommand(), timelineCommand(), discoveryCommand(), targetsCommand(), politenessCommand(), cyclesCommand(), freshnessCommand(), compareCommand(), partitionsCommand(), exchangeCommand()},
 	}
 }
 
