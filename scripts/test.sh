@@ -35,6 +35,7 @@ long_tests=(
 	"./scripts ^TestOperations$/^report$/^chromium$"
 	"./scripts ^TestArchiveTools$"
 	"./scripts ^TestPartitions$"
+	"./scripts ^TestBenchPartitions$"
 )
 # The race detector's packages: the seeder's and the harvester's
 # concurrent bbolt writers and connections, the gatherer's workers, the

@@ -459,8 +459,13 @@ func readJSONFile(path string, v any) error {
 	return nil
 }
 
-// mb formats bytes as megabytes.
-func mb(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+// mb formats bytes as megabytes, or kilobytes below one megabyte.
+func mb(b int64) string {
+	if b < 1e6 {
+		return fmt.Sprintf("%.1f kB", float64(b)/1e3)
+	}
+	return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+}
 
 // print writes the figures, compared with base if given.
 func (s *partitionSet) print(w io.Writer, base *partitionSet) {

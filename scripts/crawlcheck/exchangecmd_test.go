@@ -118,7 +118,7 @@ func writeFixture(t *testing.T, dir string, parts []fixturePartition) (cols, log
 
 // graphSizes masks graph.db's sizes (they follow the system's page size)
 // and the fixture's temporary directory.
-var graphSizes = regexp.MustCompile(`graph\.db +[0-9.]+ MB|graph\.db: [0-9.]+ MB in all, [0-9]+ bytes|graph\.db [0-9.]+ × \([0-9.]+ MB / [0-9.]+ MB\)`)
+var graphSizes = regexp.MustCompile(`graph\.db +[0-9.]+ [kM]B|graph\.db: [0-9.]+ [kM]B in all, [0-9]+ bytes|graph\.db [0-9.]+ × \([0-9.]+ [kM]B / [0-9.]+ [kM]B\)`)
 
 // TestExchangeGolden runs `crawlcheck exchange` on hand-made partitioned
 // crawls (golden files testdata/exchange-*.golden; go test -update
