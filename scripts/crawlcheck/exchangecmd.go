@@ -110,6 +110,9 @@ type partitionSet struct {
 	Duplicates int      `json:"duplicates"`
 	Examples   []string `json:"duplicate_examples,omitempty"`
 	Batches    int      `json:"batches"`
+	// Links counts the links the seeders read (seeded.done: links of
+	// every page, redirects and canonicals).
+	Links int64 `json:"links"`
 	// Flows are the exchange's sender to receiver pairs.
 	Flows []exchangeFlow `json:"flows,omitempty"`
 	// SentLines, SentLinks, SentSites, SentBytes and SentFiles total the
@@ -141,6 +144,7 @@ type partitionStats struct {
 	Partition  string `json:"partition"`
 	Batches    int    `json:"batches"`
 	Fetched    int    `json:"fetched"`
+	Links      int64  `json:"links"`
 	GraphBytes int64  `json:"graph_bytes"`
 	SentLines  int    `json:"sent_lines"`
 	SentBytes  int64  `json:"sent_bytes"`
@@ -201,14 +205,15 @@ func measureSet(dirs, logs []string) (*partitionSet, error) {
 		if p.K == 1 {
 			st.Partition = "whole"
 		}
-		urls, batches, intake, err := readPartitionBatches(dir)
+		urls, batches, links, intake, err := readPartitionBatches(dir)
 		if err != nil {
 			return nil, err
 		}
 		for u := range urls {
 			owners[u]++
 		}
-		st.Batches, st.Fetched = batches, len(urls)
+		st.Batches, st.Fetched, st.Links = batches, len(urls), links
+		set.Links += links
 		for _, s := range intake {
 			st.IntakeLines += s.lines
 			set.IntakeSeconds = append(set.IntakeSeconds, s.seconds)
@@ -363,17 +368,19 @@ type batchIntake struct {
 }
 
 // readPartitionBatches reads a collection's batches: the URLs with a
-// response in its fetch logs, the number of batches, and the intake of
-// exchange files after each seeded batch (seeded.done).
-func readPartitionBatches(dir string) (map[string]bool, int, []batchIntake, error) {
+// response in its fetch logs, the number of batches, the links its
+// seeder read, and the intake of exchange files after each seeded batch
+// (seeded.done).
+func readPartitionBatches(dir string) (map[string]bool, int, int64, []batchIntake, error) {
 	col, err := collection.Open(dir)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, 0, nil, err
 	}
 	ids, err := col.BatchIDs()
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, 0, nil, err
 	}
+	var links int64
 	urls := map[string]bool{}
 	var intake []batchIntake
 	for _, id := range ids {
@@ -381,7 +388,7 @@ func readPartitionBatches(dir string) (map[string]bool, int, []batchIntake, erro
 		logPath := filepath.Join(b.HarvestPath(), fetchlog.LogFile)
 		recs, err := fetchlog.ReadFile(logPath)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, 0, nil, fmt.Errorf("collection %s: %w", dir, err)
+			return nil, 0, 0, nil, fmt.Errorf("collection %s: %w", dir, err)
 		}
 		for _, r := range recs {
 			if r.OK() {
@@ -389,20 +396,25 @@ func readPartitionBatches(dir string) (map[string]bool, int, []batchIntake, erro
 			}
 		}
 		var s struct {
+			Links    int64 `json:"links"`
 			Exchange *struct {
 				Lines   int    `json:"lines"`
 				Elapsed string `json:"elapsed"`
 			} `json:"exchange"`
 		}
-		if b.Summary(collection.StageSeeded, &s) == nil && s.Exchange != nil {
+		if b.Summary(collection.StageSeeded, &s) != nil {
+			continue
+		}
+		links += s.Links
+		if s.Exchange != nil {
 			d, err := time.ParseDuration(s.Exchange.Elapsed)
 			if err != nil {
-				return nil, 0, nil, fmt.Errorf("collection %s: batch %s: seeded.done: exchange elapsed %q: %w", dir, b.Name(), s.Exchange.Elapsed, err)
+				return nil, 0, 0, nil, fmt.Errorf("collection %s: batch %s: seeded.done: exchange elapsed %q: %w", dir, b.Name(), s.Exchange.Elapsed, err)
 			}
 			intake = append(intake, batchIntake{lines: s.Exchange.Lines, seconds: d.Seconds()})
 		}
 	}
-	return urls, len(ids), intake, nil
+	return urls, len(ids), links, intake, nil
 }
 
 // readExchangeLog reads the output of a partition's seeder exchange runs:
@@ -507,6 +519,8 @@ func (s *partitionSet) print(w io.Writer, base *partitionSet) {
 			delivered = fmt.Sprintf("%d lines taken in by the receivers' intakes, %d files not taken, %d taken never published: %s", *s.TakenLines, s.NotTaken, s.NeverSent, verdict)
 		}
 		fmt.Fprintf(w, "  exchange: %s\n", delivered)
+		fmt.Fprintf(w, "  exchange: %.3f lines per page fetched, %.4f per link read (%d links read by the seeders)\n",
+			float64(s.SentLines)/float64(max(s.Fetched, 1)), float64(s.SentLines)/float64(max(s.Links, 1)), s.Links)
 		med, mx, tot := 0.0, 0.0, 0.0
 		if n := len(s.IntakeSeconds); n > 0 {
 			v := slices.Clone(s.IntakeSeconds)

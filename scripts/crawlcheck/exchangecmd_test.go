@@ -64,7 +64,7 @@ func writeFixture(t *testing.T, dir string, parts []fixturePartition) (cols, log
 		if err := os.WriteFile(filepath.Join(harvest, fetchlog.LogFile), []byte(fl.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		seeded := fmt.Sprintf(`{"batch":1,"exchange":{"files":1,"lines":%d,"newUrls":0,"known":0,"elapsed":"%dms"}}`, p.intake, 10*(i+1))
+		seeded := fmt.Sprintf(`{"batch":1,"links":5,"exchange":{"files":1,"lines":%d,"newUrls":0,"known":0,"elapsed":"%dms"}}`, p.intake, 10*(i+1))
 		if p.intake < 0 {
 			seeded = `{"batch":1}`
 		}
