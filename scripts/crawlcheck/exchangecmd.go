@@ -495,7 +495,7 @@ func (s *partitionSet) print(w io.Writer, base *partitionSet) {
 	}
 	if s.K > 1 {
 		for _, f := range s.Flows {
-			fmt.Fprintf(w, "  %d -> %d: %d files (%d links, %d sites handed over, %s), %d taken", f.From, f.To, f.Files, f.Links, f.Sites, mb(f.Bytes), f.Taken)
+			fmt.Fprintf(w, "  %d -> %d: %d files (%d links, %d URLs of sites handed over, %s), %d taken", f.From, f.To, f.Files, f.Links, f.Sites, mb(f.Bytes), f.Taken)
 			if len(f.NotTaken) > 0 {
 				fmt.Fprintf(w, "; NOT TAKEN %v", f.NotTaken)
 			}
@@ -508,7 +508,7 @@ func (s *partitionSet) print(w io.Writer, base *partitionSet) {
 		if s.SentLines > 0 {
 			perLine = float64(s.SentBytes) / float64(s.SentLines)
 		}
-		fmt.Fprintf(w, "  exchange: %d lines sent (%d links, %d sites handed over) in %d files, %s: %.1f bytes per line, %s per cycle (%d batches)\n",
+		fmt.Fprintf(w, "  exchange: %d lines sent (%d links, %d URLs of sites handed over) in %d files, %s: %.1f bytes per line, %s per cycle (%d batches)\n",
 			s.SentLines, s.SentLinks, s.SentSites, s.SentFiles, mb(s.SentBytes), perLine, mb(s.SentBytes/int64(max(s.Batches, 1))), s.Batches)
 		delivered := "lines taken in: not known (no --exchange-log)"
 		if s.TakenLines != nil {
