@@ -19,7 +19,7 @@ import (
 // partitions, that every exchange line was delivered exactly once, and
 // that the two partitions fetched as many pages as the one collection.
 func TestBenchPartitions(t *testing.T) {
-	longtest.Need(t, "scripts/bench-partitions.sh on a small web, K = 1 and 2 (a few minutes)")
+	longtest.Need(t, "scripts/bench-partitions.sh on a small web, K = 1 and 2 (about 5 minutes)")
 	bin := stageBinaries(t)
 	dir := filepath.Join(t.TempDir(), "bench")
 	cmd := exec.Command("bash", "bench-partitions.sh")
