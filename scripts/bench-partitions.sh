@@ -127,7 +127,21 @@ done
 web_pid=
 loop_pids=()
 cleanup() {
-	local p
+	local p n
+	# SIGINT first: crawl.sh stops the stages it started (each in its own
+	# process group, which a SIGKILL of the loop's group would leave
+	# running), then SIGKILL after 30 s.
+	for p in "${loop_pids[@]}"; do
+		kill -INT -- "-$p" 2>/dev/null || true
+	done
+	for n in $(seq 1 60); do
+		for p in "${loop_pids[@]}"; do
+			kill -0 -- "-$p" 2>/dev/null && break
+			p=
+		done
+		[ -z "${p:-}" ] && break
+		sleep 0.5
+	done
 	for p in "${loop_pids[@]}"; do
 		kill -KILL -- "-$p" 2>/dev/null || true
 	done
@@ -267,6 +281,15 @@ run_set() {
 		fi
 		for p in "${loop_pids[@]}"; do wait "$p"; done
 	fi
+	# A stage still running in a loop's process group outlived its
+	# crawl.sh (seen once: a gatherer --follow of a harvest stopped by
+	# SIGINT): said, and killed.
+	for p in "${loop_pids[@]}"; do
+		if kill -0 -- "-$p" 2>/dev/null; then
+			echo "bench-partitions.sh: K = $k: a process outlived its crawl.sh: $(pgrep -g "$p" -a | head -3 | tr '\n' ';')" >&2
+			kill -KILL -- "-$p" 2>/dev/null
+		fi
+	done
 	run_end=$(wire_now)
 	run_secs=$(wire_since "$t0")
 	loop_pids=()
