@@ -38,6 +38,7 @@ long_tests=(
 	"./scripts ^TestArchiveTools$"
 	"./scripts ^TestPartitions$"
 	"./scripts ^TestSlurm$"
+	"./scripts ^TestBenchPartitions$"
 )
 # The race detector's packages: the seeder's and the harvester's
 # concurrent bbolt writers and connections, the gatherer's workers, the

@@ -439,3 +439,20 @@ func removeTaken(col string, p partition.Partition, peers []string, log *slog.Lo
 	}
 	return removed, nil
 }
+
+// ReadExchangeFile reads a published exchange file meant for partition
+// p (docs/format/exchange.md), calling fn with the kind (ExchangeLink or
+// ExchangeSite) and the URL of each line; it returns the sender's
+// partition number. For tools that account for an exchange (crawlcheck
+// exchange); the seeder's intake reads the files itself.
+func ReadExchangeFile(path string, p partition.Partition, fn func(kind, url string) error) (int, error) {
+	return readExchange(path, p, func(l exchangeLine) error { return fn(l.Kind, l.URL) })
+}
+
+// ExchangeOutDir is the directory where collection col publishes its
+// exchange files for partition j.
+func ExchangeOutDir(col string, j int) string { return outDir(col, j) }
+
+// ParseExchangeName returns the sender's file number of an exchange file
+// name (NNNNNNNN.sz), and false for any other name.
+func ParseExchangeName(name string) (uint64, bool) { return parseExchangeName(name) }

@@ -10,6 +10,7 @@
 //	crawlcheck targets  --crawl A.json --harvester B.json --polite C.json --cycle D
 //	crawlcheck politeness --log requests.tsv --web web.json [--collection DIR] [--wait D] ...
 //	crawlcheck freshness --web web.json --seeds seeds.txt --log requests.tsv --window-start T|N% ...
+//	crawlcheck exchange --collection P1 --collection P2 ... [--exchange-log L1 ...] [--timeline T.json] [--base B.json]
 //
 // faults serves a test web in-process, crawls it with the stage binaries
 // of --bin while killing them with SIGKILL at random moments (package
@@ -29,7 +30,10 @@
 // exits 1 on any violation. freshness measures how fresh a recrawl kept
 // a changing web over a window, against the refresh policies of Cho and
 // Garcia-Molina on the same fetch budget (uniform, optimal, optimal per
-// site, optimal under politeness).
+// site, optimal under politeness). exchange measures a web crawled as
+// K partitioned collections (scripts/bench-partitions.sh): pages fetched,
+// URLs fetched by two partitions, the exchange files published and
+// taken, lines sent against lines taken in, bytes, graph.db.
 package main
 
 import (
@@ -63,11 +67,11 @@ func main() {
 func newApp(stdout io.Writer) *cli.App {
 	return &cli.App{
 		Name:            "crawlcheck",
-		Usage:           "check crawls of the synthetic test web (faults, coverage, batch figures, timeline, discovery, politeness, cycles, freshness, compare, partitions)",
+		Usage:           "check crawls of the synthetic test web (faults, coverage, batch figures, timeline, discovery, politeness, cycles, freshness, compare, partitions, exchange)",
 		HideHelpCommand: true,
 		Writer:          stdout,
 		Commands: []*cli.Command{faultsCommand(), coverageCommand(), batchCommand(),
-			reachableCommand(), timelineCommand(), discoveryCommand(), targetsCommand(), politenessCommand(), cyclesCommand(), freshnessCommand(), compareCommand(), partitionsCommand()},
+			reachableCommand(), timelineCommand(), discoveryCommand(), targetsCommand(), politenessCommand(), cyclesCommand(), freshnessCommand(), compareCommand(), partitionsCommand(), exchangeCommand()},
 	}
 }
 
