@@ -135,6 +135,7 @@ func (t *Tx) ForEachRemoteSiteLink(fn func(src uint64, key string, links uint32)
 type ExchangeCount struct {
 	Files int64     `json:"files"`
 	Lines int64     `json:"lines"`
+	Bytes int64     `json:"bytes,omitempty"` // the files' size (sent only; since 2026-12-08)
 	At    time.Time `json:"at,omitzero"` // the transaction's time (last counts only)
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -698,9 +699,14 @@ func (in *intake) finishExchange() error {
 			st = &linkgraph.ExchangePeer{}
 			stats[to] = st
 		}
+		size := int64(0)
+		if fi, err := os.Stat(w.path); err == nil {
+			size = fi.Size()
+		}
 		st.Sent.Files++
 		st.Sent.Lines += int64(w.n)
-		st.LastSent = linkgraph.ExchangeCount{Files: 1, Lines: int64(w.n), At: now}
+		st.Sent.Bytes += size
+		st.LastSent = linkgraph.ExchangeCount{Files: 1, Lines: int64(w.n), Bytes: size, At: now}
 	}
 	in.outs = nil
 	if err := in.tx.PutExchangeStats(stats); err != nil {

@@ -355,6 +355,35 @@ func measureFlow(dir string, from int, to partition.Partition, taken *roaring.Bi
 			fl.NotTaken = append(fl.NotTaken, seq)
 		}
 	}
+	// Files the receiver reported taken are removed by their sender
+	// (docs/format/exchange.md, "Taken files"): the sender's graph.db
+	// counts every file and line it published, removed or not.
+	var sent *linkgraph.ExchangePeer
+	g, err := linkgraph.Open(filepath.Join(dir, collection.GraphFile), true, 30*time.Second)
+	if err != nil {
+		return fl, fmt.Errorf("collection %s: %w", dir, err)
+	}
+	err = g.View(func(tx *linkgraph.Tx) error {
+		stats, err := tx.ExchangeStats()
+		sent = stats[to.I]
+		return err
+	})
+	g.Close()
+	if err != nil {
+		return fl, fmt.Errorf("collection %s: %w", dir, err)
+	}
+	if sent != nil && sent.Removed > 0 {
+		// Links and Sites stay the split of the files still there.
+		fl.Taken += int(sent.Removed)
+		fl.Files, fl.Lines, fl.Bytes = int(sent.Sent.Files), int(sent.Sent.Lines), sent.Sent.Bytes
+		if n := int(taken.GetCardinality()); n > fl.Files {
+			// More numbers taken than files published: those beyond.
+			for _, seq := range roaring.AndNot(taken, published).ToArray()[:n-fl.Files] {
+				fl.NeverSent = append(fl.NeverSent, uint64(seq))
+			}
+		}
+		return fl, nil
+	}
 	for _, seq := range roaring.AndNot(taken, published).ToArray() {
 		fl.NeverSent = append(fl.NeverSent, uint64(seq))
 	}
