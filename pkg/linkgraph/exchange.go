@@ -136,7 +136,7 @@ type ExchangeCount struct {
 	Files int64     `json:"files"`
 	Lines int64     `json:"lines"`
 	Bytes int64     `json:"bytes,omitempty"` // the files' size (sent only; since 2026-12-08)
-	At    time.Time `json:"at,omitzero"` // the transaction's time (last counts only)
+	At    time.Time `json:"at,omitzero"`     // the transaction's time (last counts only)
 }
 
 // ExchangePeer is what went to and came from one other partition: in
