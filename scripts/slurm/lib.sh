@@ -60,7 +60,10 @@ slurm_idle_file() {
 
 # slurm_pull copies, in copy mode, each other partition's outbox for this
 # one and its idle file (rsync; a peer that cannot be reached is said
-# and skipped: the next pull gets it). The exchange files are published
+# and skipped: the next pull gets it): the exchange files, the peer's
+# report of this partition's files it has taken (taken: the seeder then
+# removes them from its outbox) and its site graph (sitegraph.sz;
+# docs/format/exchange.md). The exchange files are published
 # by rename and rsync writes each under a temporary name: a copy is
 # never half a file. Nothing to do on a shared file system.
 slurm_pull() {
@@ -70,7 +73,7 @@ slurm_pull() {
 	for j in $(seq 1 "$K"); do
 		[ "$j" = "$part" ] && continue
 		mkdir -p "$col/exchange/in/p$j"
-		rsync -a --include='[0-9]*.sz' --exclude='*' "${cols[$j]}/exchange/out/to-$part/" "$col/exchange/in/p$j/" 2>/dev/null ||
+		rsync -a --include='[0-9]*.sz' --include=taken --include=sitegraph.sz --exclude='*' "${cols[$j]}/exchange/out/to-$part/" "$col/exchange/in/p$j/" 2>/dev/null ||
 			slurm_log "could not copy the exchange files of partition $j from ${cols[$j]} (tried again at the next pull)"
 		rm -f "$col/slurm/peers/p$j.idle"
 		rsync -a "${cols[$j]}/slurm/idle" "$col/slurm/peers/p$j.idle.tmp" 2>/dev/null &&
