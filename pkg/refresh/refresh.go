@@ -95,13 +95,21 @@ const MinPrice = 1e-40
 // weights (nil: all 1), each revisited at Rate(λᵢ, max(μ, floors[i])/wᵢ)
 // (floors nil: μ alone), together spend budget revisits per unit of
 // time: the Lagrange multiplier of max Σ wᵢ·F(λᵢ, fᵢ) subject to Σ fᵢ =
-// budget (Cho and Garcia-Molina §5: ∂F/∂fᵢ = μ/wᵢ), found by bisection on
-// log μ (the spending falls as μ rises). A floor holds a page's price up,
-// so that a group of pages (a site under a politeness cap) spends no
-// more than its own optimum would at its floor. When even the least
-// price spends no more than budget (every page held by its floor), Price
-// returns MinPrice; with no changing page of positive weight or a budget
-// of 0 or less, the highest price (every rate 0).
+// budget (Cho and Garcia-Molina §5: ∂F/∂fᵢ = μ/wᵢ). A floor holds a
+// page's price up, so that a group of pages (a site under a politeness
+// cap) spends no more than its own optimum would at its floor. When even
+// the least price spends no more than budget (every page held by its
+// floor), Price returns MinPrice; with no changing page of positive
+// weight or a budget of 0 or less, the highest price (every rate 0).
+//
+// The spending falls as μ rises; the root is bracketed in log μ and
+// found by the Illinois method (regula falsi on log spending − log
+// budget, which is nearly linear in log μ: a page's rate goes as
+// μ^(−½) at low prices), falling back to bisection where that does not
+// narrow the bracket, until the bracket is narrower than 1e-12 in log
+// μ; the upper end is returned. Each step evaluates the spending once,
+// over every page, so the method's 10–20 steps, against bisection's
+// 45–50 from the whole range, are most of the cost saved.
 func Price(lams, weights, floors []float64, budget float64) float64 {
 	weight := func(i int) float64 {
 		if weights == nil {
@@ -133,19 +141,51 @@ func Price(lams, weights, floors []float64, budget float64) float64 {
 		}
 		return s
 	}
-	if spend(MinPrice) <= budget {
+	s := spend(MinPrice)
+	if s <= budget {
 		return MinPrice
 	}
+	// lo spends more than budget, up no more; fLo and fUp are log
+	// spending − log budget there (−Inf where nothing is spent).
+	lb := math.Log(budget)
 	lo, up := math.Log(MinPrice), math.Log(hi)
-	for range 200 {
-		mid := (lo + up) / 2
-		if spend(math.Exp(mid)) > budget {
-			lo = mid
-		} else {
-			up = mid
-		}
-		if up-lo < 1e-12 {
+	fLo, fUp := math.Log(s)-lb, math.Inf(-1)
+	const tol = 1e-12
+	side, slow := 0, 0
+	mark := up - lo // the bracket's width when it last halved
+	for range 400 {
+		if up-lo < tol {
 			break
+		}
+		t := (lo + up) / 2
+		if slow < 2 && !math.IsInf(fUp, 0) && fLo > fUp {
+			if x := lo + fLo*(up-lo)/(fLo-fUp); x >= lo && x <= up {
+				// At least half the tolerance inside the bracket, so
+				// that a step landing on the root from one side closes
+				// the bracket from the other at the next.
+				t = min(max(x, lo+tol/2), up-tol/2)
+			}
+		}
+		s := spend(math.Exp(t))
+		if s > budget {
+			lo, fLo = t, math.Log(s)-lb
+			if side > 0 {
+				fUp /= 2 // Illinois: an end kept twice counts half
+			}
+			side = 1
+		} else {
+			up, fUp = t, math.Log(s)-lb
+			if side < 0 {
+				fLo /= 2
+			}
+			side = -1
+		}
+		// Two steps that did not halve the bracket between them: the
+		// next is a bisection.
+		if up-lo <= mark/2 {
+			mark, slow = up-lo, 0
+		} else {
+			slow++
 		}
 	}
 	return math.Exp(up)

@@ -2,6 +2,7 @@ package refresh
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -93,5 +94,97 @@ func TestPriceWeighted(t *testing.T) {
 	mu = Price(lams, nil, nil, 0.5)
 	if f := Rate(10, mu); f != 0 {
 		t.Errorf("budget 0.5: λ 10 gets rate %g, want 0 (μ %g)", f, mu)
+	}
+}
+
+// bisectPrice is Price by plain bisection on log μ over the whole range
+// (what Price did before it interpolated): the reference Price must
+// agree with.
+func bisectPrice(lams, weights, floors []float64, budget float64) float64 {
+	hi := 0.0
+	for i, l := range lams {
+		if l > 0 && weights[i] > 0 {
+			hi = math.Max(hi, weights[i]/l)
+		}
+	}
+	spend := func(mu float64) float64 {
+		s := 0.0
+		for i, l := range lams {
+			m := mu
+			if floors != nil {
+				m = math.Max(m, floors[i])
+			}
+			if weights[i] > 0 {
+				s += Rate(l, m/weights[i])
+			}
+		}
+		return s
+	}
+	if hi == 0 || budget <= 0 {
+		return hi
+	}
+	if spend(MinPrice) <= budget {
+		return MinPrice
+	}
+	lo, up := math.Log(MinPrice), math.Log(hi)
+	for range 200 {
+		mid := (lo + up) / 2
+		if spend(math.Exp(mid)) > budget {
+			lo = mid
+		} else {
+			up = mid
+		}
+		if up-lo < 1e-12 {
+			break
+		}
+	}
+	return math.Exp(up)
+}
+
+// TestPriceAgreesWithBisection checks Price against bisection on
+// populations shaped like a crawl's (rates over six orders of magnitude,
+// weights over ten, some pages that never change or weigh nothing, some
+// held by floors) and budgets from starved to lavish: the prices agree
+// to 1e-11 relative and each spends the budget.
+func TestPriceAgreesWithBisection(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		n := 1 + r.IntN(500)
+		lams, ws := make([]float64, n), make([]float64, n)
+		var floors []float64
+		if trial%3 == 0 {
+			floors = make([]float64, n)
+		}
+		total := 0.0
+		for i := range n {
+			if r.IntN(10) > 0 {
+				lams[i] = math.Pow(10, -4+6*r.Float64())
+			}
+			if r.IntN(20) > 0 {
+				ws[i] = math.Pow(10, -10+10*r.Float64())
+			}
+			if floors != nil && r.IntN(4) == 0 {
+				floors[i] = ws[i] / math.Max(lams[i], 1e-3) * r.Float64()
+			}
+			total += lams[i]
+		}
+		budget := total * math.Pow(10, -3+4*r.Float64())
+		got, want := Price(lams, ws, floors, budget), bisectPrice(lams, ws, floors, budget)
+		if !near(got, want, 1e-11*want) {
+			t.Errorf("trial %d (%d pages, budget %g): price %g, bisection %g", trial, n, budget, got, want)
+		}
+	}
+}
+
+// BenchmarkPrice is one price over 65,536 pages (the manager's sample).
+func BenchmarkPrice(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	n := 1 << 16
+	lams, ws := make([]float64, n), make([]float64, n)
+	for i := range n {
+		lams[i], ws[i] = math.Pow(10, -4+5*r.Float64()), math.Pow(10, -8+8*r.Float64())
+	}
+	for b.Loop() {
+		Price(lams, ws, nil, float64(n)/7)
 	}
 }
