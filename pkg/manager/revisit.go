@@ -2,7 +2,6 @@ package manager
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"time"
@@ -145,12 +144,19 @@ func (p *revisitPolicy) allocate(tx *linkgraph.Tx, est *estimate, cfg *config.Co
 		return refresh.Price(lams, ws, fl, p.budget*float64(len(lams))/float64(n))
 	}
 	p.mu = solve(nil)
-	spend := map[uint32]float64{}
+	var spend []float64 // by site id
 	for i, pg := range p.pages {
+		for int(pg.site) >= len(spend) {
+			spend = append(spend, 0)
+		}
 		spend[pg.site] += revisitRate(p.weight[i], pg.lam, p.mu)
 	}
 	pc := paceOf(&cfg.Harvester)
-	for _, site := range slices.Sorted(maps.Keys(spend)) {
+	for id, sp := range spend {
+		if sp <= 0 {
+			continue // within any room: its record is not read
+		}
+		site := uint32(id)
 		s, err := tx.Site(uint64(site))
 		if err != nil {
 			return fmt.Errorf("revisits: %w", err)
@@ -160,7 +166,7 @@ func (p *revisitPolicy) allocate(tx *linkgraph.Tx, est *estimate, cfg *config.Co
 			resp = defaultResponseTime
 		}
 		room := float64(24*time.Hour) / float64(max(pc.urlCost(resp, storedCrawlDelay(s, cfg.Crawl.ProductToken)), time.Millisecond))
-		if spend[site] <= room {
+		if sp <= room {
 			continue
 		}
 		var lams, ws []float64
@@ -207,8 +213,32 @@ func (p *revisitPolicy) interval(i int) time.Duration {
 }
 
 // due tells whether page i is due: its age has reached its interval.
+// It decides without solving for the page's rate (a Newton solve, for
+// every fetched candidate of every run): within [floor, probe) the
+// interval 1/f, f = λ/x with g(x) = c (refresh.Rate, c = λ·price/w), is
+// at most the age exactly when x ≤ λ·age, that is, g rising, when c ≤
+// g(λ·age) — one exponential.
 func (p *revisitPolicy) due(i int) bool {
-	return float64(p.pages[i].age) >= days(p.interval(i))
+	pg := p.pages[i]
+	age := float64(pg.age)
+	switch {
+	case age >= days(p.probe):
+		return true // the longest interval
+	case age < days(p.floor):
+		return false // the shortest
+	}
+	w := p.weight[i]
+	if w <= 0 || pg.lam <= 0 {
+		return false // no rate: the interval is probe
+	}
+	c := p.price(i) / w * pg.lam
+	switch {
+	case c >= 1:
+		return false // too fast for the price: probe
+	case c <= 0:
+		return true // an infinite rate: the floor
+	}
+	return c <= refresh.Marginal(pg.lam*age)
 }
 
 // applyRevisits allocates the revisit budget once intrinsic quality is
@@ -231,9 +261,13 @@ func applyRevisits(tx *linkgraph.Tx, v *graphView, est *estimate, cfg *config.Co
 		}
 	}
 	out := v.cands[:0]
+	k := 0 // the candidates and the policy's pages are both in position order: one walk
 	for i, c := range v.cands {
 		if c.revisit && !c.sitemap {
-			if k := p.page(c.pos); k >= 0 && !p.due(k) {
+			for k < len(p.pages) && p.pages[k].pos < c.pos {
+				k++
+			}
+			if k < len(p.pages) && p.pages[k].pos == c.pos && !p.due(k) {
 				p.notDue++
 				if i == watch {
 					v.watch.cand = -1

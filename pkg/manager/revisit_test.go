@@ -2,6 +2,7 @@ package manager
 
 import (
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
@@ -251,5 +252,45 @@ func TestUntrustedDates(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "not trusted: 4 of 6") || !strings.Contains(b.String(), "revisit rate") {
 		t.Errorf("explain prints:\n%s", b.String())
+	}
+}
+
+// TestDueAgreesWithInterval checks due, which decides without solving
+// for the rate, against its definition — the age has reached the
+// interval of the rate refresh.Rate gives — on pages of every kind:
+// rates over six orders of magnitude, weights over ten, no weight, no
+// change, ages from below the floor to beyond the probe, and sites with
+// their own price. A page whose age is within 1e-9 of its interval may
+// go either way.
+func TestDueAgreesWithInterval(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	p := &revisitPolicy{floor: 3 * time.Hour, probe: 8 * 24 * time.Hour, mu: 1e-3, siteMu: map[uint32]float64{2: 1e-1}}
+	for range 20000 {
+		pg := revisitPage{site: uint32(r.IntN(3)), age: float32(12 * r.Float64())}
+		if r.IntN(10) > 0 {
+			pg.lam = math.Pow(10, -3+6*r.Float64())
+		}
+		w := 0.0
+		if r.IntN(20) > 0 {
+			w = math.Pow(10, -10+10*r.Float64())
+		}
+		p.pages, p.weight = append(p.pages, pg), append(p.weight, w)
+	}
+	disagree := 0
+	for i, pg := range p.pages {
+		iv := days(p.interval(i))
+		want := float64(pg.age) >= iv
+		if got := p.due(i); got != want {
+			if math.Abs(float64(pg.age)-iv) <= 1e-9*iv {
+				continue
+			}
+			disagree++
+			if disagree < 5 {
+				t.Errorf("page %d (λ %g, w %g, age %g days): due %v, interval %g days says %v", i, pg.lam, p.weight[i], pg.age, got, iv, want)
+			}
+		}
+	}
+	if disagree > 0 {
+		t.Errorf("%d of %d pages disagree", disagree, len(p.pages))
 	}
 }
