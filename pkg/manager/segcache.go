@@ -137,6 +137,16 @@ func openSegFile(path, magic string, unit int) (*segFile, error) {
 	return c, nil
 }
 
+// rows is the rows of all segments: an upper bound of the documents the
+// file holds (a row replaced by a later segment's is counted twice).
+func (c *segFile) rows() int {
+	n := uint64(0)
+	for _, s := range c.segs {
+		n += s.rows
+	}
+	return int(n)
+}
+
 // rowBytes is the bytes of the rows of all segments, and of those after
 // the first.
 func (c *segFile) rowBytes() (all, appended uint64) {

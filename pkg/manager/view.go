@@ -170,6 +170,15 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 		return p, c, a, nil
 	}
 	if docs != nil {
+		// The arrays at their final size from the start: grown by
+		// appending, they were copied a dozen times over at a million
+		// documents (a tenth of a run's CPU).
+		n := docs.rows()
+		v.ids, v.site = make([]uint32, 0, n), make([]uint32, 0, n)
+		v.cands = make([]cand, 0, n)
+		if v.revisits != nil {
+			v.revisits.pages = make([]revisitPage, 0, n)
+		}
 		err = docs.forEach(ctx, func(f *docFacts) error {
 			_, _, _, err := add(f)
 			return err
