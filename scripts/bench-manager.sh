@@ -13,6 +13,7 @@
 #                                                 # manager run, then the batch seeded (scaleCycles),
 #                                                 # a day later each; CYCLE lines: cpu and wall per run
 #   FETCHED=0.95 CYCLES=5 ...                     # a recrawl: 95 % of each site fetched
+#   BATCH=10000 CYCLES=5 ...                      # manager.batch_size of every run (default: the config's)
 #   WIRE_SCALE_SOURCE=testweb SIZES="1000000:0 5000000:0" scripts/bench-manager.sh
 #                                                 # graphs from the test web's own generator
 #                                                 # (pkg/testweb; links per page are its own)
@@ -42,7 +43,7 @@ for s in $SIZES; do
 	for gc in $GOGCS; do
 		echo "# $pages pages, $links links per page, GOGC=$gc" >&2
 		GOGC=$gc WIRE_SCALE_PAGES=$pages WIRE_SCALE_LINKS=$links WIRE_SCALE_DIR=$DIR \
-			WIRE_SCALE_CYCLES=${CYCLES:-0} WIRE_SCALE_FETCHED=${FETCHED:-0.5} \
+			WIRE_SCALE_CYCLES=${CYCLES:-0} WIRE_SCALE_FETCHED=${FETCHED:-0.5} WIRE_SCALE_BATCH=${BATCH:-0} \
 			"$DIR/manager.test" -test.run '^TestScale$' -test.v -test.timeout 0 |
 			grep -E 'RESULT|CYCLE' | sed -e "s/.*RESULT /gogc=$gc /" -e "s/.*CYCLE /gogc=$gc cycle=/" | tee -a "$results"
 	done

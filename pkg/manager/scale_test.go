@@ -36,7 +36,8 @@ import (
 //
 // WIRE_SCALE_STRATEGIES (default "pagerank,opic") lists the strategies
 // run; a collection already built in WIRE_SCALE_DIR is reused;
-// WIRE_SCALE_REVISITS sets manager.revisits (optimal or uniform).
+// WIRE_SCALE_REVISITS sets manager.revisits (optimal or uniform);
+// WIRE_SCALE_BATCH sets manager.batch_size.
 
 // scaleWeb is the shape of the generated web: site sizes heavy-tailed
 // (Pareto, α = 1.1, capped at 25,000 pages as the papers' crawls were),
@@ -304,6 +305,11 @@ func TestScaleChild(t *testing.T) {
 	cfg.Manager.Strategy = strategy
 	if r := os.Getenv("WIRE_SCALE_REVISITS"); r != "" {
 		cfg.Manager.Revisits = r // optimal (the default) or uniform
+	}
+	if b, _ := strconv.Atoi(os.Getenv("WIRE_SCALE_BATCH")); b > 0 {
+		// Batches the size of what a cycle changes (a manager run often,
+		// writing short batches) instead of the default batch_size.
+		cfg.Manager.BatchSize = b
 	}
 	now := testNow
 	if sec, _ := strconv.ParseInt(os.Getenv("WIRE_SCALE_NOW"), 10, 64); sec > 0 { // a cycle of TestScale's cycles
