@@ -111,12 +111,13 @@ type budget struct {
 	deadline time.Duration
 }
 
-// newBudget reads the record of every site that has candidates (in site
-// id order, so host indices are the same on the same graph): its host,
+// newBudget takes, from the plan's site records (readSites), what it
+// needs of every site that has candidates (in site id order, so host
+// indices are the same on the same graph): its host,
 // the host's measured response time (the largest of its sites'), the
 // site's Crawl-delay for the product token and whether its robots.txt goes
 // into the batch. It returns nil when batch_duration is 0.
-func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time) (*budget, error) {
+func newBudget(v *graphView, cfg *config.Config, now time.Time) (*budget, error) {
 	limit := cfg.Manager.BatchDuration.D()
 	if limit <= 0 {
 		return nil, nil
@@ -137,11 +138,11 @@ func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time
 		if st.host != wanted {
 			continue
 		}
-		s, err := tx.Site(uint64(id))
+		s, err := v.sites.site(uint32(id))
 		if err != nil {
 			return nil, fmt.Errorf("batch_duration: %w", err)
 		}
-		name := unitOf(s)
+		name := s.unit
 		h, ok := hostIndex[name]
 		if !ok {
 			h = int32(len(b.hosts))
@@ -150,24 +151,23 @@ func newBudget(tx *linkgraph.Tx, v *graphView, cfg *config.Config, now time.Time
 		}
 		st.host = h
 		st.addr = -1
-		if s.IP != "" && (b.addrWait > 0 || b.perIP > 0) {
-			a, ok := addrIndex[s.IP]
+		if s.ip != "" && (b.addrWait > 0 || b.perIP > 0) {
+			a, ok := addrIndex[s.ip]
 			if !ok {
 				a = int32(len(b.addrs))
-				addrIndex[s.IP] = a
-				b.addrs = append(b.addrs, addrTime{ip: s.IP})
+				addrIndex[s.ip] = a
+				b.addrs = append(b.addrs, addrTime{ip: s.ip})
 			}
 			st.addr = a
 		}
-		if r, ok := measuredResponse(s); ok {
+		if r, ok := s.response, s.measured; ok {
 			ht := &b.hosts[h]
 			if !ht.measured || r > ht.response {
 				ht.response, ht.measured = r, true
 			}
 		}
-		_, fresh := robotsCopy(s, now, cfg.Manager.RobotsMaxAge.D())
-		st.robotsFetch = !fresh
-		if d := storedCrawlDelay(s, cfg.Crawl.ProductToken); d > 0 {
+		st.robotsFetch = !s.robotsFresh // read at the plan's time (readSites)
+		if d := s.crawlDelay(cfg.Crawl.ProductToken); d > 0 {
 			b.delays[uint32(id)] = d
 		}
 	}

@@ -157,7 +157,7 @@ func TestBudgetSites(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		b, err := newBudget(tx, v, &f.cfg, testNow)
+		b, err := newBudget(v, &f.cfg, testNow)
 		if err != nil {
 			return err
 		}
@@ -175,7 +175,7 @@ func TestBudgetSites(t *testing.T) {
 			t.Errorf("%d hosts, want 6", len(b.hosts))
 		}
 		f.cfg.Manager.BatchDuration = 0
-		if b, err := newBudget(tx, v, &f.cfg, testNow); b != nil || err != nil {
+		if b, err := newBudget(v, &f.cfg, testNow); b != nil || err != nil {
 			t.Errorf("batch_duration 0: budget %v, %v", b, err)
 		}
 		return nil

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/wirecrawl/wire/pkg/config"
-	"github.com/wirecrawl/wire/pkg/linkgraph"
 )
 
 // mirrorSites multiplies by manager.near_duplicate_weight the profit of
@@ -13,24 +12,18 @@ import (
 // (linkgraph.Site.MirrorOf), fetched or not, unless their own profit
 // already has it (a near-duplicate page): a mirror's pages copy pages the
 // crawl has (docs/manager.md, "Profit in each case").
-func mirrorSites(tx *linkgraph.Tx, v *graphView, m *config.Manager) error {
+func mirrorSites(v *graphView, m *config.Manager) error {
 	if m.NearDuplicateWeight >= 1 {
 		return nil
 	}
 	w := math.Log(m.NearDuplicateWeight)
-	mirror := map[uint32]bool{}
 	for i := range v.cands {
 		c := &v.cands[i]
-		is, ok := mirror[c.site]
-		if !ok {
-			s, err := tx.Site(uint64(c.site))
-			if err != nil {
-				return fmt.Errorf("mirror sites: %w", err)
-			}
-			is = s.MirrorOf != 0
-			mirror[c.site] = is
+		s, err := v.sites.site(c.site)
+		if err != nil {
+			return fmt.Errorf("mirror sites: %w", err)
 		}
-		if is && !c.near {
+		if s.mirror && !c.near {
 			c.logProfit += w
 		}
 	}

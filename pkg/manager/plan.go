@@ -90,11 +90,11 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 	if v.stats.Iterations > 0 && !v.stats.Converged {
 		log.Warn("pagerank did not converge; using the last iteration", "iterations", v.stats.Iterations)
 	}
-	if err := mirrorSites(tx, v, m); err != nil {
+	if err := mirrorSites(v, m); err != nil {
 		return nil, err
 	}
 	score(v, est, m.Alpha)
-	if err := applyRevisits(tx, v, est, cfg); err != nil {
+	if err := applyRevisits(v, est, cfg); err != nil {
 		return nil, err
 	}
 	for i := range v.cands {
@@ -111,10 +111,10 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 			w.rank = v.rankOf(int32(w.cand))
 		}
 	}
-	if v.streaming, err = streamingSites(tx, v, batch, now, m.Revisit()); err != nil {
+	if v.streaming, err = streamingSites(v, batch, now, m.Revisit()); err != nil {
 		return nil, err
 	}
-	tb, err := newBudget(tx, v, cfg, now)
+	tb, err := newBudget(v, cfg, now)
 	if err != nil {
 		return nil, err
 	}

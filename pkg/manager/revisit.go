@@ -120,7 +120,7 @@ func revisitInterval(f float64, floor, probe time.Duration) time.Duration {
 // price over all pages, then each site whose pages would spend more than
 // its room at that price gets its own (the price at which they spend the
 // room), and the common price is solved again with those as floors.
-func (p *revisitPolicy) allocate(tx *linkgraph.Tx, est *estimate, cfg *config.Config) error {
+func (p *revisitPolicy) allocate(sites *planSites, est *estimate, cfg *config.Config) error {
 	m := &cfg.Manager
 	n := len(p.pages)
 	p.budget = float64(n) / days(m.Revisit())
@@ -157,15 +157,15 @@ func (p *revisitPolicy) allocate(tx *linkgraph.Tx, est *estimate, cfg *config.Co
 			continue // within any room: its record is not read
 		}
 		site := uint32(id)
-		s, err := tx.Site(uint64(site))
+		s, err := sites.site(site)
 		if err != nil {
 			return fmt.Errorf("revisits: %w", err)
 		}
-		resp, ok := measuredResponse(s)
-		if !ok {
+		resp := s.response
+		if !s.measured {
 			resp = defaultResponseTime
 		}
-		room := float64(24*time.Hour) / float64(max(pc.urlCost(resp, storedCrawlDelay(s, cfg.Crawl.ProductToken)), time.Millisecond))
+		room := float64(24*time.Hour) / float64(max(pc.urlCost(resp, s.crawlDelay(cfg.Crawl.ProductToken)), time.Millisecond))
 		if sp <= room {
 			continue
 		}
@@ -245,12 +245,12 @@ func (p *revisitPolicy) due(i int) bool {
 // known and takes out of the candidates the revisits of fetched pages
 // that are not due yet (counted as skipped "not_due"). The candidates
 // keep their order; the watched document's candidate index follows.
-func applyRevisits(tx *linkgraph.Tx, v *graphView, est *estimate, cfg *config.Config) error {
+func applyRevisits(v *graphView, est *estimate, cfg *config.Config) error {
 	p := v.revisits
 	if p == nil || len(p.pages) == 0 {
 		return nil
 	}
-	if err := p.allocate(tx, est, cfg); err != nil {
+	if err := p.allocate(v.sites, est, cfg); err != nil {
 		return err
 	}
 	watch := -1

@@ -40,7 +40,7 @@ func probeDue(f *linkgraph.Streaming, batch int, now time.Time, minRevisit time.
 // Taken in profit order, the one page is the site's best-valued
 // candidate. The URLs that links in truncated bodies added to the site
 // wait with the others.
-func streamingSites(tx *linkgraph.Tx, v *graphView, batch int, now time.Time, minRevisit time.Duration) (map[uint32]int32, error) {
+func streamingSites(v *graphView, batch int, now time.Time, minRevisit time.Duration) (map[uint32]int32, error) {
 	seen := map[uint32]bool{}
 	var out map[uint32]int32
 	for i := range v.cands {
@@ -49,18 +49,18 @@ func streamingSites(tx *linkgraph.Tx, v *graphView, batch int, now time.Time, mi
 			continue
 		}
 		seen[id] = true
-		s, err := tx.Site(uint64(id))
+		s, err := v.sites.site(id)
 		if err != nil {
 			return nil, fmt.Errorf("streaming sites: %w", err)
 		}
-		if s.Streaming == nil {
+		if s.streaming == nil {
 			continue
 		}
 		if out == nil {
 			out = map[uint32]int32{}
 		}
 		out[id] = 0
-		if due, _ := probeDue(s.Streaming, batch, now, minRevisit); due {
+		if due, _ := probeDue(s.streaming, batch, now, minRevisit); due {
 			out[id] = 1
 		}
 	}

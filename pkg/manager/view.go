@@ -37,6 +37,10 @@ type graphView struct {
 	// the fetched pages it allocates to, nil under uniform.
 	revisits *revisitPolicy
 
+	// sites is what the plan reads of the site records, read once
+	// (sites.go).
+	sites *planSites
+
 	watch *watched   // the document explain asks about, or nil
 	links *linkCache // the run's links cache, or nil: read the links from graph.db
 	stats Stats
@@ -104,7 +108,7 @@ func readDocs(ctx context.Context, tx *linkgraph.Tx, m *config.Manager, now time
 	rules := newLimits(m)
 	v.revisits = newRevisitPolicy(m)
 	var err error
-	if rules.clock.untrusted, err = untrustedSites(tx); err != nil {
+	if v.sites, rules.clock.untrusted, err = readSites(tx, now, m.RobotsMaxAge.D()); err != nil {
 		return nil, err
 	}
 	keepVisits := m.Strategy == StrategyOPIC
