@@ -2,6 +2,7 @@ package manager
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -103,6 +104,24 @@ func revisitRate(w, lam, mu float64) float64 {
 	return refresh.Rate(lam, mu/w)
 }
 
+// rateBound bounds revisitRate from above: f = λ/x with g(x) = c = λμ/w
+// and g(x) ≤ x²/2 (g′(x) = x·e^(−x) ≤ x, refresh.Marginal), so x ≥
+// √(2c) and f ≤ λ/√(2c) = √(λw/2μ); 0 where the rate is 0. The margin
+// covers the rounding of the Newton solve.
+func rateBound(w, lam, mu float64) float64 {
+	if w <= 0 || lam <= 0 {
+		return 0
+	}
+	c := mu / w * lam
+	switch {
+	case c >= 1:
+		return 0
+	case c <= 0:
+		return math.Inf(1)
+	}
+	return lam / math.Sqrt(2*c) * (1 + 1e-9)
+}
+
 // revisitInterval is the time between revisits at rate f (visits per
 // day), within [floor, probe]; a rate of 0 gets probe.
 func revisitInterval(f float64, floor, probe time.Duration) time.Duration {
@@ -144,20 +163,26 @@ func (p *revisitPolicy) allocate(sites *planSites, est *estimate, cfg *config.Co
 		return refresh.Price(lams, ws, fl, p.budget*float64(len(lams))/float64(n))
 	}
 	p.mu = solve(nil)
-	var spend []float64 // by site id
+	// The sites whose pages would spend more than their politeness room
+	// at the common price. A page's rate is at most rateBound (one
+	// square root, where the rate is a Newton solve), so only the pages
+	// of the sites whose bound passes their room get their rates
+	// solved; a site within its room by the bound is within it.
+	var bound []float64 // by site id
 	for i, pg := range p.pages {
-		for int(pg.site) >= len(spend) {
-			spend = append(spend, 0)
+		for int(pg.site) >= len(bound) {
+			bound = append(bound, 0)
 		}
-		spend[pg.site] += revisitRate(p.weight[i], pg.lam, p.mu)
+		bound[pg.site] += rateBound(p.weight[i], pg.lam, p.mu)
 	}
 	pc := paceOf(&cfg.Harvester)
-	for id, sp := range spend {
-		if sp <= 0 {
+	rooms := make([]float64, len(bound)) // the room of the sites to check, else 0
+	check := false
+	for id, b := range bound {
+		if b <= 0 {
 			continue // within any room: its record is not read
 		}
-		site := uint32(id)
-		s, err := sites.site(site)
+		s, err := sites.site(uint32(id))
 		if err != nil {
 			return fmt.Errorf("revisits: %w", err)
 		}
@@ -166,19 +191,34 @@ func (p *revisitPolicy) allocate(sites *planSites, est *estimate, cfg *config.Co
 			resp = defaultResponseTime
 		}
 		room := float64(24*time.Hour) / float64(max(pc.urlCost(resp, s.crawlDelay(cfg.Crawl.ProductToken)), time.Millisecond))
-		if sp <= room {
-			continue
+		if b > room {
+			rooms[id], check = room, true
 		}
+	}
+	if !check {
+		return nil
+	}
+	spend := make([]float64, len(bound))
+	for i, pg := range p.pages {
+		if rooms[pg.site] > 0 {
+			spend[pg.site] += revisitRate(p.weight[i], pg.lam, p.mu)
+		}
+	}
+	over := map[uint32][]int{} // site over its room → its pages
+	for i, pg := range p.pages {
+		if r := rooms[pg.site]; r > 0 && spend[pg.site] > r {
+			over[pg.site] = append(over[pg.site], i)
+		}
+	}
+	for _, site := range slices.Sorted(maps.Keys(over)) {
 		var lams, ws []float64
-		for i, pg := range p.pages {
-			if pg.site == site {
-				lams, ws = append(lams, pg.lam), append(ws, p.weight[i])
-			}
+		for _, i := range over[site] {
+			lams, ws = append(lams, p.pages[i].lam), append(ws, p.weight[i])
 		}
 		if p.siteMu == nil {
 			p.siteMu, p.room = map[uint32]float64{}, map[uint32]float64{}
 		}
-		p.siteMu[site], p.room[site] = refresh.Price(lams, ws, nil, room), room
+		p.siteMu[site], p.room[site] = refresh.Price(lams, ws, nil, rooms[site]), rooms[site]
 	}
 	if p.siteMu != nil {
 		p.mu = solve(p.siteMu)

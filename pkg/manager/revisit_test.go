@@ -294,3 +294,23 @@ func TestDueAgreesWithInterval(t *testing.T) {
 		t.Errorf("%d of %d pages disagree", disagree, len(p.pages))
 	}
 }
+
+// TestRateBound checks that rateBound is never below the rate it bounds
+// (a site within its room by the bound must be within it) and is close
+// to it at low prices, where the rate goes as √(λw/2μ).
+func TestRateBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 100000 {
+		lam, w, mu := math.Pow(10, -4+7*r.Float64()), math.Pow(10, -10+10*r.Float64()), math.Pow(10, -12+14*r.Float64())
+		f, b := revisitRate(w, lam, mu), rateBound(w, lam, mu)
+		if b < f {
+			t.Fatalf("λ %g, w %g, μ %g: bound %g below rate %g", lam, w, mu, b, f)
+		}
+		if c := mu / w * lam; c < 1e-6 && b > f*1.01 {
+			t.Errorf("λ %g, w %g, μ %g (c %g): bound %g, rate %g: want within 1%% at low prices", lam, w, mu, c, b, f)
+		}
+	}
+	if rateBound(0, 1, 1) != 0 || rateBound(1, 0, 1) != 0 || rateBound(1, 2, 1) != 0 {
+		t.Error("a page with no weight, no change or too fast for the price has rate 0: its bound too")
+	}
+}
