@@ -60,6 +60,11 @@ func (t *Tx) ScoreVector(name string) ([]float64, error) {
 		return nil, nil
 	}
 	var v []float64
+	if k, _ := b.Cursor().Last(); len(k) == 8 && getU64(k) < 1<<20 {
+		// At its size from the start: appending grew a million-entry
+		// vector through dozens of copies.
+		v = make([]float64, 0, (getU64(k)+1)*ScoreChunk)
+	}
 	err := b.ForEach(func(k, val []byte) error {
 		c := getU64(k)
 		if len(k) != 8 || len(val)%8 != 0 || len(val) > 8*ScoreChunk || c != uint64(len(v)/ScoreChunk) || len(v)%ScoreChunk != 0 {
