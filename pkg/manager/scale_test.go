@@ -37,7 +37,9 @@ import (
 // WIRE_SCALE_STRATEGIES (default "pagerank,opic") lists the strategies
 // run; a collection already built in WIRE_SCALE_DIR is reused;
 // WIRE_SCALE_REVISITS sets manager.revisits (optimal or uniform);
-// WIRE_SCALE_BATCH sets manager.batch_size.
+// WIRE_SCALE_BATCH sets manager.batch_size; WIRE_SCALE_WORK names the
+// directory the cycles run in, kept afterwards (default: a copy beside
+// the collection, removed).
 
 // scaleWeb is the shape of the generated web: site sizes heavy-tailed
 // (Pareto, α = 1.1, capped at 25,000 pages as the papers' crawls were),
@@ -441,11 +443,17 @@ func TestScale(t *testing.T) {
 // did.
 func scaleCycles(t *testing.T, w *scaleWeb, dir, strategy string, cycles int) {
 	work := dir + ".cycles"
+	keep := os.Getenv("WIRE_SCALE_WORK") // the copy's place, kept after the cycles (A/B runs from one state)
+	if keep != "" {
+		work = keep
+	}
 	os.RemoveAll(work)
 	if out, err := exec.Command("cp", "-a", dir, work).CombinedOutput(); err != nil {
 		t.Fatalf("copy %s: %v\n%s", dir, err, out)
 	}
-	defer os.RemoveAll(work)
+	if keep == "" {
+		defer os.RemoveAll(work)
+	}
 	col, err := collection.Open(work)
 	if err != nil {
 		t.Fatal(err)
