@@ -118,6 +118,7 @@ func makePlan(ctx context.Context, tx *linkgraph.Tx, cfg *config.Config, now tim
 	if err != nil {
 		return nil, err
 	}
+	v.sites = nil // its last reader: let the collector have it before the batch is filled
 	chosen := selectBatch(v, m, tb)
 	p.stats = v.stats
 	if err := p.fill(tx, chosen, m, cfg.Crawl.ProductToken, now); err != nil {
