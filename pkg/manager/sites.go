@@ -43,9 +43,10 @@ type planSites struct {
 // (linkgraph.Validators.Trusted; nil when there are none).
 func readSites(tx *linkgraph.Tx, now time.Time, maxAge time.Duration) (*planSites, *siteSet, error) {
 	ps := &planSites{}
-	if n := tx.LastSiteID(); n < math.MaxUint32 {
-		ps.info = make([]siteInfo, 0, n+1)
-	}
+	// Site ids are counted out from 1 (linkgraph), so the last one
+	// sizes the table; the reserve is capped so that a damaged counter
+	// cannot reserve more than 16 M sites' worth.
+	ps.info = make([]siteInfo, 0, min(tx.LastSiteID(), 1<<24)+1)
 	var untrusted *siteSet
 	err := tx.ForEachSite(func(s *linkgraph.Site) error {
 		if !s.Validators.Trusted() {
