@@ -513,6 +513,40 @@ func TestSideLinesBuffered(t *testing.T) {
 	}
 }
 
+// TestBigRobotsLineAfterItsRecord: a robots line longer than its
+// buffer's free space (a long robots.txt is kept whole in the line) is
+// written out at once, but only after the robots.txt records buffered
+// before it: on disk, the robots file never names a site whose
+// robots.txt record is not in the WARC file.
+func TestBigRobotsLineAfterItsRecord(t *testing.T) {
+	dir := t.TempDir()
+	o, _, err := openOutput(dir, testWARCName, 0, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.close()
+	body := "User-agent: *\n" + strings.Repeat("Disallow: /a-long-path-of-the-site/\n", lineBuffer/32)
+	if err := o.robotsResponse(response("http://a.cl/robots.txt", body)); err != nil {
+		t.Fatal(err)
+	}
+	warc := filepath.Join(dir, o.warcFile)
+	before, err := os.Stat(warc) // the warcinfo record; the robots.txt records are buffered
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.robots(fetchlog.Robots{Site: "http://a.cl", Status: 200, Fetched: time.Now(), Body: body}); err != nil {
+		t.Fatal(err)
+	}
+	robots, err := os.ReadFile(filepath.Join(dir, fetchlog.RobotsFile))
+	if err != nil || len(robots) == 0 {
+		t.Fatalf("the long line was not written out at once: %d bytes, %v", len(robots), err)
+	}
+	after, err := os.Stat(warc)
+	if err != nil || after.Size() <= before.Size() {
+		t.Errorf("robots line on disk before its robots.txt record (WARC file %d bytes, %d before the line; %v)", after.Size(), before.Size(), err)
+	}
+}
+
 // TestCloseChecksLogSize: the run's summary and check are made from the
 // lines as appended, so close fails if the fetch log on disk is not
 // exactly what was appended (here, cut short behind the output's back),

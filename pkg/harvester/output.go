@@ -68,8 +68,8 @@ func nextWARCName(tmpl warcio.Name, names []string) warcio.Name {
 // the WARC file, then the fetch log and the other logs, are fsynced
 // every syncEvery while a run goes on, and at its end. A killed run
 // loses at most the records and lines of the last flushEvery (their URLs
-// are fetched again, a site's robots.txt too if its line was lost, and a
-// host's estimates start again from the batch's).
+// are fetched again, a site's robots.txt too if its line was lost; a host
+// done just before may lose its servers line: docs/format/harvest.md).
 const (
 	flushEvery = 200 * time.Millisecond
 	syncEvery  = time.Second
@@ -502,14 +502,20 @@ func (o *output) robots(r fetchlog.Robots) error {
 
 // appendTo appends a line to the buffer of one of the output's other
 // logs (the robots and servers files, a line per site or host), which
-// flushLocked writes out. These lines point at nothing in the WARC file
-// or the fetch log: one that does not fit in the buffer's free space may
-// make it write itself out at once.
+// flushLocked writes out. A line that does not fit in the buffer's free
+// space would make the buffer write itself out, maybe ahead of the
+// robots.txt records still buffered: everything is flushed first, as
+// for a fetch log line (appendLine).
 func (o *output) appendTo(w *bufio.Writer, what string, line []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return errors.New("harvest output closed")
+	}
+	if len(line) > w.Available() {
+		if err := o.flushLocked(); err != nil {
+			return err
+		}
 	}
 	if _, err := w.Write(line); err != nil {
 		return fmt.Errorf("append to %s: %w", what, err)
