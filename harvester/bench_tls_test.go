@@ -81,7 +81,7 @@ func TestBenchTLS(t *testing.T) {
 			}
 			conns0 = len(web.Conns())
 			cpu0 := cpuTime()
-			took = plainClient(t, web.DNSAddr(), requested, conns, true, tlsCfg)
+			took = plainClient(t, web.DNSAddr(), requested, conns, biggestFirst, tlsCfg)
 			pcpu := cpuTime() - cpu0
 			phs, presumed, _ := tlsConns(web.Conns()[conns0:])
 			prate := float64(len(requested)) / took.Seconds()

@@ -480,3 +480,23 @@ func TestNetworkDown(t *testing.T) {
 		t.Fatalf("with the resolver back: exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// BenchmarkRunStart is the start of `harvester run` as the benchmark
+// (scripts/bench-harvester.sh) calls it, in the process: the command
+// line, the full rendered config file, the settings, up to the batch
+// directory (missing here, so the run ends there). It comes before the
+// first request of every run: docs/harvester.md, "Figures".
+func BenchmarkRunStart(b *testing.B) {
+	dir := b.TempDir()
+	cfgFile := filepath.Join(dir, "wire.toml")
+	if err := os.WriteFile(cfgFile, config.Render(config.Defaults()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	t := &testing.T{}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, code := runCLI(t, "run", "--batch-dir", filepath.Join(dir, "none"), "--config", cfgFile, "-q"); code == command.ExitOK {
+			b.Fatal("a run without a batch succeeded")
+		}
+	}
+}

@@ -21,7 +21,13 @@
 #      (issue 34: at least 0.8), per round with the load average; and
 #      each client's median CPU per 1000 requests (user + system time of
 #      the process over its rounds, the test web's share included in
-#      both: a figure the load moves less than the times);
+#      both: a figure the load moves less than the times); and (since
+#      2026-12-08) per round the hosts each client had started by its
+#      50 % point, and the plain client once more taking the hosts in the
+#      harvester's order rather than the biggest first (its times and a
+#      RESULT line: the order's part in the difference at 50 %), and the
+#      harvester's CPU per 1000 requests up to its last request answered
+#      (publishing, the CDXJ index above all, comes after the 99 % point);
 #   2. wait 1 s on a small web: the harvester's makespan against the lower
 #      bound politeness sets (the largest per-host page count x the wait).
 #

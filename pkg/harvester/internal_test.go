@@ -455,6 +455,98 @@ func TestLogNeverAheadOfWARC(t *testing.T) {
 	}
 }
 
+// TestSideLinesBuffered: the robots and servers lines are buffered like
+// the fetch log's (a write per line had cost the scheduler's goroutine a
+// system call per host) and reach their files with the next flush, after
+// the WARC records appended before them: a site's robots line is never
+// on disk before its robots.txt record.
+func TestSideLinesBuffered(t *testing.T) {
+	dir := t.TempDir()
+	o, _, err := openOutput(dir, testWARCName, 0, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.close()
+	if err := o.robotsResponse(response("http://a.cl/robots.txt", "User-agent: *\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.robots(fetchlog.Robots{Site: "http://a.cl", Status: 200, Fetched: time.Now(), Body: "User-agent: *\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.server(fetchlog.Server{Host: "a.cl", IP: "127.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	size := func(name string) int64 {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			return 0
+		}
+		return st.Size()
+	}
+	warc := o.warcFile
+	for _, tt := range []struct {
+		file  string
+		flush bool
+	}{
+		{fetchlog.RobotsFile, false}, {fetchlog.ServersFile, false},
+		{fetchlog.RobotsFile, true}, {fetchlog.ServersFile, true},
+	} {
+		if tt.flush {
+			if err := o.flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := size(tt.file); (got > 0) != tt.flush {
+			t.Errorf("flushed %v: %s holds %d bytes", tt.flush, tt.file, got)
+		}
+	}
+	if size(warc) == 0 {
+		t.Errorf("the robots.txt record is not on disk with its robots line")
+	}
+	robots, err := fetchlog.ReadRobots(filepath.Join(dir, fetchlog.RobotsFile))
+	if err != nil || len(robots) != 1 || robots[0].Site != "http://a.cl" {
+		t.Errorf("robots file: %+v, %v", robots, err)
+	}
+	servers, err := fetchlog.ReadServers(filepath.Join(dir, fetchlog.ServersFile))
+	if err != nil || len(servers) != 1 || servers[0].Host != "a.cl" {
+		t.Errorf("servers file: %+v, %v", servers, err)
+	}
+}
+
+// TestBigRobotsLineAfterItsRecord: a robots line longer than its
+// buffer's free space (a long robots.txt is kept whole in the line) is
+// written out at once, but only after the robots.txt records buffered
+// before it: on disk, the robots file never names a site whose
+// robots.txt record is not in the WARC file.
+func TestBigRobotsLineAfterItsRecord(t *testing.T) {
+	dir := t.TempDir()
+	o, _, err := openOutput(dir, testWARCName, 0, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.close()
+	body := "User-agent: *\n" + strings.Repeat("Disallow: /a-long-path-of-the-site/\n", lineBuffer/32)
+	if err := o.robotsResponse(response("http://a.cl/robots.txt", body)); err != nil {
+		t.Fatal(err)
+	}
+	warc := filepath.Join(dir, o.warcFile)
+	before, err := os.Stat(warc) // the warcinfo record; the robots.txt records are buffered
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.robots(fetchlog.Robots{Site: "http://a.cl", Status: 200, Fetched: time.Now(), Body: body}); err != nil {
+		t.Fatal(err)
+	}
+	robots, err := os.ReadFile(filepath.Join(dir, fetchlog.RobotsFile))
+	if err != nil || len(robots) == 0 {
+		t.Fatalf("the long line was not written out at once: %d bytes, %v", len(robots), err)
+	}
+	after, err := os.Stat(warc)
+	if err != nil || after.Size() <= before.Size() {
+		t.Errorf("robots line on disk before its robots.txt record (WARC file %d bytes, %d before the line; %v)", after.Size(), before.Size(), err)
+	}
+}
+
 // TestCloseChecksLogSize: the run's summary and check are made from the
 // lines as appended, so close fails if the fetch log on disk is not
 // exactly what was appended (here, cut short behind the output's back),
