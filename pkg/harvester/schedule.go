@@ -492,6 +492,11 @@ func (h *timeHeap) Pop() any {
 func (h *harvest) schedule(servers []*Server, nextOrder int) {
 	sc := h.newScheduler(servers, nextOrder)
 	defer sc.stopDNS()
+	sc.kick = h.hosts.subscribe()
+	defer h.hosts.unsubscribe(sc.kick)
+	sc.pool = h.eng.pool
+	sc.member = sc.pool.join(h.batch)
+	defer sc.pool.leave(sc.member)
 	sc.startLookups()
 	h.stats.waiting.Store(int64(sc.remaining))
 	sc.timer = time.NewTimer(time.Hour)
@@ -535,12 +540,21 @@ type scheduler struct {
 	resolved    chan *Server // from the DNS lookups' goroutines
 	dnsWG       sync.WaitGroup
 
-	ready      *serverHeap              // servers whose turn has come, by rank
-	waiting    *timeHeap                // servers waiting for their turn (notBefore)
-	ipActive   map[netip.Addr]int       // connections per address
-	ipParked   map[netip.Addr][]*Server // servers waiting for their address or unit
-	unitActive map[string]bool          // politeness units holding a connection
-	finished   chan *Server             // from the connections' goroutines
+	ready    *serverHeap              // servers whose turn has come, by rank
+	waiting  *timeHeap                // servers waiting for their turn (notBefore)
+	ipParked map[netip.Addr][]*Server // servers waiting for their address or unit
+	// parkGen is, per address with parked servers, the count of its
+	// slots given back (hostTable.gen) when the first was parked: once
+	// it changes — a connection of another harvest of the process given
+	// back (kick) — they go back to the queue (unpark).
+	parkGen map[netip.Addr]uint64
+	// kick is this scheduler's wake-up from the politeness table
+	// (hostTable.subscribe); pool and member are the process's
+	// connections and this harvest's place among them (engine.go).
+	kick     chan struct{}
+	pool     *connPool
+	member   *poolMember
+	finished chan *Server // from the connections' goroutines
 	remaining  int                      // servers not done
 	active     int                      // servers holding a connection
 	activeSet  map[*Server]bool         // those servers
@@ -565,9 +579,8 @@ func (h *harvest) newScheduler(servers []*Server, nextOrder int) *scheduler {
 		resolved:    make(chan *Server),
 		ready:       &serverHeap{},
 		waiting:     &timeHeap{},
-		ipActive:    map[netip.Addr]int{},
 		ipParked:    map[netip.Addr][]*Server{},
-		unitActive:  map[string]bool{},
+		parkGen:     map[netip.Addr]uint64{},
 		activeSet:   map[*Server]bool{},
 		finished:    make(chan *Server),
 		remaining:   len(servers),
@@ -653,7 +666,7 @@ func (sc *scheduler) feedLookups() {
 // frees finds its next server resolved while the lookup of the one after
 // it is under way.
 func (sc *scheduler) lookupsAhead() int {
-	return max(sc.hc.Connections-sc.active, 0) + sc.hc.DNSLookups
+	return max(sc.pool.idle(), 0) + sc.hc.DNSLookups
 }
 
 // endLookups closes the lookups' queue (once): their goroutines return
@@ -686,6 +699,9 @@ func (sc *scheduler) loop() {
 		}
 		sc.feedLookups()
 		holdUntil := sc.startServers(now)
+		if sc.pool.setDemand(sc.member, sc.demand()) {
+			sc.h.hosts.wakeOthers(sc.kick) // newer harvests may take the connections
+		}
 		sc.feedLookups() // the servers started made room
 		sc.publishTop()
 		if sc.gate != nil && len(sc.gated) > 0 && !sc.stopping && !sc.ending {
@@ -703,7 +719,8 @@ func (sc *scheduler) loop() {
 			sc.onResolved(srv)
 		case srv := <-sc.finished:
 			sc.onFinished(srv)
-		case <-sc.h.hosts.kick:
+		case <-sc.kick:
+			sc.unpark()
 		case <-wake:
 		case <-stop:
 			sc.stopping = true
@@ -768,7 +785,7 @@ func (sc *scheduler) promoteWaiting(now time.Time) {
 // is held for a better-ranked server being resolved (holdUntil, see
 // holdFor), or zero.
 func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
-	for !sc.stopping && !sc.ending && sc.active < sc.hc.Connections && sc.ready.Len() > 0 {
+	for !sc.stopping && !sc.ending && sc.ready.Len() > 0 && sc.pool.free(sc.member) > 0 {
 		if until, hold := sc.holdFor(now); hold {
 			return until
 		}
@@ -778,22 +795,58 @@ func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
 			continue
 		}
 		// One connection per politeness unit (another name of its
-		// site holds it), at most connections_per_ip per address:
-		// the server waits on its address until one is given back.
-		if srv.unit != "" && sc.unitActive[srv.unit] ||
-			sc.hc.ConnectionsPerIP > 0 && srv.ip.IsValid() && sc.ipActive[srv.ip] >= sc.hc.ConnectionsPerIP {
+		// site holds it), at most connections_per_ip per address,
+		// whichever harvest of the process holds them: the server
+		// waits on its address until one is given back.
+		ok, retry, busy, gen := sc.h.hosts.acquire(srv.Host, srv.ip, sc.hc.ConnectionsPerIP, now)
+		switch {
+		case busy:
+			if len(sc.ipParked[srv.ip]) == 0 {
+				sc.parkGen[srv.ip] = gen
+			}
 			sc.ipParked[srv.ip] = append(sc.ipParked[srv.ip], srv)
 			sc.h.parkedTop.raise(srv.ip, srv.rank)
-			continue
-		}
-		if ok, retry := sc.h.hosts.acquire(srv.Host, now); !ok {
+		case !ok:
 			srv.notBefore = retry
 			heap.Push(sc.waiting, srv)
-			continue
+		default:
+			sc.start(srv)
 		}
-		sc.start(srv)
 	}
 	return time.Time{}
+}
+
+// demand is what this harvest wants of the process's connections now
+// (connPool): its ready servers, when none is free for them.
+func (sc *scheduler) demand() int {
+	if sc.stopping || sc.ending || sc.ready.Len() == 0 || sc.pool.free(sc.member) > 0 {
+		return 0
+	}
+	return sc.ready.Len()
+}
+
+// unparked puts the servers parked on ip back in the ready queue,
+// re-ranked: a connection of the address (or of their unit) was given
+// back.
+func (sc *scheduler) unparked(ip netip.Addr) {
+	for _, p := range sc.ipParked[ip] {
+		p.rank = sc.h.rank.Rank(p)
+		heap.Push(sc.ready, p)
+	}
+	delete(sc.ipParked, ip)
+	delete(sc.parkGen, ip)
+	sc.h.parkedTop.drop(ip)
+}
+
+// unpark puts back in the queue the servers parked on an address that
+// another harvest of the process gave a connection back to since they
+// were parked (its count changed, hostTable.gen).
+func (sc *scheduler) unpark() {
+	for ip := range sc.ipParked {
+		if sc.h.hosts.gen(ip) != sc.parkGen[ip] {
+			sc.unparked(ip)
+		}
+	}
 }
 
 // holdFor tells whether the free connection should wait for the
@@ -828,10 +881,7 @@ func (sc *scheduler) start(srv *Server) {
 	srv.state = stateActive
 	sc.active++
 	sc.activeSet[srv] = true
-	sc.ipActive[srv.ip]++
-	if srv.unit != "" {
-		sc.unitActive[srv.unit] = true
-	}
+	sc.pool.take()
 	h.stats.active.Add(1)
 	h.stats.waiting.Add(-1)
 	finished := sc.finished
@@ -888,15 +938,12 @@ func (sc *scheduler) onFinished(srv *Server) {
 	delete(sc.activeSet, srv)
 	h.stats.active.Add(-1)
 	h.stats.waiting.Add(1)
-	sc.ipActive[srv.ip]--
-	delete(sc.unitActive, srv.unit)
-	for _, p := range sc.ipParked[srv.ip] {
-		p.rank = h.rank.Rank(p)
-		heap.Push(sc.ready, p)
-	}
-	delete(sc.ipParked, srv.ip)
-	sc.h.parkedTop.drop(srv.ip)
-	srv.notBefore = h.hosts.release(srv.Host)
+	sc.unparked(srv.ip)
+	srv.notBefore = h.hosts.release(srv.Host, srv.ip)
+	sc.pool.give()
+	// A server of another harvest of the process may wait for this
+	// unit, this address or a connection.
+	h.hosts.wakeOthers(sc.kick)
 	if sc.gate != nil {
 		srv.gateNeed = sc.need(srv)
 	}

@@ -1,0 +1,221 @@
+package harvester
+
+// The process's side of a harvest: what every harvest a harvester
+// process runs shares (engine), as opposed to what each batch keeps for
+// itself (harvest, run.go). A harvester that follows the batches
+// (Follow, follow.go) runs several harvests over one engine; a plain run
+// has one of each.
+
+import (
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/wirecrawl/wire/pkg/config"
+	"github.com/wirecrawl/wire/pkg/fetch"
+	"github.com/wirecrawl/wire/pkg/fetchlog"
+)
+
+// engine is the politeness and network state of one harvester process:
+//
+//   - hosts, the politeness table (units, their turns and Crawl-delays,
+//     the address floor, the connections per address);
+//   - client, the HTTP client (its DNS cache, its TLS sessions);
+//   - pool, the harvester.connections connections;
+//   - robots, the robots.txt answers the process obtained, so that a
+//     site is not asked for its robots.txt again by the next batch;
+//   - the start floor, decided by the process's first harvest.
+//
+// Every field guards its own state; the engine is safe for concurrent
+// use by the harvests and their goroutines.
+type engine struct {
+	hosts  *hostTable
+	client *fetch.Client
+	pool   *connPool
+	robots *robotsCache
+
+	floorMu  sync.Mutex
+	floor    time.Time // the process's start floor, once set
+	floorSet bool
+}
+
+// newEngine makes the engine of a process from its configuration.
+func newEngine(cfg config.Config, log *slog.Logger) (*engine, error) {
+	fc, err := ClientConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	hc := cfg.Harvester
+	return &engine{
+		hosts:  newHostTable(hc.AddressWait.D()),
+		client: fetch.New(fc, log),
+		pool:   &connPool{size: hc.Connections},
+		robots: newRobotsCache(cfg.Manager.RobotsMaxAge.D(), carryHorizon(hc)),
+	}, nil
+}
+
+// startFloor returns the process's start floor (docs/harvester.md, "The
+// start floor"): the first harvest computes it (first), and every later
+// harvest of the process keeps the same time, as its servers' state is
+// in the shared table from then on. isFirst tells the caller whether it
+// decided it.
+func (e *engine) startFloor(first func() time.Time) (floor time.Time, isFirst bool) {
+	e.floorMu.Lock()
+	defer e.floorMu.Unlock()
+	if !e.floorSet {
+		e.floor, e.floorSet = first(), true
+		return e.floor, true
+	}
+	return e.floor, false
+}
+
+// connPool is the process's harvester.connections: a scheduler gives a
+// server a connection only while the pool has one free. Harvests go in
+// batch order: a harvest may take a connection only while more are free
+// than the older harvests want right now (their demand: servers ready
+// for a connection that found none), so an older batch, whose pages the
+// manager planned first and whose harvest the next stages wait for, is
+// never slowed by a newer one. Safe for concurrent use.
+type connPool struct {
+	mu      sync.Mutex
+	size    int           // harvester.connections
+	used    int           // connections held
+	members []*poolMember // the harvests, by batch id
+}
+
+// poolMember is one harvest's place in the pool.
+type poolMember struct {
+	batch  int
+	demand int // servers ready for a connection that found none
+}
+
+// join adds a harvest of batch id to the pool.
+func (p *connPool) join(batch int) *poolMember {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := &poolMember{batch: batch}
+	i, _ := slices.BinarySearchFunc(p.members, batch, func(a *poolMember, b int) int { return a.batch - b })
+	p.members = slices.Insert(p.members, i, m)
+	return m
+}
+
+// leave removes a harvest from the pool.
+func (p *connPool) leave(m *poolMember) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.members = slices.DeleteFunc(p.members, func(o *poolMember) bool { return o == m })
+}
+
+// free is the number of connections m may take now: those free, less
+// what the older harvests want.
+func (p *connPool) free(m *poolMember) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.size - p.used
+	for _, o := range p.members {
+		if o == m {
+			break
+		}
+		n -= o.demand
+	}
+	return n
+}
+
+// idle is the number of connections nobody holds.
+func (p *connPool) idle() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.size - p.used
+}
+
+// take counts a connection held; give counts it given back.
+func (p *connPool) take() {
+	p.mu.Lock()
+	p.used++
+	p.mu.Unlock()
+}
+
+func (p *connPool) give() {
+	p.mu.Lock()
+	p.used--
+	p.mu.Unlock()
+}
+
+// setDemand records m's demand and tells whether it fell while
+// connections are free (the newer harvests may now take them).
+func (p *connPool) setDemand(m *poolMember, n int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fell := n < m.demand && p.used < p.size
+	m.demand = n
+	return fell
+}
+
+// robotsCache holds the robots.txt answers the harvests of a process
+// kept (fetched, or copied from a batch's robots.jsonl), so that the
+// next batch of the same process reuses them instead of asking the site
+// again (keepRobots, knownRobots). It reuses exactly what a harvester run
+// after this one would take from this harvest's robots.jsonl (carryFrom):
+// a definite answer (definiteRobots) younger than manager.robots_max_age;
+// an unreachable robots.txt is asked again, in its unit's turn. An entry
+// is kept for the carry horizon after it was added: by then the manager
+// has the answer from graph.db and copies it into the batch. Safe for
+// concurrent use.
+type robotsCache struct {
+	mu     sync.Mutex
+	m      map[string]cachedRobots
+	maxAge time.Duration // manager.robots_max_age (0: nothing is reused)
+	keep   time.Duration // how long an entry is kept
+	pruned time.Time
+}
+
+type cachedRobots struct {
+	rl    fetchlog.Robots
+	added time.Time
+}
+
+func newRobotsCache(maxAge, keep time.Duration) *robotsCache {
+	return &robotsCache{m: map[string]cachedRobots{}, maxAge: maxAge, keep: keep}
+}
+
+// add keeps rl if it is definite, unless a newer answer is kept.
+func (c *robotsCache) add(rl fetchlog.Robots, now time.Time) {
+	if c.maxAge <= 0 || !definiteRobots(rl) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[rl.Site]; ok && old.rl.Fetched.After(rl.Fetched) {
+		return
+	}
+	c.m[rl.Site] = cachedRobots{rl: rl, added: now}
+	if now.Sub(c.pruned) > c.keep {
+		for site, e := range c.m {
+			if now.Sub(e.added) > c.keep {
+				delete(c.m, site)
+			}
+		}
+		c.pruned = now
+	}
+}
+
+// get returns the answer kept for site, if it is younger than
+// robots_max_age.
+func (c *robotsCache) get(site string, now time.Time) (fetchlog.Robots, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[site]
+	if !ok || now.Sub(e.rl.Fetched) >= c.maxAge {
+		return fetchlog.Robots{}, false
+	}
+	return e.rl, true
+}
+
+// definiteRobots tells whether a robots.txt answer decides the site's
+// rules for longer than one batch: a 2xx, or a 4xx other than 429
+// (RFC 9309: allow all). An unreachable one (5xx, 429, no answer) is
+// asked again.
+func definiteRobots(l fetchlog.Robots) bool {
+	return l.Err == "" && (l.Status >= 200 && l.Status < 300 || l.Status >= 400 && l.Status < 500 && l.Status != 429)
+}
