@@ -551,19 +551,19 @@ type scheduler struct {
 	// kick is this scheduler's wake-up from the politeness table
 	// (hostTable.subscribe); pool and member are the process's
 	// connections and this harvest's place among them (engine.go).
-	kick     chan struct{}
-	pool     *connPool
-	member   *poolMember
-	finished chan *Server // from the connections' goroutines
-	remaining  int                      // servers not done
-	active     int                      // servers holding a connection
-	activeSet  map[*Server]bool         // those servers
-	nextOrder  int                      // the order of the next server sent back to the queue
-	timer      *time.Timer              // wakes the loop (a turn, a hold, the batch's end)
-	gate       *valueGate               // the value ranking's clock, or nil
-	gated      []*Server                // servers the value clock holds back
-	stopping   bool                     // the run is stopped: no server starts any more
-	ending     bool                     // the batch ends early: no server starts any more
+	kick      chan struct{}
+	pool      *connPool
+	member    *poolMember
+	finished  chan *Server     // from the connections' goroutines
+	remaining int              // servers not done
+	active    int              // servers holding a connection
+	activeSet map[*Server]bool // those servers
+	nextOrder int              // the order of the next server sent back to the queue
+	timer     *time.Timer      // wakes the loop (a turn, a hold, the batch's end)
+	gate      *valueGate       // the value ranking's clock, or nil
+	gated     []*Server        // servers the value clock holds back
+	stopping  bool             // the run is stopped: no server starts any more
+	ending    bool             // the batch ends early: no server starts any more
 }
 
 // newScheduler ranks the servers (each waits its host's turn) and sets
