@@ -19,16 +19,16 @@ import (
 // hosts with the most URLs left. Log lines written through it (it is the logger's writer)
 // go above the line. It implements harvester.Progress and io.Writer.
 type statusLine struct {
-	mu     sync.Mutex
-	w      io.Writer
-	what   string // "batch 000001", "batch 000001 shard 2/4"
+	mu   sync.Mutex
+	w    io.Writer
+	what string // "batch 000001", "batch 000001 shard 2/4"
 	// byBatch names the batch of each update (harvester run --follow:
 	// several batches report in turn), each with its own rate.
 	byBatch bool
 	batches map[int]*harvester.Recent
-	line   string // the status line on screen, "" if none
-	total  int
-	recent harvester.Recent // the rate over the last 10 s
+	line    string // the status line on screen, "" if none
+	total   int
+	recent  harvester.Recent // the rate over the last 10 s
 }
 
 func newStatusLine(w io.Writer, what string) *statusLine { return &statusLine{w: w, what: what} }
