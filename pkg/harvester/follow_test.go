@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -244,5 +245,59 @@ func TestFollowRefusesShards(t *testing.T) {
 	_, err := harvester.FollowCollection(context.Background(), col, 0, harvester.Options{Config: cfg, Shard: harvester.Shard{I: 1, N: 2}}, nil)
 	if !errors.Is(err, config.ErrInvalid) {
 		t.Fatalf("shard 1/2: %v, want a configuration error", err)
+	}
+}
+
+// TestFollowFailureStopsOthers: a followed batch that fails (its batch
+// file is not a batch) fails the run with its own error, and stops the
+// harvest running beside it as an interruption would: not published, its
+// partial directory kept with stopped.json, resumed whole by a rerun.
+func TestFollowFailureStopsOthers(t *testing.T) {
+	const n = 6
+	web, hosts := followWeb(t, n)
+	cfg := web.Config(60 * time.Millisecond)
+	col := ht.NewCollection(t, filepath.Join(t.TempDir(), "col"), cfg)
+	b1 := followBatch(web, hosts, 0, 2*n, 1)
+	ht.WriteBatch(t, col.Batch(1).Dir, 1, b1)
+	res := make(chan error, 1)
+	go func() {
+		_, err := harvester.FollowCollection(context.Background(), col, 0, harvester.Options{Config: cfg}, nil)
+		res <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for lines := 0; lines < 3; {
+		if time.Now().After(deadline) {
+			t.Fatal("batch 1 never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+		data, _ := os.ReadFile(filepath.Join(col.Batch(1).Dir, harvester.PartialDir, fetchlog.LogFile))
+		lines = strings.Count(string(data), "\n") - 2 // the header
+	}
+	if err := os.MkdirAll(col.Batch(2).Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(col.Batch(2).File(), []byte("not a batch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-res:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the following harvester did not end")
+	}
+	if err == nil || errors.Is(err, harvester.ErrInterrupted) || !strings.Contains(err.Error(), "000002") {
+		t.Fatalf("run error %v, want batch 2's failure", err)
+	}
+	b := col.Batch(1)
+	if b.Done(collection.StageHarvested) {
+		t.Fatal("batch 1 published: it was not stopped")
+	}
+	data, rerr := os.ReadFile(filepath.Join(b.Dir, harvester.PartialDir, harvester.StoppedFile))
+	if rerr != nil || !strings.Contains(string(data), harvester.StoppedInterrupted) {
+		t.Errorf("batch 1 stopped.json: %s %v, want interrupted", data, rerr)
+	}
+	sum, err := harvester.RunCollection(context.Background(), col, 1, harvester.Options{Config: cfg})
+	if err != nil || sum.URLs != len(b1) || !sum.Resumed {
+		t.Fatalf("rerun of batch 1: %+v %v", sum, err)
 	}
 }
