@@ -8,6 +8,7 @@ package harvester
 
 import (
 	"log/slog"
+	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -34,6 +35,11 @@ type engine struct {
 	client *fetch.Client
 	pool   *connPool
 	robots *robotsCache
+	// parked is, per address, the harvests (by batch id) with a server
+	// parked on it (for its unit or connections_per_ip): a newer
+	// harvest's connection there gives its turn over to an older one's
+	// (turnOver), as it would to a better-ranked server of its own.
+	parked parkedBatches
 
 	floorMu  sync.Mutex
 	floor    time.Time // the process's start floor, once set
@@ -68,6 +74,52 @@ func (e *engine) startFloor(first func() time.Time) (floor time.Time, isFirst bo
 		return e.floor, true
 	}
 	return e.floor, false
+}
+
+// parkedBatches records, per address, the batches with a server parked
+// on it. Safe for concurrent use.
+type parkedBatches struct {
+	mu sync.Mutex
+	m  map[netip.Addr]map[int]bool
+}
+
+// park records a server of batch parked on ip.
+func (p *parkedBatches) park(ip netip.Addr, batch int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[netip.Addr]map[int]bool{}
+	}
+	if p.m[ip] == nil {
+		p.m[ip] = map[int]bool{}
+	}
+	p.m[ip][batch] = true
+}
+
+// unpark records that batch's servers parked on ip went back to its
+// queue.
+func (p *parkedBatches) unpark(ip netip.Addr, batch int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if b := p.m[ip]; b != nil {
+		delete(b, batch)
+		if len(b) == 0 {
+			delete(p.m, ip)
+		}
+	}
+}
+
+// older tells whether a batch older than batch has a server parked on
+// ip.
+func (p *parkedBatches) older(ip netip.Addr, batch int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for b := range p.m[ip] {
+		if b < batch {
+			return true
+		}
+	}
+	return false
 }
 
 // connPool is the process's harvester.connections: a scheduler gives a

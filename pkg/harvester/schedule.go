@@ -806,6 +806,7 @@ func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
 			}
 			sc.ipParked[srv.ip] = append(sc.ipParked[srv.ip], srv)
 			sc.h.parkedTop.raise(srv.ip, srv.rank)
+			sc.h.eng.parked.park(srv.ip, sc.h.batch)
 		case !ok:
 			srv.notBefore = retry
 			heap.Push(sc.waiting, srv)
@@ -836,6 +837,7 @@ func (sc *scheduler) unparked(ip netip.Addr) {
 	delete(sc.ipParked, ip)
 	delete(sc.parkGen, ip)
 	sc.h.parkedTop.drop(ip)
+	sc.h.eng.parked.unpark(ip, sc.h.batch)
 }
 
 // unpark puts back in the queue the servers parked on an address that
