@@ -40,6 +40,9 @@ type engine struct {
 	// harvest's connection there gives its turn over to an older one's
 	// (turnOver), as it would to a better-ranked server of its own.
 	parked parkedBatches
+	// order says which batches have each host name's URLs left, so
+	// that a host's URLs go in batch order (hostOrder).
+	order hostOrder
 
 	floorMu  sync.Mutex
 	floor    time.Time // the process's start floor, once set
@@ -115,6 +118,54 @@ func (p *parkedBatches) older(ip netip.Addr, batch int) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for b := range p.m[ip] {
+		if b < batch {
+			return true
+		}
+	}
+	return false
+}
+
+// hostOrder records, per host name, the batches of the process with
+// URLs of it left: a newer batch's server of the host waits (parked on
+// its address) until every older batch is done with the host, so a
+// host's URLs are fetched in the order the manager planned the batches,
+// and an older batch's last hosts are never slowed by a newer batch
+// taking turns on them (its tail, "Ending a batch", would cut them).
+// Safe for concurrent use.
+type hostOrder struct {
+	mu sync.Mutex
+	m  map[string][]int // host -> batches with URLs of it left, in no order
+}
+
+// add records that batch has URLs of each of hosts.
+func (o *hostOrder) add(batch int, hosts []string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[string][]int{}
+	}
+	for _, h := range hosts {
+		o.m[h] = append(o.m[h], batch)
+	}
+}
+
+// done records that batch has no URL of host left.
+func (o *hostOrder) done(batch int, host string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	bs := slices.DeleteFunc(o.m[host], func(b int) bool { return b == batch })
+	if len(bs) == 0 {
+		delete(o.m, host)
+	} else {
+		o.m[host] = bs
+	}
+}
+
+// older tells whether a batch older than batch has URLs of host left.
+func (o *hostOrder) older(batch int, host string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, b := range o.m[host] {
 		if b < batch {
 			return true
 		}

@@ -184,6 +184,26 @@ func testFollowPoliteness(t *testing.T, perIP int, floor time.Duration) {
 		return wait
 	}
 	checkUnits(t, reqs, need, floor)
+	// A host's URLs go in batch order: batch 2's pages of a host (p6 and
+	// up) only once batch 1 is done with it.
+	for _, h := range hosts {
+		var lastFirst, firstSecond time.Time
+		for _, rq := range web.RequestsTo(h.Name) {
+			var i int
+			if _, err := fmt.Sscanf(rq.Path, "/p%d", &i); err != nil {
+				continue
+			}
+			if i < n && rq.End.After(lastFirst) {
+				lastFirst = rq.End
+			}
+			if i >= n && (firstSecond.IsZero() || rq.Start.Before(firstSecond)) {
+				firstSecond = rq.Start
+			}
+		}
+		if firstSecond.Before(lastFirst) {
+			t.Errorf("%s: batch 2 asked at %v, before batch 1's last page ended at %v", h.Name, firstSecond, lastFirst)
+		}
+	}
 	if most := mostInFlight(reqs); perIP > 0 && most > perIP {
 		t.Errorf("%d requests in flight at once on one address, want at most connections_per_ip %d", most, cfg.Harvester.ConnectionsPerIP)
 	}

@@ -497,6 +497,12 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 	sc.pool = h.eng.pool
 	sc.member = sc.pool.join(h.batch)
 	defer sc.pool.leave(sc.member)
+	hosts := make([]string, len(servers))
+	for i, srv := range servers {
+		hosts[i] = srv.Host
+	}
+	h.eng.order.add(h.batch, hosts)
+	defer sc.forgetHosts() // a harvest that stopped early holds no host back
 	sc.startLookups()
 	h.stats.waiting.Store(int64(sc.remaining))
 	sc.timer = time.NewTimer(time.Hour)
@@ -798,7 +804,18 @@ func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
 		// site holds it), at most connections_per_ip per address,
 		// whichever harvest of the process holds them: the server
 		// waits on its address until one is given back.
-		ok, retry, busy, gen := sc.h.hosts.acquire(srv.Host, srv.ip, sc.hc.ConnectionsPerIP, now)
+		var ok, busy bool
+		var retry time.Time
+		var gen uint64
+		if gen = sc.h.hosts.gen(srv.ip); sc.h.eng.order.older(sc.h.batch, srv.Host) {
+			// An older batch of the process has URLs of this host
+			// left: they go first (hostOrder). Parked on the address
+			// until it is done with them (hostDone bumps the count
+			// read before the check).
+			busy = true
+		} else {
+			ok, retry, busy, gen = sc.h.hosts.acquire(srv.Host, srv.ip, sc.hc.ConnectionsPerIP, now)
+		}
 		switch {
 		case busy:
 			if len(sc.ipParked[srv.ip]) == 0 {
@@ -994,6 +1011,29 @@ func (sc *scheduler) done(srv *Server) {
 	h.finished[srv.Host] = l
 	if err := h.out.server(l); err != nil {
 		h.fatal(err)
+	}
+	sc.hostDone(srv)
+}
+
+// hostDone tells the newer harvests of the process that this one has
+// no URL of srv's host left (hostOrder): their servers of it, parked on
+// its address, go back to their queues.
+func (sc *scheduler) hostDone(srv *Server) {
+	sc.h.eng.order.done(sc.h.batch, srv.Host)
+	if srv.ip.IsValid() {
+		sc.h.hosts.bump(srv.ip)
+	}
+	sc.h.hosts.wakeOthers(sc.kick)
+}
+
+// forgetHosts, when the scheduler returns, drops the hosts of the
+// servers not done (a harvest stopped or failed) from the process's
+// order, so that they hold no newer batch back.
+func (sc *scheduler) forgetHosts() {
+	for _, srv := range sc.servers {
+		if srv.state != stateDone {
+			sc.hostDone(srv)
+		}
 	}
 }
 
