@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/config"
@@ -43,6 +44,9 @@ type engine struct {
 	// order says which batches have each host name's URLs left, so
 	// that a host's URLs go in batch order (hostOrder).
 	order hostOrder
+	// running counts the harvests scheduling over the engine: with one,
+	// nothing needs to look at the others (olderWaits).
+	running atomic.Int32
 
 	floorMu  sync.Mutex
 	floor    time.Time // the process's start floor, once set
@@ -171,6 +175,16 @@ func (o *hostOrder) older(batch int, host string) bool {
 		}
 	}
 	return false
+}
+
+// olderWaits tells whether a server of a batch older than batch is
+// parked on ip (for its unit or the address's connections): a newer
+// batch's connection there ends its turn after its current URL rather
+// than after its P (serve), so the older batch's server, which may be of
+// the same unit under another name (www.x.cl and x.cl), gets it at once.
+// One atomic load when the process runs one harvest.
+func (e *engine) olderWaits(ip netip.Addr, batch int) bool {
+	return e.running.Load() > 1 && e.parked.older(ip, batch)
 }
 
 // connPool is the process's harvester.connections: a scheduler gives a

@@ -502,6 +502,8 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 		hosts[i] = srv.Host
 	}
 	h.eng.order.add(h.batch, hosts)
+	h.eng.running.Add(1)
+	defer h.eng.running.Add(-1)
 	defer sc.forgetHosts() // a harvest that stopped early holds no host back
 	sc.startLookups()
 	h.stats.waiting.Store(int64(sc.remaining))

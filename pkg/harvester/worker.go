@@ -81,6 +81,9 @@ func (h *harvest) serve(srv *Server) error {
 	p := srv.P()
 	served := 0 // URLs requested on this connection
 	for done := 0; ; {
+		if done > 0 && h.eng.olderWaits(srv.ip, h.batch) {
+			return nil // an older batch's server waits for this unit or address (follow.go)
+		}
 		if done >= p {
 			if h.turnOver(srv) {
 				return nil
