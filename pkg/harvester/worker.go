@@ -170,18 +170,15 @@ func (h *harvest) serve(srv *Server) error {
 // (and a big host, ranked first, keeps its connection to its end, as a
 // plain client's would). Before 2026-12-07 the turn ended whenever any
 // server was not done and held no connection, even one not resolved
-// yet or waiting for its own turn. In a following harvester (follow.go)
-// the turn also ends when a server of an older batch is parked on srv's
-// address: the older batch goes first.
+// yet or waiting for its own turn. (In a following harvester, serve ends
+// the turn sooner for an older batch's server: engine.olderWaits.)
 func (h *harvest) turnOver(srv *Server) bool {
 	rank := h.rank.Rank(srv)
 	if top, ok := h.readyTop.get(); ok && top >= rank {
 		return true
 	}
-	if top, ok := h.parkedTop.get(srv.ip); ok && top >= rank {
-		return true
-	}
-	return h.eng.parked.older(srv.ip, h.batch) // an older batch's server waits for it (follow.go)
+	top, ok := h.parkedTop.get(srv.ip)
+	return ok && top >= rank
 }
 
 // close ends the connection; if the server never closed it, it served at
