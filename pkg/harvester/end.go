@@ -109,7 +109,7 @@ type endRule struct {
 // carried).
 func (sc *scheduler) waitsOut(now time.Time) bool {
 	d := sc.h.batchDuration
-	if d <= 0 || sc.ending || sc.ready.Len() > 0 || len(sc.gated) > 0 ||
+	if d <= 0 || sc.ending || sc.ready.Len() > 0 || len(sc.gated) > 0 || len(sc.behind) > 0 ||
 		len(sc.resolvedSet) < len(sc.servers) || (sc.waiting.Len() == 0 && len(sc.activeSet) == 0) {
 		return false
 	}

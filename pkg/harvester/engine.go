@@ -139,6 +139,9 @@ func (p *parkedBatches) older(ip netip.Addr, batch int) bool {
 type hostOrder struct {
 	mu sync.Mutex
 	m  map[string][]int // host -> batches with URLs of it left, in no order
+	// gen counts the hosts done (done), so that a scheduler looks again
+	// at the servers it holds back for an older batch only when one was.
+	gen atomic.Uint64
 }
 
 // add records that batch has URLs of each of hosts.
@@ -163,6 +166,7 @@ func (o *hostOrder) done(batch int, host string) {
 	} else {
 		o.m[host] = bs
 	}
+	o.gen.Add(1)
 }
 
 // older tells whether a batch older than batch has URLs of host left.

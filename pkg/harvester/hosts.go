@@ -588,14 +588,6 @@ func (t *hostTable) release(host string, ip netip.Addr) time.Time {
 	return u.notBefore
 }
 
-// bump counts a change on ip that a server parked there may wait for
-// (a host of an older batch done, hostOrder), as release does.
-func (t *hostTable) bump(ip netip.Addr) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.address(ip).gen++
-}
-
 // gen is the count of connection slots given back on ip (release).
 func (t *hostTable) gen(ip netip.Addr) uint64 {
 	t.mu.Lock()

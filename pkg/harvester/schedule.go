@@ -559,7 +559,12 @@ type scheduler struct {
 	// kick is this scheduler's wake-up from the politeness table
 	// (hostTable.subscribe); pool and member are the process's
 	// connections and this harvest's place among them (engine.go).
-	kick      chan struct{}
+	kick chan struct{}
+	// behind are the servers held back for an older batch of the
+	// process that has URLs of their host left (hostOrder), and
+	// behindGen the count of hosts done when they were last looked at.
+	behind    []*Server
+	behindGen uint64
 	pool      *connPool
 	member    *poolMember
 	finished  chan *Server     // from the connections' goroutines
@@ -806,18 +811,10 @@ func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
 		// site holds it), at most connections_per_ip per address,
 		// whichever harvest of the process holds them: the server
 		// waits on its address until one is given back.
-		var ok, busy bool
-		var retry time.Time
-		var gen uint64
-		if gen = sc.h.hosts.gen(srv.ip); sc.h.eng.order.older(sc.h.batch, srv.Host) {
-			// An older batch of the process has URLs of this host
-			// left: they go first (hostOrder). Parked on the address
-			// until it is done with them (hostDone bumps the count
-			// read before the check).
-			busy = true
-		} else {
-			ok, retry, busy, gen = sc.h.hosts.acquire(srv.Host, srv.ip, sc.hc.ConnectionsPerIP, now)
+		if sc.holdBehind(srv) {
+			continue
 		}
+		ok, retry, busy, gen := sc.h.hosts.acquire(srv.Host, srv.ip, sc.hc.ConnectionsPerIP, now)
 		switch {
 		case busy:
 			if len(sc.ipParked[srv.ip]) == 0 {
@@ -834,6 +831,23 @@ func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
 		}
 	}
 	return time.Time{}
+}
+
+// holdBehind holds srv back while an older batch of the process has URLs
+// of its host left (hostOrder): they go first. It goes back to the
+// queue once the older batch is done with the host (unpark).
+func (sc *scheduler) holdBehind(srv *Server) bool {
+	if sc.h.eng.running.Load() < 2 {
+		return false
+	}
+	if len(sc.behind) == 0 {
+		sc.behindGen = sc.h.eng.order.gen.Load() // before the check: a host done meanwhile is seen
+	}
+	if !sc.h.eng.order.older(sc.h.batch, srv.Host) {
+		return false
+	}
+	sc.behind = append(sc.behind, srv)
+	return true
 }
 
 // demand is what this harvest wants of the process's connections now
@@ -867,6 +881,23 @@ func (sc *scheduler) unpark() {
 		if sc.h.hosts.gen(ip) != sc.parkGen[ip] {
 			sc.unparked(ip)
 		}
+	}
+	if len(sc.behind) == 0 {
+		return
+	}
+	if g := sc.h.eng.order.gen.Load(); g != sc.behindGen {
+		sc.behindGen = g
+		kept := sc.behind[:0]
+		for _, srv := range sc.behind {
+			if sc.h.eng.order.older(sc.h.batch, srv.Host) {
+				kept = append(kept, srv)
+				continue
+			}
+			srv.rank = sc.h.rank.Rank(srv)
+			heap.Push(sc.ready, srv)
+		}
+		clear(sc.behind[len(kept):])
+		sc.behind = kept
 	}
 }
 
@@ -1022,9 +1053,6 @@ func (sc *scheduler) done(srv *Server) {
 // its address, go back to their queues.
 func (sc *scheduler) hostDone(srv *Server) {
 	sc.h.eng.order.done(sc.h.batch, srv.Host)
-	if srv.ip.IsValid() {
-		sc.h.hosts.bump(srv.ip)
-	}
 	sc.h.hosts.wakeOthers(sc.kick)
 }
 
