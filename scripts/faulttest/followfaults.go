@@ -13,21 +13,29 @@ import (
 )
 
 // followKilled: a following harvester (harvester run --follow) is
-// killed (SIGKILL) with two batches in flight — batch 2, and batch 3,
-// which the manager wrote while batch 2 was being harvested and the
+// killed (SIGKILL) with two batches in flight — batch 3, and batch 4,
+// which the manager wrote while batch 3 was being harvested and the
 // harvester took beside it — and run again with --follow: both batches
 // are published (the harvester verifies one fetch log line per URL
 // before it publishes), gathered and seeded, and `seeder check` passes
 // (docs/harvester.md, "Following the batches").
 func followKilled(ctx context.Context, fresh freshFunc, st states) (EnvCase, error) {
 	c := EnvCase{Name: "follow-killed"}
-	r, err := fresh(c.Name, st.managed)
+	r, err := fresh(c.Name, st.seeded)
 	if err != nil {
 		return c, err
 	}
-	// A slower harvest, so that the manager writes batch 3 before batch
-	// 2 is done.
+	// A slower harvest, so that the manager writes batch 4 before batch
+	// 3 is done, and batches small enough for the frontier to fill both.
 	if err := editConfig(r.Collection, setKey("wait", `wait = "1s"`)); err != nil {
+		return c, err
+	}
+	if err := editConfig(r.Collection, setKey("batch_size", `batch_size = 10`)); err != nil {
+		return c, err
+	}
+	const first, second = 3, 4
+	if res, err := r.Run(ctx, "manager", "run", "--collection", r.Collection); err != nil || res.Code != exitOK {
+		c.Problem = fmt.Sprintf("manager run for batch %d: %v %s", first, err, res)
 		return c, err
 	}
 	col := &collection.Collection{Dir: r.Collection}
@@ -56,8 +64,8 @@ func followKilled(ctx context.Context, fresh freshFunc, st states) (EnvCase, err
 		}
 		return false
 	}
-	if !until(func() bool { return logged(2) > 0 }) {
-		return stop("batch 2 never started")
+	if !until(func() bool { return logged(first) > 0 }) {
+		return stop("the first batch never started")
 	}
 	res, err := r.Run(ctx, "manager", "run", "--collection", r.Collection)
 	if err != nil {
@@ -65,27 +73,27 @@ func followKilled(ctx context.Context, fresh freshFunc, st states) (EnvCase, err
 		p.Wait()
 		return c, err
 	}
-	if res.Code != exitOK || !col.Batch(3).Done(collection.StageManaged) {
-		return stop(fmt.Sprintf("the manager wrote no batch 3 beside the harvest: %s", res))
+	if res.Code != exitOK || !col.Batch(second).Done(collection.StageManaged) {
+		return stop(fmt.Sprintf("the manager wrote no batch %d beside the harvest: %s", second, res))
 	}
-	if !until(func() bool { return logged(3) > 0 || col.Batch(2).Done(collection.StageHarvested) }) {
-		return stop("batch 3 never started")
+	if !until(func() bool { return logged(second) > 0 || col.Batch(first).Done(collection.StageHarvested) }) {
+		return stop("the second batch never started")
 	}
 	p.Kill()
 	if res, err = p.Wait(); err != nil {
 		return c, err
 	}
-	if !res.Killed || col.Batch(2).Done(collection.StageHarvested) || col.Batch(3).Done(collection.StageHarvested) {
-		c.Problem = fmt.Sprintf("not two batches in flight at the kill (killed %v, batch 2 harvested %v, batch 3 %v)",
-			res.Killed, col.Batch(2).Done(collection.StageHarvested), col.Batch(3).Done(collection.StageHarvested))
+	if !res.Killed || col.Batch(first).Done(collection.StageHarvested) || col.Batch(second).Done(collection.StageHarvested) {
+		c.Problem = fmt.Sprintf("not two batches in flight at the kill (killed %v, batch %d harvested %v, batch %d %v)",
+			res.Killed, first, col.Batch(first).Done(collection.StageHarvested), second, col.Batch(second).Done(collection.StageHarvested))
 		return c, nil
 	}
-	in2, in3 := logged(2), logged(3)
+	in1, in2 := logged(first), logged(second)
 	res, err = r.Run(ctx, "harvester", "run", "--collection", r.Collection, "--follow")
 	if err != nil {
 		return c, err
 	}
-	if res.Code != exitOK || !col.Batch(2).Done(collection.StageHarvested) || !col.Batch(3).Done(collection.StageHarvested) {
+	if res.Code != exitOK || !col.Batch(first).Done(collection.StageHarvested) || !col.Batch(second).Done(collection.StageHarvested) {
 		c.Problem = fmt.Sprintf("rerun with --follow: %s\n%s", res, res.Stdout)
 		return c, nil
 	}
@@ -99,6 +107,6 @@ func followKilled(ctx context.Context, fresh freshFunc, st states) (EnvCase, err
 		c.Problem = p
 		return c, nil
 	}
-	c.Note = fmt.Sprintf("killed with batch 2 (%d lines logged) and batch 3 (%d) in flight; the rerun with --follow published both, gathered, seeded, seeder check passes", in2, in3)
+	c.Note = fmt.Sprintf("killed with batch %d (%d lines logged) and batch %d (%d) in flight; the rerun with --follow published both, gathered, seeded, seeder check passes", first, in1, second, in2)
 	return c, nil
 }
