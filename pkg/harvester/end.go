@@ -118,7 +118,7 @@ func (sc *scheduler) waitsOut(now time.Time) bool {
 			return false
 		}
 	}
-	after := maxTime(now.Add(d/4), sc.h.started.Add(d))
+	after := maxTime(now.Add(d/4), sc.rule.start.Add(d))
 	if sc.waiting.Len() > 0 && !(*sc.waiting)[0].notBefore.After(after) {
 		return false
 	}
@@ -138,6 +138,17 @@ func newEndRule(hc config.Harvester, start time.Time, hosts int, batchDuration t
 		r.deadline = start.Add(d)
 	}
 	return r
+}
+
+// rebase starts the rule again at now, as if the run had started then:
+// the deadline keeps its length from the new start, and a tail that
+// began is forgotten (heldByOlder).
+func (r *endRule) rebase(now time.Time) {
+	if !r.deadline.IsZero() {
+		r.deadline = now.Add(r.deadline.Sub(r.start))
+	}
+	r.start = now
+	r.tailBegan, r.tailEnds = time.Time{}, time.Time{}
 }
 
 // observe tells the rule how many hosts still have URLs at now; it

@@ -37,9 +37,9 @@ type engine struct {
 	pool   *connPool
 	robots *robotsCache
 	// parked is, per address, the harvests (by batch id) with a server
-	// parked on it (for its unit or connections_per_ip): a newer
-	// harvest's connection there gives its turn over to an older one's
-	// (turnOver), as it would to a better-ranked server of its own.
+	// parked on it for its connections_per_ip: a newer harvest takes no
+	// connection there, and its connections there give their turn over
+	// (olderWaits), while an older one waits.
 	parked parkedBatches
 	// order says which batches have each host name's URLs left, so
 	// that a host's URLs go in batch order (hostOrder).
@@ -181,14 +181,16 @@ func (o *hostOrder) older(batch int, host string) bool {
 	return false
 }
 
-// olderWaits tells whether a server of a batch older than batch is
-// parked on ip (for its unit or the address's connections): a newer
-// batch's connection there ends its turn after its current URL rather
-// than after its P (serve), so the older batch's server, which may be of
-// the same unit under another name (www.x.cl and x.cl), gets it at once.
+// olderWaits tells whether a server of a batch older than batch wants
+// srv's unit (hostTable.enlist), or is parked on its address for the
+// address's connections_per_ip: a newer batch's connection there ends
+// its turn after its current URL rather than after its P (serve), so the
+// older batch's server, which may be of the same unit under another name
+// (www.x.cl and x.cl, or another subdomain on that server), gets it at
+// once.
 // One atomic load when the process runs one harvest.
-func (e *engine) olderWaits(ip netip.Addr, batch int) bool {
-	return e.running.Load() > 1 && e.parked.older(ip, batch)
+func (e *engine) olderWaits(srv *Server, batch int) bool {
+	return e.running.Load() > 1 && (e.hosts.olderWants(srv.Host, batch) || e.parked.older(srv.ip, batch))
 }
 
 // connPool is the process's harvester.connections: a scheduler gives a
@@ -248,6 +250,14 @@ func (p *connPool) idle() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.size - p.used
+}
+
+// older tells whether a harvest of a batch older than m's is in the
+// pool (scheduling).
+func (p *connPool) older(m *poolMember) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.members) > 0 && p.members[0] != m
 }
 
 // take counts a connection held; give counts it given back.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -319,5 +320,90 @@ func TestFollowFailureStopsOthers(t *testing.T) {
 	sum, err := harvester.RunCollection(context.Background(), col, 1, harvester.Options{Config: cfg})
 	if err != nil || sum.URLs != len(b1) || !sum.Resumed {
 		t.Fatalf("rerun of batch 1: %+v %v", sum, err)
+	}
+}
+
+// TestFollowOlderFirst: where two batches of a following harvester
+// compete for one unit under different names (www.a.test in batch 1,
+// a.test in batch 2, one server), the older batch's requests to the unit
+// all come first; and batch 2, whose header asks for a deadline far
+// shorter than the time batch 1 holds the unit, is not cut by it: its
+// end rules start once batch 1 is done.
+func TestFollowOlderFirst(t *testing.T) {
+	www := pagesHost("www.a.test", 30, 2*time.Millisecond)
+	bare := pagesHost("a.test", 4, 2*time.Millisecond)
+	other := pagesHost("b.test", 4, 2*time.Millisecond)
+	other.IP = "127.0.0.2"
+	web := ht.Start(t, www, bare, other)
+	const wait = 40 * time.Millisecond
+	cfg := web.Config(wait)
+	cfg.Harvester.Connections = 4
+	// Each request its own turn: the unit is free between two of
+	// batch 1's requests, and batch 2 could take it then.
+	cfg.Harvester.MaxIdle = config.Duration(10 * time.Millisecond)
+	col := ht.NewCollection(t, filepath.Join(t.TempDir(), "col"), cfg)
+	var u1, u2 []string
+	for p := range www.Pages {
+		u1 = append(u1, web.URL(www.Name, p))
+	}
+	for _, h := range []*ht.Host{bare, other} {
+		for p := range h.Pages {
+			u2 = append(u2, web.URL(h.Name, p))
+		}
+	}
+	ht.WriteBatch(t, col.Batch(1).Dir, 1, ht.Entries(u1...))
+	res := make(chan error, 1)
+	var sums []*harvester.Summary
+	go func() {
+		var err error
+		sums, err = harvester.FollowCollection(context.Background(), col, 0, harvester.Options{Config: cfg}, nil)
+		res <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(web.RequestsTo(www.Name)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("batch 1 never started")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	e2 := ht.Entries(u2...)
+	for i := range e2 {
+		e2[i].DocID += 100
+	}
+	// Batch 2 is planned for 500 ms: its deadline (twice that) passes
+	// long before batch 1 gives the unit up.
+	err := collection.WriteAtomic(col.Batch(2).File(), func(w io.Writer) error {
+		return batch.Write(w, batch.Header{Batch: 2, Created: time.Now(), Strategy: "test",
+			Params: map[string]string{"batch_duration": "500ms"}, Counts: map[string]int{"urls": len(e2)}}, e2)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err = <-res:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the following harvester did not end")
+	}
+	if err != nil || len(sums) != 2 {
+		t.Fatalf("%v %v", sums, err)
+	}
+	if s := sums[1]; s.Deferred != 0 || s.Fetched != len(e2) {
+		t.Errorf("batch 2: %d deferred (ended %q), %d of %d fetched: cut while batch 1 held its unit", s.Deferred, s.Ended, s.Fetched, len(e2))
+	}
+	var lastOlder, firstNewer time.Time
+	for _, r := range web.Requests() {
+		switch r.Host {
+		case www.Name:
+			if r.Start.After(lastOlder) {
+				lastOlder = r.Start
+			}
+		case bare.Name:
+			if firstNewer.IsZero() || r.Start.Before(firstNewer) {
+				firstNewer = r.Start
+			}
+		}
+	}
+	if !firstNewer.After(lastOlder) {
+		t.Errorf("batch 2 asked the unit (a.test) at %v, before batch 1's last request to it (www.a.test) at %v", firstNewer, lastOlder)
 	}
 }

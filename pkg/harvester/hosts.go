@@ -65,6 +65,21 @@ type unit struct {
 	waitingFor *unit      // the unit this unit's worker waits to borrow
 	notBefore  time.Time  // earliest next request to any of its names
 	crawlDelay time.Duration
+	// wanted counts, per batch of the process, its servers resolved into
+	// the unit and not done (enlist, delist): a newer batch's server
+	// does not take the unit while an older batch wants it (acquire).
+	wanted map[int]int
+}
+
+// olderWants tells whether a batch older than batch has a server that
+// wants u; called with mu held.
+func (u *unit) olderWants(batch int) bool {
+	for b, n := range u.wanted {
+		if b < batch && n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // address is what the floor of one address needs: the latest request
@@ -94,6 +109,7 @@ type address struct {
 // ranking, valuegate.go), not the order in which connections happen to
 // wake.
 type waiter struct {
+	batch   int // its batch: an older batch's request goes first (Follow)
 	score   float64
 	order   uint64    // registration order: the earlier of two equal scores goes first
 	addr    *address  // the address it waits for
@@ -108,9 +124,12 @@ type waiter struct {
 // a server slow to accept a connection does not stall its address.
 const arriveGrace = 20 * time.Millisecond
 
-// ahead tells whether w goes before v (a better score, or an equal one
-// registered earlier).
+// ahead tells whether w goes before v (an older batch of the process, a
+// better score, or an equal one registered earlier).
 func (w *waiter) ahead(v *waiter) bool {
+	if w.batch != v.batch {
+		return w.batch < v.batch
+	}
 	if w.score != v.score {
 		return w.score > v.score
 	}
@@ -494,7 +513,7 @@ func (t *hostTable) address(ip netip.Addr) *address {
 // resolved). It is due at its turn, or now if that has come. The caller
 // passes it to start and calls leave once the request is sent or given
 // up.
-func (t *hostTable) want(host string, score float64, now time.Time) *waiter {
+func (t *hostTable) want(host string, batch int, score float64, now time.Time) *waiter {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u := t.get(host)
@@ -503,7 +522,7 @@ func (t *hostTable) want(host string, score float64, now time.Time) *waiter {
 	}
 	a := t.address(u.ip)
 	t.waiters++
-	w := &waiter{score: score, order: t.waiters, addr: a, host: host, due: maxTime(t.turn(u), now)}
+	w := &waiter{batch: batch, score: score, order: t.waiters, addr: a, host: host, due: maxTime(t.turn(u), now)}
 	a.waiters = append(a.waiters, w)
 	return w
 }
@@ -547,30 +566,79 @@ func (t *hostTable) answered(host string, seq uint64, at time.Time) {
 // the server on the address until it changes (parked, schedule.go). It
 // also refuses, with the earliest time to try again, while a redirect
 // has borrowed the unit or its turn has not come.
-func (t *hostTable) acquire(host string, ip netip.Addr, perIP int, now time.Time) (ok bool, retry time.Time, busy bool, gen uint64) {
+func (t *hostTable) acquire(host string, ip netip.Addr, perIP, batch int, now time.Time) (ok bool, retry time.Time, busy busyFor, gen uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u := t.get(host)
 	var a *address
 	if ip.IsValid() {
 		a = t.address(ip)
+		gen = a.gen
 	}
 	switch {
-	case u.active || a != nil && perIP > 0 && a.active >= perIP:
-		if a != nil {
-			gen = a.gen
-		}
-		return false, time.Time{}, true, gen
+	case u.active || u.olderWants(batch):
+		return false, time.Time{}, busyUnit, gen
+	case a != nil && perIP > 0 && a.active >= perIP:
+		return false, time.Time{}, busyAddress, gen
 	case u.borrowed > 0:
-		return false, now.Add(borrowPoll), false, 0
+		return false, now.Add(borrowPoll), notBusy, 0
 	case u.notBefore.After(now):
-		return false, u.notBefore, false, 0
+		return false, u.notBefore, notBusy, 0
 	}
 	u.active = true
 	if a != nil {
 		a.active++
 	}
-	return true, time.Time{}, false, 0
+	return true, time.Time{}, notBusy, 0
+}
+
+// busyFor is why acquire parks a server: its unit is busy (held, or
+// wanted by an older batch of the process), or its address has
+// connections_per_ip connections.
+type busyFor int
+
+const (
+	notBusy busyFor = iota
+	busyUnit
+	busyAddress
+)
+
+// enlist records that a server of batch, of host, wants its unit (it
+// resolved and has URLs left), and returns the unit for delist.
+func (t *hostTable) enlist(host string, batch int) *unit {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.get(host)
+	if u.wanted == nil {
+		u.wanted = map[int]int{}
+	}
+	u.wanted[batch]++
+	return u
+}
+
+// delist ends an enlist (u nil: nothing): when it was batch's last
+// server of the unit, the unit's address counts a change, so that a
+// newer batch's server parked on it looks again (unpark).
+func (t *hostTable) delist(u *unit, batch int) {
+	if u == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if u.wanted[batch]--; u.wanted[batch] <= 0 {
+		delete(u.wanted, batch)
+		if u.ip.IsValid() {
+			t.address(u.ip).gen++
+		}
+	}
+}
+
+// olderWants tells whether a batch older than batch has a server that
+// wants host's unit.
+func (t *hostTable) olderWants(host string, batch int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.get(host).olderWants(batch)
 }
 
 // release ends the slot of the host's unit and the connection counted on

@@ -484,6 +484,7 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 			return
 		}
 		srv.unit = h.hosts.join(srv.Host, ip)
+		srv.claim = h.hosts.enlist(srv.Host, h.batch)
 		return
 	}
 	var fe *fetch.Error

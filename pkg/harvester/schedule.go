@@ -42,6 +42,7 @@ type Server struct {
 
 	ip        netip.Addr    // the address dialled first, once resolved
 	unit      string        // its politeness unit (hostTable), once resolved
+	claim     *unit         // that unit, enlisted for the server's batch until it is done (hostTable.enlist)
 	site, pos int           // cursor: Sites[site].Entries[pos] is the next URL
 	left      int           // URLs not logged yet
 	order     int           // FIFO position in the server queue
@@ -496,6 +497,8 @@ func (h *harvest) schedule(servers []*Server, nextOrder int) {
 	defer h.hosts.unsubscribe(sc.kick)
 	sc.pool = h.eng.pool
 	sc.member = sc.pool.join(h.batch)
+	// Once out of the pool, the newer harvests' end rules start (heldByOlder).
+	defer h.hosts.wakeOthers(sc.kick)
 	defer sc.pool.leave(sc.member)
 	hosts := make([]string, len(servers))
 	for i, srv := range servers {
@@ -575,6 +578,7 @@ type scheduler struct {
 	timer     *time.Timer      // wakes the loop (a turn, a hold, the batch's end)
 	gate      *valueGate       // the value ranking's clock, or nil
 	gated     []*Server        // servers the value clock holds back
+	held      bool             // an older batch of the process ran beside it (heldByOlder)
 	stopping  bool             // the run is stopped: no server starts any more
 	ending    bool             // the batch ends early: no server starts any more
 }
@@ -698,9 +702,13 @@ func (sc *scheduler) endLookups() {
 func (sc *scheduler) loop() {
 	for sc.remaining > 0 && !((sc.stopping || sc.ending) && sc.active == 0) {
 		now := time.Now()
-		endAt, why := sc.rule.observe(now, sc.remaining)
-		if sc.waitsOut(now) {
-			endAt, why = now, EndWaits
+		var endAt time.Time
+		var why string
+		if !sc.heldByOlder(now) {
+			endAt, why = sc.rule.observe(now, sc.remaining)
+			if sc.waitsOut(now) {
+				endAt, why = now, EndWaits
+			}
 		}
 		if sc.endIfDue(now, endAt, why) {
 			break
@@ -740,6 +748,25 @@ func (sc *scheduler) loop() {
 		}
 		sc.timer.Stop()
 	}
+}
+
+// heldByOlder tells whether an older batch's harvest runs in the process
+// beside this one (Follow). It goes first where the two compete (units,
+// addresses, connections, hosts), so while it runs this batch's end rules
+// (deadline, tail, waits) do not apply: the batch would be cut for the
+// time the older one held it, not for its own servers' slowness. Once
+// the older ones are done, the rules start from then (endRule.rebase).
+func (sc *scheduler) heldByOlder(now time.Time) bool {
+	if sc.h.eng.running.Load() > 1 && sc.pool.older(sc.member) {
+		sc.held = true
+		return true
+	}
+	if sc.held {
+		sc.held = false
+		sc.rule.rebase(now)
+		sc.h.log.Info("the older batches of the process are done: this batch's end rules start now", "batch", sc.h.batch)
+	}
+	return false
 }
 
 // publishTop tells the connections (turnOver) the rank of the best
@@ -814,15 +841,26 @@ func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
 		if sc.holdBehind(srv) {
 			continue
 		}
-		ok, retry, busy, gen := sc.h.hosts.acquire(srv.Host, srv.ip, sc.hc.ConnectionsPerIP, now)
+		var ok bool
+		var retry time.Time
+		busy, gen := notBusy, uint64(0)
+		if sc.h.eng.running.Load() > 1 && sc.h.eng.parked.older(srv.ip, sc.h.batch) {
+			// An older batch of the process waits for a connection
+			// to this address: it goes first.
+			busy, gen = busyAddress, sc.h.hosts.gen(srv.ip)
+		} else {
+			ok, retry, busy, gen = sc.h.hosts.acquire(srv.Host, srv.ip, sc.hc.ConnectionsPerIP, sc.h.batch, now)
+		}
 		switch {
-		case busy:
+		case busy != notBusy:
 			if len(sc.ipParked[srv.ip]) == 0 {
 				sc.parkGen[srv.ip] = gen
 			}
 			sc.ipParked[srv.ip] = append(sc.ipParked[srv.ip], srv)
 			sc.h.parkedTop.raise(srv.ip, srv.rank)
-			sc.h.eng.parked.park(srv.ip, sc.h.batch)
+			if busy == busyAddress {
+				sc.h.eng.parked.park(srv.ip, sc.h.batch)
+			}
 		case !ok:
 			srv.notBefore = retry
 			heap.Push(sc.waiting, srv)
@@ -1053,6 +1091,8 @@ func (sc *scheduler) done(srv *Server) {
 // its address, go back to their queues.
 func (sc *scheduler) hostDone(srv *Server) {
 	sc.h.eng.order.done(sc.h.batch, srv.Host)
+	sc.h.hosts.delist(srv.claim, sc.h.batch)
+	srv.claim = nil
 	sc.h.hosts.wakeOthers(sc.kick)
 }
 

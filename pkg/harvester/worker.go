@@ -81,7 +81,7 @@ func (h *harvest) serve(srv *Server) error {
 	p := srv.P()
 	served := 0 // URLs requested on this connection
 	for done := 0; ; {
-		if done > 0 && h.eng.olderWaits(srv.ip, h.batch) {
+		if done > 0 && h.eng.olderWaits(srv, h.batch) {
 			return nil // an older batch's server waits for this unit or address (follow.go)
 		}
 		if done >= p {
@@ -135,7 +135,7 @@ func (h *harvest) serve(srv *Server) error {
 			if g := h.gate; g != nil && served > 0 && !g.allows(e.Score, g.need(srv, h.hosts.unitCrawlDelay(srv.Host))) {
 				return nil // the value clock holds the next URL back (valuegate.go)
 			}
-			c.w = h.hosts.want(srv.Host, e.Score, time.Now())
+			c.w = h.hosts.want(srv.Host, h.batch, e.Score, time.Now())
 			if err := c.waitTurn(); err != nil {
 				c.leave()
 				if errors.Is(err, errIdle) || errors.Is(err, errEnded) {
@@ -309,7 +309,7 @@ func (c *conn) do(req fetch.Request, site string) (attempt, error) {
 	if w == nil {
 		// A request of the server's own (robots.txt) waits in the
 		// place of the server's best URL, which it comes before.
-		w = c.h.hosts.want(hostOf(req.URL), srv.Quality(), time.Now())
+		w = c.h.hosts.want(hostOf(req.URL), c.h.batch, srv.Quality(), time.Now())
 		defer c.h.hosts.leave(w)
 	}
 	c.h.politely(&req, hostOf(req.URL), &seq, w)
