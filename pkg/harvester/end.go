@@ -82,7 +82,12 @@ func (e *batchEnd) reason() string {
 //     it lasts tail_factor times the time the run took to reach it, and
 //     at least tail_min; then the batch ends.
 type endRule struct {
+	// start is the run's start, or when the older batches of the
+	// process were done (rebase): the deadline and the waits rule count
+	// from it; origin is the run's start, from which the tail's length
+	// counts (the hosts done while held are the run's progress).
 	start    time.Time
+	origin   time.Time
 	deadline time.Time // zero: none
 	hosts    int       // hosts with URLs when the run started
 	fraction float64
@@ -133,16 +138,17 @@ func (sc *scheduler) waitsOut(now time.Time) bool {
 // newEndRule is the rule of a run that starts at start with hosts hosts,
 // for a batch whose header gives batchDuration (0 if none).
 func newEndRule(hc config.Harvester, start time.Time, hosts int, batchDuration time.Duration) *endRule {
-	r := &endRule{start: start, hosts: hosts, fraction: hc.TailFraction, factor: hc.TailFactor, minTail: hc.TailMin.D()}
+	r := &endRule{start: start, origin: start, hosts: hosts, fraction: hc.TailFraction, factor: hc.TailFactor, minTail: hc.TailMin.D()}
 	if d := hc.DeadlineFor(batchDuration); d > 0 {
 		r.deadline = start.Add(d)
 	}
 	return r
 }
 
-// rebase starts the rule again at now, as if the run had started then:
-// the deadline keeps its length from the new start, and a tail that
-// began is forgotten (heldByOlder).
+// rebase starts the rule again at now (heldByOlder): the deadline keeps
+// its length from now, and a tail that began is forgotten; a tail that
+// begins later lasts tail_factor times the whole run so far (the time
+// held included: a longer tail, never a shorter one).
 func (r *endRule) rebase(now time.Time) {
 	if !r.deadline.IsZero() {
 		r.deadline = now.Add(r.deadline.Sub(r.start))
@@ -156,7 +162,7 @@ func (r *endRule) rebase(now time.Time) {
 func (r *endRule) observe(now time.Time, left int) (time.Time, string) {
 	if r.tailBegan.IsZero() && r.fraction > 0 && left > 0 && float64(left) <= r.fraction*float64(r.hosts) {
 		r.tailBegan = now
-		r.tailEnds = now.Add(max(r.minTail, time.Duration(r.factor*float64(now.Sub(r.start)))))
+		r.tailEnds = now.Add(max(r.minTail, time.Duration(r.factor*float64(now.Sub(r.origin)))))
 	}
 	switch {
 	case r.tailBegan.IsZero():
