@@ -49,8 +49,10 @@ runs, takes every newer batch that becomes ready for the harvester (checked
 every 50 ms), oldest first, and harvests it in the same process beside the
 running ones, with one politeness state (units, waits, Crawl-delays, the
 address floor and connections_per_ip hold across the batches), one HTTP client
-(connections, DNS cache), harvester.connections shared (the older batch first)
-and the robots.txt answers already fetched reused. Each batch keeps its own
+(connections, DNS cache), harvester.connections shared and the robots.txt
+answers already fetched reused. Where batches compete (a unit, an address, a
+connection, a host) the older batch goes first, and a newer batch's end rules
+(deadline, tail) start once the older ones are done. Each batch keeps its own
 lock, harvest directory, marker and summary, and is published as soon as its
 own URLs are done. It prints each batch's summary as it is published, and a
 total line when it took more than one; it exits once every harvest it took is
