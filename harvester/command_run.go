@@ -22,7 +22,7 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "harvest the next batch ready for the harvester (or batch N, or a bare batch directory)",
-		UsageText: "harvester run [--batch N] [--force] [--shard i/N] [-c COLLECTION]\n   harvester run --batch-dir DIR [--config FILE] [--force] [--shard i/N]",
+		UsageText: "harvester run [--batch N] [--force] [--shard i/N] [-c COLLECTION]\n   harvester run [--batch N] --follow [-c COLLECTION]\n   harvester run --batch-dir DIR [--config FILE] [--force] [--shard i/N]",
 		Description: `Downloads every URL of the batch into BATCH/harvest/ (WARC files named
 PREFIX-TIME-BATCH-sIofN-SERIAL.warc.gz, each with its CDXJ index, fetch.log,
 robots.jsonl, servers.jsonl; docs/format/harvest.md) and marks the batch
@@ -44,6 +44,22 @@ BATCH/harvest/ (automatically by the last shard to finish when they share the
 directory, else by "harvester run" without --shard once the shard directories
 are copied back).
 
+With --follow it harvests its batch as above and, while any of its harvests
+runs, takes every newer batch that becomes ready for the harvester (checked
+every 50 ms), oldest first, and harvests it in the same process beside the
+running ones, with one politeness state (units, waits, Crawl-delays, the
+address floor and connections_per_ip hold across the batches), one HTTP client
+(connections, DNS cache), harvester.connections shared and the robots.txt
+answers already fetched reused. Where batches compete (a unit, an address, a
+connection, a host) the older batch goes first, and a newer batch's end rules
+(deadline, tail) start once the older ones are done. Each batch keeps its own
+lock, harvest directory, marker and summary, and is published as soon as its
+own URLs are done. It prints each batch's summary as it is published, and a
+total line when it took more than one; it exits once every harvest it took is
+published and no batch is ready (0), or at the first failure, which stops the
+others as SIGTERM does (a rerun resumes them). Whole batches only: not with
+--shard or --batch-dir.
+
 On a terminal, a status line shows URLs, pages, bytes, pages/s over the last
 10 s, the time left at that rate, hosts active, waiting and done, errors, and
 the hosts with the most URLs left; otherwise only the summary is printed. The
@@ -57,6 +73,7 @@ with metrics.listen it serves its metrics live at http://ADDR/metrics.
 			&cli.StringFlag{Name: "batch-dir", Usage: "harvest the bare batch directory `DIR` (no collection needed)"},
 			&cli.BoolFlag{Name: "force", Usage: "harvest again a batch (or shard) that is already harvested (needs --batch or --batch-dir)"},
 			&cli.StringFlag{Name: "shard", Usage: "fetch only shard `i/N` of the batch (split by server address)"},
+			&cli.BoolFlag{Name: "follow", Usage: "while harvesting, take each newer batch as soon as it is ready, in this process (whole batches, collection mode)"},
 		),
 		Action: command.Action(parseRun, runRun),
 	}
@@ -81,6 +98,7 @@ type runOptions struct {
 	Batch      int    // batch id; 0 = next ready
 	BatchDir   string // bare batch directory (batch-dir mode)
 	Force      bool
+	Follow     bool // take the newer batches as they become ready
 	Shard      harvester.Shard
 	Config     config.Config
 	Logger     *slog.Logger
@@ -93,12 +111,19 @@ func parseRun(c *cli.Context) (runOptions, error) {
 		Batch:      c.Int("batch"),
 		BatchDir:   c.String("batch-dir"),
 		Force:      c.Bool("force"),
+		Follow:     c.Bool("follow"),
 	}
 	if o.BatchDir != "" && c.IsSet("batch") {
 		return o, command.Usage("--batch and --batch-dir cannot be used together")
 	}
 	if o.Force && o.BatchDir == "" && o.Batch == 0 {
 		return o, command.Usage("--force needs --batch N or --batch-dir DIR")
+	}
+	if o.Follow && (o.BatchDir != "" || c.IsSet("shard")) {
+		return o, command.Usage("--follow harvests the whole batches of a collection: not with --shard or --batch-dir")
+	}
+	if o.Follow && o.Force {
+		return o, command.Usage("--follow and --force cannot be used together")
 	}
 	if c.IsSet("batch") && o.Batch < 1 {
 		return o, command.Usage("--batch must be a batch number (1 or more), got %d", o.Batch)
@@ -130,6 +155,7 @@ func parseRun(c *cli.Context) (runOptions, error) {
 			what += " shard " + o.Shard.String()
 		}
 		sl := newStatusLine(c.App.ErrWriter, what)
+		sl.byBatch = o.Follow
 		o.Progress = sl
 		saved := c.App.ErrWriter
 		c.App.ErrWriter = sl
@@ -155,6 +181,9 @@ func runRun(ctx context.Context, o runOptions, out io.Writer) (err error) {
 	defer stop()
 	defer func() { m.Finish(err, o.Logger) }()
 	hopts := harvester.Options{Config: o.Config, Logger: o.Logger, Progress: o.Progress, Force: o.Force, Shard: o.Shard}
+	if o.Follow {
+		return runFollow(ctx, o, hopts, m, out)
+	}
 	var sum *harvester.Summary
 	harvestDir := filepath.Join(o.BatchDir, collection.HarvestDir)
 	if o.BatchDir != "" {
@@ -175,4 +204,30 @@ func runRun(ctx context.Context, o runOptions, out io.Writer) (err error) {
 	recordMetrics(m, sum, harvestDir)
 	_, err = fmt.Fprintln(out, sum)
 	return err
+}
+
+// runFollow is `harvester run --follow`: it prints each batch's summary
+// as the batch is published (and records its metrics), then a total line
+// when it took more than one.
+func runFollow(ctx context.Context, o runOptions, hopts harvester.Options, m *command.StageMetrics, out io.Writer) error {
+	col, err := collection.Open(o.Collection)
+	if err != nil {
+		return err
+	}
+	var printErr error
+	sums, err := harvester.FollowCollection(ctx, col, o.Batch, hopts, func(sum *harvester.Summary) {
+		recordMetrics(m, sum, col.Batch(sum.Batch).HarvestPath())
+		if _, perr := fmt.Fprintln(out, sum); perr != nil && printErr == nil {
+			printErr = perr
+		}
+	})
+	if len(sums) > 1 {
+		if _, perr := fmt.Fprintln(out, harvester.FollowTotal(sums)); perr != nil && printErr == nil {
+			printErr = perr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return printErr
 }

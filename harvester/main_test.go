@@ -169,6 +169,9 @@ func TestUsageErrors(t *testing.T) {
 		{"run", "--no-such-flag"},
 		{"fetch"},
 		{"run", "--batch-dir", t.TempDir(), "--harvester-wait", "soon"},
+		{"run", "--follow", "--shard", "1/2"},
+		{"run", "--follow", "--batch-dir", t.TempDir()},
+		{"run", "--follow", "--batch", "1", "--force"},
 	} {
 		if _, errs, code := runCLI(t, args...); code != command.ExitUsage {
 			t.Errorf("%v: exit %d, %s", args, code, errs)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/harvester"
 	"github.com/wirecrawl/wire/pkg/tally"
@@ -18,12 +19,16 @@ import (
 // hosts with the most URLs left. Log lines written through it (it is the logger's writer)
 // go above the line. It implements harvester.Progress and io.Writer.
 type statusLine struct {
-	mu     sync.Mutex
-	w      io.Writer
-	what   string // "batch 000001", "batch 000001 shard 2/4"
-	line   string // the status line on screen, "" if none
-	total  int
-	recent harvester.Recent // the rate over the last 10 s
+	mu   sync.Mutex
+	w    io.Writer
+	what string // "batch 000001", "batch 000001 shard 2/4"
+	// byBatch names the batch of each update (harvester run --follow:
+	// several batches report in turn), each with its own rate.
+	byBatch bool
+	batches map[int]*harvester.Recent
+	line    string // the status line on screen, "" if none
+	total   int
+	recent  harvester.Recent // the rate over the last 10 s
 }
 
 func newStatusLine(w io.Writer, what string) *statusLine { return &statusLine{w: w, what: what} }
@@ -53,8 +58,19 @@ func (s *statusLine) Start(total int) {
 func (s *statusLine) Update(st harvester.Stats) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.recent.Add(st)
-	s.line = formatStats(s.what, st, &s.recent)
+	what, recent := s.what, &s.recent
+	if s.byBatch && st.Batch > 0 {
+		what += " batch " + collection.BatchName(st.Batch)
+		if s.batches == nil {
+			s.batches = map[int]*harvester.Recent{}
+		}
+		if recent = s.batches[st.Batch]; recent == nil {
+			recent = &harvester.Recent{}
+			s.batches[st.Batch] = recent
+		}
+	}
+	recent.Add(st)
+	s.line = formatStats(what, st, recent)
 	io.WriteString(s.w, "\r\033[K"+s.line)
 }
 

@@ -34,7 +34,7 @@ func WARCModes() []string { return []string{WARCModeRaw, WARCModeDecoded} }
 
 // Harvester holds the politeness rules and network limits of the harvester.
 type Harvester struct {
-	Connections           int      `toml:"connections" doc:"Simultaneous connections overall; each is held by one host, and a host never has two."`
+	Connections           int      `toml:"connections" doc:"Simultaneous connections overall; each is held by one host, and a host never has two. A harvester following the batches (run --follow) shares them among the batches it harvests at once, the older batch first."`
 	ConnectionsPerIP      int      `toml:"connections_per_ip" doc:"Simultaneous connections to one IP address (virtual hosts often share a server); 0 means no cap."`
 	AddressWait           Duration `toml:"address_wait" doc:"Shortest time between the starts of two requests to one IP address, whatever the host names: a shared server hosting many sites is not asked by all of them at once. 0 turns the floor off."`
 	Ranking               string   `toml:"ranking" doc:"Server ranking of the two-level scheduler: fifo, performance (R = P/T), quality (best URL), crawl-ability (C = AQ/T) or value (best next URL, with the value clock that releases the batch best first)."`

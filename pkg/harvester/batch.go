@@ -33,6 +33,15 @@ func harvestBatch(ctx context.Context, b *collection.Batch, opts Options) (*Summ
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := opts.Shard
+	if opts.eng == nil {
+		// A run of its own: the process's politeness state and client
+		// are this harvest's (Follow shares one among its harvests).
+		eng, err := newEngine(opts.Config, log)
+		if err != nil {
+			return nil, err
+		}
+		opts.eng = eng
+	}
 	if !b.Done(collection.StageManaged) {
 		// Before locking: the lock would create the directory.
 		return nil, b.CheckReady(collection.StageHarvested)
@@ -281,6 +290,7 @@ func publish(h *harvest, b *collection.Batch, s Shard, res *resumed, mine []batc
 	sum.Ended = h.end.reason()
 	sum.Holds = s.Whole()
 	sum.QuietStart = h.quietOK
+	sum.Followed = h.followed
 	if err := waitClose(); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirecrawl/wire/pkg/batch"
 	"github.com/wirecrawl/wire/pkg/collection"
+	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/fetchlog"
 	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
@@ -59,8 +60,10 @@ func previousHarvests(b *collection.Batch, horizon time.Duration, now time.Time)
 
 // carryHorizon is how long a pause a harvest left can last: the longest
 // wait, Crawl-delay or Retry-After the settings allow.
-func (h *harvest) carryHorizon() time.Duration {
-	hc := h.cfg.Harvester
+func (h *harvest) carryHorizon() time.Duration { return carryHorizon(h.cfg.Harvester) }
+
+// carryHorizon is harvest.carryHorizon of the settings hc.
+func carryHorizon(hc config.Harvester) time.Duration {
 	return max(hc.Wait.D(), hc.MaxWait.D(), hc.MaxCrawlDelay.D(), hc.MaxRetryAfter.D(), hc.AddressWait.D())
 }
 
@@ -164,8 +167,7 @@ func (h *harvest) carryFrom(dir string, sites, hosts, domains map[string]bool, n
 			h.log.Warn("previous harvest's robots.jsonl read up to a bad line", "dir", dir, "err", err, "kept", len(lines))
 		}
 		for _, l := range lines {
-			definite := l.Err == "" && (l.Status >= 200 && l.Status < 300 || l.Status >= 400 && l.Status < 500 && l.Status != 429)
-			if _, known := h.known[l.Site]; known || !sites[l.Site] || !definite || now.Sub(l.Fetched) >= maxAge {
+			if _, known := h.known[l.Site]; known || !sites[l.Site] || !definiteRobots(l) || now.Sub(l.Fetched) >= maxAge {
 				continue
 			}
 			h.known[l.Site] = l

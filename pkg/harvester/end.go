@@ -82,7 +82,12 @@ func (e *batchEnd) reason() string {
 //     it lasts tail_factor times the time the run took to reach it, and
 //     at least tail_min; then the batch ends.
 type endRule struct {
+	// start is the run's start, or when the older batches of the
+	// process were done (rebase): the deadline and the waits rule count
+	// from it; origin is the run's start, from which the tail's length
+	// counts (the hosts done while held are the run's progress).
 	start    time.Time
+	origin   time.Time
 	deadline time.Time // zero: none
 	hosts    int       // hosts with URLs when the run started
 	fraction float64
@@ -109,7 +114,7 @@ type endRule struct {
 // carried).
 func (sc *scheduler) waitsOut(now time.Time) bool {
 	d := sc.h.batchDuration
-	if d <= 0 || sc.ending || sc.ready.Len() > 0 || len(sc.gated) > 0 ||
+	if d <= 0 || sc.ending || sc.ready.Len() > 0 || len(sc.gated) > 0 || len(sc.behind) > 0 ||
 		len(sc.resolvedSet) < len(sc.servers) || (sc.waiting.Len() == 0 && len(sc.activeSet) == 0) {
 		return false
 	}
@@ -118,7 +123,7 @@ func (sc *scheduler) waitsOut(now time.Time) bool {
 			return false
 		}
 	}
-	after := maxTime(now.Add(d/4), sc.h.started.Add(d))
+	after := maxTime(now.Add(d/4), sc.rule.start.Add(d))
 	if sc.waiting.Len() > 0 && !(*sc.waiting)[0].notBefore.After(after) {
 		return false
 	}
@@ -133,11 +138,23 @@ func (sc *scheduler) waitsOut(now time.Time) bool {
 // newEndRule is the rule of a run that starts at start with hosts hosts,
 // for a batch whose header gives batchDuration (0 if none).
 func newEndRule(hc config.Harvester, start time.Time, hosts int, batchDuration time.Duration) *endRule {
-	r := &endRule{start: start, hosts: hosts, fraction: hc.TailFraction, factor: hc.TailFactor, minTail: hc.TailMin.D()}
+	r := &endRule{start: start, origin: start, hosts: hosts, fraction: hc.TailFraction, factor: hc.TailFactor, minTail: hc.TailMin.D()}
 	if d := hc.DeadlineFor(batchDuration); d > 0 {
 		r.deadline = start.Add(d)
 	}
 	return r
+}
+
+// rebase starts the rule again at now (heldByOlder): the deadline keeps
+// its length from now, and a tail that began is forgotten; a tail that
+// begins later lasts tail_factor times the whole run so far (the time
+// held included: a longer tail, never a shorter one).
+func (r *endRule) rebase(now time.Time) {
+	if !r.deadline.IsZero() {
+		r.deadline = now.Add(r.deadline.Sub(r.start))
+	}
+	r.start = now
+	r.tailBegan, r.tailEnds = time.Time{}, time.Time{}
 }
 
 // observe tells the rule how many hosts still have URLs at now; it
@@ -145,7 +162,7 @@ func newEndRule(hc config.Harvester, start time.Time, hosts int, batchDuration t
 func (r *endRule) observe(now time.Time, left int) (time.Time, string) {
 	if r.tailBegan.IsZero() && r.fraction > 0 && left > 0 && float64(left) <= r.fraction*float64(r.hosts) {
 		r.tailBegan = now
-		r.tailEnds = now.Add(max(r.minTail, time.Duration(r.factor*float64(now.Sub(r.start)))))
+		r.tailEnds = now.Add(max(r.minTail, time.Duration(r.factor*float64(now.Sub(r.origin)))))
 	}
 	switch {
 	case r.tailBegan.IsZero():

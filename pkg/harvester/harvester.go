@@ -54,6 +54,10 @@ type Stats struct {
 	// the most URLs left, most first.
 	Holding []fetchlog.HostLeft
 	Elapsed time.Duration // since the run started
+	// Batch is the batch's id (0 for a bare directory without one): a
+	// following harvester (Follow) reports several batches to one
+	// Progress.
+	Batch int
 }
 
 // PagesPerSecond is Pages over Elapsed.
@@ -93,6 +97,11 @@ type Options struct {
 	// so the harvests before it (on this machine or another) are not
 	// known, and the run keeps its start floor (quietSince).
 	bare bool
+	// eng is the process's engine (engine.go): set by Follow for every
+	// harvest it runs, made by harvestBatch for a plain run.
+	eng *engine
+	// followed is set by Follow for a harvest taken beside a running one.
+	followed bool
 }
 
 // ClientConfig returns the HTTP client settings of a configuration; it

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirecrawl/wire/pkg/urlnorm"
@@ -29,7 +31,11 @@ import (
 //
 // The table is the one place all of this is kept, so that a robots.txt
 // redirect to another host never opens a second connection to a unit nor
-// asks it before its turn. Safe for concurrent use.
+// asks it before its turn. It is the process's, not a batch's: every
+// harvest of a following harvester (engine, follow.go) schedules over
+// it, so a unit or an address held by one batch's connection is busy for
+// the others, and each pause holds across batches. Safe for concurrent
+// use.
 type hostTable struct {
 	mu    sync.Mutex
 	hosts map[string]*unit        // host name -> its unit
@@ -38,9 +44,15 @@ type hostTable struct {
 	// addrWait is harvester.address_wait: the floor between the starts
 	// of two requests to one address.
 	addrWait time.Duration
-	// kick is signalled when a borrowed unit is given back, so the
-	// scheduler looks again at a server it had to put off.
-	kick chan struct{}
+	// subs are the schedulers' wake-up channels (subscribe), one per
+	// harvest running over the table: wake signals every one (a
+	// borrowed unit given back, a connection asleep for its turn),
+	// wakeOthers the others (a unit or an address slot given back by
+	// one harvest, which a server of another may be parked on).
+	// Copied on write, read without the lock.
+	subs atomic.Pointer[[]chan struct{}]
+	// subsMu serialises the writers of subs.
+	subsMu sync.Mutex
 	// waiters counts the waiters registered, for their order.
 	waiters uint64
 }
@@ -53,12 +65,34 @@ type unit struct {
 	waitingFor *unit      // the unit this unit's worker waits to borrow
 	notBefore  time.Time  // earliest next request to any of its names
 	crawlDelay time.Duration
+	// wanted counts, per batch of the process, its servers resolved into
+	// the unit and not done (enlist, delist): a newer batch's server
+	// does not take the unit while an older batch wants it (acquire).
+	wanted map[int]int
+}
+
+// olderWants tells whether a batch older than batch has a server that
+// wants u; called with mu held.
+func (u *unit) olderWants(batch int) bool {
+	for b, n := range u.wanted {
+		if b < batch && n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // address is what the floor of one address needs: the latest request
 // started there, and the first byte of its answer once it came; and the
 // requests waiting for the floor, so that the best of them goes first.
 type address struct {
+	// active counts the servers holding a connection whose first
+	// address this is (acquire, release), every harvest of the process
+	// together: harvester.connections_per_ip caps it. gen counts the
+	// slots given back (release), so a scheduler whose server waits for
+	// the address can tell that one was (parked, schedule.go).
+	active   int
+	gen      uint64
 	start    time.Time     // when the latest request was sent
 	seq      uint64        // its number, to match its answer
 	answered time.Time     // its answer's first byte (or its end, if it ended without one), zero until then
@@ -75,6 +109,7 @@ type address struct {
 // ranking, valuegate.go), not the order in which connections happen to
 // wake.
 type waiter struct {
+	batch   int // its batch: an older batch's request goes first (Follow)
 	score   float64
 	order   uint64    // registration order: the earlier of two equal scores goes first
 	addr    *address  // the address it waits for
@@ -89,9 +124,12 @@ type waiter struct {
 // a server slow to accept a connection does not stall its address.
 const arriveGrace = 20 * time.Millisecond
 
-// ahead tells whether w goes before v (a better score, or an equal one
-// registered earlier).
+// ahead tells whether w goes before v (an older batch of the process, a
+// better score, or an equal one registered earlier).
 func (w *waiter) ahead(v *waiter) bool {
+	if w.batch != v.batch {
+		return w.batch < v.batch
+	}
 	if w.score != v.score {
 		return w.score > v.score
 	}
@@ -191,8 +229,34 @@ func newHostTable(addrWait time.Duration) *hostTable {
 		units:    map[string]*unit{},
 		addrs:    map[netip.Addr]*address{},
 		addrWait: addrWait,
-		kick:     make(chan struct{}, 1),
 	}
+}
+
+// subscribe returns a new wake-up channel of the table (see subs), for
+// one scheduler; unsubscribe drops it when the scheduler returns.
+func (t *hostTable) subscribe() chan struct{} {
+	c := make(chan struct{}, 1)
+	t.subsMu.Lock()
+	defer t.subsMu.Unlock()
+	var subs []chan struct{}
+	if old := t.subs.Load(); old != nil {
+		subs = slices.Clone(*old)
+	}
+	subs = append(subs, c)
+	t.subs.Store(&subs)
+	return c
+}
+
+// unsubscribe drops a channel subscribe returned.
+func (t *hostTable) unsubscribe(c chan struct{}) {
+	t.subsMu.Lock()
+	defer t.subsMu.Unlock()
+	old := t.subs.Load()
+	if old == nil {
+		return
+	}
+	subs := slices.DeleteFunc(slices.Clone(*old), func(s chan struct{}) bool { return s == c })
+	t.subs.Store(&subs)
 }
 
 // get returns the host's unit (a unit of its own if it is not resolved).
@@ -449,7 +513,7 @@ func (t *hostTable) address(ip netip.Addr) *address {
 // resolved). It is due at its turn, or now if that has come. The caller
 // passes it to start and calls leave once the request is sent or given
 // up.
-func (t *hostTable) want(host string, score float64, now time.Time) *waiter {
+func (t *hostTable) want(host string, batch int, score float64, now time.Time) *waiter {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u := t.get(host)
@@ -458,7 +522,7 @@ func (t *hostTable) want(host string, score float64, now time.Time) *waiter {
 	}
 	a := t.address(u.ip)
 	t.waiters++
-	w := &waiter{score: score, order: t.waiters, addr: a, host: host, due: maxTime(t.turn(u), now)}
+	w := &waiter{batch: batch, score: score, order: t.waiters, addr: a, host: host, due: maxTime(t.turn(u), now)}
 	a.waiters = append(a.waiters, w)
 	return w
 }
@@ -493,38 +557,134 @@ func (t *hostTable) answered(host string, seq uint64, at time.Time) {
 	}
 }
 
-// acquire marks the host's unit active for its server, unless a redirect
-// has borrowed it or its turn has not come; it returns the earliest time
-// to try again otherwise. The scheduler gives a unit's slot to one of its
-// servers at a time.
-func (t *hostTable) acquire(host string, now time.Time) (bool, time.Time) {
+// acquire marks the host's unit active for its server, and counts the
+// connection on the server's first address ip (invalid: none), unless
+// the unit is busy — another server of it holds a connection (in this
+// harvest or another of the process) — or the address has perIP
+// connections (connections_per_ip; 0: no cap): then busy is true and gen
+// is the address's count of slots given back, for the scheduler to park
+// the server on the address until it changes (parked, schedule.go). It
+// also refuses, with the earliest time to try again, while a redirect
+// has borrowed the unit or its turn has not come.
+func (t *hostTable) acquire(host string, ip netip.Addr, perIP, batch int, now time.Time) (ok bool, retry time.Time, busy busyFor, gen uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u := t.get(host)
+	var a *address
+	if ip.IsValid() {
+		a = t.address(ip)
+		gen = a.gen
+	}
 	switch {
+	case u.active || u.olderWants(batch):
+		return false, time.Time{}, busyUnit, gen
+	case a != nil && perIP > 0 && a.active >= perIP:
+		return false, time.Time{}, busyAddress, gen
 	case u.borrowed > 0:
-		return false, now.Add(borrowPoll)
+		return false, now.Add(borrowPoll), notBusy, 0
 	case u.notBefore.After(now):
-		return false, u.notBefore
+		return false, u.notBefore, notBusy, 0
 	}
 	u.active = true
-	return true, time.Time{}
+	if a != nil {
+		a.active++
+	}
+	return true, time.Time{}, notBusy, 0
 }
 
-// release ends the slot of the host's unit and returns its next turn.
-func (t *hostTable) release(host string) time.Time {
+// busyFor is why acquire parks a server: its unit is busy (held, or
+// wanted by an older batch of the process), or its address has
+// connections_per_ip connections.
+type busyFor int
+
+const (
+	notBusy busyFor = iota
+	busyUnit
+	busyAddress
+)
+
+// enlist records that a server of batch, of host, wants its unit (it
+// resolved and has URLs left), and returns the unit for delist.
+func (t *hostTable) enlist(host string, batch int) *unit {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.get(host)
+	if u.wanted == nil {
+		u.wanted = map[int]int{}
+	}
+	u.wanted[batch]++
+	return u
+}
+
+// delist ends an enlist (u nil: nothing): when it was batch's last
+// server of the unit, the unit's address counts a change, so that a
+// newer batch's server parked on it looks again (unpark).
+func (t *hostTable) delist(u *unit, batch int) {
+	if u == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if u.wanted[batch]--; u.wanted[batch] <= 0 {
+		delete(u.wanted, batch)
+		if u.ip.IsValid() {
+			t.address(u.ip).gen++
+		}
+	}
+}
+
+// olderWants tells whether a batch older than batch has a server that
+// wants host's unit.
+func (t *hostTable) olderWants(host string, batch int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.get(host).olderWants(batch)
+}
+
+// release ends the slot of the host's unit and the connection counted on
+// ip (acquire's), and returns the unit's next turn.
+func (t *hostTable) release(host string, ip netip.Addr) time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	u := t.get(host)
 	u.active = false
+	if ip.IsValid() {
+		a := t.address(ip)
+		a.active--
+		a.gen++
+	}
 	return u.notBefore
 }
 
-// wake signals the scheduler (kick) to look at its servers again.
-func (t *hostTable) wake() {
-	select {
-	case t.kick <- struct{}{}:
-	default:
+// gen is the count of connection slots given back on ip (release).
+func (t *hostTable) gen(ip netip.Addr) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if a := t.addrs[ip]; a != nil {
+		return a.gen
+	}
+	return 0
+}
+
+// wake signals every scheduler over the table (subs) to look at its
+// servers again.
+func (t *hostTable) wake() { t.wakeOthers(nil) }
+
+// wakeOthers signals every scheduler over the table but the one whose
+// channel is me.
+func (t *hostTable) wakeOthers(me chan struct{}) {
+	subs := t.subs.Load()
+	if subs == nil {
+		return
+	}
+	for _, c := range *subs {
+		if c == me {
+			continue
+		}
+		select {
+		case c <- struct{}{}:
+		default:
+		}
 	}
 }
 

@@ -725,9 +725,9 @@ func TestAddressFloorByScore(t *testing.T) {
 		t.Fatal("d.cl may not start on a free address")
 	}
 	tab.answered("d.cl", seq, t0.Add(10*time.Millisecond)) // the floor opens at 110 ms
-	low := tab.want("a.cl", 0.1, t0.Add(20*time.Millisecond))
-	high := tab.want("b.cl", 0.9, t0.Add(30*time.Millisecond))
-	mid := tab.want("c.cl", 0.5, t0.Add(40*time.Millisecond))
+	low := tab.want("a.cl", 0, 0.1, t0.Add(20*time.Millisecond))
+	high := tab.want("b.cl", 0, 0.9, t0.Add(30*time.Millisecond))
+	mid := tab.want("c.cl", 0, 0.5, t0.Add(40*time.Millisecond))
 	if !high.due.Equal(t0.Add(110 * time.Millisecond)) {
 		t.Errorf("b.cl due at %v, want the floor (110 ms)", high.due.Sub(t0))
 	}
@@ -780,7 +780,7 @@ func TestAddressFloorByScore(t *testing.T) {
 	tab.answered("c.cl", seq, next.Add(2*time.Millisecond))
 	// A better request registered but not there past arriveGrace (its
 	// connection slow to open) does not stall the address.
-	late := tab.want("b.cl", 0.9, next.Add(3*time.Millisecond))
+	late := tab.want("b.cl", 0, 0.9, next.Add(3*time.Millisecond))
 	third := next.Add(102 * time.Millisecond)
 	if ok, _, at, _ := tab.start("a.cl", third, low); ok || !at.Equal(third.Add(arriveGrace)) {
 		t.Errorf("a.cl while b.cl was due: %v, retry at %v; want refused until arriveGrace past b.cl's due time", ok, at.Sub(third))
@@ -795,7 +795,7 @@ func TestAddressFloorByScore(t *testing.T) {
 	// not hold the address meanwhile, registered or there.
 	fourth := third.Add(arriveGrace + 150*time.Millisecond)
 	tab.later("b.cl", fourth.Add(4*time.Second))
-	slow := tab.want("b.cl", 0.9, fourth)
+	slow := tab.want("b.cl", 0, 0.9, fourth)
 	ok, seq, _, _ = tab.start("a.cl", fourth, low)
 	if !ok {
 		t.Error("a.cl held by a better request due 4 s later")

@@ -59,10 +59,17 @@ type harvest struct {
 	prog   Progress
 	every  time.Duration
 	accept func(string) bool
+	// eng is the process's engine (engine.go), which every harvest of a
+	// following harvester shares: hosts is its politeness table, client
+	// its HTTP client (a fetch.Client is safe for concurrent use).
+	eng    *engine
 	hosts  *hostTable
-	// client is set by run before the scheduler starts and only read
-	// afterwards (a fetch.Client is safe for concurrent use).
 	client *fetch.Client
+	// batch is the batch's id, for the connection pool's order and the
+	// progress; followed says the harvest was taken beside another of
+	// the same process (Follow).
+	batch    int
+	followed bool
 	// norm is the project's URL normaliser (scope.max_url_length,
 	// scope.session_params): robots.txt redirect targets are spelt by it.
 	norm *urlnorm.Normalizer
@@ -162,7 +169,11 @@ func newHarvest(opts Options, log *slog.Logger, out *output, res *resumed, b *co
 		every:    opts.ProgressEvery,
 		accept:   Accept(opts.Config.Harvester.AcceptMIME),
 		norm:     opts.Config.Scope.Normalizer(),
-		hosts:    newHostTable(opts.Config.Harvester.AddressWait.D()),
+		eng:      opts.eng,
+		hosts:    opts.eng.hosts,
+		client:   opts.eng.client,
+		batch:    b.ID,
+		followed: opts.followed,
 		known:    map[string]fetchlog.Robots{},
 		kept:     map[string]bool{},
 		est:      map[string]fetchlog.Server{},
@@ -260,6 +271,7 @@ func (h *harvest) snapshot() Stats {
 		Holding:        h.pending.top(HoldingHosts),
 		HostsGivenUp:   h.pending.givenUp(),
 		Elapsed:        time.Since(h.started),
+		Batch:          h.batch,
 	}
 }
 
@@ -393,11 +405,15 @@ func (h *harvest) delayOf(site string) time.Duration {
 }
 
 // knownRobots returns the robots.txt of a site that the batch carries or
-// an earlier run logged.
+// an earlier run logged, or that another harvest of the process kept
+// (robotsCache): the site is not asked again.
 func (h *harvest) knownRobots(site string) (fetchlog.Robots, bool) {
 	h.knownMu.Lock()
-	defer h.knownMu.Unlock()
 	rl, ok := h.known[site]
+	h.knownMu.Unlock()
+	if !ok {
+		rl, ok = h.eng.robots.get(site, time.Now())
+	}
 	return rl, ok
 }
 
@@ -412,6 +428,7 @@ func (h *harvest) keepRobots(rl fetchlog.Robots) error {
 	h.kept[rl.Site] = true
 	h.known[rl.Site] = rl
 	h.knownMu.Unlock()
+	h.eng.robots.add(rl, time.Now())
 	if err := h.out.robots(rl); err != nil {
 		return h.fatal(err)
 	}
@@ -467,6 +484,7 @@ func (h *harvest) resolve(ctx context.Context, srv *Server) {
 			return
 		}
 		srv.unit = h.hosts.join(srv.Host, ip)
+		srv.claim = h.hosts.enlist(srv.Host, h.batch)
 		return
 	}
 	var fe *fetch.Error
@@ -514,10 +532,6 @@ func (h *harvest) elsewhere(ip netip.Addr) string {
 // run serves the servers with up to harvester.connections connections.
 func (h *harvest) run(parent context.Context, b *collection.Batch, entries []batch.Entry, todo []bool, pending int, resuming bool) error {
 	hc := h.cfg.Harvester
-	fc, err := ClientConfig(h.cfg)
-	if err != nil {
-		return err
-	}
 	servers := plan(entries, todo, h.rank, h.estimates)
 	for _, srv := range servers {
 		srv.streak = h.est[srv.Host].Streak // the count goes on across batches
@@ -564,7 +578,6 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 		case <-runDone:
 		}
 	}()
-	h.client = fetch.New(fc, h.log)
 	h.followMoves(startCtx) // moved.go
 
 	// No host is asked before a full wait from now: a killed run may have
@@ -573,14 +586,23 @@ func (h *harvest) run(parent context.Context, b *collection.Batch, entries []bat
 	// from another process this one knows nothing of. The same holds for
 	// an address (its floor, address_wait, is not carried over). Unless
 	// the run starts quiet (quietSince): then the previous harvests'
-	// holds, carried, say all that.
-	floor := time.Now().Add(max(hc.Wait.D(), hc.AddressWait.D()))
-	if h.quietOK {
-		// Nothing ran since the previous harvest ended, and its holds
-		// (and older ones') are carried: only an address it asked last
-		// just before its end may need address_wait.
-		floor = h.quiet.Add(hc.AddressWait.D())
-		h.log.Info("no start floor: the previous harvests left every hold", "since", h.quiet, "floor", floor)
+	// holds, carried, say all that. The floor is the process's: a
+	// harvest taken beside another (Follow) keeps the first one's, as
+	// everything the process asked since is in the shared table.
+	floor, first := h.eng.startFloor(func() time.Time {
+		if h.quietOK {
+			// Nothing ran since the previous harvest ended, and its holds
+			// (and older ones') are carried: only an address it asked last
+			// just before its end may need address_wait.
+			floor := h.quiet.Add(hc.AddressWait.D())
+			h.log.Info("no start floor: the previous harvests left every hold", "since", h.quiet, "floor", floor)
+			return floor
+		}
+		return time.Now().Add(max(hc.Wait.D(), hc.AddressWait.D()))
+	})
+	if !first {
+		h.quietOK = false
+		h.log.Info("taken beside the process's running harvests: the process's start floor and politeness state", "batch", b.Name(), "floor", floor)
 	}
 	for _, srv := range servers {
 		h.hosts.later(srv.Host, floor)

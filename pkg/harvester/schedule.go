@@ -42,6 +42,7 @@ type Server struct {
 
 	ip        netip.Addr    // the address dialled first, once resolved
 	unit      string        // its politeness unit (hostTable), once resolved
+	claim     *unit         // that unit, enlisted for the server's batch until it is done (hostTable.enlist)
 	site, pos int           // cursor: Sites[site].Entries[pos] is the next URL
 	left      int           // URLs not logged yet
 	order     int           // FIFO position in the server queue
@@ -492,6 +493,21 @@ func (h *timeHeap) Pop() any {
 func (h *harvest) schedule(servers []*Server, nextOrder int) {
 	sc := h.newScheduler(servers, nextOrder)
 	defer sc.stopDNS()
+	sc.kick = h.hosts.subscribe()
+	defer h.hosts.unsubscribe(sc.kick)
+	sc.pool = h.eng.pool
+	sc.member = sc.pool.join(h.batch)
+	// Once out of the pool, the newer harvests' end rules start (heldByOlder).
+	defer h.hosts.wakeOthers(sc.kick)
+	defer sc.pool.leave(sc.member)
+	hosts := make([]string, len(servers))
+	for i, srv := range servers {
+		hosts[i] = srv.Host
+	}
+	h.eng.order.add(h.batch, hosts)
+	h.eng.running.Add(1)
+	defer h.eng.running.Add(-1)
+	defer sc.forgetHosts() // a harvest that stopped early holds no host back
 	sc.startLookups()
 	h.stats.waiting.Store(int64(sc.remaining))
 	sc.timer = time.NewTimer(time.Hour)
@@ -535,21 +551,36 @@ type scheduler struct {
 	resolved    chan *Server // from the DNS lookups' goroutines
 	dnsWG       sync.WaitGroup
 
-	ready      *serverHeap              // servers whose turn has come, by rank
-	waiting    *timeHeap                // servers waiting for their turn (notBefore)
-	ipActive   map[netip.Addr]int       // connections per address
-	ipParked   map[netip.Addr][]*Server // servers waiting for their address or unit
-	unitActive map[string]bool          // politeness units holding a connection
-	finished   chan *Server             // from the connections' goroutines
-	remaining  int                      // servers not done
-	active     int                      // servers holding a connection
-	activeSet  map[*Server]bool         // those servers
-	nextOrder  int                      // the order of the next server sent back to the queue
-	timer      *time.Timer              // wakes the loop (a turn, a hold, the batch's end)
-	gate       *valueGate               // the value ranking's clock, or nil
-	gated      []*Server                // servers the value clock holds back
-	stopping   bool                     // the run is stopped: no server starts any more
-	ending     bool                     // the batch ends early: no server starts any more
+	ready    *serverHeap              // servers whose turn has come, by rank
+	waiting  *timeHeap                // servers waiting for their turn (notBefore)
+	ipParked map[netip.Addr][]*Server // servers waiting for their address or unit
+	// parkGen is, per address with parked servers, the count of its
+	// slots given back (hostTable.gen) when the first was parked: once
+	// it changes — a connection of another harvest of the process given
+	// back (kick) — they go back to the queue (unpark).
+	parkGen map[netip.Addr]uint64
+	// kick is this scheduler's wake-up from the politeness table
+	// (hostTable.subscribe); pool and member are the process's
+	// connections and this harvest's place among them (engine.go).
+	kick chan struct{}
+	// behind are the servers held back for an older batch of the
+	// process that has URLs of their host left (hostOrder), and
+	// behindGen the count of hosts done when they were last looked at.
+	behind    []*Server
+	behindGen uint64
+	pool      *connPool
+	member    *poolMember
+	finished  chan *Server     // from the connections' goroutines
+	remaining int              // servers not done
+	active    int              // servers holding a connection
+	activeSet map[*Server]bool // those servers
+	nextOrder int              // the order of the next server sent back to the queue
+	timer     *time.Timer      // wakes the loop (a turn, a hold, the batch's end)
+	gate      *valueGate       // the value ranking's clock, or nil
+	gated     []*Server        // servers the value clock holds back
+	held      bool             // an older batch of the process ran beside it (heldByOlder)
+	stopping  bool             // the run is stopped: no server starts any more
+	ending    bool             // the batch ends early: no server starts any more
 }
 
 // newScheduler ranks the servers (each waits its host's turn) and sets
@@ -565,9 +596,8 @@ func (h *harvest) newScheduler(servers []*Server, nextOrder int) *scheduler {
 		resolved:    make(chan *Server),
 		ready:       &serverHeap{},
 		waiting:     &timeHeap{},
-		ipActive:    map[netip.Addr]int{},
 		ipParked:    map[netip.Addr][]*Server{},
-		unitActive:  map[string]bool{},
+		parkGen:     map[netip.Addr]uint64{},
 		activeSet:   map[*Server]bool{},
 		finished:    make(chan *Server),
 		remaining:   len(servers),
@@ -653,7 +683,7 @@ func (sc *scheduler) feedLookups() {
 // frees finds its next server resolved while the lookup of the one after
 // it is under way.
 func (sc *scheduler) lookupsAhead() int {
-	return max(sc.hc.Connections-sc.active, 0) + sc.hc.DNSLookups
+	return max(sc.pool.idle(), 0) + sc.hc.DNSLookups
 }
 
 // endLookups closes the lookups' queue (once): their goroutines return
@@ -672,9 +702,13 @@ func (sc *scheduler) endLookups() {
 func (sc *scheduler) loop() {
 	for sc.remaining > 0 && !((sc.stopping || sc.ending) && sc.active == 0) {
 		now := time.Now()
-		endAt, why := sc.rule.observe(now, sc.remaining)
-		if sc.waitsOut(now) {
-			endAt, why = now, EndWaits
+		var endAt time.Time
+		var why string
+		if !sc.heldByOlder(now) {
+			endAt, why = sc.rule.observe(now, sc.remaining)
+			if sc.waitsOut(now) {
+				endAt, why = now, EndWaits
+			}
 		}
 		if sc.endIfDue(now, endAt, why) {
 			break
@@ -686,6 +720,9 @@ func (sc *scheduler) loop() {
 		}
 		sc.feedLookups()
 		holdUntil := sc.startServers(now)
+		if sc.pool.setDemand(sc.member, sc.demand()) {
+			sc.h.hosts.wakeOthers(sc.kick) // newer harvests may take the connections
+		}
 		sc.feedLookups() // the servers started made room
 		sc.publishTop()
 		if sc.gate != nil && len(sc.gated) > 0 && !sc.stopping && !sc.ending {
@@ -703,13 +740,33 @@ func (sc *scheduler) loop() {
 			sc.onResolved(srv)
 		case srv := <-sc.finished:
 			sc.onFinished(srv)
-		case <-sc.h.hosts.kick:
+		case <-sc.kick:
+			sc.unpark()
 		case <-wake:
 		case <-stop:
 			sc.stopping = true
 		}
 		sc.timer.Stop()
 	}
+}
+
+// heldByOlder tells whether an older batch's harvest runs in the process
+// beside this one (Follow). It goes first where the two compete (units,
+// addresses, connections, hosts), so while it runs this batch's end rules
+// (deadline, tail, waits) do not apply: the batch would be cut for the
+// time the older one held it, not for its own servers' slowness. Once
+// the older ones are done, the rules start from then (endRule.rebase).
+func (sc *scheduler) heldByOlder(now time.Time) bool {
+	if sc.h.eng.running.Load() > 1 && sc.pool.older(sc.member) {
+		sc.held = true
+		return true
+	}
+	if sc.held {
+		sc.held = false
+		sc.rule.rebase(now)
+		sc.h.log.Info("the older batches of the process are done: this batch's end rules start now", "batch", sc.h.batch)
+	}
+	return false
 }
 
 // publishTop tells the connections (turnOver) the rank of the best
@@ -768,7 +825,7 @@ func (sc *scheduler) promoteWaiting(now time.Time) {
 // is held for a better-ranked server being resolved (holdUntil, see
 // holdFor), or zero.
 func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
-	for !sc.stopping && !sc.ending && sc.active < sc.hc.Connections && sc.ready.Len() > 0 {
+	for !sc.stopping && !sc.ending && sc.ready.Len() > 0 && sc.pool.free(sc.member) > 0 {
 		if until, hold := sc.holdFor(now); hold {
 			return until
 		}
@@ -778,22 +835,108 @@ func (sc *scheduler) startServers(now time.Time) (holdUntil time.Time) {
 			continue
 		}
 		// One connection per politeness unit (another name of its
-		// site holds it), at most connections_per_ip per address:
-		// the server waits on its address until one is given back.
-		if srv.unit != "" && sc.unitActive[srv.unit] ||
-			sc.hc.ConnectionsPerIP > 0 && srv.ip.IsValid() && sc.ipActive[srv.ip] >= sc.hc.ConnectionsPerIP {
+		// site holds it), at most connections_per_ip per address,
+		// whichever harvest of the process holds them: the server
+		// waits on its address until one is given back.
+		if sc.holdBehind(srv) {
+			continue
+		}
+		var ok bool
+		var retry time.Time
+		busy, gen := notBusy, uint64(0)
+		if sc.h.eng.running.Load() > 1 && sc.h.eng.parked.older(srv.ip, sc.h.batch) {
+			// An older batch of the process waits for a connection
+			// to this address: it goes first.
+			busy, gen = busyAddress, sc.h.hosts.gen(srv.ip)
+		} else {
+			ok, retry, busy, gen = sc.h.hosts.acquire(srv.Host, srv.ip, sc.hc.ConnectionsPerIP, sc.h.batch, now)
+		}
+		switch {
+		case busy != notBusy:
+			if len(sc.ipParked[srv.ip]) == 0 {
+				sc.parkGen[srv.ip] = gen
+			}
 			sc.ipParked[srv.ip] = append(sc.ipParked[srv.ip], srv)
 			sc.h.parkedTop.raise(srv.ip, srv.rank)
-			continue
-		}
-		if ok, retry := sc.h.hosts.acquire(srv.Host, now); !ok {
+			if busy == busyAddress {
+				sc.h.eng.parked.park(srv.ip, sc.h.batch)
+			}
+		case !ok:
 			srv.notBefore = retry
 			heap.Push(sc.waiting, srv)
-			continue
+		default:
+			sc.start(srv)
 		}
-		sc.start(srv)
 	}
 	return time.Time{}
+}
+
+// holdBehind holds srv back while an older batch of the process has URLs
+// of its host left (hostOrder): they go first. It goes back to the
+// queue once the older batch is done with the host (unpark).
+func (sc *scheduler) holdBehind(srv *Server) bool {
+	if sc.h.eng.running.Load() < 2 {
+		return false
+	}
+	if len(sc.behind) == 0 {
+		sc.behindGen = sc.h.eng.order.gen.Load() // before the check: a host done meanwhile is seen
+	}
+	if !sc.h.eng.order.older(sc.h.batch, srv.Host) {
+		return false
+	}
+	sc.behind = append(sc.behind, srv)
+	return true
+}
+
+// demand is what this harvest wants of the process's connections now
+// (connPool): its ready servers, when none is free for them.
+func (sc *scheduler) demand() int {
+	if sc.stopping || sc.ending || sc.ready.Len() == 0 || sc.pool.free(sc.member) > 0 {
+		return 0
+	}
+	return sc.ready.Len()
+}
+
+// unparked puts the servers parked on ip back in the ready queue,
+// re-ranked: a connection of the address (or of their unit) was given
+// back.
+func (sc *scheduler) unparked(ip netip.Addr) {
+	for _, p := range sc.ipParked[ip] {
+		p.rank = sc.h.rank.Rank(p)
+		heap.Push(sc.ready, p)
+	}
+	delete(sc.ipParked, ip)
+	delete(sc.parkGen, ip)
+	sc.h.parkedTop.drop(ip)
+	sc.h.eng.parked.unpark(ip, sc.h.batch)
+}
+
+// unpark puts back in the queue the servers parked on an address that
+// another harvest of the process gave a connection back to since they
+// were parked (its count changed, hostTable.gen).
+func (sc *scheduler) unpark() {
+	for ip := range sc.ipParked {
+		if sc.h.hosts.gen(ip) != sc.parkGen[ip] {
+			sc.unparked(ip)
+		}
+	}
+	if len(sc.behind) == 0 {
+		return
+	}
+	if g := sc.h.eng.order.gen.Load(); g != sc.behindGen {
+		sc.behindGen = g
+		kept := sc.behind[:0]
+		for _, srv := range sc.behind {
+			if sc.h.eng.order.older(sc.h.batch, srv.Host) {
+				kept = append(kept, srv)
+				continue
+			}
+			srv.rank = sc.h.rank.Rank(srv)
+			heap.Push(sc.ready, srv)
+		}
+		clear(sc.behind[len(kept):])
+		sc.behind = kept
+	}
 }
 
 // holdFor tells whether the free connection should wait for the
@@ -828,10 +971,7 @@ func (sc *scheduler) start(srv *Server) {
 	srv.state = stateActive
 	sc.active++
 	sc.activeSet[srv] = true
-	sc.ipActive[srv.ip]++
-	if srv.unit != "" {
-		sc.unitActive[srv.unit] = true
-	}
+	sc.pool.take()
 	h.stats.active.Add(1)
 	h.stats.waiting.Add(-1)
 	finished := sc.finished
@@ -888,15 +1028,12 @@ func (sc *scheduler) onFinished(srv *Server) {
 	delete(sc.activeSet, srv)
 	h.stats.active.Add(-1)
 	h.stats.waiting.Add(1)
-	sc.ipActive[srv.ip]--
-	delete(sc.unitActive, srv.unit)
-	for _, p := range sc.ipParked[srv.ip] {
-		p.rank = h.rank.Rank(p)
-		heap.Push(sc.ready, p)
-	}
-	delete(sc.ipParked, srv.ip)
-	sc.h.parkedTop.drop(srv.ip)
-	srv.notBefore = h.hosts.release(srv.Host)
+	sc.unparked(srv.ip)
+	srv.notBefore = h.hosts.release(srv.Host, srv.ip)
+	sc.pool.give()
+	// A server of another harvest of the process may wait for this
+	// unit, this address or a connection.
+	h.hosts.wakeOthers(sc.kick)
 	if sc.gate != nil {
 		srv.gateNeed = sc.need(srv)
 	}
@@ -945,6 +1082,28 @@ func (sc *scheduler) done(srv *Server) {
 	h.finished[srv.Host] = l
 	if err := h.out.server(l); err != nil {
 		h.fatal(err)
+	}
+	sc.hostDone(srv)
+}
+
+// hostDone tells the newer harvests of the process that this one has
+// no URL of srv's host left (hostOrder): their servers of it, parked on
+// its address, go back to their queues.
+func (sc *scheduler) hostDone(srv *Server) {
+	sc.h.eng.order.done(sc.h.batch, srv.Host)
+	sc.h.hosts.delist(srv.claim, sc.h.batch)
+	srv.claim = nil
+	sc.h.hosts.wakeOthers(sc.kick)
+}
+
+// forgetHosts, when the scheduler returns, drops the hosts of the
+// servers not done (a harvest stopped or failed) from the process's
+// order, so that they hold no newer batch back.
+func (sc *scheduler) forgetHosts() {
+	for _, srv := range sc.servers {
+		if srv.state != stateDone {
+			sc.hostDone(srv)
+		}
 	}
 }
 

@@ -37,7 +37,12 @@ type Summary struct {
 	// QuietStart says that the last run started without a start floor:
 	// the harvests before it left their holds and nothing ran since
 	// (harvester.md, "The start floor"). Since 2026-12-07.
-	QuietStart  bool     `json:"quiet_start,omitempty"`
+	QuietStart bool `json:"quiet_start,omitempty"`
+	// Followed says that the last run was taken beside another harvest
+	// of the same process (harvester run --follow): it shared that
+	// process's politeness state and start floor (harvester.md,
+	// "Following the batches"). Since 2026-12-08.
+	Followed    bool     `json:"followed,omitempty"`
 	Hosts       int      `json:"hosts"`            // host names in the batch
 	Sites       int      `json:"sites"`            // sites in the batch
 	RobotsFiles int      `json:"robots_files"`     // lines of robots.jsonl
@@ -160,6 +165,8 @@ func (s *Summary) String() string {
 		verb = "this run (resumed)"
 	case s.QuietStart:
 		verb = "this run (started quiet, without a start floor)"
+	case s.Followed:
+		verb = "this run (taken beside the process's other harvests)"
 	}
 	fmt.Fprintf(&b, "; %s fetched %d pages in %s, %.1f pages/s", verb, s.RunFetched,
 		time.Duration(s.ElapsedSeconds*float64(time.Second)).Round(100*time.Millisecond), s.PagesPerSecond)

@@ -81,6 +81,9 @@ func (h *harvest) serve(srv *Server) error {
 	p := srv.P()
 	served := 0 // URLs requested on this connection
 	for done := 0; ; {
+		if done > 0 && h.eng.olderWaits(srv, h.batch) {
+			return nil // an older batch's server waits for this unit or address (follow.go)
+		}
 		if done >= p {
 			if h.turnOver(srv) {
 				return nil
@@ -132,7 +135,7 @@ func (h *harvest) serve(srv *Server) error {
 			if g := h.gate; g != nil && served > 0 && !g.allows(e.Score, g.need(srv, h.hosts.unitCrawlDelay(srv.Host))) {
 				return nil // the value clock holds the next URL back (valuegate.go)
 			}
-			c.w = h.hosts.want(srv.Host, e.Score, time.Now())
+			c.w = h.hosts.want(srv.Host, h.batch, e.Score, time.Now())
 			if err := c.waitTurn(); err != nil {
 				c.leave()
 				if errors.Is(err, errIdle) || errors.Is(err, errEnded) {
@@ -167,7 +170,8 @@ func (h *harvest) serve(srv *Server) error {
 // (and a big host, ranked first, keeps its connection to its end, as a
 // plain client's would). Before 2026-12-07 the turn ended whenever any
 // server was not done and held no connection, even one not resolved
-// yet or waiting for its own turn.
+// yet or waiting for its own turn. (In a following harvester, serve ends
+// the turn sooner for an older batch's server: engine.olderWaits.)
 func (h *harvest) turnOver(srv *Server) bool {
 	rank := h.rank.Rank(srv)
 	if top, ok := h.readyTop.get(); ok && top >= rank {
@@ -305,7 +309,7 @@ func (c *conn) do(req fetch.Request, site string) (attempt, error) {
 	if w == nil {
 		// A request of the server's own (robots.txt) waits in the
 		// place of the server's best URL, which it comes before.
-		w = c.h.hosts.want(hostOf(req.URL), srv.Quality(), time.Now())
+		w = c.h.hosts.want(hostOf(req.URL), c.h.batch, srv.Quality(), time.Now())
 		defer c.h.hosts.leave(w)
 	}
 	c.h.politely(&req, hostOf(req.URL), &seq, w)

@@ -221,6 +221,7 @@ func EnvironmentFaults(ctx context.Context, bin, dir string, web *testweb.Web, s
 	cases = append(cases, func() (EnvCase, error) { return diskFull(ctx, bin, dir, web, s, true) })
 	cases = append(cases, outageCases(ctx, fresh, st, web)...)
 	cases = append(cases, cliCases(ctx, fresh, st)...)
+	cases = append(cases, func() (EnvCase, error) { return followKilled(ctx, fresh, st) })
 	for _, run := range cases {
 		c, err := run()
 		if err != nil {
