@@ -254,6 +254,10 @@ schedule() {
 		fi
 		return 0
 	fi
+	# A following harvester is named by the oldest batch it holds.
+	if running harvester && [ "$harvest_follow" = 1 ] && [ -n "$ready_harvester" ]; then
+		batch[harvester]=$ready_harvester
+	fi
 	# Without --follow, a batch the manager is writing is the
 	# harvester's only once it is recorded, i.e. once the manager has
 	# ended. A following harvester takes a batch once its batch.tsv
