@@ -289,7 +289,10 @@ exit 5
 		}
 		// WIRE_FOLLOW=0: the gatherer of batch 1 runs after its harvest
 		// (a gatherer following it would wait for itself).
-		r := e.run(append([]string{"WIRE_BIN=" + bin, "WIRE_FOLLOW=0"}, slowEnv...), "bash", "crawl.sh", col, "3")
+		// WIRE_HARVEST_FOLLOW=0: batch 2 is harvested after batch 1, so
+		// the gatherer of batch 1 fails beside it (a harvester following
+		// the batches would have harvested both by then).
+		r := e.run(append([]string{"WIRE_BIN=" + bin, "WIRE_FOLLOW=0", "WIRE_HARVEST_FOLLOW=0"}, slowEnv...), "bash", "crawl.sh", col, "3")
 		if r.code != 5 {
 			t.Fatalf("crawl.sh with a failing gatherer: exit %d, want 5\n%s", r.code, r.stderr)
 		}

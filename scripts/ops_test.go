@@ -340,7 +340,7 @@ func (e *opsEnv) testCronFailure(t *testing.T) {
 	if r := e.cron(nil, col); r.code != 0 {
 		t.Fatalf("cron.sh after the failure: exit %d\n%s", r.code, r.stderr)
 	}
-	if got := strings.Join(batchStates(t, col), ","); got != "000001 seeded,000002 seeded" && got != "000001 seeded,000002 seeded,000003 seeded" {
+	if got := batchStates(t, col); strings.Join(got, ",") != "000001 seeded,000002 seeded" {
 		t.Errorf("batches after the rerun: %v", got)
 	}
 }
@@ -489,7 +489,7 @@ func (e *opsEnv) testCronDeadline(t *testing.T) {
 	if dl, err := time.Parse(time.RFC3339, m[len(m)-1][1]); err != nil || dl.Sub(past) < 23*time.Hour || dl.Sub(past) > 25*time.Hour {
 		t.Errorf("--until %s started at %v: deadline %v (%v), want tomorrow", past.Format("15:04"), time.Now(), dl, err)
 	}
-	if got := batchStates(t, col); strings.Join(got, ",") != "000001 seeded,000002 seeded" {
+	if got := strings.Join(batchStates(t, col), ","); got != "000001 seeded,000002 seeded" && got != "000001 seeded,000002 seeded,000003 seeded" {
 		t.Errorf("batches after the rerun: %v", got)
 	}
 }
