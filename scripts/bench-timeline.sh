@@ -77,7 +77,7 @@
 # per stage needs GNU time (/usr/bin/time); without it it is left out.
 #
 # BENCH_BASE=REV (a commit, branch or tag, e.g. main) measures another
-# build in the same run, as issue 34 asks ("main's binaries measured in
+# build (its binaries and its own scripts/crawl.sh) in the same run, as issue 34 asks ("main's binaries measured in
 # the same run"): REV's four stages are built (git archive, go build)
 # into BENCH_DIR/base-bin, then for each of BENCH_ROUNDS rounds (default
 # 1) the selected runs are made with REV's binaries into
@@ -124,19 +124,25 @@ if [ -n "${BENCH_BASE:-}" ]; then
 			echo "bench-timeline.sh: building $BENCH_BASE ($rev) failed" >&2
 			exit 1
 		}
+		# REV's own crawl.sh (and lib.sh) run REV's binaries: its rules
+		# go with them (a newer crawl.sh may pass flags REV lacks).
+		rm -rf "$dir/base-scripts"
+		mv "$dir/base-src/scripts" "$dir/base-scripts"
 		rm -rf "$dir/base-src"
 		echo "bench-timeline.sh: base $BENCH_BASE is $rev, binaries in $base_bin" >&2
 	fi
 	wire_need_bins || { echo "bench-timeline.sh: build failed" >&2; exit 1; }
 	self=$WIRE_ROOT/scripts/bench-timeline.sh
 	for r in $(seq 1 "$rounds"); do
-		BENCH_BASE= WIRE_BIN=$base_bin BENCH_DIR=$dir/base-$r "$self" "$hosts" "$pages" || exit 1
+		BENCH_BASE= WIRE_BIN=$base_bin BENCH_CRAWL_SH=$dir/base-scripts/crawl.sh BENCH_DIR=$dir/base-$r "$self" "$hosts" "$pages" || exit 1
 		BENCH_BASE= WIRE_BIN=$WIRE_BIN BENCH_DIR=$dir/new-$r "$self" "$hosts" "$pages" || exit 1
 		echo "== round $r: base $BENCH_BASE against this tree" | tee "$dir/compare-$r.txt"
 		"${BENCH_TOOLS:-$WIRE_ROOT/bin}/crawlcheck" compare --base "$dir/base-$r" --new "$dir/new-$r" | sed 's/^/   /' | tee -a "$dir/compare-$r.txt"
 	done
 	exit 0
 fi
+# The crawl.sh of the crawls: this tree's, or BENCH_BASE's own.
+crawl_sh=${BENCH_CRAWL_SH:-$WIRE_ROOT/scripts/crawl.sh}
 seed=${BENCH_SEED:-1}
 hetero=${BENCH_HETERO:-1}
 hostile=${BENCH_HOSTILE:-0}
@@ -320,7 +326,7 @@ new_collection crawl 0
 "$bin/seeder" add --collection "$dir/crawl/col" "$dir/crawl/seeds.txt" >/dev/null || exit 1
 export STAGE_TIMES=$dir/crawl/stages.time
 t0=$(secs)
-bounded "$limit" "$dir/crawl/crawl.log" env WIRE_BIN="$wrap" "$WIRE_ROOT/scripts/crawl.sh" "$dir/crawl/col" 1000000
+bounded "$limit" "$dir/crawl/crawl.log" env WIRE_BIN="$wrap" "$crawl_sh" "$dir/crawl/col" 1000000
 crawl_secs=$(since "$t0")
 stop_web crawl
 batches=$(ls "$dir/crawl/col/batches" 2>/dev/null | wc -l)
@@ -381,7 +387,7 @@ start_web polite
 new_collection polite 1s
 "$bin/seeder" add --collection "$dir/polite/col" "$dir/polite/seeds.txt" >/dev/null || exit 1
 export STAGE_TIMES=$dir/polite/stages.time
-bounded "$polite_t" "$dir/polite/crawl.log" env WIRE_BIN="$wrap" "$WIRE_ROOT/scripts/crawl.sh" "$dir/polite/col" 1000000
+bounded "$polite_t" "$dir/polite/crawl.log" env WIRE_BIN="$wrap" "$crawl_sh" "$dir/polite/col" 1000000
 stop_web polite
 if [ "$run_stopped" = 0 ] && [ "$run_rc" != 0 ]; then
 	tail -5 "$dir/polite/crawl.log" >&2

@@ -19,12 +19,14 @@
 #   - when the manager and the seeder could both start, the manager goes
 #     first if the harvester is idle, the seeder first otherwise;
 #   - beside a batch not yet seeded, the manager writes a batch only if it
-#     has at least WIRE_OVERLAP_MIN_SITES % (default 50) of that batch's
+#     has at least WIRE_OVERLAP_MIN_SITES % (default 50; 0 with
+#     WIRE_HARVEST_FOLLOW=1) of that batch's
 #     sites (manager run --min-sites): a thinner one would be what the
 #     time budget held back of a few hosts, and would keep the harvester
 #     on them while the links of the batch in flight wait; the manager
 #     then runs again after the next seeder, with them. 0 turns this off;
-#   - the first WIRE_SERIAL_BATCHES (default 4) batches of a collection
+#   - the first WIRE_SERIAL_BATCHES (default 4; 0 with WIRE_HARVEST_FOLLOW=1)
+#     batches of a collection
 #     do not overlap: each is written only once every batch before it is
 #     seeded, so it holds the pages their links found. A crawl's first
 #     batches find most of its new pages (a recrawl: the sites and pages
@@ -40,8 +42,20 @@
 #     harvested has the gatherer following it stopped too (SIGTERM; a
 #     rerun follows or gathers the batch again); 0 gathers each batch
 #     after its harvest, as before.
+#   - the harvester follows the batches (harvester run --follow,
+#     WIRE_HARVEST_FOLLOW=1, the default): it takes each batch the
+#     manager writes while it runs, the moment its batch.tsv exists, and
+#     harvests it beside the batches it holds, with one politeness state
+#     (docs/harvester.md, "Following the batches"); each batch is still
+#     published, gathered and seeded on its own. The gatherer follows the
+#     oldest batch the harvester holds. With it the thin-batch minimum and
+#     the serial start default to 0 (a thin or blind batch beside costs
+#     the harvester nothing: the next batch is written once the batch
+#     before it is seeded, and taken at once). 0 runs one harvester per
+#     batch, each starting when the one before ended, as before.
 # So the manager writes batch N+1 while the harvester fetches batch N,
-# and the harvester starts batch N+1 as soon as batch N is done.
+# and the harvester takes batch N+1 at once (with WIRE_HARVEST_FOLLOW=0,
+# as soon as batch N is done).
 # Batches left half-way by an earlier run (a failure or a kill) are
 # taken up first by the same rules: the manager writes nothing new until
 # at most one of them is left. A manager that finds nothing to schedule
@@ -69,10 +83,14 @@
 # Environment: WIRE_BIN (directory of the binaries; default REPO/bin, built
 # when missing, or, when WIRE_BIN is not given, when a Go source of the tree is newer and go is
 # installed), WIRE_BUILD=1 (rebuild first; 0: never), WIRE_OVERLAP (1, the
-# default; 0 serial), WIRE_OVERLAP_MIN_SITES (50, a percentage; 0 off),
-# WIRE_SERIAL_BATCHES (4: the first batches that do not overlap; 0 none),
+# default; 0 serial), WIRE_OVERLAP_MIN_SITES (a percentage; 0 off, the
+# default with WIRE_HARVEST_FOLLOW=1; else 50), WIRE_SERIAL_BATCHES (the
+# first batches that do not overlap: 0 none, the default with
+# WIRE_HARVEST_FOLLOW=1; else 4),
 # WIRE_FOLLOW (1, the default: the gatherer follows the harvest in
-# flight; 0 off; only with overlap),
+# flight; 0 off; only with overlap), WIRE_HARVEST_FOLLOW (1, the
+# default: the harvester takes each batch as it is written; 0 off; only
+# with overlap),
 # and any WIRE_* setting.
 # Needs bash 5.1 or later (wait -n -p). Exit codes: 0 done (or frontier
 # empty), 2 usage, 130/143 interrupted, else the failing stage's code.
@@ -89,9 +107,18 @@ if [ "${1:-}" = --serial ]; then
 	shift
 fi
 case $overlap in 0 | 1) ;; *) echo "crawl.sh: WIRE_OVERLAP must be 0 or 1, got '$overlap'" >&2; exit 2 ;; esac
-min_sites_pct=${WIRE_OVERLAP_MIN_SITES:-50}
+harvest_follow=${WIRE_HARVEST_FOLLOW:-1}
+case $harvest_follow in 0 | 1) ;; *) echo "crawl.sh: WIRE_HARVEST_FOLLOW must be 0 or 1, got '$harvest_follow'" >&2; exit 2 ;; esac
+[ "$overlap" = 1 ] || harvest_follow=0
+# A harvester that takes each batch as it is written (--follow) never
+# idles behind a thin or blind batch, so the rules that kept such
+# batches from being written (the thin-batch minimum, the serial start)
+# are off by default with it.
+default_min_sites=50 default_serial=4
+[ "$harvest_follow" = 1 ] && default_min_sites=0 default_serial=0
+min_sites_pct=${WIRE_OVERLAP_MIN_SITES:-$default_min_sites}
 case $min_sites_pct in '' | *[!0-9]*) echo "crawl.sh: WIRE_OVERLAP_MIN_SITES must be a whole number (a percentage), got '$min_sites_pct'" >&2; exit 2 ;; esac
-serial_batches=${WIRE_SERIAL_BATCHES:-4}
+serial_batches=${WIRE_SERIAL_BATCHES:-$default_serial}
 follow=${WIRE_FOLLOW:-1}
 case $follow in 0 | 1) ;; *) echo "crawl.sh: WIRE_FOLLOW must be 0 or 1, got '$follow'" >&2; exit 2 ;; esac
 case $serial_batches in '' | *[!0-9]*) echo "crawl.sh: WIRE_SERIAL_BATCHES must be a whole number (of batches), got '$serial_batches'" >&2; exit 2 ;; esac
@@ -178,6 +205,7 @@ launch() {
 	local args=(run --collection "$col")
 	[ "$name" = manager ] || args+=(--batch "$((10#$b))")
 	[ "$name" = gatherer ] && [ "$following" = 1 ] && args+=(--follow)
+	[ "$name" = harvester ] && [ "$harvest_follow" = 1 ] && args+=(--follow)
 	if [ "$name" = manager ] && [ "$overlap" = 1 ] && [ -n "$last_unfinished" ] && [ "$min_sites_pct" -gt 0 ]; then
 		# Beside a batch in flight, a new batch must be worth the
 		# harvester's time: at least min_sites_pct % of that batch's
@@ -226,25 +254,43 @@ schedule() {
 		fi
 		return 0
 	fi
-	# A batch the manager is writing is the harvester's only once it is
-	# recorded, i.e. once the manager has ended.
+	# A following harvester is named by the oldest batch it holds.
+	if running harvester && [ "$harvest_follow" = 1 ] && [ -n "$ready_harvester" ]; then
+		batch[harvester]=$ready_harvester
+	fi
+	# Without --follow, a batch the manager is writing is the
+	# harvester's only once it is recorded, i.e. once the manager has
+	# ended. A following harvester takes a batch once its batch.tsv
+	# exists (the manager writes the file, then records it; a manager
+	# killed in between has its next run complete the record from the
+	# file).
 	if ! running harvester && [ -n "$ready_harvester" ] && [ -z "${dry[harvester]:-}" ] &&
-		! { running manager && [ "$ready_harvester" = "${batch[manager]}" ]; }; then
+		! { [ "$harvest_follow" = 0 ] && running manager && [ "$ready_harvester" = "${batch[manager]}" ]; }; then
 		launch harvester "$ready_harvester"
 	fi
 	if ! running gatherer && [ -z "${dry[gatherer]:-}" ]; then
+		# The batch in flight to follow: the harvester's own, or with
+		# --follow the oldest it holds (it takes every batch written
+		# while it runs).
+		local fb=
+		if running harvester; then
+			fb=${batch[harvester]}
+			[ "$harvest_follow" = 1 ] && [ -n "$ready_harvester" ] && fb=$ready_harvester
+		fi
 		if [ -n "$ready_gatherer" ]; then
 			following=0
 			launch gatherer "$ready_gatherer"
-		elif [ "$follow" = 1 ] && running harvester && [ ! -e "$col/batches/${batch[harvester]}/gathered.done" ]; then
+		elif [ "$follow" = 1 ] && [ -n "$fb" ] && [ ! -e "$col/batches/$fb/gathered.done" ]; then
 			following=1 follow_stopped=0
-			launch gatherer "${batch[harvester]}"
+			launch gatherer "$fb"
 		fi
 	fi
 	local manage=0 seed=0
-	# The harvester's own batch counts as unfinished but not as waiting.
+	# The harvester's own batch counts as unfinished but not as waiting;
+	# a following harvester takes every batch written while it runs.
 	local waiting=$unharvested
 	running harvester && waiting=$((waiting - 1))
+	running harvester && [ "$harvest_follow" = 1 ] && waiting=0
 	# One batch may be unfinished beside the next, from batch
 	# serial_batches + 1 on; the first ones wait for every link.
 	local beside_max=1
@@ -274,10 +320,10 @@ ended() {
 	[ "$name" = gatherer ] && [ "$following" = 1 ] && fol=", following its harvest"
 	unset "pid[$name]" "batch[$name]" "since[$name]"
 	if [ "$name" = harvester ] && [ "$rc" != 0 ] && [ "$following" = 1 ] && running gatherer &&
-		[ "${batch[gatherer]}" = "$b" ] && [ ! -e "$col/batches/$b/harvested.done" ]; then
+		[ ! -e "$col/batches/${batch[gatherer]}/harvested.done" ]; then
 		# The harvest the gatherer follows will not be published by
 		# this run: stop the gatherer too (a rerun takes the batch up).
-		wire_log "crawl.sh: stopping the gatherer following batch $b: its harvester ended (exit $rc)"
+		wire_log "crawl.sh: stopping the gatherer following batch ${batch[gatherer]}: its harvester ended (exit $rc)"
 		follow_stopped=1
 		kill -TERM "${pid[gatherer]}" 2>/dev/null
 	fi

@@ -206,13 +206,13 @@ func TestCrawlScript(t *testing.T) {
 		col := e.newCollection(t)
 		e.wire(t, "manager", "run", "--collection", col)
 		// The bad setting fails every stage that loads the config: with
-		// the serial start (WIRE_SERIAL_BATCHES empty: its default) no
+		// the serial start (WIRE_SERIAL_BATCHES=4) no
 		// manager runs beside the harvester, so the harvester fails
 		// alone (with overlap, the next batch's manager failed first
 		// now and then, and crawl.sh named it instead).
 		// WIRE_FOLLOW=0: no gatherer follows the harvest either (it
 		// would fail on the setting as well, and now and then first).
-		r := e.crawl([]string{"WIRE_HARVESTER_WAIT=soon", "WIRE_SERIAL_BATCHES=", "WIRE_FOLLOW=0"}, col, "1")
+		r := e.crawl([]string{"WIRE_HARVESTER_WAIT=soon", "WIRE_SERIAL_BATCHES=4", "WIRE_FOLLOW=0"}, col, "1")
 		if r.code != 2 {
 			t.Fatalf("crawl.sh with a bad harvester setting: exit %d, want the harvester's 2\n%s", r.code, r.stderr)
 		}
@@ -289,7 +289,10 @@ exit 5
 		}
 		// WIRE_FOLLOW=0: the gatherer of batch 1 runs after its harvest
 		// (a gatherer following it would wait for itself).
-		r := e.run(append([]string{"WIRE_BIN=" + bin, "WIRE_FOLLOW=0"}, slowEnv...), "bash", "crawl.sh", col, "3")
+		// WIRE_HARVEST_FOLLOW=0: batch 2 is harvested after batch 1, so
+		// the gatherer of batch 1 fails beside it (a harvester following
+		// the batches would have harvested both by then).
+		r := e.run(append([]string{"WIRE_BIN=" + bin, "WIRE_FOLLOW=0", "WIRE_HARVEST_FOLLOW=0"}, slowEnv...), "bash", "crawl.sh", col, "3")
 		if r.code != 5 {
 			t.Fatalf("crawl.sh with a failing gatherer: exit %d, want 5\n%s", r.code, r.stderr)
 		}
@@ -383,14 +386,14 @@ func testInterrupt(t *testing.T, e *opsEnv, sig syscall.Signal, group bool, code
 	e.wire(t, "seeder", "check", "--collection", col)
 }
 
-// testSerialStart: with WIRE_SERIAL_BATCHES at its default (4) the first
-// four batches are each written only once the batch before is seeded
-// (the manager never starts beside an unseeded batch for them), and
-// from batch 5 on the cycles overlap again; a bad value is a usage
-// error.
+// testSerialStart: with WIRE_SERIAL_BATCHES=4 (the default without
+// WIRE_HARVEST_FOLLOW) the first four batches are each written only once
+// the batch before is seeded (the manager never starts beside an
+// unseeded batch for them), and from batch 5 on the cycles overlap
+// again; a bad value is a usage error.
 func testSerialStart(t *testing.T, e *opsEnv) {
 	col := e.newCollection(t, "--manager-batch-size", "60", "--harvester-address-wait", "0")
-	r := e.crawl([]string{"WIRE_SERIAL_BATCHES="}, col, "8")
+	r := e.crawl([]string{"WIRE_SERIAL_BATCHES=4"}, col, "8")
 	if r.code != 0 {
 		t.Fatalf("crawl.sh: exit %d\n%s", r.code, r.stderr)
 	}

@@ -33,8 +33,8 @@
 # WIRE_CRON_LOG_MAX (rotate cron.log past this many bytes at the start
 # of a run, default 10485760), WIRE_CRON_LOG_KEEP (old logs kept:
 # cron.log.1 ... cron.log.K, default 7), WIRE_CRON_TEE=1 (also copy the
-# log to stderr), WIRE_OVERLAP, WIRE_OVERLAP_MIN_SITES and
-# WIRE_SERIAL_BATCHES (crawl.sh's),
+# log to stderr), WIRE_OVERLAP, WIRE_OVERLAP_MIN_SITES,
+# WIRE_SERIAL_BATCHES, WIRE_FOLLOW and WIRE_HARVEST_FOLLOW (crawl.sh's),
 # and any WIRE_* setting. Needs bash 5.1 or later, as crawl.sh does.
 #
 # Exit codes: 0 done (cycles done, frontier empty or deadline reached),

@@ -462,12 +462,14 @@ func (e *opsEnv) testCronDeadline(t *testing.T) {
 	}
 	log := readLog(t, col)
 	// The gatherer following the harvest (crawl.sh, WIRE_FOLLOW) is
-	// stopped with it when it has started; no cycle was completed (its
-	// manager ran before cron.sh).
-	if !regexp.MustCompile(`\]: end: deadline reached after 0 cycle\(s\): stopped harvester on batch 000002 after \d+s(; the next run resumes it|, gatherer on batch 000002 after \d+s; the next run resumes them)`).MatchString(log) {
+	// stopped with it when it has started. Batch 2's manager ran before
+	// cron.sh; the manager may have written batch 3 beside its harvest
+	// (a cycle: with the harvester following the batches no thin-batch
+	// minimum holds it back), which the harvester then holds too.
+	if !regexp.MustCompile(`\]: end: deadline reached after [01] cycle\(s\): stopped harvester on batch 000002 after \d+s(; the next run resumes it|, gatherer on batch 000002 after \d+s; the next run resumes them)`).MatchString(log) {
 		t.Errorf("cron.log does not say the deadline stopped the harvester:\n%s", log)
 	}
-	if got := batchStates(t, col); strings.Join(got, ",") != "000001 seeded,000002 managed" {
+	if got := strings.Join(batchStates(t, col), ","); got != "000001 seeded,000002 managed" && got != "000001 seeded,000002 managed,000003 managed" {
 		t.Errorf("batches after the deadline: %v", got)
 	}
 	// A deadline already past: nothing starts.
@@ -487,7 +489,7 @@ func (e *opsEnv) testCronDeadline(t *testing.T) {
 	if dl, err := time.Parse(time.RFC3339, m[len(m)-1][1]); err != nil || dl.Sub(past) < 23*time.Hour || dl.Sub(past) > 25*time.Hour {
 		t.Errorf("--until %s started at %v: deadline %v (%v), want tomorrow", past.Format("15:04"), time.Now(), dl, err)
 	}
-	if got := batchStates(t, col); strings.Join(got, ",") != "000001 seeded,000002 seeded" {
+	if got := strings.Join(batchStates(t, col), ","); got != "000001 seeded,000002 seeded" && got != "000001 seeded,000002 seeded,000003 seeded" {
 		t.Errorf("batches after the rerun: %v", got)
 	}
 }
