@@ -114,6 +114,13 @@ type follower struct {
 	sums     []*Summary
 	firstErr error
 	stopping bool
+	// interrupted is set once the parent context ended (SIGINT, SIGTERM):
+	// every harvest then ends interrupted, none failed, and the run's
+	// error is the oldest batch's (errBatch), the one its output is
+	// named by.
+	interrupted  bool
+	errBatch     int
+	errInterrupt bool // firstErr is an interrupted harvest's
 }
 
 // followResult is the end of one harvest.
@@ -161,7 +168,7 @@ func (f *follower) wait(parent context.Context) ([]*Summary, error) {
 		case <-interrupted:
 			// Every harvest stops as it would alone (its context is a
 			// child of parent); nothing new is taken.
-			f.stopping, interrupted = true, nil
+			f.stopping, f.interrupted, interrupted = true, true, nil
 		}
 	}
 	slices.SortFunc(f.sums, func(a, b *Summary) int { return a.Batch - b.Batch })
@@ -182,9 +189,14 @@ func (f *follower) ended(r followResult) {
 	case r.followed && !f.stopping && (errors.Is(r.err, collection.ErrLocked) || errors.Is(r.err, collection.ErrAlreadyDone) || errors.Is(r.err, collection.ErrNotReady)):
 		f.log.Info("following: batch skipped, another harvester has it", "batch", collection.BatchName(r.batch), "err", r.err)
 		delete(f.taken, r.batch)
+	case f.interrupted && (f.firstErr == nil || f.errInterrupt):
+		// A failure before the signal stays the run's error.
+		if f.firstErr == nil || r.batch < f.errBatch {
+			f.firstErr, f.errBatch, f.errInterrupt = r.err, r.batch, true
+		}
 	default:
 		if f.firstErr == nil {
-			f.firstErr = r.err
+			f.firstErr, f.errBatch = r.err, r.batch
 			if f.running > 0 {
 				f.log.Warn("following: a harvest failed: stopping the others (a rerun resumes them)", "batch", collection.BatchName(r.batch), "err", r.err)
 			}
