@@ -143,14 +143,16 @@ type Summary struct {
 	// Sent counts the links and URLs written for other partitions
 	// (crawl.partition, exchange.go); HandedOver the sites handed over;
 	// Located the new URLs routed by their name's address, which the
-	// seeder looked up (crawl.partition_lookup), and Lookups and
-	// LookupFailures those lookups; Exchange is what the intake of other
-	// partitions' files did.
+	// seeder looked up (crawl.partition_lookup), Lookups and
+	// LookupFailures those lookups, and LookupWaitMs the time the
+	// batch's transaction waited for them; Exchange is what the intake
+	// of other partitions' files did.
 	Sent           int              `json:"sent,omitempty"`
 	HandedOver     int              `json:"handedOver,omitempty"`
 	Located        int              `json:"located,omitempty"`
 	Lookups        int64            `json:"lookups,omitempty"`
 	LookupFailures int64            `json:"lookupFailures,omitempty"`
+	LookupWaitMs   int64            `json:"lookupWaitMs,omitempty"`
 	Exchange       *ExchangeSummary `json:"exchange,omitempty"`
 
 	Started time.Time `json:"started"`
@@ -209,7 +211,7 @@ func (s *Summary) WriteText(w io.Writer) {
 		s.Release.WriteText(w)
 	}
 	if s.Sent > 0 || s.HandedOver > 0 || s.Lookups > 0 {
-		fmt.Fprintf(w, "  partitions  %d links and urls written for other partitions, %d sites handed over; %d new urls routed by their address (%d names looked up, %d failed)\n", s.Sent, s.HandedOver, s.Located, s.Lookups, s.LookupFailures)
+		fmt.Fprintf(w, "  partitions  %d links and urls written for other partitions, %d sites handed over; %d new urls routed by their address (%d names looked up, %d failed, %d ms waited for)\n", s.Sent, s.HandedOver, s.Located, s.Lookups, s.LookupFailures, s.LookupWaitMs)
 	}
 	if s.Exchange != nil {
 		s.Exchange.WriteText(w)
@@ -483,6 +485,7 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 	}
 	if res.loc != nil {
 		s.Lookups, s.LookupFailures = res.loc.lookups.Load(), res.loc.failures.Load()
+		s.LookupWaitMs = time.Duration(res.loc.waited.Load()).Milliseconds()
 	}
 	s.Elapsed = time.Since(start).Round(time.Millisecond).String()
 	return s, nil
