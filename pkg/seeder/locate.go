@@ -26,21 +26,27 @@ import (
 // settings (harvester.dns_server, dns_timeout, the address policy), before
 // it routes it (crawl.partition_lookup).
 
-// maxLookups bounds the lookups a locator has under way at once.
+// maxLookups is the number of lookups a locator has under way at once
+// (its workers).
 const maxLookups = 32
 
 // locator looks up the addresses of names in the background: start
-// begins a lookup (prepare calls it for the names of a batch's links that
+// queues a lookup (prepare calls it for the names of a batch's links that
 // graph.db did not know, ahead of the transaction), addr waits for one.
-// Each name is looked up once per locator.
+// Each name is looked up once per locator, by maxLookups workers started
+// with the first lookup; the queue holds the names not yet taken (a name
+// costs its record, not a goroutine, however many a batch brings).
 type locator struct {
 	client *fetch.Client
 	ctx    context.Context
 	cancel context.CancelFunc
-	sem    chan struct{}
 	wg     sync.WaitGroup
 	mu     sync.Mutex
+	more   *sync.Cond // signalled when queue grows or ctx ends
 	hosts  map[string]*located
+	queue  []string // names waiting for a worker
+	// started tells whether the workers run.
+	started bool
 	// lookups and failures count the names looked up and those that
 	// gave no address the policy allows (routed by their name then);
 	// waited is the time addr spent waiting for lookups under way, in
@@ -66,16 +72,17 @@ func newLocator(cfg config.Config) (*locator, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &locator{
+	l := &locator{
 		client: fetch.New(fc, slog.New(slog.DiscardHandler)),
 		ctx:    ctx,
 		cancel: cancel,
-		sem:    make(chan struct{}, maxLookups),
 		hosts:  map[string]*located{},
-	}, nil
+	}
+	l.more = sync.NewCond(&l.mu)
+	return l, nil
 }
 
-// start begins looking host up, unless it was already.
+// start queues host's lookup, unless it was already.
 func (l *locator) start(host string) *located {
 	if l == nil {
 		return nil
@@ -88,25 +95,53 @@ func (l *locator) start(host string) *located {
 	}
 	x := &located{done: make(chan struct{})}
 	l.hosts[host] = x
-	l.wg.Add(1)
-	go func() {
-		defer l.wg.Done()
-		defer close(x.done)
-		select {
-		case l.sem <- struct{}{}:
-		case <-l.ctx.Done():
+	l.queue = append(l.queue, host)
+	if !l.started {
+		l.started = true
+		for range maxLookups {
+			l.wg.Go(l.work)
+		}
+		// Wake the workers when the locator closes.
+		l.wg.Go(func() {
+			<-l.ctx.Done()
+			l.mu.Lock()
+			l.more.Broadcast()
+			l.mu.Unlock()
+		})
+	}
+	l.more.Signal()
+	return x
+}
+
+// work looks up queued names until the locator closes; the names left
+// in the queue then are closed unanswered.
+func (l *locator) work() {
+	for {
+		l.mu.Lock()
+		for len(l.queue) == 0 && l.ctx.Err() == nil {
+			l.more.Wait()
+		}
+		if l.ctx.Err() != nil {
+			for _, h := range l.queue {
+				close(l.hosts[h].done)
+			}
+			l.queue = nil
+			l.mu.Unlock()
 			return
 		}
-		defer func() { <-l.sem }()
+		host := l.queue[0]
+		l.queue = l.queue[1:]
+		x := l.hosts[host]
+		l.mu.Unlock()
 		l.lookups.Add(1)
 		ip, err := l.client.Resolve(l.ctx, host)
 		if err != nil {
 			l.failures.Add(1)
-			return
+		} else {
+			x.addr = ip.Unmap()
 		}
-		x.addr = ip.Unmap()
-	}()
-	return x
+		close(x.done)
+	}
 }
 
 // addr returns host's address, looking it up if no lookup was started

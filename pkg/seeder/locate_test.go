@@ -1,9 +1,11 @@
 package seeder
 
 import (
+	"fmt"
 	"io"
 	"net/netip"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -131,6 +133,63 @@ func TestPartitionLookup(t *testing.T) {
 					t.Errorf("link to %s: taken in %v, sent to partition 2 %v; want sent only", u, ok, sent[u])
 				}
 			}
+		})
+	}
+}
+
+// TestLocatorQueue: however many names a batch brings, the locator looks
+// them up with maxLookups workers (not a goroutine each), answers every
+// one, and a close with names still queued returns, leaving them
+// unanswered (routed by name).
+func TestLocatorQueue(t *testing.T) {
+	web, err := testweb.New(testweb.Config{Seed: 3, Hosts: 5, MaxPages: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := web.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	cfg := testConfig()
+	cfg.Crawl.Partition = "1/2"
+	cfg.Harvester.DNSServer = web.DNSAddr()
+	cfg.Harvester.AllowPrivate = true
+	const n = 2000
+	for _, tc := range []struct {
+		name  string
+		close bool // close before waiting
+	}{{"answered", false}, {"closed", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := newLocator(cfg)
+			if err != nil || l == nil {
+				t.Fatalf("locator %v, %v", l, err)
+			}
+			before := runtime.NumGoroutine()
+			for i := range n {
+				l.start(fmt.Sprintf("no-such-%d.cl", i)) // NXDOMAIN: a failure each
+			}
+			// The workers, and the DNS server's and client's own
+			// goroutines for the queries under way: far fewer than the
+			// names.
+			if g := runtime.NumGoroutine() - before; g > n/10 {
+				t.Errorf("%d goroutines for %d names, want at most %d", g, n, n/10)
+			}
+			if tc.close {
+				l.close()
+				if _, ok := l.addr("no-such-1999.cl"); ok {
+					t.Error("an address after close")
+				}
+				return
+			}
+			for i := range n {
+				if _, ok := l.addr(fmt.Sprintf("no-such-%d.cl", i)); ok {
+					t.Errorf("no-such-%d.cl has an address", i)
+				}
+			}
+			if l.lookups.Load() != n || l.failures.Load() != n {
+				t.Errorf("%d lookups, %d failures, want %d each", l.lookups.Load(), l.failures.Load(), n)
+			}
+			l.close()
 		})
 	}
 }
