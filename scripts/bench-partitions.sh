@@ -23,9 +23,11 @@
 #  - the test web's one request log, cut by the run's start and end;
 #
 # then per K, `crawlcheck timeline` (coverage of the reachable pages,
-# the crawl order's cumulative PageRank by page order and by time) on
-# the run's requests and `crawlcheck exchange` on its collections (pages
-# fetched, URLs fetched by two partitions, links sent and taken in, files
+# the crawl order's cumulative PageRank by page order and by time; each
+# page's PageRank and first fetch in KDIR/pages.tsv) on the run's
+# requests and `crawlcheck exchange` on its collections and requests
+# (pages fetched, URLs fetched by two partitions, host names and server
+# addresses asked by two partitions, links sent and taken in, files
 # not taken, exchange bytes per cycle and per line, the seeder's intake
 # time per batch, graph.db bytes), against K = 1 (the first K of
 # BENCH_K), and the peak memory per stage (GNU time). The report is
@@ -346,7 +348,7 @@ for k in $ks; do
 		"$dir/web/requests.tsv" >"$kdir/requests.tsv"
 	"$tools/crawlcheck" timeline --web "$dir/web/web.json" --seeds "$dir/web/seeds.txt" --log "$kdir/requests.tsv" \
 		--wait "$wait_" --start "${starts[$k]}" --end "${ends[$k]}" --collection "$kdir/p1" \
-		--json-out "$kdir/timeline.json" >"$kdir/timeline.txt" || exit 1
+		--json-out "$kdir/timeline.json" --pages-out "$kdir/pages.tsv" >"$kdir/timeline.txt" || exit 1
 	args=()
 	for i in $(seq 1 "$k"); do
 		args+=(--collection "$kdir/p$i")
@@ -355,7 +357,7 @@ for k in $ks; do
 	[ -n "$base" ] && args+=(--base "$base")
 	out ""
 	out "== K = $k: $(grep -c . "$kdir/requests.tsv") requests"
-	"$tools/crawlcheck" exchange "${args[@]}" --timeline "$kdir/timeline.json" --json-out "$kdir/exchange.json" >"$kdir/exchange.txt" || exit 1
+	"$tools/crawlcheck" exchange "${args[@]}" --timeline "$kdir/timeline.json" --log "$kdir/requests.tsv" --json-out "$kdir/exchange.json" >"$kdir/exchange.txt" || exit 1
 	sed 's/^/   /' "$kdir/exchange.txt" | tee -a "$report"
 	[ -n "$base" ] || base=$kdir/exchange.json
 done

@@ -16,7 +16,8 @@ import (
 // a few registrable domains) for K = 1 and 2, as an operator would: the
 // two partitions' crawls side by side until the set is done. The report
 // must say that both runs finished, that no URL was fetched by both
-// partitions, that every exchange line was delivered exactly once, and
+// partitions, that no server address was asked by two (the request
+// log's audit), that every exchange line was delivered exactly once, and
 // that the two partitions fetched as many pages as the one collection.
 func TestBenchPartitions(t *testing.T) {
 	longtest.Need(t, "scripts/bench-partitions.sh on a small web, K = 1 and 2 (about 5 minutes)")
@@ -38,6 +39,7 @@ func TestBenchPartitions(t *testing.T) {
 		regexp.MustCompile(`(?m)^== K = 1: .*\n +done after`),
 		regexp.MustCompile(`(?m)^== K = 2: .*\n +done after`),
 		regexp.MustCompile(`K = 2: \d+ batches, \d+ pages fetched, 0 fetched by two partitions or more`),
+		regexp.MustCompile(`server addresses asked by two partitions or more \(request log\): 0 of [1-9]`),
 		regexp.MustCompile(`exchange: [1-9]\d* lines taken in by the receivers' intakes, 0 files not taken, 0 taken never published: every line delivered exactly once`),
 		regexp.MustCompile(`against K = 1: pages fetched (\d+) / (\d+) = 1\.0000`),
 	} {

@@ -28,8 +28,10 @@ import (
 //   - no server was asked by both partitions, as the server saw it (each
 //     request's address, attributed by the partition whose fetch log
 //     holds its URL);
-//   - both did work, and handed sites over (the names resolved to the
-//     other partition's addresses);
+//   - both did work, and partition 1 (crawl.partition_lookup off: new
+//     names go by their registrable domain) handed sites over (the names
+//     resolved to the other partition's addresses), while partition 2
+//     routed new names by the address it looked up;
 //   - seeder exchange once more takes nothing in (each file once), and
 //     seeder check passes on both;
 //   - each published its site graph for the other, and the other's
@@ -54,9 +56,25 @@ func TestPartitions(t *testing.T) {
 	dir := t.TempDir()
 	cols := []string{filepath.Join(dir, "p1"), filepath.Join(dir, "p2")}
 	for i, col := range cols {
-		e.newCollectionIn(t, col, append(settings, "--crawl-partition", fmt.Sprintf("%d/2", i+1), "--crawl-partition-peers", cols[1-i])...)
+		flags := append(settings, "--crawl-partition", fmt.Sprintf("%d/2", i+1), "--crawl-partition-peers", cols[1-i])
+		if i == 0 {
+			// Partition 1 routes new names by their registrable domain,
+			// so that its harvester meets names of partition 2's
+			// addresses and sites are handed over; partition 2 looks
+			// them up first (the default).
+			flags = append(flags, "--crawl-partition-lookup=false")
+		}
+		e.newCollectionIn(t, col, flags...)
 	}
-	handed, global := 0, map[string]bool{}
+	// Each publishes its (empty) site graph first, as seeder exchange
+	// does after init: the rounds run the partitions one after the
+	// other, and partition 2, which looks its seeds' names up, may find
+	// all its sites and finish in round 1, before partition 1 (whose
+	// seeds go by their domains' names) has seeded a batch.
+	for _, col := range cols {
+		e.wire(t, "seeder", "exchange", "--collection", col)
+	}
+	handed, located, global := 0, 0, map[string]bool{}
 	for round := 1; ; round++ {
 		if round > 12 {
 			t.Fatal("the partitions still find new pages after 12 rounds")
@@ -69,6 +87,9 @@ func TestPartitions(t *testing.T) {
 				t.Fatalf("round %d: crawl.sh %s: exit %d\n%s", round, col, r.code, r.stderr)
 			}
 			handed += len(handedOver.FindAllString(r.stdout, -1))
+			if col == cols[1] {
+				located += len(routedByAddress.FindAllString(r.stdout, -1))
+			}
 			if strings.Contains(r.stdout+r.stderr, "global site rank over ") {
 				global[col] = true
 			}
@@ -87,6 +108,9 @@ func TestPartitions(t *testing.T) {
 	}
 	if handed == 0 {
 		t.Error("no site was handed over to the partition of its address")
+	}
+	if located == 0 {
+		t.Error("partition 2 routed no new URL by its name's address (crawl.partition_lookup)")
 	}
 	auditPartitions(t, e, want, cols)
 	auditSiteGraphs(t, e, cols, global)
@@ -198,6 +222,10 @@ func auditPartitions(t *testing.T, e *opsEnv, want map[string]int, cols []string
 // handedOver is the seeder summary's partitions line with sites handed
 // over.
 var handedOver = regexp.MustCompile(`, [1-9][0-9]* sites handed over`)
+
+// routedByAddress is the seeder summary's partitions line with new URLs
+// routed by the address the seeder looked up.
+var routedByAddress = regexp.MustCompile(`; [1-9][0-9]* new urls routed by their address`)
 
 // fetchedURLs are the URLs of a collection's harvests with a response,
 // each with the number of its responses.

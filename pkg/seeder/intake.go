@@ -99,6 +99,7 @@ type intakeCounts struct {
 	newExcluded int
 	parked      int
 	sent        int // links and URLs written for other partitions
+	located     int // new URLs routed by the address the locator found
 	rejected    map[string]int
 }
 
@@ -157,6 +158,10 @@ func (r *rejection) Error() string {
 type resolver struct {
 	norm  *urlnorm.Normalizer
 	scope *scope.Scope
+	// loc, when not nil, looks up the names of new sites of a
+	// partitioned collection (locate.go): prepare starts the lookups,
+	// route waits for them.
+	loc *locator
 }
 
 func newResolver(cfg config.Config) (resolver, error) {
@@ -610,8 +615,9 @@ func (m *targetUpdates) apply(tx *linkgraph.Tx) (int, error) {
 // route returns the partition a new, normalised URL u belongs to, 0 when
 // it is this collection's (always, for the whole web): a site graph.db
 // knows is this collection's unless it was handed over (Site.Partition);
-// a site it does not know goes by its registrable domain
-// (partition.OfName) until its address is known.
+// a site it does not know goes by its server's address when the locator
+// finds it (crawl.partition_lookup, locate.go), else by its registrable
+// domain (partition.OfName) until a harvester resolves its name.
 func (in *intake) route(u string) (int, error) {
 	if in.part.Whole() {
 		return 0, nil
@@ -626,7 +632,13 @@ func (in *intake) route(u string) (int, error) {
 		}
 		return 0, nil
 	}
-	if to := in.part.OfName(urlnorm.Host(u)); to != in.part.I {
+	host := urlnorm.Host(u)
+	to := in.part.OfName(host)
+	if ip, ok := in.loc.addr(host); ok {
+		to = in.part.OfAddress(ip)
+		in.counts.located++
+	}
+	if to != in.part.I {
 		return to, nil
 	}
 	return 0, nil

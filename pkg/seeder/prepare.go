@@ -98,6 +98,12 @@ func (r resolver) prepare(d *parsed.Doc, tx *linkgraph.Tx, sites *siteSet) []pre
 			if l.known == 0 {
 				l.key = tx.URLKey(u)
 			}
+			if st.id == 0 {
+				// A site graph.db did not know: in a partitioned
+				// collection, its name's address decides where its
+				// URLs go (intake.route); the lookup starts now.
+				r.loc.start(urlnorm.Host(u))
+			}
 		}
 		out = append(out, l)
 	}

@@ -142,10 +142,18 @@ type Summary struct {
 	Release *ReleaseSummary `json:"release,omitempty"`
 	// Sent counts the links and URLs written for other partitions
 	// (crawl.partition, exchange.go); HandedOver the sites handed over;
-	// Exchange is what the intake of other partitions' files did.
-	Sent       int              `json:"sent,omitempty"`
-	HandedOver int              `json:"handedOver,omitempty"`
-	Exchange   *ExchangeSummary `json:"exchange,omitempty"`
+	// Located the new URLs routed by their name's address, which the
+	// seeder looked up (crawl.partition_lookup), Lookups and
+	// LookupFailures those lookups, and LookupWaitMs the time the
+	// batch's transaction waited for them; Exchange is what the intake
+	// of other partitions' files did.
+	Sent           int              `json:"sent,omitempty"`
+	HandedOver     int              `json:"handedOver,omitempty"`
+	Located        int              `json:"located,omitempty"`
+	Lookups        int64            `json:"lookups,omitempty"`
+	LookupFailures int64            `json:"lookupFailures,omitempty"`
+	LookupWaitMs   int64            `json:"lookupWaitMs,omitempty"`
+	Exchange       *ExchangeSummary `json:"exchange,omitempty"`
 
 	Started time.Time `json:"started"`
 	Elapsed string    `json:"elapsed"`
@@ -202,8 +210,8 @@ func (s *Summary) WriteText(w io.Writer) {
 	if s.Release != nil {
 		s.Release.WriteText(w)
 	}
-	if s.Sent > 0 || s.HandedOver > 0 {
-		fmt.Fprintf(w, "  partitions  %d links and urls written for other partitions, %d sites handed over\n", s.Sent, s.HandedOver)
+	if s.Sent > 0 || s.HandedOver > 0 || s.Lookups > 0 {
+		fmt.Fprintf(w, "  partitions  %d links and urls written for other partitions, %d sites handed over; %d new urls routed by their address (%d names looked up, %d failed, %d ms waited for)\n", s.Sent, s.HandedOver, s.Located, s.Lookups, s.LookupFailures, s.LookupWaitMs)
 	}
 	if s.Exchange != nil {
 		s.Exchange.WriteText(w)
@@ -367,6 +375,10 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 	if err != nil {
 		return nil, err
 	}
+	if res.loc, err = newLocator(opts.Config); err != nil {
+		return nil, err
+	}
+	defer res.loc.close()
 	prepCtx, cancel := context.WithCancel(ctx)
 	chunks := make(chan chunk, 2)
 	go prepareDocs(prepCtx, f, docsPath, g, res, chunks)
@@ -465,11 +477,15 @@ func seedBatch(ctx context.Context, g *linkgraph.Graph, col *collection.Collecti
 		if err := in.finishExchange(); err != nil {
 			return err
 		}
-		s.Sent = in.counts.sent
+		s.Sent, s.Located = in.counts.sent, in.counts.located
 		return in.finishPark(b.ID)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if res.loc != nil {
+		s.Lookups, s.LookupFailures = res.loc.lookups.Load(), res.loc.failures.Load()
+		s.LookupWaitMs = time.Duration(res.loc.waited.Load()).Milliseconds()
 	}
 	s.Elapsed = time.Since(start).Round(time.Millisecond).String()
 	return s, nil

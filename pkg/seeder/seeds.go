@@ -13,6 +13,7 @@ import (
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/excerpt"
 	"github.com/wirecrawl/wire/pkg/linkgraph"
+	"github.com/wirecrawl/wire/pkg/urlnorm"
 )
 
 // SeedOptions are the inputs of AddSeeds.
@@ -70,6 +71,10 @@ func updateWithIntake(opts SeedOptions, what string, fn func(tx *linkgraph.Tx, i
 	if err != nil {
 		return err
 	}
+	if res.loc, err = newLocator(opts.Config); err != nil {
+		return err
+	}
+	defer res.loc.close()
 	err = g.Update(func(tx *linkgraph.Tx) error {
 		return fn(tx, newIntake(tx, opts.Config, 0, res, filepath.Join(opts.Collection.Dir, FrontierDir)))
 	})
@@ -100,6 +105,14 @@ func AddSeeds(opts SeedOptions, r io.Reader, name string, problems io.Writer) (*
 	var s *SeedSummary
 	err = updateWithIntake(opts, "seeds are", func(tx *linkgraph.Tx, in *intake) error {
 		s = &SeedSummary{Lines: len(lines), Rejected: map[string]int{}}
+		if in.loc != nil {
+			// The names' lookups at once (route waits for each).
+			for _, l := range lines {
+				if u, rej := in.resolve(l.url); rej == nil {
+					in.loc.start(urlnorm.Host(u))
+				}
+			}
+		}
 		for _, l := range lines {
 			u, rej := in.resolve(l.url)
 			if rej == nil {

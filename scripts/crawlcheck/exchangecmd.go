@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,13 +55,18 @@ is the output of the partition's seeder exchange runs, with a line
 adds the coverage of the reachable pages and the crawl order's
 cumulative PageRank; --base B.json (this command's --json-out for the
 reference crawl, K = 1) compares with it: coverage and pages fetched as
-a ratio, the cumulative PageRank as a difference.`,
+a ratio, the cumulative PageRank as a difference. --log R.tsv (the test
+web's request log of the set's run) audits politeness across partitions
+as the server saw it: each request is the partition's whose fetch logs
+hold its host (a host fetched by two partitions is counted apart), and
+each server address must have been asked by one partition only.`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "collection", Required: true, Usage: "a collection of the set (repeat for each partition)"},
 			&cli.StringSliceFlag{Name: "exchange-log", Usage: "output of the partition's seeder exchange runs (repeat, in the order of --collection)"},
 			&cli.StringFlag{Name: "timeline", Usage: "crawlcheck timeline JSON of the set's requests"},
 			&cli.StringFlag{Name: "base", Usage: "this command's JSON for the reference crawl, to compare with"},
 			&cli.StringFlag{Name: "json-out", Usage: "also write the figures as JSON to this file"},
+			&cli.StringFlag{Name: "log", Usage: "the test web's request log (TSV) of the set's run: audit which partitions asked each server address"},
 		},
 		Action: func(c *cli.Context) error {
 			cols := c.StringSlice("collection")
@@ -70,6 +77,13 @@ a ratio, the cumulative PageRank as a difference.`,
 			set, err := measureSet(cols, logs)
 			if err != nil {
 				return err
+			}
+			if p := c.String("log"); p != "" {
+				reqs, err := readRequestLogFile(p)
+				if err != nil {
+					return err
+				}
+				set.auditAddresses(reqs)
 			}
 			if p := c.String("timeline"); p != "" {
 				tl, err := readTimelineJSON(p)
@@ -136,6 +150,61 @@ type partitionSet struct {
 	GraphBytes      int64     `json:"graph_bytes"`
 	// Timeline is from crawlcheck timeline, if given.
 	Timeline *setTimeline `json:"timeline,omitempty"`
+	// SplitHosts counts the host names fetched by two partitions or more
+	// (fetch logs); Audit is the server's view (--log), nil without it.
+	SplitHosts int           `json:"split_hosts"`
+	Audit      *addressAudit `json:"address_audit,omitempty"`
+	// hosts are the partitions whose fetch logs hold each host name.
+	hosts map[string]map[int]bool
+}
+
+// addressAudit is which partitions asked each server address, from the
+// test web's request log.
+type addressAudit struct {
+	Requests   int `json:"requests"`
+	Unassigned int `json:"unassigned"` // requests for a host no fetch log holds
+	Addresses  int `json:"addresses"`
+	// Shared counts the addresses asked by two partitions or more,
+	// Examples names a few ("ADDR: p1 p2").
+	Shared   int      `json:"shared"`
+	Examples []string `json:"examples,omitempty"`
+}
+
+// auditAddresses attributes each request of the log to the partition
+// whose fetch logs hold its host, and counts the addresses asked by more
+// than one.
+func (s *partitionSet) auditAddresses(reqs []requestLine) {
+	a := &addressAudit{Requests: len(reqs)}
+	byAddr := map[string]map[int]bool{}
+	for _, r := range reqs {
+		ps := s.hosts[strings.ToLower(r.host)]
+		if len(ps) == 0 {
+			a.Unassigned++
+			continue
+		}
+		m := byAddr[r.addr]
+		if m == nil {
+			m = map[int]bool{}
+			byAddr[r.addr] = m
+		}
+		for p := range ps {
+			m[p] = true
+		}
+	}
+	a.Addresses = len(byAddr)
+	for _, addr := range slices.Sorted(maps.Keys(byAddr)) {
+		if ps := byAddr[addr]; len(ps) > 1 {
+			a.Shared++
+			if len(a.Examples) < 5 {
+				var names []string
+				for _, p := range slices.Sorted(maps.Keys(ps)) {
+					names = append(names, fmt.Sprintf("p%d", p))
+				}
+				a.Examples = append(a.Examples, addr+": "+strings.Join(names, " "))
+			}
+		}
+	}
+	s.Audit = a
 }
 
 // partitionStats are one collection's figures.
@@ -178,7 +247,7 @@ type setTimeline struct {
 
 // measureSet reads the collections of one partitioned crawl.
 func measureSet(dirs, logs []string) (*partitionSet, error) {
-	set := &partitionSet{K: len(dirs)}
+	set := &partitionSet{K: len(dirs), hosts: map[string]map[int]bool{}}
 	byPart := make([]string, len(dirs)+1) // partition number → directory
 	parts := make([]partition.Partition, len(dirs))
 	owners := map[string]int{} // URL → partitions that fetched it
@@ -211,6 +280,15 @@ func measureSet(dirs, logs []string) (*partitionSet, error) {
 		}
 		for u := range urls {
 			owners[u]++
+			pu, err := url.Parse(u)
+			if err != nil {
+				return nil, fmt.Errorf("collection %s: fetch log url %q: %w", dir, u, err)
+			}
+			h := strings.ToLower(pu.Hostname())
+			if set.hosts[h] == nil {
+				set.hosts[h] = map[int]bool{}
+			}
+			set.hosts[h][p.I] = true
 		}
 		st.Batches, st.Fetched, st.Links = batches, len(urls), links
 		set.Links += links
@@ -243,6 +321,11 @@ func measureSet(dirs, logs []string) (*partitionSet, error) {
 		}
 	}
 	set.Fetched = len(owners)
+	for _, ps := range set.hosts {
+		if len(ps) > 1 {
+			set.SplitHosts++
+		}
+	}
 	slices.Sort(set.Examples)
 	if len(set.Examples) > 5 {
 		set.Examples = set.Examples[:5]
@@ -515,6 +598,16 @@ func (s *partitionSet) print(w io.Writer, base *partitionSet) {
 		fmt.Fprintf(w, " (%s)", strings.Join(s.Examples, " "))
 	}
 	fmt.Fprintln(w)
+	if s.K > 1 {
+		fmt.Fprintf(w, "  host names fetched by two partitions or more: %d of %d\n", s.SplitHosts, len(s.hosts))
+	}
+	if a := s.Audit; a != nil {
+		fmt.Fprintf(w, "  server addresses asked by two partitions or more (request log): %d of %d (%d requests, %d for hosts no fetch log holds)", a.Shared, a.Addresses, a.Requests, a.Unassigned)
+		if len(a.Examples) > 0 {
+			fmt.Fprintf(w, ": %s", strings.Join(a.Examples, "; "))
+		}
+		fmt.Fprintln(w)
+	}
 	for _, p := range s.Partitions {
 		fmt.Fprintf(w, "  partition %-5s %4d batches %8d fetched  graph.db %9s", p.Partition, p.Batches, p.Fetched, mb(p.GraphBytes))
 		if s.K > 1 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,6 +232,37 @@ func TestExchangeErrors(t *testing.T) {
 			err := newApp(&out).Run(append([]string{"crawlcheck", "exchange"}, c.args...))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want one with %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestAuditAddresses: a request is its host's partition's; an address
+// whose hosts belong to two partitions is shared; a host no fetch log
+// holds is left unassigned.
+func TestAuditAddresses(t *testing.T) {
+	hosts := map[string]map[int]bool{
+		"a.cl": {1: true}, "b.cl": {2: true}, "c.cl": {1: true}, "d.cl": {1: true, 2: true},
+	}
+	req := func(host, addr string) requestLine { return requestLine{host: host, addr: addr} }
+	for _, tc := range []struct {
+		name       string
+		reqs       []requestLine
+		shared     int
+		unassigned int
+		examples   []string
+	}{
+		{"apart", []requestLine{req("a.cl", "127.0.0.1"), req("c.cl", "127.0.0.1"), req("b.cl", "127.0.0.2")}, 0, 0, nil},
+		{"shared", []requestLine{req("a.cl", "127.0.0.1"), req("B.cl", "127.0.0.1"), req("b.cl", "127.0.0.2")}, 1, 0, []string{"127.0.0.1: p1 p2"}},
+		{"split host", []requestLine{req("d.cl", "127.0.0.3")}, 1, 0, []string{"127.0.0.3: p1 p2"}},
+		{"unassigned", []requestLine{req("x.cl", "127.0.0.1"), req("a.cl", "127.0.0.1")}, 0, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &partitionSet{K: 2, hosts: hosts}
+			s.auditAddresses(tc.reqs)
+			a := s.Audit
+			if a.Shared != tc.shared || a.Unassigned != tc.unassigned || !slices.Equal(a.Examples, tc.examples) || a.Requests != len(tc.reqs) {
+				t.Errorf("%+v, want %d shared %v, %d unassigned", a, tc.shared, tc.examples, tc.unassigned)
 			}
 		})
 	}

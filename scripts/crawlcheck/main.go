@@ -71,7 +71,7 @@ func newApp(stdout io.Writer) *cli.App {
 		HideHelpCommand: true,
 		Writer:          stdout,
 		Commands: []*cli.Command{faultsCommand(), coverageCommand(), batchCommand(),
-			reachableCommand(), timelineCommand(), discoveryCommand(), targetsCommand(), politenessCommand(), cyclesCommand(), freshnessCommand(), compareCommand(), partitionsCommand(), exchangeCommand()},
+			reachableCommand(), timelineCommand(), discoveryCommand(), targetsCommand(), politenessCommand(), cyclesCommand(), freshnessCommand(), compareCommand(), partitionsCommand(), exchangeCommand(), balanceCommand()},
 	}
 }
 

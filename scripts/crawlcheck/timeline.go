@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -191,6 +192,8 @@ type timelineOptions struct {
 	at []time.Duration
 	// damping is the PageRank damping factor.
 	damping float64
+	// pages, when not nil, gets a line per reachable page (writePages).
+	pages io.Writer
 }
 
 // Timeline is the crawl as its user feels it, measured from the test
@@ -392,7 +395,37 @@ func computeTimeline(ctx context.Context, t *webTruth, log []requestLine, o time
 		return tl, err
 	}
 	tl.PageRank, tl.PageRankByTime = ratio, byTime
+	if o.pages != nil {
+		if err := writePages(ctx, o.pages, t, fetchedAt, never, o.damping); err != nil {
+			return tl, err
+		}
+	}
 	return tl, nil
+}
+
+// writePages writes, per reachable page in URL order, a tab-separated
+// line: URL, host, PageRank (on the links among the reachable pages) and
+// the seconds from the start to its first fetch ("-" if never fetched),
+// under a header line: what two crawls' orders are compared with, page
+// by page (which pages one fetched later than the other).
+func writePages(ctx context.Context, w io.Writer, t *webTruth, fetchedAt []time.Duration, never time.Duration, damping float64) error {
+	rank, err := reachableRank(ctx, t, damping)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "url\thost\tpagerank\tfetched_s")
+	for p, u := range t.pages {
+		at := "-"
+		if fetchedAt[p] != never {
+			at = strconv.FormatFloat(fetchedAt[p].Seconds(), 'f', 3, 64)
+		}
+		fmt.Fprintf(bw, "%s\t%s\t%.6g\t%s\n", u, t.host[p], rank[p], at)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write the pages' fetch times: %w", err)
+	}
+	return nil
 }
 
 // boundUnits groups the reachable pages' hosts into politeness units

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/wirecrawl/wire/pkg/collection"
 	"github.com/wirecrawl/wire/pkg/config"
 	"github.com/wirecrawl/wire/pkg/testweb"
 )
@@ -138,6 +139,7 @@ fetched at the end of its first request that got a response. Prints:
 			&cli.StringFlag{Name: "at", Value: "60s,120s,300s", Usage: "times of the coverage points, comma-separated"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"},
 			&cli.StringFlag{Name: "json-out", Usage: "also write the JSON to this file"},
+			&cli.StringFlag{Name: "pages-out", Usage: "also write, per reachable page, its URL, host, PageRank and the seconds to its first fetch (TSV, \"-\": never) to this file"},
 		), serverRuleFlags()...),
 		Action: func(c *cli.Context) error {
 			at, err := parseDurations(c.String("at"))
@@ -153,9 +155,22 @@ fetched at the end of its first request that got a response. Prints:
 				return err
 			}
 			o.rules = m.rules
+			var pages *collection.AtomicFile
+			if p := c.String("pages-out"); p != "" {
+				if pages, err = collection.CreateAtomic(p); err != nil {
+					return fmt.Errorf("--pages-out: %w", err)
+				}
+				defer pages.Abort()
+				o.pages = pages
+			}
 			tl, err := computeTimeline(c.Context, m.truth, m.log, o)
 			if err != nil {
 				return err
+			}
+			if pages != nil {
+				if err := pages.Commit(); err != nil {
+					return fmt.Errorf("--pages-out: %w", err)
+				}
 			}
 			return writeReport(c, "timeline", tl, tl.Print)
 		},
