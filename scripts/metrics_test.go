@@ -297,7 +297,10 @@ func (e *opsEnv) testDiskFull(t *testing.T) {
 
 	// Mid-batch: a file fills the disk under the harvester once it has
 	// logged a few pages; it stops within a second or two, resumably.
-	cmd := exec.Command(bin("harvester"), "run", "--collection", col, "--harvester-wait", "300ms")
+	// A wait of 1 s: a host's next page comes a second after its first, so
+	// the batch is not over before the disk fills (at 300 ms it was, now
+	// and then, beside the package's other crawls).
+	cmd := exec.Command(bin("harvester"), "run", "--collection", col, "--harvester-wait", "1s")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
