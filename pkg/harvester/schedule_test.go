@@ -29,6 +29,20 @@ func pagesHost(name string, n int, delay time.Duration) *ht.Host {
 	return h
 }
 
+// requestRuns groups the web's requests, in order, into runs of one
+// host: "host: /path /path ...".
+func requestRuns(web *ht.Web) []string {
+	var runs []string
+	for _, r := range web.Requests() {
+		if len(runs) > 0 && strings.HasPrefix(runs[len(runs)-1], r.Host+": ") {
+			runs[len(runs)-1] += " " + r.Path
+			continue
+		}
+		runs = append(runs, r.Host+": "+r.Path)
+	}
+	return runs
+}
+
 // firstPages returns the hosts in the order their first page (not
 // robots.txt) was requested.
 func firstPages(web *ht.Web) []string {
@@ -240,14 +254,7 @@ func TestNonPreemptive(t *testing.T) {
 	if _, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
-	var runs []string
-	for _, r := range web.Requests() {
-		if len(runs) > 0 && strings.HasPrefix(runs[len(runs)-1], r.Host) {
-			runs[len(runs)-1] += " " + r.Path
-			continue
-		}
-		runs = append(runs, r.Host+": "+r.Path)
-	}
+	runs := requestRuns(web)
 	want := []string{
 		"a.test: /robots.txt /p0 /p1 /p2", "b.test: /robots.txt /p0 /p1 /p2",
 		"a.test: /p3 /p4 /p5", "b.test: /p3 /p4 /p5",
@@ -640,14 +647,7 @@ func TestTurnGoesOn(t *testing.T) {
 	if _, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
-	var runs []string
-	for _, r := range web.Requests() {
-		if len(runs) > 0 && strings.HasPrefix(runs[len(runs)-1], r.Host) {
-			runs[len(runs)-1] += " " + r.Path
-			continue
-		}
-		runs = append(runs, r.Host+": "+r.Path)
-	}
+	runs := requestRuns(web)
 	want := []string{
 		"a.test: /robots.txt /p0 /p1 /p2", "b.test: /robots.txt",
 		"a.test: /p3 /p4 /p5 /p6 /p7 /p8", "b.test: /p0 /p1",
@@ -689,14 +689,7 @@ func TestTurnYieldsToUnit(t *testing.T) {
 	if _, err := harvester.RunDir(context.Background(), dir, harvester.Options{Config: cfg}); err != nil {
 		t.Fatal(err)
 	}
-	var runs []string
-	for _, r := range web.Requests() {
-		if len(runs) > 0 && strings.HasPrefix(runs[len(runs)-1], r.Host+":") {
-			runs[len(runs)-1] += " " + r.Path
-			continue
-		}
-		runs = append(runs, r.Host+": "+r.Path)
-	}
+	runs := requestRuns(web)
 	want := []string{
 		"www.a.test: /robots.txt /p0 /p1 /p2", "a.test: /robots.txt /p0 /p1 /p2",
 		"www.a.test: /p3 /p4 /p5 /p6 /p7 /p8",
